@@ -1,0 +1,1 @@
+"""Generators of docs/audits/*.md."""

@@ -1,0 +1,1 @@
+"""Discovery, configuration resolution, content-hash cache, parallel runner, suppressions."""

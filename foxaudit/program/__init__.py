@@ -1,0 +1,1 @@
+"""Whole-repository models: import graph, kernel linkage, call graph, layout model."""

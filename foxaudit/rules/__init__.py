@@ -1,0 +1,1 @@
+"""Rules: one module per rule, grouped by invariant; codes registered in ``registry.py``."""

@@ -1,0 +1,160 @@
+"""The contract between rules and the engine.
+
+A per-file rule is one class in one module (``foxaudit/rules/<area>/<pattern_name>.py``)
+registered once in ``foxaudit/rules/registry.py``. The engine walks each file's tree-sitter
+tree ONCE and calls ``visit(node, ctx)`` on every rule that listed ``node.type`` in
+``python_nodes`` / ``cuda_nodes``; ``begin(ctx)`` and ``finish(ctx)`` run before and after the
+walk. A rule reports with ``ctx.report(...)``; it keeps no state across files (per-file state
+lives in ``ctx.state[self.code]``).
+
+The class docstring has the sections *What it does / Why is this bad / Example / Use
+instead / Options* (``foxaudit rule CODE`` prints it; a meta-test enforces it). ``VALID`` and
+``INVALID`` hold examples the test suite runs: every VALID example yields no diagnostic of
+this rule, every INVALID example yields at least one (exactly ``expect`` when given).
+
+Whole-project rules (import graph, kernel linkage, hot path, ...) subclass ``ProjectRule``
+and implement ``check_project(project)``; the engine runs them after the per-file pass.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import tree_sitter
+
+from foxaudit.diagnostics import Diagnostic, Edit
+from foxaudit.sources.base import Language, SourceFile, node_span
+
+DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Options")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A snippet for VALID/INVALID. ``path`` picks the language (and can match globs in options)."""
+
+    code: str
+    path: str = "example.py"
+    options: dict[str, Any] = field(default_factory=dict)
+    # For INVALID examples: the exact number of diagnostics expected (None: at least one).
+    expect: int | None = None
+    # For fixable INVALID examples: the file text after ``--fix`` (None: not checked).
+    fixed: str | None = None
+
+
+class RuleOptions:
+    """Base for a rule's typed options (a frozen dataclass subclass with defaults).
+
+    ``[tool.foxaudit.rules.<CODE>]`` keys are the field names with ``_`` written as ``-``.
+    Each field needs a default and a docstring-like ``metadata={"help": ...}``.
+    """
+
+
+@dataclass(frozen=True)
+class NoOptions(RuleOptions):
+    pass
+
+
+class FileContext:
+    """What a rule sees of one file while the engine walks it."""
+
+    def __init__(self, source: SourceFile, options: dict[str, RuleOptions]):
+        self.source = source
+        self._options = options
+        self.diagnostics: list[Diagnostic] = []
+        self.state: dict[str, Any] = {}
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def language(self) -> Language:
+        return self.source.language
+
+    def options(self, code: str) -> Any:
+        return self._options[code]
+
+    def report(
+        self,
+        code: str,
+        where: tree_sitter.Node | tuple[int, int, int, int],
+        message: str,
+        *,
+        hint: str = "",
+        edits: Iterable[Edit] = (),
+    ) -> None:
+        if isinstance(where, tuple):
+            line, column, end_line, end_column = where
+        else:
+            line, column, end_line, end_column = node_span(self.source, where)
+        self.diagnostics.append(
+            Diagnostic(
+                path=self.source.path,
+                line=line,
+                column=column,
+                code=code,
+                message=message,
+                end_line=end_line,
+                end_column=end_column,
+                hint=hint,
+                edits=tuple(edits),
+            )
+        )
+
+
+class Rule:
+    """A per-file rule. Subclasses set the class attributes and implement ``visit``."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case pattern name, e.g. "deferred-work-marker"
+    summary: ClassVar[str]  # one line, used by `foxaudit rules` and SARIF shortDescription
+    invariant: ClassVar[int]  # which of the nine invariants (DESIGN.md §2) it enforces; 0: tool hygiene
+    languages: ClassVar[frozenset[Language]] = frozenset({"python"})
+    python_nodes: ClassVar[tuple[str, ...]] = ()
+    cuda_nodes: ClassVar[tuple[str, ...]] = ()
+    options_class: ClassVar[type[RuleOptions]] = NoOptions
+    fixable: ClassVar[bool] = False
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    def begin(self, ctx: FileContext) -> None:
+        """Called once per file before the walk."""
+
+    def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        """Called for every node whose type is in this rule's node list for the language."""
+
+    def finish(self, ctx: FileContext) -> None:
+        """Called once per file after the walk."""
+
+    @classmethod
+    def nodes_for(cls, language: Language) -> tuple[str, ...]:
+        return cls.python_nodes if language == "python" else cls.cuda_nodes
+
+    @classmethod
+    def default_options(cls) -> RuleOptions:
+        return cls.options_class()
+
+    @classmethod
+    def option_fields(cls) -> list[dataclasses.Field]:
+        if not dataclasses.is_dataclass(cls.options_class):
+            return []
+        return list(dataclasses.fields(cls.options_class))
+
+
+class ProjectRule(abc.ABC):
+    """A whole-repository rule (foxaudit/program + rules/<area>/...). See module docstring."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    invariant: ClassVar[int]
+    options_class: ClassVar[type[RuleOptions]] = NoOptions
+    fixable: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def check_project(self, project: Any, options: RuleOptions) -> Iterator[Diagnostic]:
+        """Yield findings for the whole project (``project`` is foxaudit.program.Project)."""

@@ -1,0 +1,127 @@
+"""A source file parsed once: bytes, text, line table and a tree-sitter tree.
+
+Python and CUDA files are both parsed with tree-sitter (fast, error-tolerant: a CUDA file
+with ERROR nodes still yields the parts that parsed). Rules that need libcst's precision
+(codemods) ask for ``SourceFile.cst()``, which parses lazily and is cached on the object.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import tree_sitter
+import tree_sitter_cuda
+import tree_sitter_python
+
+Language = Literal["python", "cuda"]
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+CUDA_SUFFIXES = (".cu", ".cuh")
+
+
+@functools.cache
+def ts_language(language: Language) -> tree_sitter.Language:
+    if language == "python":
+        return tree_sitter.Language(tree_sitter_python.language())
+    return tree_sitter.Language(tree_sitter_cuda.language())
+
+
+@functools.cache
+def _parser(language: Language) -> tree_sitter.Parser:
+    return tree_sitter.Parser(ts_language(language))
+
+
+def language_of(path: str | Path) -> Language | None:
+    name = str(path)
+    if name.endswith(PYTHON_SUFFIXES):
+        return "python"
+    if name.endswith(CUDA_SUFFIXES):
+        return "cuda"
+    return None
+
+
+@dataclass
+class SourceFile:
+    """One file. ``path`` is repository-relative with POSIX separators."""
+
+    path: str
+    data: bytes
+    language: Language
+    text: str = field(init=False)
+    _line_starts: list[int] = field(init=False, repr=False)
+    _tree: tree_sitter.Tree | None = field(default=None, init=False, repr=False)
+    _cst: object | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Invalid UTF-8 raises UnicodeDecodeError here; the engine turns it into FX001.
+        self.text = self.data.decode("utf-8")
+        starts = [0]
+        for index, byte in enumerate(self.data):
+            if byte == 0x0A:
+                starts.append(index + 1)
+        self._line_starts = starts
+
+    @classmethod
+    def from_text(cls, path: str, text: str, language: Language | None = None) -> "SourceFile":
+        lang = language or language_of(path)
+        if lang is None:
+            raise ValueError(f"unknown source language for {path!r} — hint: use .py, .pyi, .cu or .cuh")
+        return cls(path=path, data=text.encode("utf-8"), language=lang)
+
+    @property
+    def tree(self) -> tree_sitter.Tree:
+        if self._tree is None:
+            self._tree = _parser(self.language).parse(self.data)
+        return self._tree
+
+    @property
+    def is_stub_file(self) -> bool:
+        return self.path.endswith(".pyi")
+
+    def cst(self):  # -> libcst.Module; imported lazily, most runs never need it
+        if self._cst is None:
+            import libcst
+
+            self._cst = libcst.parse_module(self.data)
+        return self._cst
+
+    def node_text(self, node: tree_sitter.Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", errors="replace")
+
+    def position(self, byte_offset: int) -> tuple[int, int]:
+        """1-based (line, character column) of a byte offset."""
+        line_index = _bisect_right(self._line_starts, byte_offset) - 1
+        start = self._line_starts[line_index]
+        column = len(self.data[start:byte_offset].decode("utf-8", errors="replace")) + 1
+        return line_index + 1, column
+
+    def line_text(self, line: int) -> str:
+        """The text of a 1-based line, without its newline."""
+        start = self._line_starts[line - 1]
+        end = self._line_starts[line] - 1 if line < len(self._line_starts) else len(self.data)
+        return self.data[start:end].decode("utf-8", errors="replace").rstrip("\r")
+
+    @property
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+
+def node_span(source: SourceFile, node: tree_sitter.Node) -> tuple[int, int, int, int]:
+    """(line, column, end_line, end_column), 1-based characters, end exclusive."""
+    line, column = source.position(node.start_byte)
+    end_line, end_column = source.position(node.end_byte)
+    return line, column, end_line, end_column
+
+
+def _bisect_right(values: list[int], target: int) -> int:
+    low, high = 0, len(values)
+    while low < high:
+        middle = (low + high) // 2
+        if target < values[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
