@@ -1,0 +1,170 @@
+// env_step — advance n_envs trading environments by K bars (one thread per env, K bars in a loop).
+//
+// Purpose: the GPU trading environment of the trainer. Each env trades one bar series: the joint
+// action at its cursor t sets a target position (Hold keeps, Flat closes, Short/Long × magnitude
+// fraction of equity, capped by the ISV Kelly cap), the order fills at close[t] moved against the
+// trader (market: half spread + slippage × impact[urgency]; limit: earns capture[urgency] × half
+// spread, fills with probability fill_prob[urgency] drawn from Philox), fees are
+// fee_rate × |units| × fill, equity = cash + position × close (vectorbt from_orders accounting,
+// trainer/env/accounting.py). The reward is the differential Sharpe ratio of the per-bar net
+// return, zero during the warm-up, with a variance floor and a clip. Episodes end at the data
+// end, at the configured length or at ruin, and restart at a random bar drawn from Philox.
+//
+// Shapes: ps f32 [n_envs, PS_STRIDE] (in/out); isv f32 [ISV_STRIDE] (device-mapped host memory,
+// staged once per block into shared memory); actions i32 [K, n_envs] joint indices; close, spread
+// f32 [n_bars]; counter i64 [1] (draw k uses counter + k; the launcher adds K afterwards);
+// rewards, dones f32 [K, n_envs]; obs_index i32 [K, n_envs] (the cursor after each step).
+// Launch: 1-D grid, ceil(n_envs / blockDim.x) blocks; any block size.
+// Invariants: matches trainer.ops.env_step.env_step_reference operation for operation (compile
+// with --fmad=false); no atomics; each env touches only its own ps row and output columns.
+#include "generated/layout.cuh"
+#include "rng.cuh"
+
+extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restrict__ isv,
+                                    const int* __restrict__ actions, const float* __restrict__ close,
+                                    const float* __restrict__ spread, const long long* __restrict__ counter,
+                                    unsigned long long seed, int n_envs, int n_bars, int k_steps,
+                                    float* __restrict__ rewards, float* __restrict__ dones,
+                                    int* __restrict__ obs_index) {
+    __shared__ float cfg[ISV_STRIDE];
+    for (int i = threadIdx.x; i < ISV_STRIDE; i += blockDim.x) cfg[i] = isv[i];
+    __syncthreads();
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_envs) return;
+
+    const float kelly_cap = fmaxf(cfg[ISV_KELLY_CAP], 0.0f);
+    const float fee_rate = cfg[ISV_FEE_RATE];
+    const float slippage = cfg[ISV_SLIPPAGE];
+    const float eta = cfg[ISV_DSR_ETA];
+    const float warmup = cfg[ISV_DSR_WARMUP_BARS];
+    const float var_floor = cfg[ISV_DSR_VARIANCE_FLOOR];
+    const float clip = cfg[ISV_DSR_CLIP];
+    const float init_cash = cfg[ISV_INIT_CASH];
+    const float episode_length = cfg[ISV_EPISODE_LENGTH];
+    const int max_start = episode_length > 0.0f ? max(n_bars - 1 - (int)episode_length, 0) : n_bars - 2;
+    const long long counter0 = counter[0];
+
+    float* row = ps + (long long)e * PS_STRIDE;
+    float pos = row[PS_POSITION], cash = row[PS_CASH], pv = row[PS_PORTFOLIO_VALUE];
+    float entry = row[PS_ENTRY_PRICE], dsr_a = row[PS_DSR_A], dsr_b = row[PS_DSR_B];
+    float wins = row[PS_KELLY_WINS], losses = row[PS_KELLY_LOSSES];
+    float win_sum = row[PS_KELLY_WIN_SUM], loss_sum = row[PS_KELLY_LOSS_SUM];
+    float bar = row[PS_BAR_INDEX], episode_start = row[PS_EPISODE_START], steps = row[PS_EPISODE_STEPS];
+    float last_reward = row[PS_LAST_REWARD], last_return = row[PS_LAST_RETURN], last_cost = row[PS_LAST_COST];
+    float trades = row[PS_TRADE_COUNT];
+
+    for (int k = 0; k < k_steps; ++k) {
+        const long long out = (long long)k * n_envs + e;
+        const int t = (int)bar;
+        const int a = actions[out];
+        const int direction = a / JOINT_STRIDE_DIRECTION;
+        const int magnitude = (a / JOINT_STRIDE_MAGNITUDE) % N_MAGNITUDE;
+        const int order_type = (a / JOINT_STRIDE_ORDER_TYPE) % N_ORDER_TYPE;
+        const int urgency = a % N_URGENCY;
+
+        const float price = close[t];
+        const float half_spread = 0.5f * spread[t] / price;  // fraction of price
+        float target = 0.0f;
+        if (direction == DIRECTION_HOLD) {
+            target = pos;
+        } else if (direction == DIRECTION_SHORT || direction == DIRECTION_LONG) {
+            const float units = fminf(magnitude_fraction(magnitude), kelly_cap) * pv / price;
+            target = direction == DIRECTION_LONG ? units : -units;
+        }
+        float delta = target - pos;
+
+        const PhiloxWords draw = philox_draw(seed, counter0 + k, RNG_STREAM_ENV, (unsigned int)e);
+        const float u_fill = philox_uniform(draw.w0);
+        const float u_start = philox_uniform(draw.w1);
+        float slip;  // effective price move against the trader, fraction of price
+        if (order_type == ORDER_TYPE_LIMIT) {
+            if (!(u_fill < cfg[ISV_LIMIT_FILL_PROB + urgency])) delta = 0.0f;
+            slip = -half_spread * cfg[ISV_LIMIT_SPREAD_CAPTURE + urgency];
+        } else {
+            slip = half_spread + slippage * cfg[ISV_MARKET_IMPACT + urgency];
+        }
+        const float side = delta > 0.0f ? 1.0f : -1.0f;
+        const float fill = price * (1.0f + side * slip);
+        const float traded = fabsf(delta);
+        const float fee = fee_rate * traded * fill;
+        cash = cash - delta * fill - fee;
+        last_cost = delta * (fill - price) + fee;
+
+        // Kelly statistics on the closed part of the position (reduce, close or flip).
+        if (delta != 0.0f && pos != 0.0f && (delta > 0.0f) != (pos > 0.0f) && entry > 0.0f) {
+            const float trade_return = (pos > 0.0f ? fill - entry : entry - fill) / entry;
+            if (trade_return > 0.0f) {
+                wins = wins + 1.0f;
+                win_sum = win_sum + trade_return;
+            } else {
+                losses = losses + 1.0f;
+                loss_sum = loss_sum - trade_return;
+            }
+        }
+        const float new_pos = pos + delta;
+        if (new_pos == 0.0f) {
+            entry = 0.0f;
+        } else if (pos == 0.0f || (new_pos > 0.0f) != (pos > 0.0f)) {
+            entry = fill;
+        } else if (fabsf(new_pos) > fabsf(pos)) {
+            entry = (entry * fabsf(pos) + fill * traded) / fabsf(new_pos);
+        }
+        if (delta != 0.0f) trades = trades + 1.0f;
+
+        // Mark to the next bar; differential Sharpe ratio of the net return.
+        const int t_next = t + 1;
+        const float pv_next = cash + new_pos * close[t_next];
+        const float ret = pv_next / pv - 1.0f;
+        const float delta_a = ret - dsr_a;
+        const float delta_b = ret * ret - dsr_b;
+        const float variance = fmaxf(dsr_b - dsr_a * dsr_a, var_floor);
+        const float dsr = (dsr_b * delta_a - 0.5f * dsr_a * delta_b) / (variance * sqrtf(variance));
+        steps = steps + 1.0f;
+        const float reward = steps <= warmup ? 0.0f : fminf(fmaxf(dsr, -clip), clip);
+        dsr_a = dsr_a + eta * delta_a;
+        dsr_b = dsr_b + eta * delta_b;
+        last_reward = reward;
+        last_return = ret;
+
+        const bool done = t_next >= n_bars - 1 || (episode_length > 0.0f && steps >= episode_length) ||
+                          !(pv_next > 0.0f);
+        rewards[out] = reward;
+        dones[out] = done ? 1.0f : 0.0f;
+        if (done) {
+            const int start = min((int)(u_start * (float)(max_start + 1)), max_start);
+            pos = 0.0f;
+            cash = init_cash;
+            pv = init_cash;
+            entry = 0.0f;
+            dsr_a = 0.0f;
+            dsr_b = 0.0f;
+            steps = 0.0f;
+            trades = 0.0f;
+            bar = (float)start;
+            episode_start = (float)start;
+        } else {
+            pos = new_pos;
+            pv = pv_next;
+            bar = (float)t_next;
+        }
+        obs_index[out] = (int)bar;
+    }
+
+    row[PS_POSITION] = pos;
+    row[PS_CASH] = cash;
+    row[PS_PORTFOLIO_VALUE] = pv;
+    row[PS_ENTRY_PRICE] = entry;
+    row[PS_DSR_A] = dsr_a;
+    row[PS_DSR_B] = dsr_b;
+    row[PS_KELLY_WINS] = wins;
+    row[PS_KELLY_LOSSES] = losses;
+    row[PS_KELLY_WIN_SUM] = win_sum;
+    row[PS_KELLY_LOSS_SUM] = loss_sum;
+    row[PS_BAR_INDEX] = bar;
+    row[PS_EPISODE_START] = episode_start;
+    row[PS_EPISODE_STEPS] = steps;
+    row[PS_LAST_REWARD] = last_reward;
+    row[PS_LAST_RETURN] = last_return;
+    row[PS_LAST_COST] = last_cost;
+    row[PS_TRADE_COUNT] = trades;
+}

@@ -1,0 +1,169 @@
+"""env_step: CuPy kernel vs PyTorch reference on edge cases (GPU), and the CPU launcher path."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from trainer.isv import Isv
+from trainer.layout import (
+    DIRECTION_LONG,
+    ISV_DSR_WARMUP_BARS,
+    ISV_EPISODE_LENGTH,
+    ISV_KELLY_CAP,
+    MAGNITUDE_FULL,
+    N_JOINT_ACTIONS,
+    ORDER_TYPE_MARKET,
+    PS,
+    PS_BAR_INDEX,
+    PS_CASH,
+    PS_EPISODE_START,
+    PS_PORTFOLIO_VALUE,
+    PS_STRIDE,
+    URGENCY_NORMAL,
+    encode_joint_action,
+)
+from trainer.ops.env_step import env_step, env_step_reference
+from trainer.ops.rng import new_counter
+
+
+def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7, warmup=4.0, flat_prices=False,
+          device="cpu"):  # fmt: skip
+    g = torch.Generator().manual_seed(seed)
+    if flat_prices:
+        close = torch.full((n_bars,), 50.0)
+    else:
+        close = (100 * torch.exp(torch.cumsum(torch.randn(n_bars, generator=g) * 0.02, 0))).float()
+    spread = torch.rand(n_bars, generator=g) * 0.05
+    isv = Isv("cpu", config={"EPISODE_LENGTH": episode_length, "DSR_WARMUP_BARS": warmup, "FEE_RATE": 3e-4})
+    isv.tensor[ISV_KELLY_CAP] = kelly_cap
+    ps = torch.zeros(n_envs, PS_STRIDE)
+    ps[:, PS_CASH] = 1.0
+    ps[:, PS_PORTFOLIO_VALUE] = 1.0
+    start = torch.randint(0, n_bars - 1, (n_envs,), generator=g).float()
+    ps[:, PS_BAR_INDEX] = start
+    ps[:, PS_EPISODE_START] = start
+    actions = torch.randint(0, N_JOINT_ACTIONS, (k_steps, n_envs), generator=g, dtype=torch.int32)
+    return {"ps": ps, "isv": isv.tensor.clone(), "actions": actions, "close": close, "spread": spread,
+                "counter": new_counter("cpu", 12345), "seed": 0xC0FFEE + seed,
+                "rewards": torch.zeros(k_steps, n_envs), "dones": torch.zeros(k_steps, n_envs),
+                "obs_index": torch.zeros(k_steps, n_envs, dtype=torch.int32)}  # fmt: skip
+
+
+def _to(case, device):
+    return {k: (v.to(device).clone() if isinstance(v, torch.Tensor) else v) for k, v in case.items()}
+
+
+def _compare(name, got, want, atol=1e-5, rtol=1e-5):
+    got, want = got.cpu(), want.cpu()
+    if got.dtype.is_floating_point:
+        bad = ~torch.isclose(got, want, atol=atol, rtol=rtol, equal_nan=True)
+    else:
+        bad = got != want
+    if bool(bad.any()):
+        idx = bad.nonzero()[:5].tolist()
+        err = float((got.double() - want.double()).abs().nan_to_num(float("inf")).max())
+        detail = ", ".join(f"{i}: {got[tuple(i)].item()} vs {want[tuple(i)].item()}" for i in idx)
+        columns = ""
+        if name == "ps":
+            columns = " columns " + str(sorted({PS.slots[i[1]].name for i in idx}))
+        raise AssertionError(f"{name}: {int(bad.sum())} mismatches, max error {err:.3g}; first {detail}{columns}")
+
+
+CASES = {
+    "one_env": {"n_envs": 1, "k_steps": 8, "n_bars": 64},
+    "not_block_multiple": {"n_envs": 257, "k_steps": 5, "n_bars": 64},
+    "below_one_block": {"n_envs": 100, "k_steps": 3, "n_bars": 64},
+    "terminal_bars_rollover": {"n_envs": 1000, "k_steps": 40, "n_bars": 6},
+    "episode_length_rollover": {"n_envs": 777, "k_steps": 30, "n_bars": 200, "episode_length": 4.0},
+    "episode_length_beyond_data": {"n_envs": 300, "k_steps": 20, "n_bars": 8, "episode_length": 50.0},
+    "kelly_cap_clipping": {"n_envs": 513, "k_steps": 10, "n_bars": 64, "kelly_cap": 0.1},
+    "negative_kelly_cap": {"n_envs": 64, "k_steps": 4, "n_bars": 64, "kelly_cap": -1.0},
+    "zero_variance_no_warmup": {"n_envs": 256, "k_steps": 12, "n_bars": 32, "warmup": 0.0, "flat_prices": True},
+    "many_bars_per_launch": {"n_envs": 4096, "k_steps": 64, "n_bars": 500, "episode_length": 32.0},
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_matches_reference(name: str):
+    case = _case(**CASES[name])
+    want = _to(case, "cpu")
+    env_step_reference(**want)
+    got = _to(case, "cuda")
+    got["isv"] = Isv("cuda").tensor  # device-mapped ISV, as in training
+    got["isv"].copy_(case["isv"].to("cuda"))
+    env_step(**got)
+    torch.cuda.synchronize()
+    for key in ("dones", "obs_index", "rewards", "ps", "counter"):
+        _compare(key, got[key], want[key])
+    assert int(got["counter"]) == 12345 + CASES[name]["k_steps"]
+
+
+@pytest.mark.gpu
+def test_reference_on_gpu_matches_reference_on_cpu():
+    case = _case(n_envs=300, k_steps=16, n_bars=40, episode_length=6.0)
+    cpu, gpu = _to(case, "cpu"), _to(case, "cuda")
+    env_step_reference(**cpu)
+    env_step_reference(**gpu)
+    for key in ("dones", "obs_index", "rewards", "ps"):
+        _compare(key, gpu[key], cpu[key])
+
+
+@pytest.mark.gpu
+def test_captured_graph_replays_step_like_eager():
+    case = _case(n_envs=2048, k_steps=1, n_bars=300, episode_length=10.0)
+    eager = _to(case, "cpu")
+    graph_case = _to(case, "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    warm = _to(case, "cuda")
+    with torch.cuda.stream(stream):
+        env_step(**warm)  # compile and load outside the capture
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        env_step(**graph_case)
+    graph_case["ps"].copy_(case["ps"].cuda())  # capture does not run the kernel; reset the state
+    graph_case["counter"].fill_(12345)
+    for _ in range(25):
+        graph.replay()
+        env_step_reference(**eager)
+    torch.cuda.synchronize()
+    for key in ("dones", "obs_index", "rewards", "ps", "counter"):
+        _compare(key, graph_case[key], eager[key])
+
+
+def test_cpu_launcher_runs_the_reference():
+    case = _case(n_envs=5, k_steps=3, n_bars=20)
+    a, b = _to(case, "cpu"), _to(case, "cpu")
+    env_step(**a)
+    env_step_reference(**b)
+    for key in ("ps", "rewards", "dones", "obs_index", "counter"):
+        assert torch.equal(a[key], b[key])
+
+
+def test_long_full_in_one_env_by_hand():
+    case = _case(n_envs=1, k_steps=1, n_bars=4)
+    case["close"] = torch.tensor([100.0, 110.0, 100.0, 100.0])
+    case["spread"] = torch.zeros(4)
+    case["ps"][0, PS_BAR_INDEX] = 0.0
+    case["isv"][ISV_KELLY_CAP] = 1.0
+    case["isv"][ISV_DSR_WARMUP_BARS] = 0.0
+    case["isv"][ISV_EPISODE_LENGTH] = 0.0
+    case["actions"][0, 0] = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    env_step_reference(**case)
+    fill = 100 * (1 + 1e-4)  # slippage 1e-4 × impact 1.0 for Normal urgency
+    units = 1.0 / 100.0
+    cash = 1.0 - units * fill - 3e-4 * units * fill
+    assert float(case["ps"][0, PS_CASH]) == pytest.approx(cash, abs=1e-6)  # f32: 1 − 1.0001 cancels
+    assert float(case["ps"][0, PS_PORTFOLIO_VALUE]) == pytest.approx(cash + units * 110.0, abs=1e-6)
+    # First step: A = B = 0, so the variance floor (1e-10) bounds the ratio and the clip (5) applies.
+    assert float(case["rewards"][0, 0]) == 0.0  # B·ΔA − ½A·ΔB = 0 when A = B = 0
+
+
+def test_inconsistent_inputs_are_explained():
+    case = _case(n_envs=4, k_steps=2, n_bars=10)
+    case["actions"] = case["actions"][:, :3]
+    with pytest.raises(ValueError, match=r"actions \(2, 3\) torch.int32 vs \[K, 4\] int32.*hint"):
+        env_step(**case)

@@ -1,0 +1,200 @@
+"""The vectorised trading environment: n_envs portfolios over one bar series, on the GPU or the CPU.
+
+Why this shape: the learner acts for thousands of envs at once and the whole step is captured in a
+CUDA graph, so every buffer (portfolio state ``ps``, rewards, dones, observation indices, the RNG
+counter) is allocated once here and the step writes into it in place. ``step`` runs the
+``env_step`` kernel on CUDA and its PyTorch reference on the CPU — same semantics.
+
+Observations are *indices* (``obs_index``: the bar each env sits at), so the learner gathers the
+feature rows it needs (``observe``) and the replay buffer stores a 4-byte index, not a feature row.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from trainer.isv import Isv
+from trainer.layout import (
+    ISV_EPISODE_LENGTH,
+    ISV_INIT_CASH,
+    ISV_KELLY_CAP,
+    ISV_KELLY_PRIOR_LOSSES,
+    ISV_KELLY_PRIOR_MEAN_RETURN,
+    ISV_KELLY_PRIOR_WINS,
+    MAX_BARS_F32_EXACT,
+    PORTFOLIO_INPUT_DSR_A,
+    PORTFOLIO_INPUT_DSR_SIGMA,
+    PORTFOLIO_INPUT_EPISODE_PROGRESS,
+    PORTFOLIO_INPUT_KELLY_CAP,
+    PORTFOLIO_INPUT_POSITION_FRACTION,
+    PORTFOLIO_INPUT_STRIDE,
+    PORTFOLIO_INPUT_UNREALIZED_RETURN,
+    PS_BAR_INDEX,
+    PS_CASH,
+    PS_DSR_A,
+    PS_DSR_B,
+    PS_ENTRY_PRICE,
+    PS_EPISODE_START,
+    PS_EPISODE_STEPS,
+    PS_KELLY_LOSS_SUM,
+    PS_KELLY_LOSSES,
+    PS_KELLY_WIN_SUM,
+    PS_KELLY_WINS,
+    PS_PORTFOLIO_VALUE,
+    PS_POSITION,
+    PS_STRIDE,
+    RNG_STREAM_ENV_RESET,
+)
+from trainer.ops.env_step import env_step
+from trainer.ops.rng import draw_uniform, new_counter
+
+KELLY_COLUMNS = [PS_KELLY_WINS, PS_KELLY_LOSSES, PS_KELLY_WIN_SUM, PS_KELLY_LOSS_SUM]
+
+
+def _validate_market(close: torch.Tensor, spread: torch.Tensor, features: torch.Tensor | None) -> None:
+    n_bars = close.shape[0]
+    if close.dim() != 1 or n_bars < 2:
+        raise ValueError(f"close must be a series of at least 2 bars ({tuple(close.shape)} vs [T ≥ 2]) — hint: load more data")
+    if n_bars >= MAX_BARS_F32_EXACT:
+        raise ValueError(
+            f"too many bars for the f32 time cursor ({n_bars} vs < {MAX_BARS_F32_EXACT}) — hint: split the series into folds"
+        )
+    finite = torch.isfinite(close) & (close > 0)
+    if not bool(finite.all()):
+        bad = int((~finite).nonzero()[0, 0])
+        raise ValueError(f"close must be finite and positive (bar {bad}: {float(close[bad])} vs > 0) — hint: clean the data")
+    if spread.shape != close.shape:
+        raise ValueError(f"spread shape {tuple(spread.shape)} vs close {tuple(close.shape)} — hint: one spread per bar")
+    if not bool((torch.isfinite(spread) & (spread >= 0)).all()):
+        raise ValueError("spread must be finite and ≥ 0 (found a negative or non-finite value vs ≥ 0) — hint: clean the data")
+    if features is not None and (features.dim() != 2 or features.shape[0] != n_bars):
+        raise ValueError(
+            f"features shape {tuple(features.shape)} vs [{n_bars}, F] — hint: one feature row per bar"
+        )
+
+
+class VectorEnv:
+    """``n_envs`` trading environments over ``close`` (and ``spread``, ``features``) on ``isv.device``."""
+
+    def __init__(
+        self,
+        close: torch.Tensor,
+        *,
+        n_envs: int,
+        isv: Isv,
+        seed: int,
+        spread: torch.Tensor | None = None,
+        features: torch.Tensor | None = None,
+        counter: torch.Tensor | None = None,
+    ):
+        if n_envs < 1:
+            raise ValueError(f"n_envs must be positive ({n_envs} vs ≥ 1) — hint: set env.n_envs in the config")
+        device = isv.device
+        self.device = device
+        self.isv = isv
+        self.seed = int(seed)
+        self.n_envs = n_envs
+        self.close = torch.as_tensor(close, dtype=torch.float32).to(device).contiguous()  # [T]
+        self.spread = (torch.zeros_like(self.close) if spread is None
+                       else torch.as_tensor(spread, dtype=torch.float32).to(device).contiguous())  # fmt: skip
+        self.features = None if features is None else torch.as_tensor(features, dtype=torch.float32).to(device)
+        _validate_market(self.close, self.spread, self.features)
+        self.n_bars = self.close.shape[0]
+        self.ps = torch.zeros(n_envs, PS_STRIDE, dtype=torch.float32, device=device)
+        self.counter = new_counter(device) if counter is None else counter
+        self._outputs: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        self.reset()
+
+    # -- buffers -----------------------------------------------------------------------------
+    def outputs(self, k_steps: int = 1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Preallocated (rewards f32 [K, n], dones f32 [K, n], obs_index i32 [K, n]) for K-bar steps."""
+        buffers = self._outputs.get(k_steps)
+        if buffers is None:
+            shape = (k_steps, self.n_envs)
+            buffers = (
+                torch.zeros(shape, dtype=torch.float32, device=self.device),
+                torch.zeros(shape, dtype=torch.float32, device=self.device),
+                torch.zeros(shape, dtype=torch.int32, device=self.device),
+            )
+            self._outputs[k_steps] = buffers
+        return buffers
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def reset(self, keep_kelly: bool = False) -> None:
+        """Start a fresh episode in every env at a random bar; Kelly statistics back to their priors
+        unless ``keep_kelly``. Pure tensor ops (no host reads): usable inside a captured graph."""
+        cfg = self.isv.tensor.to(self.device)
+        episode_length = cfg[ISV_EPISODE_LENGTH]
+        max_start = torch.where(
+            episode_length > 0,
+            torch.clamp(self.n_bars - 1 - episode_length.to(torch.int64), min=0),
+            torch.full_like(episode_length, self.n_bars - 2, dtype=torch.int64),
+        )
+        u_start = draw_uniform(self.seed, self.counter, RNG_STREAM_ENV_RESET, self.n_envs)  # [n]
+        start = torch.minimum((u_start * (max_start + 1).to(torch.float32)).to(torch.int64), max_start)
+        ps = self.ps
+        kelly = ps[:, KELLY_COLUMNS].clone()  # [n, 4]
+        ps.zero_()
+        ps[:, PS_CASH] = cfg[ISV_INIT_CASH]
+        ps[:, PS_PORTFOLIO_VALUE] = cfg[ISV_INIT_CASH]
+        ps[:, PS_BAR_INDEX] = start.to(torch.float32)
+        ps[:, PS_EPISODE_START] = start.to(torch.float32)
+        if keep_kelly:
+            ps[:, KELLY_COLUMNS] = kelly
+        else:
+            ps[:, PS_KELLY_WINS] = cfg[ISV_KELLY_PRIOR_WINS]
+            ps[:, PS_KELLY_LOSSES] = cfg[ISV_KELLY_PRIOR_LOSSES]
+            ps[:, PS_KELLY_WIN_SUM] = cfg[ISV_KELLY_PRIOR_WINS] * cfg[ISV_KELLY_PRIOR_MEAN_RETURN]
+            ps[:, PS_KELLY_LOSS_SUM] = cfg[ISV_KELLY_PRIOR_LOSSES] * cfg[ISV_KELLY_PRIOR_MEAN_RETURN]
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Apply joint actions (int32 [n] for one bar, or [K, n] for K bars with a fixed plan).
+
+        Returns views of the preallocated (rewards, dones, obs_index) buffers, shaped like actions;
+        finished episodes restart at a random bar (their obs_index is the new start).
+        """
+        single = actions.dim() == 1
+        plan = actions.reshape(1, -1) if single else actions  # [K, n]
+        if plan.dtype != torch.int32:
+            raise ValueError(f"actions must be int32 joint indices ({plan.dtype} vs torch.int32) — hint: .to(torch.int32)")
+        rewards, dones, obs_index = self.outputs(plan.shape[0])
+        env_step(self.ps, self.isv.tensor, plan, self.close, self.spread, self.counter, self.seed,
+                 rewards, dones, obs_index)  # fmt: skip
+        if single:
+            return rewards[0], dones[0], obs_index[0]
+        return rewards, dones, obs_index
+
+    # -- observations ------------------------------------------------------------------------
+    def bar_index(self) -> torch.Tensor:
+        """int64 [n]: the bar each env acts at next."""
+        return self.ps[:, PS_BAR_INDEX].to(torch.int64)
+
+    def observe(self, obs_index: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Feature rows [n, F] at ``obs_index`` (default: each env's cursor), into ``out`` if given."""
+        if self.features is None:
+            raise ValueError("this env has no features (None vs [T, F]) — hint: pass features= to VectorEnv")
+        index = self.bar_index() if obs_index is None else obs_index.to(torch.int64)
+        if out is None:
+            return self.features[index]
+        return torch.index_select(self.features, 0, index, out=out)
+
+    def portfolio_inputs(self, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Portfolio inputs to the network [n, PORTFOLIO_INPUT_STRIDE] (named in trainer.layout), into ``out`` if given."""
+        ps = self.ps
+        cfg = self.isv.tensor.to(self.device)
+        price = self.close[self.bar_index()]  # [n]
+        position, entry = ps[:, PS_POSITION], ps[:, PS_ENTRY_PRICE]
+        if out is None:
+            out = torch.empty(self.n_envs, PORTFOLIO_INPUT_STRIDE, dtype=torch.float32, device=self.device)
+        out[:, PORTFOLIO_INPUT_POSITION_FRACTION] = position * price / ps[:, PS_PORTFOLIO_VALUE]
+        unrealized = torch.where(entry > 0, (price / torch.where(entry > 0, entry, price) - 1.0) * torch.sign(position),
+                                 torch.zeros_like(price))  # fmt: skip
+        out[:, PORTFOLIO_INPUT_UNREALIZED_RETURN] = unrealized
+        out[:, PORTFOLIO_INPUT_DSR_A] = ps[:, PS_DSR_A]
+        out[:, PORTFOLIO_INPUT_DSR_SIGMA] = torch.sqrt(torch.clamp(ps[:, PS_DSR_B] - ps[:, PS_DSR_A] ** 2, min=0.0))
+        length = cfg[ISV_EPISODE_LENGTH]
+        progress = ps[:, PS_EPISODE_STEPS] / torch.clamp(length, min=1.0)
+        out[:, PORTFOLIO_INPUT_EPISODE_PROGRESS] = torch.where(length > 0, progress, torch.zeros_like(progress))
+        out[:, PORTFOLIO_INPUT_KELLY_CAP] = cfg[ISV_KELLY_CAP]
+        return out
+

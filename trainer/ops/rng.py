@@ -1,0 +1,93 @@
+"""Counter-based RNG for everything random in the trainer: Philox4x32-10, bit-identical to cuda/rng.cuh.
+
+Why counter-based: a CUDA graph replays the same kernels with the same arguments, so a stateful
+generator captured in it would hand out the same numbers on every replay. Here a draw is a pure
+function of (seed, counter, stream, index); the counter is an int64 *device tensor* that the
+captured step advances in place (``counter.add_(1)``), so each replay sees new numbers and nothing
+is read back to the host. ``stream`` separates consumers (``RNG_STREAM_*`` in trainer.layout), so
+two consumers reading the same counter value still get independent numbers.
+
+The torch twin works on int64 tensors holding unsigned 32-bit words. The 32×32→64-bit products of
+Philox are split into 16-bit halves so no intermediate exceeds 2**49: no signed overflow anywhere,
+so the result is exact on every backend. Everything is pure tensor arithmetic (no host reads),
+hence capture-safe.
+"""
+
+from __future__ import annotations
+
+import torch
+
+PHILOX_M0 = 0xD2511F53
+PHILOX_M1 = 0xCD9E8D57
+PHILOX_W0 = 0x9E3779B9
+PHILOX_W1 = 0xBB67AE85
+MASK32 = 0xFFFFFFFF
+UNIFORM_SCALE = 2.0**-24  # (word >> 8) · 2^-24 is exact in f32 and lies in [0, 1)
+WORDS_PER_DRAW = 4
+
+
+def _mulhilo(multiplier: int, word: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(hi, lo) 32-bit halves of multiplier × word without any int64 overflow."""
+    m_hi, m_lo = multiplier >> 16, multiplier & 0xFFFF
+    p_lo = word * m_lo  # < 2**48
+    p_hi = word * m_hi  # < 2**48
+    s = p_lo + ((p_hi & 0xFFFF) << 16)  # < 2**49
+    return (p_hi >> 16) + (s >> 32), s & MASK32
+
+
+def philox4x32_10(
+    c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: int, k1: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Philox4x32-10 on int64 tensors of 32-bit words (broadcasting); key words are Python ints."""
+    for round_index in range(10):
+        if round_index:
+            k0 = (k0 + PHILOX_W0) & MASK32
+            k1 = (k1 + PHILOX_W1) & MASK32
+        hi0, lo0 = _mulhilo(PHILOX_M0, c0)
+        hi1, lo1 = _mulhilo(PHILOX_M1, c2)
+        c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+    return c0, c1, c2, c3
+
+
+def philox_words(seed: int, counter: torch.Tensor, stream: int, index: torch.Tensor) -> torch.Tensor:
+    """The four words of draw (seed, counter, stream, index) → int64 [*index.shape, 4].
+
+    counter: int64 tensor (any shape broadcastable with index, typically [1] on the device);
+    index: int64 tensor of draw indices < 2**32. Same words as ``philox_draw`` in cuda/rng.cuh.
+    """
+    counter = counter.to(torch.int64)
+    index = index.to(torch.int64)
+    c2 = counter & MASK32
+    c3 = (counter >> 32) & MASK32
+    c1 = torch.full_like(index, stream & MASK32)
+    words = philox4x32_10(index, c1, c2 + torch.zeros_like(index), c3 + torch.zeros_like(index),
+                          seed & MASK32, (seed >> 32) & MASK32)  # fmt: skip
+    return torch.stack(words, dim=-1)  # [*index.shape, 4]
+
+
+def words_to_uniform(words: torch.Tensor) -> torch.Tensor:
+    """uint32 words (in int64) → f32 uniforms in [0, 1), bit-identical to ``philox_uniform``."""
+    return (words >> 8).to(torch.float32) * UNIFORM_SCALE
+
+
+def uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:
+    """``count`` uniforms f32 [count] in [0, 1) for one counter value: element i is word i % 4 of draw i // 4.
+
+    Lives on ``counter``'s device; does not advance the counter (see ``draw_uniform``).
+    """
+    n_draws = (count + WORDS_PER_DRAW - 1) // WORDS_PER_DRAW
+    index = torch.arange(n_draws, device=counter.device, dtype=torch.int64)
+    words = philox_words(seed, counter.reshape(1), stream, index)  # [n_draws, 4]
+    return words_to_uniform(words.reshape(-1)[:count])
+
+
+def draw_uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:
+    """``uniform`` for the current counter, then advance the counter by one in place (capture-safe)."""
+    values = uniform(seed, counter, stream, count)
+    counter.add_(1)
+    return values
+
+
+def new_counter(device: torch.device | str, start: int = 0) -> torch.Tensor:
+    """The device-side counter: int64 [1]. Keep it in the StateResetRegistry as TrainingPersist."""
+    return torch.full((1,), start, dtype=torch.int64, device=device)
