@@ -1,1 +1,2 @@
-"""trainer.eval"""
+"""trainer.eval — judging a run: performance metrics (``trainer.eval.metrics``, empyrical's
+conventions), the HEALTH_DIAG reader/writer, backtests and plots."""
