@@ -222,14 +222,16 @@ MARKET_FEATURES = (
 )  # fmt: skip
 ORDER_FLOW_FEATURES = (
     Slot("OFI", width=10, doc="multi-level OFI, depth-normalised, levels 1..10"),
-    Slot("QUEUE_IMBALANCE"), Slot("SPREAD_REL"), Slot("BOOK_COM"),
+    Slot("QUEUE_IMBALANCE", doc="level-1 queue imbalance (bid - ask) / (bid + ask)"),
+    Slot("QUEUE_IMBALANCE_ALL", doc="queue imbalance over all 10 levels' depth"),
+    Slot("SPREAD_REL"), Slot("BOOK_COM"),
 )  # fmt: skip
 FEATURE = Layout("FEATURE", MARKET_FEATURES + ORDER_FLOW_FEATURES, doc="per-bar feature columns")
 FEATURE_GROUPS = Layout(
     "FEATURE_GROUP",
     (
         Slot("MARKET", width=15),
-        Slot("ORDER_FLOW", width=13),
+        Slot("ORDER_FLOW", width=14),
     ),
     doc="feature groups (offset + width into FEATURE)",
 )
@@ -414,6 +416,7 @@ FEATURE_MTF_VOL_16X: int = FEATURE.offsets["MTF_VOL_16X"]
 FEATURE_OFI: int = FEATURE.offsets["OFI"]
 FEATURE_OFI_WIDTH: int = FEATURE.slot("OFI").width
 FEATURE_QUEUE_IMBALANCE: int = FEATURE.offsets["QUEUE_IMBALANCE"]
+FEATURE_QUEUE_IMBALANCE_ALL: int = FEATURE.offsets["QUEUE_IMBALANCE_ALL"]
 FEATURE_SPREAD_REL: int = FEATURE.offsets["SPREAD_REL"]
 FEATURE_BOOK_COM: int = FEATURE.offsets["BOOK_COM"]
 FEATURE_GROUP_STRIDE: int = FEATURE_GROUPS.stride

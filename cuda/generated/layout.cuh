@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0xC14697BC6DEDEF77ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x6DEDEF77u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xC14697BCu
+#define FOXHUNT_LAYOUT_FINGERPRINT 0x73CFA7757F383D38ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x7F383D38u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x73CFA775u
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -124,16 +124,17 @@ constexpr int FEATURE_MTF_VOL_16X = 14;
 constexpr int FEATURE_OFI = 15;
 constexpr int FEATURE_OFI_WIDTH = 10;
 constexpr int FEATURE_QUEUE_IMBALANCE = 25;
-constexpr int FEATURE_SPREAD_REL = 26;
-constexpr int FEATURE_BOOK_COM = 27;
-constexpr int FEATURE_STRIDE = 28;
+constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 26;
+constexpr int FEATURE_SPREAD_REL = 27;
+constexpr int FEATURE_BOOK_COM = 28;
+constexpr int FEATURE_STRIDE = 29;
 
 // feature groups (offset + width into FEATURE)
 constexpr int FEATURE_GROUP_MARKET = 0;
 constexpr int FEATURE_GROUP_MARKET_WIDTH = 15;
 constexpr int FEATURE_GROUP_ORDER_FLOW = 15;
-constexpr int FEATURE_GROUP_ORDER_FLOW_WIDTH = 13;
-constexpr int FEATURE_GROUP_STRIDE = 28;
+constexpr int FEATURE_GROUP_ORDER_FLOW_WIDTH = 14;
+constexpr int FEATURE_GROUP_STRIDE = 29;
 
 // RNG stream ids
 constexpr int RNG_STREAM_ENV = 0;
@@ -176,7 +177,7 @@ static_assert(ISV_FINGERPRINT_HI + 1 == ISV_STRIDE, "ISV stride disagrees with i
 static_assert(PS_TRADE_COUNT + 1 == PS_STRIDE, "PS stride disagrees with its last slot");
 static_assert(PORTFOLIO_INPUT_KELLY_CAP + 1 == PORTFOLIO_INPUT_STRIDE, "PORTFOLIO_INPUT stride disagrees with its last slot");
 static_assert(FEATURE_BOOK_COM + 1 == FEATURE_STRIDE, "FEATURE stride disagrees with its last slot");
-static_assert(FEATURE_GROUP_ORDER_FLOW + 13 == FEATURE_GROUP_STRIDE, "FEATURE_GROUP stride disagrees with its last slot");
+static_assert(FEATURE_GROUP_ORDER_FLOW + 14 == FEATURE_GROUP_STRIDE, "FEATURE_GROUP stride disagrees with its last slot");
 static_assert(RNG_STREAM_INIT + 1 == RNG_STREAM_STRIDE, "RNG_STREAM stride disagrees with its last slot");
 static_assert(ISV_FINGERPRINT_HI == ISV_STRIDE - 1 && ISV_FINGERPRINT_LO == ISV_STRIDE - 2, "fingerprint must be the ISV tail");
 static_assert(ISV_GAMMA_WIDTH == N_BRANCHES && ISV_ATOM_CENTRE_WIDTH == N_BRANCHES && ISV_ATOM_HALF_WIDTH_WIDTH == N_BRANCHES, "per-branch ISV slots must have N_BRANCHES entries");

@@ -180,6 +180,7 @@ def _order_flow(bars: Bars) -> dict[str, np.ndarray]:
         return {
             "OFI": np.zeros((n, BOOK_LEVELS)),
             "QUEUE_IMBALANCE": np.zeros(n),
+            "QUEUE_IMBALANCE_ALL": np.zeros(n),
             "SPREAD_REL": np.zeros(n),
             "BOOK_COM": np.zeros(n),
         }
@@ -189,12 +190,21 @@ def _order_flow(bars: Bars) -> dict[str, np.ndarray]:
         bid1, ask1 = book.bid_sz[:, 0], book.ask_sz[:, 0]
         total1 = bid1 + ask1
         queue_imbalance = np.where(total1 > 0, (bid1 - ask1) / total1, 0.0)
+        bid_depth, ask_depth = book.bid_sz.sum(axis=1), book.ask_sz.sum(axis=1)  # [T] all levels
+        total_depth = bid_depth + ask_depth
+        queue_imbalance_all = np.where(total_depth > 0, (bid_depth - ask_depth) / total_depth, 0.0)
         mid = 0.5 * (book.bid_px[:, 0] + book.ask_px[:, 0])  # NaN on a one-sided book
         spread = (book.ask_px[:, 0] - book.bid_px[:, 0]) / mid
         notional = np.nansum(book.bid_px * book.bid_sz, axis=1) + np.nansum(book.ask_px * book.ask_sz, axis=1)
         size = book.bid_sz.sum(axis=1) + book.ask_sz.sum(axis=1)
         centre = np.where(size > 0, notional / size / mid - 1.0, np.nan)  # depth-weighted distance from mid
-    return {"OFI": ofi, "QUEUE_IMBALANCE": queue_imbalance, "SPREAD_REL": spread, "BOOK_COM": centre}
+    return {
+        "OFI": ofi,
+        "QUEUE_IMBALANCE": queue_imbalance,
+        "QUEUE_IMBALANCE_ALL": queue_imbalance_all,
+        "SPREAD_REL": spread,
+        "BOOK_COM": centre,
+    }
 
 
 _SCALE, _ZSCORE, _NONE = "scale", "zscore", "none"
@@ -205,7 +215,7 @@ NORMALISATION: dict[str, str] = {
     "REALIZED_VOL_16": _ZSCORE, "REALIZED_VOL_64": _ZSCORE, "LOG_RANGE": _ZSCORE,
     "VOLUME_Z_16": _NONE, "VOLUME_Z_64": _NONE, "MOMENTUM_16": _SCALE, "MOMENTUM_64": _SCALE,
     "MTF_RET_4X": _SCALE, "MTF_VOL_4X": _ZSCORE, "MTF_RET_16X": _SCALE, "MTF_VOL_16X": _ZSCORE,
-    "OFI": _SCALE, "QUEUE_IMBALANCE": _NONE, "SPREAD_REL": _ZSCORE, "BOOK_COM": _SCALE,
+    "OFI": _SCALE, "QUEUE_IMBALANCE": _NONE, "QUEUE_IMBALANCE_ALL": _NONE, "SPREAD_REL": _ZSCORE, "BOOK_COM": _SCALE,
 }  # fmt: skip
 
 
