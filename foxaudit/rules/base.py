@@ -22,6 +22,7 @@ import abc
 import dataclasses
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import tree_sitter
@@ -61,9 +62,11 @@ class NoOptions(RuleOptions):
 class FileContext:
     """What a rule sees of one file while the engine walks it."""
 
-    def __init__(self, source: SourceFile, options: dict[str, RuleOptions]):
+    def __init__(self, source: SourceFile, options: dict[str, RuleOptions], project_root: str | Path = "."):
         self.source = source
         self._options = options
+        # Where repository-relative paths in options (e.g. FX801's ``constants-from``) resolve.
+        self.project_root = Path(project_root)
         self.diagnostics: list[Diagnostic] = []
         self.state: dict[str, Any] = {}
 
@@ -121,14 +124,25 @@ class Rule:
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
 
-    def begin(self, ctx: FileContext) -> None:
+    def begin(self, ctx: FileContext) -> None:  # foxaudit: ignore[FX902] -- default hook, a rule overrides what it needs
         """Called once per file before the walk."""
 
-    def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+    def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:  # foxaudit: ignore[FX902] -- default hook, a rule overrides what it needs
         """Called for every node whose type is in this rule's node list for the language."""
 
-    def finish(self, ctx: FileContext) -> None:
+    def finish(self, ctx: FileContext) -> None:  # foxaudit: ignore[FX902] -- default hook, a rule overrides what it needs
         """Called once per file after the walk."""
+
+    @classmethod
+    def dependencies(cls, options: RuleOptions) -> tuple[str, ...]:
+        """Repository-relative files, other than the checked one, whose content shapes this rule's
+        findings (FX801 reads layout constants). A cache keyed by file content must also key on
+        these. They are the values of option fields whose metadata has ``"dependency": True``."""
+        paths: list[str] = []
+        for option_field in cls.option_fields():
+            if option_field.metadata.get("dependency"):
+                paths.extend(getattr(options, option_field.name))
+        return tuple(paths)
 
     @classmethod
     def nodes_for(cls, language: Language) -> tuple[str, ...]:

@@ -1,0 +1,1 @@
+"""Invariant 9, no deferred work: marker comments (FX901) and stub bodies (FX902)."""

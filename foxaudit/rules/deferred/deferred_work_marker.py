@@ -1,0 +1,313 @@
+"""FX901: deferred-work markers in comments and docstrings."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import tree_sitter
+
+from foxaudit.rules._support.options import freeze, option_error, string_tuple
+from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
+
+CODE = "FX901"
+DEFAULT_TAGS = ("TODO", "FIXME", "XXX", "HACK", "TBD")
+
+# ruff splits the first word of a comment on every non-alphanumeric character (`TODO:` → `TODO`,
+# `todo_list` → `todo`); `[^\W_]` is exactly "alphanumeric" in Unicode.
+_FIRST_WORD = re.compile(r"[^\W_]*")
+# What may precede the first word of a CUDA comment line: `//`, `/*`, ` * ` continuation stars,
+# Doxygen's `///`, `//!`, `///<`, `@todo` and `\todo`.
+_CUDA_LEAD = re.compile(r"[\s/*!<@\\]*")
+# Inline code spans quote a word rather than use it: "`TODO`" mentions the tag.
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# In a `#define`/`#pragma` argument, the first `//` or `/*` outside a string or char literal.
+_PREPROC_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//|/\*')
+
+
+@dataclass(frozen=True)
+class DeferredWorkMarkerOptions(RuleOptions):
+    tags: tuple[str, ...] = field(
+        default=DEFAULT_TAGS,
+        metadata={"help": "Marker words. One opening a comment matches in any case; elsewhere only in upper case."},
+    )
+    docstrings: bool = field(
+        default=True,
+        metadata={"help": "Also check docstrings and other bare string statements (attribute docs)."},
+    )
+
+    def __post_init__(self) -> None:
+        tags = string_tuple(CODE, "tags", self.tags, allow_empty=False)
+        for tag in tags:
+            if not _FIRST_WORD.fullmatch(tag):
+                raise option_error(CODE, "tags", "a tag must be one alphanumeric word", tag,
+                                   'a word like "TODO"', "remove punctuation and spaces from the tag")
+        if not isinstance(self.docstrings, bool):
+            raise option_error(CODE, "docstrings", "expected a boolean", self.docstrings, "true or false",
+                               "write docstrings = true or docstrings = false")
+        freeze(self, "tags", tags)
+
+
+@dataclass(frozen=True)
+class _Matchers:
+    lower_list: tuple[str, ...]  # cheap pre-filter: does the lower-cased text contain a tag at all?
+    upper: re.Pattern[str]  # an upper-case, word-bounded tag anywhere
+    lower_tags: frozenset[str]
+    docstring_opening: re.Pattern[str]  # `Todo:` opening a docstring line (napoleon's section)
+
+
+@functools.lru_cache(maxsize=32)
+def _matchers(tags: tuple[str, ...]) -> _Matchers:
+    ordered = sorted(tags, key=len, reverse=True)
+    alternation = "|".join(re.escape(tag) for tag in ordered)
+    upper = "|".join(re.escape(tag.upper()) for tag in ordered)
+    return _Matchers(
+        lower_list=tuple(tag.lower() for tag in ordered),
+        upper=re.compile(rf"\b(?:{upper})\b"),
+        lower_tags=frozenset(tag.lower() for tag in tags),
+        docstring_opening=re.compile(rf"\s*({alternation})\s*:", re.IGNORECASE),
+    )
+
+
+def _python_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
+    """ruff's FIX rules: the first word of the comment, or of any later `#`-section, is a tag."""
+    offset = 0
+    subset = text
+    while True:
+        trimmed = subset.lstrip("#").lstrip()
+        start = offset + len(subset) - len(trimmed)
+        word = _FIRST_WORD.match(trimmed).group()  # type: ignore[union-attr]
+        if word.lower() in matchers.lower_tags:
+            return start, word
+        following = trimmed.find("#")
+        if following < 0:
+            return None
+        offset = start + following
+        subset = text[offset:]
+
+
+def _cuda_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
+    """The first word of each comment line (and of each later `//`-section) is a tag, any case."""
+    line_start = 0
+    for line in text.split("\n"):
+        position = 0
+        while True:
+            start = _CUDA_LEAD.match(line, position).end()  # type: ignore[union-attr]
+            word = _FIRST_WORD.match(line, start).group()  # type: ignore[union-attr]
+            if word.lower() in matchers.lower_tags:
+                return line_start + start, word
+            following = line.find("//", start)
+            if following < 0:
+                break
+            position = following
+        line_start += len(line) + 1
+    return None
+
+
+def _blank_code_spans(text: str) -> str:
+    return _CODE_SPAN.sub(lambda match: " " * len(match.group()), text)
+
+
+def _upper_anywhere(text: str, matchers: _Matchers) -> tuple[int, str] | None:
+    match = matchers.upper.search(_blank_code_spans(text))
+    return (match.start(), match.group()) if match else None
+
+
+def _mentions_tag(text: str, matchers: _Matchers) -> bool:
+    lowered = text.lower()
+    for tag in matchers.lower_list:
+        if tag in lowered:
+            return True
+    return False
+
+
+def _first(*found: tuple[int, str] | None) -> tuple[int, str] | None:
+    present = [item for item in found if item is not None]
+    return min(present) if present else None
+
+
+class DeferredWorkMarker(Rule):
+    """Flags deferred-work markers (`TODO`-style tags) in comments and docstrings.
+
+    ## What it does
+    Reports a marker tag (default: the five configured in `tags`) in a Python comment, a Python
+    docstring or other bare string statement, or a CUDA comment — including a trailing comment on
+    a `#define` or `#pragma` line, which tree-sitter folds into the directive's argument.
+
+    A tag is a marker when it *opens* a comment in any case (`# todo: x`, `#Fixme`, `// hack -`,
+    `/* tbd */`, `@todo` in Doxygen, a later `# ...` section as in `# noqa: E501 # todo`) —
+    everything ruff's FIX001–FIX004 report, FX901 reports too — or when it appears anywhere in
+    a comment or docstring in upper case as a whole word (`# see below; <TAG> fix`). In a
+    docstring a line opening with the tag and a colon (napoleon's `Todo:` section) matches in
+    any case.
+
+    Not markers: a lower-case word in running text (`# this is a hack`), a longer word
+    (`# Todoist`, `# XXXL size`), a tag quoted in an inline code span or a fenced code block of a
+    docstring (documentation that *mentions* the tag), and ordinary string literals that are
+    values — `TAGS = ("...", "...")`, arguments, f-strings in expressions — so that a tool which
+    searches for the word can contain it. Every bare string statement counts as documentation:
+    module, class and function docstrings and also attribute docstrings and strings used as
+    block comments, because they exist only for readers.
+
+    ## Why is this bad
+    Invariant 9, no deferred work: if it can't be finished, it doesn't start. A marker is a
+    promise nobody tracks; it rots in place while the code around it ships as if complete. Work
+    that must wait belongs in the issue tracker, where it is prioritised and visible.
+
+    ## Example
+    ```python
+    def fill_ratio(order):
+        # todo: account for partial fills
+        return order.filled / order.size
+    ```
+
+    ## Use instead
+    Finish the work, or file an issue and remove the marker:
+    ```python
+    def fill_ratio(order):
+        return (order.filled + order.partially_filled) / order.size
+    ```
+
+    ## Options
+    - `tags`: the marker words (default `["TODO", "FIXME", "XXX", "HACK", "TBD"]`).
+    - `docstrings`: whether docstrings and bare string statements are checked (default true).
+    """
+
+    code = CODE
+    name = "deferred-work-marker"
+    summary = "Deferred-work marker (a `TODO`-style tag) in a comment or docstring"
+    invariant = 9
+    languages = frozenset({"python", "cuda"})
+    python_nodes = ("comment", "expression_statement")
+    cuda_nodes = ("comment", "preproc_arg")
+    options_class = DeferredWorkMarkerOptions
+
+    VALID: ClassVar[list[Example]] = [
+        Example("# this is a hack around numpy's rounding\nx = 1\n"),
+        Example("# Todoist sync runs nightly\n# XXXL size is allowed\n"),
+        Example('TAGS = ("TODO", "FIXME", "XXX", "HACK", "TBD")\n'),
+        Example('def search(text):\n    """Find markers."""\n    return "TODO" in text or text.startswith("FIXME")\n'),
+        Example('message = f"found TODO in {path}"\n'),
+        Example('def scan():\n    """Report each `TODO` tag the scanner sees."""\n'
+                "    return 1\n"),
+        Example('"""Docs.\n\n```python\n# TODO: in a fenced example\n```\n"""\n'),
+        Example("# the to-do list lives in the tracker\n"),
+        Example("# TODOS are tracked elsewhere\n"),
+        Example("x = 1  # foxaudit: ignore[FX401] -- documented reason\n"),
+        Example('"""TODO in a docstring, but docstrings are off."""\n', options={"docstrings": False}),
+        Example("# TODO is not a tag here\n", options={"tags": ["WIP"]}),
+        Example('static const char* kTag = "TODO"; // the tag the scanner searches for\n', path="scan.cu"),
+        Example('#define TAG "// TODO"\n', path="tag.cuh"),
+        Example("/* the hack flag of the loader */\n__global__ void k() { }\n", path="k.cu"),
+        Example("#pragma unroll // unrolled for speed\nfor (int i = 0; i < 4; ++i) {}\n", path="loop.cu"),
+    ]
+    INVALID: ClassVar[list[Example]] = [
+        Example("# TODO: account for partial fills\nx = 1\n", expect=1),
+        Example("# todo: lower case opening\n", expect=1),
+        Example("# Fixme later\n", expect=1),
+        Example("#TODO(alice) tighten the bound\n", expect=1),
+        Example("# xxx - remove\n", expect=1),
+        Example("# Hack: around the cache\n", expect=1),
+        Example("# TBD\n", expect=1),
+        Example("# see below; TODO fix\n", expect=1),
+        Example("x = compute()  # noqa: E501 # todo: split\n", expect=1),
+        Example('"""Module doc.\n\nFIXME: remove the legacy path.\n"""\n', expect=1),
+        Example('class Book:\n    """Order book.\n\n    Todo:\n        levels beyond ten.\n    """\n', expect=1),
+        Example('async def step():\n    """One step. HACK around the stale cache."""\n    return 1\n', expect=1),
+        Example('limit = 3\n"""Attribute doc: TBD once measured."""\n', expect=1),
+        Example("def outer():\n    def inner():\n        # FIXME nested\n        return 1\n    return inner\n",
+                expect=1),
+        Example("if TYPE_CHECKING:\n    # TODO drop after 3.12\n    from x import Y\n", expect=1),
+        Example("# WIP: half done\n", options={"tags": ["WIP"]}, expect=1),
+        Example("// TODO: vectorise\n__global__ void k(float* x) { x[0] = 1; }\n", path="k.cu", expect=1),
+        Example("/* fixme: bank conflicts */\n", path="k.cuh", expect=1),
+        Example("/**\n * Reduce a block.\n * @todo handle n % 32 != 0\n */\n", path="r.cuh", expect=1),
+        Example("#define BLOCK 256 // TODO tune per arch\n", path="k.cu", expect=1),
+        Example('#define NAME "x" /* hack */\n', path="k.cu", expect=1),
+        Example("#pragma unroll // FIXME: unroll factor\nfor (int i = 0; i < 4; ++i) {}\n", path="k.cu",
+                expect=1),
+        Example('extern "C" {\n// XXX signature shared with the loader\n__global__ void k() {}\n}\n',
+                path="k.cu", expect=1),
+        Example("template <int N>\n__device__ float f() { return N; } // TBD: N > 32\n", path="k.cuh",
+                expect=1),
+    ]
+
+    def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        options: DeferredWorkMarkerOptions = ctx.options(CODE)
+        kind = node.type
+        if kind == "expression_statement":
+            if options.docstrings and node.named_child_count == 1:
+                child = node.named_child(0)
+                if child is not None and child.type in ("string", "concatenated_string"):
+                    self._check_docstring(child, ctx, options)
+            return
+        text = ctx.source.node_text(node)
+        matchers = _matchers(options.tags)
+        if not _mentions_tag(text, matchers):
+            return
+        if kind == "preproc_arg":
+            start = _preproc_comment_start(text)
+            if start is None:
+                return
+            found = _first(_cuda_opening(text[start:], matchers), _upper_anywhere(text[start:], matchers))
+            if found is not None:
+                found = (found[0] + start, found[1])
+            where = "comment on a preprocessor line"
+        elif ctx.language == "python":
+            found = _first(_python_opening(text, matchers), _upper_anywhere(text, matchers))
+            where = "comment"
+        else:
+            found = _first(_cuda_opening(text, matchers), _upper_anywhere(text, matchers))
+            where = "comment"
+        if found is not None:
+            _report(ctx, node, text, found, where)
+
+    def _check_docstring(self, string: tree_sitter.Node, ctx: FileContext, options: DeferredWorkMarkerOptions) -> None:
+        text = ctx.source.node_text(string)
+        matchers = _matchers(options.tags)
+        if not _mentions_tag(text, matchers):
+            return
+        in_fence = False
+        line_start = 0
+        for line in text.split("\n"):
+            if _FENCE.match(line):
+                in_fence = not in_fence
+            elif not in_fence:
+                found = _upper_anywhere(line, matchers)
+                opening = matchers.docstring_opening.match(_strip_quotes(line))
+                if opening is not None:
+                    offset = len(line) - len(_strip_quotes(line))
+                    found = _first(found, (offset + opening.start(1), opening.group(1)))
+                if found is not None:
+                    _report(ctx, string, text, (line_start + found[0], found[1]), "docstring")
+            line_start += len(line) + 1
+
+
+def _strip_quotes(line: str) -> str:
+    """A docstring's first line begins with its prefix and quotes: `r\"\"\"Todo: ...`."""
+    return line.lstrip().lstrip("rRbBuU").lstrip("\"'")
+
+
+def _preproc_comment_start(text: str) -> int | None:
+    if "/" not in text:
+        return None
+    for match in _PREPROC_TOKENS.finditer(text):
+        if match.group() in ("//", "/*"):
+            return match.start()
+    return None
+
+
+def _report(ctx: FileContext, node: tree_sitter.Node, text: str, found: tuple[int, str], where: str) -> None:
+    offset, tag = found
+    start_byte = node.start_byte + len(text[:offset].encode("utf-8"))
+    line, column = ctx.source.position(start_byte)
+    span = (line, column, line, column + len(tag))
+    ctx.report(
+        CODE,
+        span,
+        f"deferred-work marker `{tag}` in a {where} — invariant 9: finish the work or don't start it",
+        hint="do the work now, or file an issue for it and delete the marker",
+    )

@@ -1,0 +1,1 @@
+"""Invariant 4, deterministic reductions: no atomics in kernels (FX401)."""
