@@ -51,7 +51,7 @@ class Diagnostic:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, object], edits: tuple[Edit, ...] = ()) -> "Diagnostic":
+    def from_json(cls, data: dict[str, object], edits: tuple[Edit, ...] = ()) -> Diagnostic:
         return cls(
             path=str(data["path"]),
             line=int(data["line"]),  # type: ignore[arg-type]

@@ -1,1 +1,48 @@
-"""Discovery, configuration resolution, content-hash cache, parallel runner, suppressions."""
+"""Discovery, configuration resolution, content-hash cache, parallel runner, suppressions.
+
+Library entry points (imports stay inside the functions: importing a submodule of the engine
+must stay cheap, the warm CLI path depends on it):
+
+* :func:`check_source` — run rules on one in-memory file, suppressions included.
+* :func:`run_example` — run a rule's VALID/INVALID ``Example`` exactly as the CLI would.
+* ``foxaudit.engine.run.check`` — a whole run over discovered files (what ``foxaudit check`` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+
+def check_source(
+    path: str,
+    text: str | bytes,
+    *,
+    select: Iterable[str] | None = None,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    root: str | Path = ".",
+) -> list[Any]:
+    """Diagnostics of one file given as text, sorted; raises ConfigError for bad select/options.
+
+    ``options`` maps a code to its ``[tool.foxaudit.rules.<CODE>]`` table (TOML-style keys).
+    """
+    from foxaudit.config import Settings
+    from foxaudit.engine.analyze import analyze_text
+    from foxaudit.engine.resolve import resolve
+
+    settings = Settings(
+        root=Path(root).resolve(),
+        select=tuple(select) if select is not None else None,
+        rules={code: dict(table) for code, table in (options or {}).items()},
+    )
+    resolved = resolve(settings)
+    return sorted(analyze_text(resolved, path, text).diagnostics)
+
+
+def run_example(rule: Any, example: Any, root: str | Path = ".") -> list[Any]:
+    """The diagnostics of ``rule``'s code for one ``Example`` (FX001 runs too, as in a real run)."""
+    codes = {rule.code, "FX001"}
+    options = {rule.code: example.options} if example.options else None
+    found = check_source(example.path, example.code, select=sorted(codes), options=options, root=root)
+    return [diagnostic for diagnostic in found if diagnostic.code == rule.code]

@@ -1,0 +1,119 @@
+"""Time foxaudit against ruff (FIX rules), vulture and pylint on one real tree, in one run.
+
+    python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src
+
+foxaudit is timed three ways on the same tree: cold (fresh cache directory), warm (nothing
+changed) and after one file changed (a comment appended to one module, restored afterwards).
+"per-file" runs every per-file rule (``--no-project``, the issue's speed target); "full" adds the
+whole-project analyses. Peers run with their caches off (ruff ``--no-cache``; vulture and pylint
+have none). Bytecode is allowed for foxaudit's modules (as in an installed copy) even where
+PYTHONDONTWRITEBYTECODE is set, and one untimed run compiles them first. pylint is slow enough that it runs on a subset (``--pylint-subset``); its time is
+also extrapolated to the whole tree by file count. Each tool runs as a subprocess, so Python
+start-up is included, as a user would see it.
+
+Getting the tree: pandas 2.2.3's sdist (``pip download --no-deps --no-binary :all:
+pandas==2.2.3 -d /tmp/pd``; on machines where pip cannot prepare the sdist's metadata it still
+leaves the tarball under /tmp/pip-unpack-*), unpacked with
+``mkdir /tmp/pandas-src && tar xzf pandas-2.2.3.tar.gz -C /tmp/pandas-src --strip-components=1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE_SUFFIXES = (".py", ".pyi", ".cu", ".cuh")
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Wall-clock seconds of one subprocess run, and its last output line."""
+    start = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    lines = (result.stdout.strip() or result.stderr.strip()).splitlines()
+    return elapsed, lines[-1] if lines else f"(exit {result.returncode})"
+
+
+def count_files(tree: Path, subset: str | None = None) -> int:
+    base = tree / subset if subset else tree
+    return sum(1 for path in base.rglob("*") if path.suffix in SOURCE_SUFFIXES and path.is_file())
+
+
+def one_changed_file(tree: Path) -> Path:
+    """A mid-sized module to touch (deterministic: the first by name among the 200–400 line ones)."""
+    candidates = sorted(p for p in tree.rglob("*.py") if 200 <= p.read_bytes().count(b"\n") <= 400)
+    return candidates[0] if candidates else min(tree.rglob("*.py"))
+
+
+def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, float, str]]:
+    cache = Path(tempfile.mkdtemp(prefix="foxaudit-bench-"))
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    # An installed foxaudit has bytecode; a machine with PYTHONDONTWRITEBYTECODE would recompile
+    # every foxaudit module on every run. Allow bytecode (__pycache__ is gitignored) and write it
+    # with one untimed run, so "cold" means an empty result cache, not an uncompiled install.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    command = [sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--cache-dir", str(cache), *extra]
+    timed([*command, "--no-cache"], tree, env)
+    rows = []
+    try:
+        seconds, tail = timed(command, tree, env)
+        rows.append((f"foxaudit {label} cold", seconds, tail))
+        seconds, tail = timed(command, tree, env)
+        rows.append((f"foxaudit {label} warm", seconds, tail))
+        target = one_changed_file(tree)
+        original = target.read_bytes()
+        try:
+            target.write_bytes(original + b"\n# touched by benchmarks/foxaudit_speed.py\n")
+            seconds, tail = timed(command, tree, env)
+            rows.append((f"foxaudit {label} one file changed", seconds, tail))
+        finally:
+            target.write_bytes(original)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, default=Path("/tmp/pandas-src"), help="source tree to check")
+    parser.add_argument("--pylint-subset", default="pandas/core/arrays", help="directory (relative to the tree) pylint runs on")
+    parser.add_argument("--skip", action="append", default=[], choices=("full", "ruff", "vulture", "pylint"), help="leave a measurement out")
+    args = parser.parse_args()
+    tree = args.tree.resolve()
+    if not tree.is_dir():
+        print(f"tree not found (got {tree} vs a directory) — hint: see this script's docstring for how to get pandas' sdist")
+        return 2
+    files = count_files(tree)
+    print(f"tree: {tree} ({files} source files), {os.cpu_count()} cores, python {sys.version.split()[0]}")
+
+    rows = time_foxaudit(tree, "per-file", ["--no-project"])
+    if "full" not in args.skip:
+        rows += time_foxaudit(tree, "full", [])
+    if "ruff" not in args.skip and shutil.which("ruff"):
+        rows.append(("ruff --select FIX", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "FIX", "--exit-zero", "."], tree)))
+        rows.append(("ruff --select ALL", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero", "--statistics", "."], tree)))
+    if "vulture" not in args.skip and shutil.which("vulture"):
+        rows.append(("vulture", *timed(["vulture", "."], tree)))
+    subset_files = count_files(tree, args.pylint_subset)
+    if "pylint" not in args.skip and shutil.which("pylint") and subset_files:
+        seconds, tail = timed(["pylint", "-j", "1", "--exit-zero", "--score=n", args.pylint_subset], tree)
+        rows.append((f"pylint -j1 on {args.pylint_subset} ({subset_files} files)", seconds, tail))
+        rows.append((f"pylint extrapolated to {files} files", seconds * files / subset_files, "(linear in files)"))
+
+    reference = next(seconds for label, seconds, _ in rows if label == "foxaudit per-file cold")
+    width = max(len(label) for label, _, _ in rows)
+    print(f"\n{'tool':<{width}}  {'seconds':>8}  {'÷ foxaudit cold':>15}  last line of output")
+    for label, seconds, tail in rows:
+        print(f"{label:<{width}}  {seconds:>8.2f}  {seconds / reference:>15.2f}  {tail[:90]}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,267 @@
+"""``foxaudit`` command line: check · rules · rule CODE · audit · history.
+
+Exit status: 0 clean, 1 findings, 2 usage or configuration error. No traceback reaches the
+user: configuration and usage problems are listed in the house format, and anything
+unexpected is reported in one line (set FOXAUDIT_DEBUG=1 to see the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+
+
+class UsageError(Exception):
+    """A command-line mistake; the message is in the house format."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"invalid command line ({message}) — hint: run `{self.prog} --help`")
+
+
+def _codes(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="foxaudit", description="Invariant enforcement for Python and CUDA repositories.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    check = commands.add_parser("check", help="check files (default: the whole project)")
+    check.add_argument("paths", nargs="*", help="files or directories (default: the project root)")
+    check.add_argument("--config", type=Path, help="TOML file with the settings (default: nearest pyproject.toml)")
+    check.add_argument("--select", action="append", type=_codes, help="codes or prefixes to enable (replaces the configured select)")
+    check.add_argument("--ignore", action="append", type=_codes, help="codes or prefixes to disable (added to the configured ignore)")
+    check.add_argument("--fix", action="store_true", help="apply the fixes diagnostics offer, then re-check")
+    check.add_argument("--jobs", "-j", type=int, help="worker processes (default: every core)")
+    check.add_argument("--no-project", action="store_true", help="skip the whole-project rules (per-file rules only)")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    check.add_argument("--cache-dir", help="cache directory (default: $FOXAUDIT_CACHE_DIR or .foxaudit_cache)")
+    check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="output format")
+    check.add_argument("--statistics", action="store_true", help="print counts per code instead of each finding")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--output", "-o", type=Path, help="write the report to this file instead of stdout")
+
+    commands.add_parser("rules", help="list every rule: code, name, status, summary")
+    rule = commands.add_parser("rule", help="print one rule's documentation, options and examples")
+    rule.add_argument("code", help="a rule code, e.g. FX901")
+
+    audit = commands.add_parser("audit", help="generate (--write) or verify (--check) docs/audits/*.md")
+    mode = audit.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="rewrite the stale docs (atomically)")
+    mode.add_argument("--check", action="store_true", help="exit 1 when a doc is stale or missing")
+    audit.add_argument("--config", type=Path, help="TOML file with the settings (default: nearest pyproject.toml)")
+    history = commands.add_parser("history", help="commits in BASE..HEAD that add a component without touching docs/audits/")
+    history.add_argument("range", nargs="?", help="BASE..HEAD (default: $PRE_COMMIT_FROM_REF..$PRE_COMMIT_TO_REF, else @{upstream}..HEAD)")
+    history.add_argument("--config", type=Path, help="TOML file with the settings (default: nearest pyproject.toml)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except UsageError as error:
+        print(f"foxaudit: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("foxaudit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        if os.environ.get("FOXAUDIT_DEBUG"):
+            raise
+        print(
+            f"foxaudit: internal error ({type(error).__name__}: {error}) — hint: rerun with FOXAUDIT_DEBUG=1"
+            " for the traceback and report it",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        import foxaudit
+
+        print(f"foxaudit {foxaudit.__version__}")
+        return EXIT_CLEAN
+    if args.command == "check":
+        return command_check(args)
+    if args.command == "rules":
+        return command_rules()
+    if args.command == "rule":
+        return command_rule(args.code)
+    if args.command == "audit":
+        from foxaudit.audits.command import command_audit
+
+        return command_audit(args.config, _engine_project, write=args.write)
+    if args.command == "history":
+        from foxaudit.audits.command import command_history
+
+        return command_history(args.config, args.range)
+    parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def command_check(args: argparse.Namespace) -> int:
+    from foxaudit.config import ConfigError, load_settings
+    from foxaudit.engine.discovery import DiscoveryError
+    from foxaudit.engine.resolve import resolve, resolve_cached
+    from foxaudit.engine.run import check, open_cache
+    from foxaudit.report import render
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs must be positive (got {args.jobs} vs 1 or more) — hint: omit it to use every core")
+    overrides = {
+        "select": [code for group in args.select for code in group] if args.select else None,
+        "extend_ignore": [code for group in args.ignore for code in group] if args.ignore else None,
+    }
+    try:
+        problems: list[str] = []
+        settings = load_settings(args.config, Path.cwd(), overrides, errors=problems)
+        if problems:
+            # Report the rule-level problems of the valid remainder in the same list.
+            try:
+                resolve(settings)
+            except ConfigError as error:
+                problems.extend(error.errors)
+            raise ConfigError(problems)
+        resolved = resolve_cached(settings, open_cache(settings.root, args.cache_dir, not args.no_cache))
+    except ConfigError as error:
+        count = len(error.errors)
+        print(f"foxaudit: {count} configuration error{'s' if count != 1 else ''}:", file=sys.stderr)
+        for message in error.errors:
+            print(f"  {message}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = check(
+            resolved,
+            args.paths or None,
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+            cache_dir=args.cache_dir,
+            fix=args.fix,
+            project=not args.no_project,
+        )
+    except DiscoveryError as error:
+        raise UsageError(str(error)) from None
+    output = render(
+        args.format,
+        result.diagnostics,
+        root=settings.root,
+        files=result.files,
+        fixed=result.fixed,
+        statistics=args.statistics,
+    )
+    if args.format != "text" and args.statistics:
+        from foxaudit.report.text import statistics_table
+
+        print("\n".join(statistics_table(result.diagnostics)), file=sys.stderr)
+    if args.output:
+        from foxaudit.engine.cache import _write_atomic
+
+        _write_atomic(args.output.resolve(), output.encode("utf-8"))
+    else:
+        sys.stdout.write(output)
+    if result.diagnostics and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _engine_project(settings):  # -> foxaudit.program.project.Project
+    """The Project `foxaudit check` would build (same discovery), for `foxaudit audit`."""
+    from foxaudit.engine.discovery import discover
+    from foxaudit.engine.project import build_project
+    from foxaudit.engine.resolve import resolve
+
+    resolved = resolve(settings)
+    return build_project(resolved, discover(settings))
+
+
+def command_rules() -> int:
+    from foxaudit.rules.registry import REGISTRY
+
+    rows = [(entry.code, entry.rule.name, entry.status, entry.rule.summary) for entry in REGISTRY]
+    widths = [max((len(row[index]) for row in rows), default=0) for index in range(3)]
+    header = ("code", "name", "status", "summary")
+    widths = [max(width, len(header[index])) for index, width in enumerate(widths)]
+    for row in [header, *rows]:
+        print(f"{row[0]:<{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:<{widths[2]}}  {row[3]}")
+    return EXIT_CLEAN
+
+
+def command_rule(code: str) -> int:
+    from foxaudit.rules.registry import by_code
+
+    table = by_code()
+    entry = table.get(code.strip().upper())
+    if entry is None:
+        raise UsageError(
+            f"unknown rule code (got {code!r} vs one of {', '.join(sorted(table)) or 'no registered codes'})"
+            " — hint: `foxaudit rules` lists them"
+        )
+    print(rule_documentation(entry.code, entry.rule, entry.status))
+    return EXIT_CLEAN
+
+
+def rule_documentation(code: str, rule: type, status: str) -> str:
+    """Everything `foxaudit rule CODE` prints: header, docstring, options, examples."""
+    lines = [f"{code} {rule.name} ({status}, invariant {rule.invariant})", "", rule.summary, ""]
+    lines.append(inspect.cleandoc(rule.__doc__ or ""))
+    options_class = rule.options_class
+    lines += ["", "## Configuration", ""]
+    if dataclasses.is_dataclass(options_class) and dataclasses.fields(options_class):
+        lines.append(f"[tool.foxaudit.rules.{code}]")
+        for option in dataclasses.fields(options_class):
+            if option.default is not dataclasses.MISSING:
+                default = option.default
+            elif option.default_factory is not dataclasses.MISSING:
+                default = option.default_factory()
+            else:
+                default = "(required)"
+            help_text = option.metadata.get("help", "")
+            lines.append(f"{option.name.replace('_', '-')} = {_toml(default)}")
+            if help_text:
+                lines.append(f"    {help_text}")
+    else:
+        lines.append("This rule has no options.")
+    for title, examples in (("Valid", getattr(rule, "VALID", [])), ("Invalid", getattr(rule, "INVALID", []))):
+        if not examples:
+            continue
+        lines += ["", f"## {title} examples"]
+        for example in examples:
+            lines += ["", f"{example.path}:", *("    " + line for line in example.code.splitlines())]
+            if not example.code:
+                lines.append("    (empty file)")
+    return "\n".join(lines)
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple, frozenset, set)):
+        items = sorted(value) if isinstance(value, (set, frozenset)) else value
+        return "[" + ", ".join(_toml(item) for item in items) + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        return "{ " + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + " }"
+    return str(value)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,442 @@
+"""``[tool.foxaudit]`` → typed, validated settings.
+
+The table lives in ``pyproject.toml`` (or any TOML file given with ``--config``, where the same
+keys may sit at the top level or under ``[tool.foxaudit]``). Validation collects EVERY problem
+before failing, each naming the file and the dotted key, so one run shows the whole list.
+
+This module sits below the rules layer, so it cannot know the rules: the engine hands it the
+rule codes and options classes (:func:`resolve_rule_options`). Whole-project settings live under
+``[tool.foxaudit.program]``; their schema is a registry that ``foxaudit.program`` fills with
+:func:`register_program_keys` (a key not registered there is an error like any other).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.cu", "*.cuh")
+CODE_PATTERN = re.compile(r"^FX\d{3}$")
+SELECTOR_PATTERN = re.compile(r"^(ALL|FX\d{0,3})$")
+
+TOP_LEVEL_KEYS = {
+    "select": "codes or prefixes to enable (default: every stable rule)",
+    "ignore": "codes or prefixes to disable (applied after select)",
+    "include": "globs of files to check (default: *.py, *.pyi, *.cu, *.cuh)",
+    "exclude": "globs of files or directories to skip (added to the built-in VCS/venv list)",
+    "per-file-ignores": "table: glob → codes or prefixes disabled for matching files",
+    "rules": "table: rule code → that rule's options",
+    "program": "table: whole-project settings (entry points, hot-path roots, ...)",
+}
+
+
+class ConfigError(Exception):
+    """One or more configuration problems; ``errors`` holds every message."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class ProgramKey:
+    """One allowed key of ``[tool.foxaudit.program]``: its type (e.g. ``list[str]``), help, default."""
+
+    hint: Any
+    help: str
+    default: Any = None
+
+
+PROGRAM_SCHEMA: dict[str, ProgramKey] = {}
+
+
+def register_program_keys(keys: Mapping[str, ProgramKey]) -> None:
+    """Allow keys under ``[tool.foxaudit.program]`` (called by ``foxaudit.program`` at import)."""
+    for key, spec in keys.items():
+        existing = PROGRAM_SCHEMA.get(key)
+        if existing is not None and existing != spec:
+            raise ValueError(
+                f"program key registered twice with different specs ({key!r}: {existing} vs {spec})"
+                " — hint: register each key once"
+            )
+        PROGRAM_SCHEMA[key] = spec
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Raw-but-structurally-valid settings; the engine resolves rules and options from them."""
+
+    root: Path
+    config_path: Path | None = None
+    select: tuple[str, ...] | None = None  # None: every stable rule
+    ignore: tuple[str, ...] = ()
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    program: Mapping[str, Any] = field(default_factory=dict)
+    pyproject: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """How messages name the configuration source."""
+        return str(self.config_path) if self.config_path else "<defaults>"
+
+
+def find_config(start: Path) -> tuple[Path, Path | None]:
+    """(project root, pyproject with [tool.foxaudit] or None) found walking up from ``start``.
+
+    The nearest ``pyproject.toml`` with a ``[tool.foxaudit]`` table wins; otherwise the root is
+    the nearest directory holding a ``pyproject.toml`` or ``.git``; otherwise ``start`` itself.
+    """
+    start = start.resolve()
+    fallback: Path | None = None
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                text = candidate.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                text = ""
+            if "[tool.foxaudit" in text or re.search(r"^\s*tool\s*\.\s*foxaudit", text, re.MULTILINE):
+                return directory, candidate
+            fallback = fallback or directory
+        elif fallback is None and (directory / ".git").exists():
+            fallback = directory
+    return (fallback or start), None
+
+
+def load_settings(
+    config_file: Path | None = None,
+    start: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    errors: list[str] | None = None,
+) -> Settings:
+    """Read and structurally validate the configuration; raise ConfigError listing every problem.
+
+    ``overrides`` holds command-line values (``select``, ``extend_ignore``) applied on top.
+    With an ``errors`` list, problems are appended there instead and the valid part of the
+    settings is returned, so the caller can add the rule-level problems to the same report.
+    """
+    collect = errors is not None
+    errors = errors if errors is not None else []
+    pyproject: dict[str, Any] = {}
+    if config_file is not None:
+        config_path = config_file.resolve()
+        root = config_path.parent
+        document = _read_toml(config_path, errors)
+        table = document.get("tool", {}).get("foxaudit") if isinstance(document.get("tool"), dict) else None
+        if config_path.name == "pyproject.toml":
+            pyproject = document
+        elif (root / "pyproject.toml").is_file():
+            # Whole-project rules read [project] ([project.scripts], ...) from the real pyproject.
+            pyproject = _read_toml(root / "pyproject.toml", errors)
+        if table is None:
+            # A dedicated file (foxaudit.toml) may hold the keys at its top level.
+            table = document
+    else:
+        root, config_path = find_config(start or Path.cwd())
+        table = {}
+        if config_path is not None:
+            pyproject = _read_toml(config_path, errors)
+            table = pyproject.get("tool", {}).get("foxaudit", {})
+        elif (root / "pyproject.toml").is_file():
+            pyproject = _read_toml(root / "pyproject.toml", errors)
+    label = str(config_path) if config_path else "<defaults>"
+    if not isinstance(table, dict):
+        errors.append(
+            f"{label}: [tool.foxaudit] must be a table (got {type(table).__name__} vs table)"
+            " — hint: write it as a [tool.foxaudit] section"
+        )
+        table = {}
+
+    for key in table:
+        if key not in TOP_LEVEL_KEYS:
+            errors.append(_unknown(label, "tool.foxaudit", key, TOP_LEVEL_KEYS))
+
+    select = _selectors(table, "select", label, errors) if "select" in table else None
+    ignore = _selectors(table, "ignore", label, errors) if "ignore" in table else ()
+    include = _globs(table, "include", label, errors) if "include" in table else DEFAULT_INCLUDE
+    exclude = _globs(table, "exclude", label, errors) if "exclude" in table else ()
+
+    per_file: list[tuple[str, tuple[str, ...]]] = []
+    raw_pfi = table.get("per-file-ignores", {})
+    if not isinstance(raw_pfi, dict):
+        errors.append(_wrong_type(label, "[tool.foxaudit] key 'per-file-ignores'", raw_pfi, "table of glob → list of codes"))
+    else:
+        for glob, codes in raw_pfi.items():
+            parsed = _selector_list(codes, f"[tool.foxaudit.per-file-ignores] key {glob!r}", label, errors)
+            per_file.append((glob, parsed))
+
+    rules = table.get("rules", {})
+    if not isinstance(rules, dict):
+        errors.append(_wrong_type(label, "[tool.foxaudit] key 'rules'", rules, "table of CODE → options table"))
+        rules = {}
+    for code, options in rules.items():
+        if not isinstance(options, dict):
+            errors.append(_wrong_type(label, f"[tool.foxaudit.rules] key {code!r}", options, "table of options"))
+
+    program = table.get("program", {})
+    if not isinstance(program, dict):
+        errors.append(_wrong_type(label, "[tool.foxaudit] key 'program'", program, "table"))
+        program = {}
+
+    if overrides:
+        if overrides.get("select") is not None:
+            select = _selector_list(list(overrides["select"]), "--select", "command line", errors)
+        if overrides.get("extend_ignore"):
+            ignore = (*ignore, *_selector_list(list(overrides["extend_ignore"]), "--ignore", "command line", errors))
+
+    if errors and not collect:
+        raise ConfigError(errors)
+    return Settings(
+        root=root,
+        config_path=config_path,
+        select=select,
+        ignore=ignore,
+        include=include,
+        exclude=exclude,
+        per_file_ignores=tuple(per_file),
+        rules={code: dict(options) for code, options in rules.items() if isinstance(options, dict)},
+        program=dict(program),
+        pyproject=pyproject,
+    )
+
+
+def resolve_rule_options(
+    settings: Settings,
+    options_classes: Mapping[str, type],
+    errors: list[str],
+) -> dict[str, Any]:
+    """Typed options (an instance of each rule's options dataclass) for every code given.
+
+    Problems (unknown code, unknown key, wrong type) are appended to ``errors``.
+    """
+    resolved: dict[str, Any] = {}
+    for code in settings.rules:
+        if code not in options_classes:
+            errors.append(
+                f"{settings.label}: [tool.foxaudit.rules] key {code!r}: unknown rule code"
+                f" (got {code!r} vs a registered code) — hint: `foxaudit rules` lists them"
+            )
+    for code, options_class in options_classes.items():
+        raw = settings.rules.get(code, {})
+        if not dataclasses.is_dataclass(options_class):
+            if raw:
+                errors.append(
+                    f"{settings.label}: [tool.foxaudit.rules.{code}] rule {code} takes no options"
+                    f" (got {', '.join(sorted(raw))} vs none) — hint: remove the table"
+                )
+            resolved[code] = options_class()
+            continue
+        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(options_class)}
+        hints = typing.get_type_hints(options_class)
+        values: dict[str, Any] = {}
+        ok = True
+        for key, value in raw.items():
+            spec = fields.get(key)
+            if spec is None:
+                errors.append(_unknown(settings.label, f"tool.foxaudit.rules.{code}", key, fields))
+                ok = False
+                continue
+            problem, converted = check_value(value, hints[spec.name])
+            if problem and hasattr(options_class, "__post_init__"):
+                # The options class may accept more shapes than its annotation says (its
+                # __post_init__ normalises them); its own error message is the better one.
+                try:
+                    options_class(**{spec.name: value})
+                except (TypeError, ValueError) as exc:
+                    problem = str(exc) if str(exc) else problem
+                else:
+                    values[spec.name] = value
+                    continue
+            if problem:
+                hint = "" if "— hint:" in problem else f" — hint: see `foxaudit rule {code}`"
+                errors.append(f"{settings.label}: [tool.foxaudit.rules.{code}] key {key!r}: {problem}{hint}")
+                ok = False
+                continue
+            values[spec.name] = converted
+        if ok:
+            try:
+                resolved[code] = options_class(**values)
+            except (TypeError, ValueError) as exc:
+                errors.append(
+                    f"{settings.label}: [tool.foxaudit.rules.{code}] invalid options ({exc})"
+                    f" — hint: see `foxaudit rule {code}`"
+                )
+    return resolved
+
+
+def resolve_program(settings: Settings, errors: list[str]) -> dict[str, Any]:
+    """``[tool.foxaudit.program]`` checked against PROGRAM_SCHEMA, defaults filled in."""
+    resolved = {key: spec.default for key, spec in PROGRAM_SCHEMA.items()}
+    for key, value in settings.program.items():
+        spec = PROGRAM_SCHEMA.get(key)
+        if spec is None:
+            errors.append(_unknown(settings.label, "tool.foxaudit.program", key, PROGRAM_SCHEMA))
+            continue
+        problem, converted = check_value(value, spec.hint)
+        if problem:
+            errors.append(
+                f"{settings.label}: [tool.foxaudit.program] key {key!r}: {problem} — hint: {spec.help}"
+            )
+            continue
+        resolved[key] = converted
+    return resolved
+
+
+def check_value(value: Any, hint: Any) -> tuple[str, Any]:
+    """('', converted) when ``value`` (parsed TOML) fits the type ``hint``, else (problem, None).
+
+    Lists become tuples/frozensets when the hint asks for them, so frozen options stay hashable.
+    """
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if hint is Any:
+        return "", value
+    if origin in (typing.Union, types.UnionType):
+        problems = []
+        for option in args:
+            if option is type(None):
+                if value is None:
+                    return "", None
+                continue
+            problem, converted = check_value(value, option)
+            if not problem:
+                return "", converted
+            problems.append(problem)
+        return problems[0] if problems else f"wrong type (got {_describe(value)} vs {_type_name(hint)})", None
+    if origin is typing.Literal:
+        if value in args:
+            return "", value
+        return f"not an allowed value (got {value!r} vs one of {', '.join(map(repr, args))})", None
+    if origin in (list, tuple, frozenset, set) or hint in (list, tuple, frozenset, set):
+        if not isinstance(value, list):
+            return f"wrong type (got {_describe(value)} vs {_type_name(hint)})", None
+        item_hint = args[0] if args else Any
+        items = []
+        for index, item in enumerate(value):
+            problem, converted = check_value(item, item_hint)
+            if problem:
+                return f"item {index}: {problem}", None
+            items.append(converted)
+        container = origin or hint
+        if container is list:
+            return "", items
+        if container is set:
+            return "", frozenset(items)
+        return "", container(items)
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            return f"wrong type (got {_describe(value)} vs {_type_name(hint)})", None
+        key_hint, value_hint = args if args else (Any, Any)
+        converted_dict = {}
+        for key, item in value.items():
+            problem, converted = check_value(key, key_hint)
+            if problem:
+                return f"key {key!r}: {problem}", None
+            problem, converted_item = check_value(item, value_hint)
+            if problem:
+                return f"{key!r}: {problem}", None
+            converted_dict[converted] = converted_item
+        return "", converted_dict
+    if hint is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return "", float(value)
+        return f"wrong type (got {_describe(value)} vs float)", None
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return "", value
+        return f"wrong type (got {_describe(value)} vs int)", None
+    if isinstance(hint, type):
+        if isinstance(value, hint):
+            return "", value
+        return f"wrong type (got {_describe(value)} vs {_type_name(hint)})", None
+    return "", value
+
+
+def fingerprint(payload: Any) -> str:
+    """Stable hash of JSON-able data (sets and tuples sorted/listed) for cache keys."""
+    return hashlib.sha256(json.dumps(_canonical(payload), sort_keys=True).encode()).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted(_canonical(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _read_toml(path: Path, errors: list[str]) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        errors.append(f"{path}: configuration file not found (got a missing path vs an existing file) — hint: check --config")
+    except (OSError, UnicodeDecodeError) as exc:
+        errors.append(f"{path}: cannot read configuration ({exc}) — hint: check the file's permissions and encoding")
+    except tomllib.TOMLDecodeError as exc:
+        errors.append(f"{path}: invalid TOML ({exc}) — hint: fix the syntax at that position")
+    return {}
+
+
+def _selectors(table: Mapping[str, Any], key: str, label: str, errors: list[str]) -> tuple[str, ...]:
+    return _selector_list(table[key], f"[tool.foxaudit] key {key!r}", label, errors)
+
+
+def _selector_list(value: Any, key: str, label: str, errors: list[str]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        errors.append(_wrong_type(label, key, value, "list of codes or prefixes"))
+        return ()
+    good = []
+    for item in value:
+        selector = item.strip().upper()
+        if not SELECTOR_PATTERN.match(selector):
+            errors.append(
+                f"{label}: {key}: invalid code or prefix (got {item!r} vs e.g. 'FX901', 'FX9' or 'ALL')"
+                " — hint: `foxaudit rules` lists the codes"
+            )
+            continue
+        good.append(selector)
+    return tuple(good)
+
+
+def _globs(table: Mapping[str, Any], key: str, label: str, errors: list[str]) -> tuple[str, ...]:
+    value = table[key]
+    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+        errors.append(_wrong_type(label, f"[tool.foxaudit] key {key!r}", value, "list of glob strings"))
+        return ()
+    return tuple(value)
+
+
+def _unknown(label: str, table: str, key: str, allowed: Mapping[str, Any]) -> str:
+    choices = ", ".join(sorted(allowed)) or "none"
+    return f"{label}: [{table}] unknown key {key!r} (got {key!r} vs one of: {choices}) — hint: remove or rename it"
+
+
+def _wrong_type(label: str, key: str, value: Any, expected: str) -> str:
+    return f"{label}: {key}: wrong type (got {_describe(value)} vs {expected}) — hint: see docs/foxaudit.md"
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}" if not isinstance(value, (dict, list)) else type(value).__name__
+
+
+def _type_name(hint: Any) -> str:
+    return getattr(hint, "__name__", None) if typing.get_origin(hint) is None and isinstance(hint, type) else str(hint).replace("typing.", "")

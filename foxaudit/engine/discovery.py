@@ -1,0 +1,190 @@
+"""Which files a run checks.
+
+In a git work tree the list comes from ``git ls-files -co --exclude-standard`` (tracked plus
+untracked-but-not-ignored: exactly what git would let you commit). Elsewhere (an unpacked
+sdist, a fresh copy) the tree is walked honouring every ``.gitignore`` on the way down. Both
+then apply the ``include`` globs, the built-in exclusions (VCS and virtual-env directories) and
+the configured ``exclude`` globs. Files named explicitly on the command line (pre-commit passes
+the staged names) are checked as given, except that ``exclude`` still applies — a hook must not
+let an excluded file through.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from foxaudit.config import Settings
+from foxaudit.engine.globs import GitIgnore, GlobSet, ignored, matches_name
+from foxaudit.sources.base import language_of
+
+BUILTIN_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "node_modules",
+    "site-packages",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".foxaudit_cache",
+)
+
+
+class DiscoveryError(Exception):
+    """A path given on the command line does not exist."""
+
+
+@dataclass(frozen=True)
+class Discovered:
+    """One file to check: its absolute path and its repository-relative POSIX name."""
+
+    absolute: str
+    relative: str
+
+
+def discover(settings: Settings, paths: list[str] | None = None) -> list[Discovered]:
+    """Files to check under ``settings.root`` (or the given paths), sorted by relative path."""
+    root = settings.root
+    exclude = GlobSet((*BUILTIN_EXCLUDE, *settings.exclude))
+    include = settings.include
+    found: dict[str, Discovered] = {}
+
+    def accept(absolute: str, explicit: bool) -> None:
+        relative = _relative(absolute, root)
+        name = relative.rsplit("/", 1)[-1]
+        if language_of(name) is None:
+            return
+        if not explicit and not _included(include, relative, name):
+            return
+        if exclude.matches(relative):
+            return
+        found.setdefault(relative, Discovered(absolute, relative))
+
+    targets = paths or [str(root)]
+    missing = [target for target in targets if not os.path.exists(target)]
+    if missing:
+        raise DiscoveryError(
+            f"path not found (got {', '.join(map(repr, missing))} vs an existing file or directory)"
+            " — hint: check the spelling, or run from the project root"
+        )
+    for target in targets:
+        absolute = os.path.abspath(target)
+        if os.path.isfile(absolute):
+            accept(absolute, explicit=True)
+            continue
+        listed = _git_files(absolute)
+        if listed is None:
+            listed = _walk(absolute, root, exclude)
+        for path in listed:
+            accept(path, explicit=False)
+    return [found[key] for key in sorted(found)]
+
+
+def _included(include: tuple[str, ...], relative: str, name: str) -> bool:
+    simple = [pattern for pattern in include if "/" not in pattern.strip("/")]
+    if simple and matches_name(simple, name):
+        return True
+    anchored = [pattern for pattern in include if "/" in pattern.strip("/")]
+    return bool(anchored) and GlobSet(anchored).matches(relative)
+
+
+def _relative(absolute: str, root: Path) -> str:
+    prefix = str(root).rstrip(os.sep) + os.sep
+    if absolute.startswith(prefix) and os.sep == "/":
+        return absolute[len(prefix) :]
+    try:
+        return Path(absolute).relative_to(root).as_posix()
+    except ValueError:
+        # Outside the project root: name it relative to the working directory if possible.
+        relative = os.path.relpath(absolute)
+        return Path(relative if not relative.startswith("..") else absolute).as_posix()
+
+
+def _git_dir_above(directory: str) -> bool:
+    current = Path(directory)
+    for candidate in (current, *current.parents):
+        if (candidate / ".git").exists():
+            return True
+    return False
+
+
+def _git_files(directory: str) -> list[str] | None:
+    """Absolute paths git lists under ``directory``; None when it is not in a git work tree."""
+    if not _git_dir_above(directory):
+        return None
+    try:
+        result = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z", "--", "."],
+            cwd=directory,
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if result.returncode != 0:
+        return None
+    names = result.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    paths = []
+    for name in names:
+        if not name:
+            continue
+        absolute = os.path.join(directory, name)
+        # -c lists files deleted from the work tree and submodule roots: keep real files only.
+        if os.path.isfile(absolute):
+            paths.append(absolute)
+    return paths
+
+
+def _walk(directory: str, root: Path, exclude: GlobSet) -> list[str]:
+    """Walk ``directory`` honouring .gitignore files (root's and every one on the way down)."""
+    base = _relative(directory, root)
+    base = "" if base == "." else base
+    stack: list[GitIgnore] = []
+    # .gitignore files of the ancestors between root and the walked directory apply too.
+    if base and not base.startswith("/"):
+        parts = base.split("/")
+        for depth in range(len(parts)):
+            ancestor = "/".join(parts[:depth])
+            _push_gitignore(stack, root / ancestor if ancestor else root, ancestor)
+    paths: list[str] = []
+
+    def visit(current: str, relative: str) -> None:
+        pushed = _push_gitignore(stack, Path(current), relative)
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            entries = []
+        for entry in entries:
+            child = f"{relative}/{entry.name}" if relative else entry.name
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if ignored(stack, child, is_dir):
+                continue
+            if is_dir:
+                if exclude.matches(child):
+                    continue
+                visit(entry.path, child)
+            elif entry.is_file():
+                paths.append(entry.path)
+        if pushed:
+            stack.pop()
+
+    visit(directory, base)
+    return paths
+
+
+def _push_gitignore(stack: list[GitIgnore], directory: Path, relative: str) -> bool:
+    gitignore = directory / ".gitignore"
+    try:
+        lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    stack.append(GitIgnore(relative, lines))
+    return True

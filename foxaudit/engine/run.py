@@ -1,0 +1,334 @@
+"""One ``foxaudit check``: discover → hash → cache lookup → analyse misses (in parallel) →
+whole-project pass → per-file-ignores/suppressions → sorted diagnostics (→ ``--fix`` rounds).
+
+The warm path is deliberately thin: read each file's bytes, hash them, read the cache entry.
+Nothing is parsed and no pool is started unless some file missed the cache; a handful of
+misses are analysed in-process (starting workers would cost more than it saves).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foxaudit.diagnostics import Diagnostic
+from foxaudit.engine import cache as cache_module
+from foxaudit.engine.discovery import Discovered, discover
+from foxaudit.engine.findings import UNUSED_SUPPRESSION, unused_suppression
+from foxaudit.engine.resolve import Resolved, registered
+
+# Below this many cache misses, analysing in-process beats starting a worker pool.
+IN_PROCESS_LIMIT = 24
+MAX_FIX_ROUNDS = 10
+
+
+@dataclass
+class CheckResult:
+    diagnostics: list[Diagnostic]
+    files: int
+    cache_hits: int = 0
+    analysed: int = 0
+    fixed: int = 0
+    digests: dict[str, bytes] = field(default_factory=dict, repr=False)
+    absolute: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def open_cache(root: Path, cache_dir: str | os.PathLike[str] | None = None, use_cache: bool = True) -> cache_module.Cache | None:
+    return cache_module.Cache(cache_module.cache_directory(root, cache_dir)) if use_cache else None
+
+
+def check(
+    resolved: Resolved,
+    paths: list[str] | None = None,
+    *,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+    fix: bool = False,
+    project: bool = True,
+) -> CheckResult:
+    """Run the whole check (and ``--fix`` rounds); raises DiscoveryError for a missing path.
+
+    With explicit ``paths`` the whole-project rules still analyse the whole project (an import
+    graph of three files means nothing) but only findings in the given files are reported.
+    ``project=False`` skips the whole-project rules (the per-file pre-commit hook).
+    """
+    files = discover(resolved.settings, paths)
+    store = open_cache(resolved.settings.root, cache_dir, use_cache)
+    scope: list[Discovered] | None = None
+    if project and resolved.project_codes:
+        scope = discover(resolved.settings, None) if paths else files
+    result = _check_once(resolved, files, jobs, store, scope)
+    if not fix:
+        return result
+    from foxaudit.engine.fix import fix_file
+
+    fixed_total = 0
+    for _ in range(MAX_FIX_ROUNDS):
+        by_path: dict[str, list[Diagnostic]] = {}
+        for diagnostic in result.diagnostics:
+            if diagnostic.edits and diagnostic.path in result.absolute:
+                by_path.setdefault(diagnostic.path, []).append(diagnostic)
+        fixed_round = 0
+        for path, diagnostics in by_path.items():
+            fixed_round += fix_file(result.absolute[path], result.digests[path], diagnostics)
+        if not fixed_round:
+            break
+        fixed_total += fixed_round
+        result = _check_once(resolved, files, jobs, store, scope)
+    result.fixed = fixed_total
+    return result
+
+
+def _check_once(
+    resolved: Resolved,
+    files: list[Discovered],
+    jobs: int | None,
+    store: cache_module.Cache | None,
+    scope: list[Discovered] | None,
+) -> CheckResult:
+    results: dict[str, Any] = {}
+    keys: dict[str, str] = {}
+    digests: dict[str, bytes] = {}
+    misses: list[tuple[str, str, str]] = []
+    unreadable: list[Diagnostic] = []
+    hits = 0
+    for item in files:
+        try:
+            with open(item.absolute, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            if "FX001" in resolved.codes_for(item.relative):
+                from foxaudit.rules.tool.parse_error import internal_failure
+
+                unreadable.append(internal_failure(item.relative, "reading the file", error))
+            continue
+        digest = hashlib.sha256(data).digest()
+        digests[item.relative] = digest
+        keys[item.relative] = cache_module.file_key(
+            resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest
+        )
+
+    # One snapshot entry per file set answers a run where nothing changed with a single read;
+    # otherwise each file's own entry is looked up.
+    snapshot_name, snapshot_key = _snapshot_keys(resolved, keys)
+    snapshot = store.get(snapshot_name) if store is not None else None
+    if snapshot is not None and snapshot.get("state") == snapshot_key and set(snapshot["files"]) == set(keys):
+        results = snapshot["files"]
+        hits = len(results)
+    else:
+        for item in files:
+            key = keys.get(item.relative)
+            if key is None:
+                continue
+            entry = store.get(key) if store is not None else None
+            if entry is not None:
+                results[item.relative] = entry
+                hits += 1
+            else:
+                misses.append((item.absolute, item.relative, key))
+        for relative, entry in _analyse(resolved, misses, jobs, store):
+            results[relative] = entry
+        if store is not None:
+            store.put(snapshot_name, {"state": snapshot_key, "files": results})
+
+    diagnostics: list[Diagnostic] = list(unreadable)
+    deferred: dict[str, list[list[Any]]] = {}
+    for relative, entry in results.items():
+        diagnostics.extend(cache_module.decode_diagnostics(relative, entry["d"]))
+        if entry.get("s"):
+            deferred[relative] = entry["s"]
+    if scope is not None:
+        reported = {item.relative for item in files}
+        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store)
+        diagnostics.extend(d for d in found if d.path in reported or scope is files)
+    diagnostics.sort()
+    return CheckResult(
+        diagnostics=diagnostics,
+        files=len(files),
+        cache_hits=hits,
+        analysed=len(misses),
+        digests=digests,
+        absolute={item.relative: item.absolute for item in files},
+    )
+
+
+def _snapshot_keys(resolved: Resolved, keys: dict[str, str]) -> tuple[str, str]:
+    """(entry name, state): the name depends on the file set, the state on every file's key.
+
+    Naming the entry by the file set (not the state) keeps one snapshot per project and scope,
+    overwritten as files change, instead of one more per edit.
+    """
+    names = hashlib.sha256(resolved.fingerprint.encode())
+    state = hashlib.sha256()
+    for relative in sorted(keys):
+        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
+        state.update(keys[relative].encode())
+    return "snapshot-" + names.hexdigest(), state.hexdigest()
+
+
+def _analyse(
+    resolved: Resolved, misses: list[tuple[str, str, str]], jobs: int | None, store: cache_module.Cache | None
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    if not misses:
+        return
+    workers = min(jobs or default_jobs(), len(misses))
+    cache_dir = str(store.directory) if store is not None else None
+    if workers <= 1 or len(misses) < IN_PROCESS_LIMIT:
+        _init_worker(resolved, cache_dir)
+        for task in misses:
+            yield _analyse_one(task)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    # Load typed options once here, so workers receive them instead of each re-resolving.
+    resolved.options  # noqa: B018
+    resolved.program  # noqa: B018
+    # Big files first: the pool's tail is then made of small tasks and both cores finish together.
+    ordered = sorted(misses, key=lambda task: _size(task[0]), reverse=True)
+    chunk = max(1, min(16, len(ordered) // (workers * 16)))
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir)) as pool:
+        yield from pool.map(_analyse_one, ordered, chunksize=chunk)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(resolved: Resolved, cache_dir: str | None) -> None:
+    from foxaudit.engine.analyze import Analyzer
+
+    if _WORKER.get("resolved") is not resolved:
+        _WORKER["resolved"] = resolved
+        _WORKER["analyzer"] = Analyzer(resolved)
+        _WORKER["cache"] = cache_module.Cache(Path(cache_dir)) if cache_dir else None
+
+
+def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
+    absolute, relative, _ = task
+    analyzer = _WORKER["analyzer"]
+    try:
+        with open(absolute, "rb") as handle:
+            data = handle.read()
+    except OSError as error:
+        from foxaudit.rules.tool.parse_error import internal_failure
+
+        return relative, {"d": cache_module.encode_diagnostics([internal_failure(relative, "reading the file", error)])}
+    outcome = analyzer.analyze(relative, data)
+    entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
+    if outcome.deferred:
+        entry["s"] = outcome.deferred
+    store = _WORKER["cache"]
+    if store is not None:
+        # Key what was actually analysed: the file may have changed since the main process hashed it.
+        resolved = _WORKER["resolved"]
+        digest = hashlib.sha256(data).digest()
+        store.put(cache_module.file_key(resolved.fingerprint, relative, resolved.codes_for(relative), digest), entry)
+    return relative, entry
+
+
+def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str]) -> dict[str, str]:
+    """Content keys of every file of the project (those checked this run are already known)."""
+    if all(item.relative in keys for item in scope):
+        return keys
+    complete = dict(keys)
+    for item in scope:
+        if item.relative in complete:
+            continue
+        try:
+            with open(item.absolute, "rb") as handle:
+                digest = hashlib.sha256(handle.read()).digest()
+        except OSError:
+            continue
+        complete[item.relative] = cache_module.file_key(resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest)
+    return complete
+
+
+def _project_pass(
+    resolved: Resolved,
+    files: list[Discovered],
+    keys: dict[str, str],
+    deferred: dict[str, list[list[Any]]],
+    store: cache_module.Cache | None,
+) -> list[Diagnostic]:
+    """Run whole-project rules (cached on every file key + config), then filter their findings."""
+    digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
+    digest.update(",".join(sorted(resolved.project_codes)).encode())
+    for relative in sorted(keys):
+        digest.update(relative.encode("utf-8", errors="surrogateescape") + b"\0" + keys[relative].encode())
+    project_key = "project-" + digest.hexdigest()
+    entry = store.get(project_key) if store is not None else None
+    if entry is not None:
+        raw = cache_module.decode_project(entry["d"])
+    else:
+        raw = _run_project_rules(resolved, files)
+        if store is not None:
+            store.put(project_key, {"d": cache_module.encode_project(raw)})
+
+    kept: list[Diagnostic] = []
+    used: set[tuple[str, int]] = set()
+    index: dict[tuple[str, int, str], list[int]] = {}
+    for path, suppressions in deferred.items():
+        for number, suppression in enumerate(suppressions):
+            for line in suppression[5]:
+                index.setdefault((path, line, suppression[4]), []).append(number)
+    for diagnostic in raw:
+        if diagnostic.code not in resolved.codes_for(diagnostic.path) and diagnostic.code != "FX001":
+            continue
+        covering = index.get((diagnostic.path, diagnostic.line, diagnostic.code))
+        if covering:
+            used.update((diagnostic.path, number) for number in covering)
+            continue
+        kept.append(diagnostic)
+    for path, suppressions in deferred.items():
+        if UNUSED_SUPPRESSION not in resolved.codes_for(path):
+            continue
+        for number, suppression in enumerate(suppressions):
+            if (path, number) not in used:
+                kept.append(unused_suppression(path, tuple(suppression[:4]), suppression[4], "suppresses nothing"))
+    return kept
+
+
+def _run_project_rules(resolved: Resolved, files: list[Discovered]) -> list[Diagnostic]:
+    from foxaudit.engine.project import build_project
+    from foxaudit.rules.tool.parse_error import internal_failure
+
+    project = build_project(resolved, files)
+    table = registered()
+    found: list[Diagnostic] = []
+    config_name = _config_name(resolved)
+    for code in sorted(resolved.project_codes):
+        rule_class = table[code].rule
+        try:
+            rule = rule_class()  # type: ignore[call-arg]
+            found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
+        except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
+            found.append(internal_failure(config_name, f"whole-project rule {code} ({rule_class.name})", error))
+    return found
+
+
+def _config_name(resolved: Resolved) -> str:
+    config = resolved.settings.config_path
+    if config is None:
+        return "pyproject.toml"
+    try:
+        return Path(config).relative_to(resolved.settings.root).as_posix()
+    except ValueError:
+        return Path(config).as_posix()

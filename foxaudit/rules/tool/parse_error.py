@@ -1,0 +1,167 @@
+"""FX001: a source file foxaudit cannot read or parse."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from typing import ClassVar
+
+import tree_sitter
+
+from foxaudit.diagnostics import Diagnostic
+from foxaudit.rules.base import Example, FileContext, Rule
+from foxaudit.sources.base import Language, SourceFile, ts_language
+
+CODE = "FX001"
+
+
+class ParseError(Rule):
+    """Reports a file that cannot be read or parsed, at the first place where it goes wrong.
+
+    ## What it does
+    Flags a source file (``.py``, ``.pyi``, ``.cu``, ``.cuh``) that foxaudit cannot analyse
+    completely: a Python syntax error (located and worded by CPython's own parser), a CUDA
+    file where tree-sitter-cuda produced ERROR or MISSING nodes (reported once per file, at
+    the first one), bytes that are not UTF-8, a binary file (NUL bytes) with a source
+    extension, an empty (0-byte) CUDA file, and any internal failure while checking the file
+    (the exception text is the message: no traceback ever reaches the user). The run goes on
+    with the next file; CUDA rules still run on the parts of a CUDA file that parsed.
+
+    An empty Python file is legal (an empty ``__init__.py`` is the normal way to mark a
+    package) and is not reported. An empty ``.cu``/``.cuh`` is: such a file only exists to be
+    compiled or included, an empty one declares nothing that a loader or an ``#include`` could
+    use, and in practice it is a truncated write or a placeholder (C's grammar even requires a
+    translation unit to declare something).
+
+    ## Why is this bad
+    Every other rule is blind to what it cannot parse: a file with a syntax error or a bad
+    encoding silently escapes every invariant, and so would a kernel hidden behind a construct
+    the CUDA grammar does not understand.
+
+    ## Example
+    ```python
+    def launch(grid:
+        return grid
+    ```
+
+    ## Use instead
+    ```python
+    def launch(grid):
+        return grid
+    ```
+    For CUDA, rewrite the construct the grammar cannot read (for example an attribute-like
+    macro in front of a function) or suppress FX001 for the file with a reason.
+
+    ## Options
+    None.
+    """
+
+    code: ClassVar[str] = CODE
+    name: ClassVar[str] = "parse-error"
+    summary: ClassVar[str] = "A source file that cannot be read or parsed (syntax error, bad encoding, binary, empty CUDA)"
+    invariant: ClassVar[int] = 0
+    languages: ClassVar[frozenset[Language]] = frozenset({"python", "cuda"})
+    VALID: ClassVar[list[Example]] = [
+        Example("def launch(grid):\n    return grid\n"),
+        Example("", path="pkg/__init__.py"),
+        Example("__global__ void k(float* x) { x[threadIdx.x] = 0.0f; }\n", path="k.cu"),
+    ]
+    INVALID: ClassVar[list[Example]] = [
+        Example("def launch(grid:\n    return grid\n", expect=1),
+        Example("x = (1,\ny = 2\n", expect=1),
+        Example("__global__ void k(float* x) { x[0] = ; }\n", path="k.cu", expect=1),
+        Example("", path="empty.cu", expect=1),
+    ]
+
+    def begin(self, ctx: FileContext) -> None:
+        source = ctx.source
+        if source.language == "cuda" and not source.data:
+            ctx.report(
+                CODE,
+                (1, 1, 1, 1),
+                "empty CUDA file (0 bytes vs at least one declaration)",
+                hint="fill it or delete it",
+            )
+            return
+        if not source.tree.root_node.has_error:
+            return
+        located = python_syntax_error(source) if source.language == "python" else first_tree_error(source)
+        if located is not None:
+            span, message = located
+            ctx.report(CODE, span, message, hint="fix the syntax; no other rule sees past a parse error")
+
+
+def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
+    """CPython's verdict on a file tree-sitter found an error in (None: CPython accepts it)."""
+    try:
+        compile(source.data, source.path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        line = max(error.lineno or 1, 1)
+        column = max(error.offset or 1, 1)
+        end_line = error.end_lineno or line
+        end_column = error.end_offset or column + 1
+        if (end_line, end_column) <= (line, column):
+            end_line, end_column = line, column + 1
+        return (line, column, end_line, end_column), f"syntax error: {error.msg}"
+    except ValueError as error:
+        return (1, 1, 1, 1), f"syntax error: {error}"
+    # tree-sitter's grammar lags CPython's: trust CPython, which accepts this file.
+    return None
+
+
+@functools.cache
+def _error_query(language: Language) -> tree_sitter.Query:
+    return tree_sitter.Query(ts_language(language), "[(ERROR) (MISSING)] @e")
+
+
+def first_tree_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
+    """The first ERROR or MISSING node of the tree, located and described."""
+    captures = tree_sitter.QueryCursor(_error_query(source.language)).captures(source.tree.root_node)
+    nodes = captures.get("e", [])
+    if not nodes:
+        return None
+    node = min(nodes, key=lambda candidate: (candidate.start_byte, -candidate.end_byte))
+    line, column = source.position(node.start_byte)
+    if node.is_missing:
+        return (line, column, line, column + 1), f"parse error: missing `{node.type}`"
+    first_line = source.data[node.start_byte : node.end_byte].split(b"\n", 1)[0]
+    snippet = first_line.decode("utf-8", errors="replace").strip()
+    if len(snippet) > 40:
+        snippet = snippet[:37] + "..."
+    end_line, end_column = source.position(node.start_byte + len(first_line))
+    if (end_line, end_column) <= (line, column):
+        end_line, end_column = line, column + 1
+    what = f"cannot parse `{snippet}`" if snippet else "cannot parse this construct"
+    return (line, column, end_line, end_column), f"parse error: {what}; rules still run on the rest of the file"
+
+
+def binary_file(path: str) -> Diagnostic:
+    return _file_level(path, "binary file with a source extension (got NUL bytes vs text)", "rename it or exclude it")
+
+
+def undecodable(path: str, data: bytes, error: UnicodeDecodeError) -> Diagnostic:
+    """FX001 at the first byte that is not UTF-8."""
+    prefix = data[: error.start]
+    line = prefix.count(b"\n") + 1
+    line_start = prefix.rfind(b"\n") + 1
+    column = len(prefix[line_start:].decode("utf-8", errors="replace")) + 1
+    return Diagnostic(
+        path=path,
+        line=line,
+        column=column,
+        code=CODE,
+        message=f"invalid UTF-8 (got byte 0x{data[error.start]:02x} vs UTF-8 text)",
+        end_line=line,
+        end_column=column + 1,
+        hint="re-save the file as UTF-8",
+    )
+
+
+def internal_failure(path: str, what: str, error: BaseException) -> Diagnostic:
+    """FX001 for an exception raised while checking ``path`` (the run goes on)."""
+    text = f"{type(error).__name__}: {error}".strip()
+    return _file_level(path, f"internal error in {what} ({text})", "report this to foxaudit with the file; the rest of the run is unaffected")
+
+
+def _file_level(path: str, message: str, hint: str) -> Diagnostic:
+    return Diagnostic(path=path, line=1, column=1, code=CODE, message=message, end_line=1, end_column=1, hint=hint)

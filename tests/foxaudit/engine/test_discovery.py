@@ -1,0 +1,109 @@
+"""Discovery: git-aware, .gitignore honoured without git, include/exclude globs, explicit files."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from foxaudit.config import Settings
+from foxaudit.engine.discovery import DiscoveryError, discover
+from foxaudit.engine.globs import GitIgnore, GlobSet, ignored
+
+TREE = {
+    ".gitignore": "build/\n*.gen.py\n!keep.gen.py\n/rootonly.py\n",
+    "pkg/__init__.py": "",
+    "pkg/mod.py": "x = 1\n",
+    "pkg/rootonly.py": "x = 1\n",  # only the root-level rootonly.py is ignored
+    "rootonly.py": "x = 1\n",
+    "pkg/skip.gen.py": "x = 1\n",
+    "pkg/keep.gen.py": "x = 1\n",
+    "build/out.py": "x = 1\n",
+    "kernels/k.cu": "__global__ void k() {}\n",
+    "kernels/k.cuh": "#pragma once\n",
+    "stubs/s.pyi": "x: int\n",
+    "notes.txt": "plain text, not a source file\n",
+    "sub/.gitignore": "local.py\n",
+    "sub/local.py": "x = 1\n",
+    "sub/other.py": "x = 1\n",
+    ".venv/lib/site.py": "x = 1\n",
+    "vendor/third.py": "x = 1\n",
+}
+EXPECTED = [
+    "kernels/k.cu",
+    "kernels/k.cuh",
+    "pkg/__init__.py",
+    "pkg/keep.gen.py",
+    "pkg/mod.py",
+    "pkg/rootonly.py",
+    "stubs/s.pyi",
+    "sub/other.py",
+]
+
+
+def _names(root: Path, **settings) -> list[str]:
+    return [item.relative for item in discover(Settings(root=root, **settings))]
+
+
+def test_walk_honours_gitignore_without_git(project):
+    root = project(TREE)
+    assert _names(root, exclude=("vendor",)) == EXPECTED
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_git_listing_matches_the_walk(project):
+    root = project(TREE)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "pkg/mod.py"], cwd=root, check=True)  # tracked and untracked both count
+    assert _names(root, exclude=("vendor",)) == EXPECTED
+
+
+def test_exclude_and_include_globs(project):
+    root = project(TREE)
+    names = _names(root, exclude=("kernels/*.cuh", "**/*.pyi", "vendor"))
+    assert "kernels/k.cuh" not in names and "stubs/s.pyi" not in names and "kernels/k.cu" in names
+    assert _names(root, include=("*.cu",)) == ["kernels/k.cu"]
+    assert _names(root, include=("pkg/*.py",), exclude=("vendor",)) == [
+        "pkg/__init__.py",
+        "pkg/keep.gen.py",
+        "pkg/mod.py",
+        "pkg/rootonly.py",
+    ]
+
+
+def test_explicit_files_checked_but_excluded_ones_dropped(project):
+    root = project(TREE)
+    settings = Settings(root=root, exclude=("vendor",))
+    found = discover(settings, ["vendor/third.py", "build/out.py", "notes.txt", "kernels"])
+    # build/out.py is gitignored but named explicitly: checked; vendor is excluded: dropped.
+    assert [item.relative for item in found] == ["build/out.py", "kernels/k.cu", "kernels/k.cuh"]
+
+
+def test_missing_path_is_a_usage_error(project, run_cli):
+    root = project(TREE)
+    with pytest.raises(DiscoveryError, match="path not found"):
+        discover(Settings(root=root), ["nope.py"])
+    result = run_cli("check", "nope.py")
+    assert result.code == 2
+    assert "path not found (got 'nope.py'" in result.err
+
+
+def test_glob_semantics():
+    assert GlobSet(["build"]).matches("a/build/x.py")
+    assert not GlobSet(["build"]).matches("a/builder/x.py")
+    assert GlobSet(["tests/fixtures"]).matches("tests/fixtures/a/b.py")
+    assert not GlobSet(["tests/fixtures"]).matches("src/tests/fixtures/b.py")
+    assert GlobSet(["**/gen_*.py"]).matches("gen_a.py") and GlobSet(["**/gen_*.py"]).matches("x/y/gen_a.py")
+    assert GlobSet(["*.pyi"]).matches("a/b.pyi")
+
+
+def test_gitignore_semantics():
+    stack = [GitIgnore("", ["*.log", "!keep.log", "/top/", "docs/*.md"]), GitIgnore("sub", ["x.py"])]
+    assert ignored(stack, "a/b.log", False)
+    assert not ignored(stack, "a/keep.log", False)
+    assert ignored(stack, "top", True) and not ignored(stack, "top", False)
+    assert not ignored(stack, "a/top", True)
+    assert ignored(stack, "docs/a.md", False) and not ignored(stack, "x/docs/a.md", False)
+    assert ignored(stack, "sub/x.py", False) and not ignored(stack, "x.py", False)

@@ -1,0 +1,93 @@
+"""FX001 for every kind of bad input, located, and the run goes on."""
+
+from __future__ import annotations
+
+from foxaudit.config import Settings
+from foxaudit.engine import check_source
+from foxaudit.engine.resolve import resolve
+from foxaudit.engine.run import check
+
+
+def _fx001(path: str, data: str | bytes, select=("FX001",)):
+    return [d for d in check_source(path, data, select=list(select)) if d.code == "FX001"]
+
+
+def test_python_syntax_error_located_by_cpython():
+    (diagnostic,) = _fx001("a.py", "x = 1\ndef f(:\n    pass\n")
+    assert (diagnostic.line, diagnostic.column) == (2, 7)
+    assert diagnostic.message.startswith("syntax error:")
+
+
+def test_unclosed_bracket():
+    (diagnostic,) = _fx001("a.py", "x = (1,\ny = 2\n")
+    assert diagnostic.line == 1 and "syntax error" in diagnostic.message
+
+
+def test_invalid_utf8_points_at_the_byte():
+    (diagnostic,) = _fx001("a.py", b"x = 1\ny = '\xff'\n")
+    assert (diagnostic.line, diagnostic.column) == (2, 6)
+    assert "invalid UTF-8 (got byte 0xff" in diagnostic.message
+
+
+def test_binary_file_with_source_extension():
+    (diagnostic,) = _fx001("blob.py", b"\x7fELF\x00\x01\x02")
+    assert "binary file" in diagnostic.message and diagnostic.line == 1
+
+
+def test_empty_python_is_legal_empty_cuda_is_not():
+    assert _fx001("pkg/__init__.py", "") == []
+    assert _fx001("empty.pyi", "") == []
+    (diagnostic,) = _fx001("empty.cu", "")
+    assert "empty CUDA file" in diagnostic.message
+
+
+def test_cuda_error_reported_once_and_rules_still_run(magic_rule):
+    text = (
+        "__align__(16) struct S { float a; };\n"
+        "HD float broken() { return 1.0f }\n"
+        "__global__ void k(int* out) { out[0] = 42; }\n"
+    )
+    found = check_source("k.cu", text, select=["FX001", "FX099"])
+    assert [d.code for d in found].count("FX001") == 1
+    fx001 = next(d for d in found if d.code == "FX001")
+    assert fx001.line in (1, 2) and "parse error" in fx001.message
+    assert any(d.code == "FX099" and d.line == 3 for d in found)
+
+
+def test_crashing_rule_becomes_fx001_and_others_still_report(magic_rule, monkeypatch):
+    from engine_support import MagicNumber
+
+    def explode(self, node, ctx):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(MagicNumber, "visit", explode)
+    found = check_source("a.py", "x = 42\n", select=["FX001", "FX099"])
+    assert [(d.code, d.line) for d in found] == [("FX001", 1)]
+    assert "internal error in rule FX099 (magic-number) (RuntimeError: boom)" in found[0].message
+
+
+def test_run_continues_past_bad_files(project):
+    root = project(
+        {
+            "a_bad.py": "def f(:\n",
+            "b_binary.py": b"\x00\x01",
+            "c_latin1.py": b"s = '\xe9'\n",
+            "d_good.py": "x = 1\n",
+            "e_empty.cu": "",
+        }
+    )
+    result = check(resolve(Settings(root=root, select=("FX001",))), use_cache=False)
+    assert result.files == 5
+    assert [d.path for d in result.diagnostics] == ["a_bad.py", "b_binary.py", "c_latin1.py", "e_empty.cu"]
+
+
+def test_rule_with_unknown_node_type_is_reported_and_others_run(magic_rule, monkeypatch):
+    from engine_support import MagicNumber
+
+    monkeypatch.setattr(MagicNumber, "python_nodes", ("integer", "no_such_node"))
+    found = check_source("a.py", "def f(:\n", select=["FX001", "FX099"])
+    assert [d.code for d in found] == ["FX001"] and "syntax error" in found[0].message
+    found = check_source("a.py", "x = 42\n", select=["FX001", "FX099"])
+    assert [d.code for d in found] == ["FX001"]
+    assert "node type the python grammar lacks (got 'no_such_node'" in found[0].message
+    assert check_source("k.cu", "int a = 42;\n", select=["FX001", "FX099"])[0].code == "FX099"

@@ -1,0 +1,59 @@
+"""Whole-project rules: run after the per-file pass, cached, suppressible, scoped to given paths."""
+
+from __future__ import annotations
+
+from foxaudit.config import Settings
+from foxaudit.engine.resolve import resolve
+from foxaudit.engine.run import check
+
+FILES = {
+    "a.py": "answer = 1\n",
+    "b.py": "# foxaudit: ignore[FX098] -- the fixture needs the word\nanswer = 2\n",
+    "c.py": "x = 1  # foxaudit: ignore[FX098] -- stale\n",
+    "k.cu": "int answer = 1;\n",
+}
+
+
+def _resolved(root, **settings):
+    return resolve(Settings(root=root, select=("FX001", "FX003", "FX098"), **settings))
+
+
+def test_project_rule_sees_every_file_and_is_cached(project, tmp_path, project_rule):
+    root = project(FILES)
+    cache = tmp_path / "c"
+    first = check(_resolved(root), cache_dir=cache)
+    assert project_rule.calls == [4]
+    assert [(d.path, d.code) for d in first.diagnostics] == [("a.py", "FX098"), ("c.py", "FX003")]
+    assert "4 files" in first.diagnostics[0].message
+    second = check(_resolved(root), cache_dir=cache)
+    assert project_rule.calls == [4]  # served from the project cache
+    assert second.diagnostics == first.diagnostics
+    (root / "d.py").write_text("y = 2\n")
+    check(_resolved(root), cache_dir=cache)
+    assert project_rule.calls == [4, 5]
+
+
+def test_explicit_paths_report_only_their_project_findings(project, tmp_path, project_rule):
+    root = project(FILES)
+    result = check(_resolved(root), ["c.py"], cache_dir=tmp_path / "c")
+    assert project_rule.calls == [4]  # the model still covers the whole project
+    assert [(d.path, d.code) for d in result.diagnostics] == [("c.py", "FX003")]
+
+
+def test_no_project_skips_project_rules_without_false_fx003(project, tmp_path, project_rule):
+    root = project(FILES)
+    result = check(_resolved(root), cache_dir=tmp_path / "c", project=False)
+    assert project_rule.calls == []
+    assert result.diagnostics == []
+
+
+def test_per_file_ignores_apply_to_project_findings(project, tmp_path, project_rule):
+    root = project(FILES)
+    result = check(_resolved(root, per_file_ignores=(("a.py", ("FX098",)),)), use_cache=False)
+    assert [(d.path, d.code) for d in result.diagnostics] == [("c.py", "FX003")]
+
+
+def test_no_project_rules_enabled_costs_nothing(project, tmp_path, project_rule):
+    root = project(FILES)
+    check(resolve(Settings(root=root, select=("FX001",))), use_cache=False)
+    assert project_rule.calls == []

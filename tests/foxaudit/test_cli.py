@@ -1,0 +1,87 @@
+"""End-to-end CLI: exit codes, rules listing, rule docs, formats, no tracebacks (subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _foxaudit(cwd: Path, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if cache is not None:
+        env["FOXAUDIT_CACHE_DIR"] = str(cache)
+    return subprocess.run([sys.executable, "-m", "foxaudit", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[tool.foxaudit]\nselect = ["FX0"]\n')
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "good.py").write_text("x = 1\n")
+    return root
+
+
+def test_exit_codes_clean_findings_usage(tree: Path, tmp_path: Path):
+    cache = tmp_path / "cache"
+    clean = _foxaudit(tree, "check", cache=cache)
+    assert clean.returncode == 0 and "All checks passed (2 files checked)." in clean.stdout
+    (tree / "pkg" / "bad.py").write_text("def f(:\n")
+    dirty = _foxaudit(tree, "check", cache=cache)
+    assert dirty.returncode == 1
+    assert dirty.stdout.startswith("pkg/bad.py:1:7: FX001 syntax error")
+    assert _foxaudit(tree, "check", "--exit-zero", cache=cache).returncode == 0
+    usage = _foxaudit(tree, "check", "--format", "xml", cache=cache)
+    assert usage.returncode == 2 and "invalid command line" in usage.stderr and "Traceback" not in usage.stderr
+
+
+def test_explicit_files_as_pre_commit_passes_them(tree: Path, tmp_path: Path):
+    (tree / "pkg" / "bad.py").write_text("def f(:\n")
+    only_good = _foxaudit(tree, "check", "pkg/good.py", cache=tmp_path / "c")
+    assert only_good.returncode == 0 and "1 file checked" in only_good.stdout
+
+
+def test_formats_end_to_end(tree: Path, tmp_path: Path):
+    (tree / "pkg" / "bad.py").write_text("def f(:\n")
+    as_json = _foxaudit(tree, "check", "--format", "json", "--no-cache")
+    assert json.loads(as_json.stdout)[0]["path"] == "pkg/bad.py"
+    sarif = _foxaudit(tree, "check", "--format", "sarif", "--no-cache", "-o", str(tmp_path / "out.sarif"))
+    assert sarif.returncode == 1 and sarif.stdout == ""
+    assert json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"][0]["ruleId"] == "FX001"
+    github = _foxaudit(tree, "check", "--format", "github", "--no-cache")
+    assert github.stdout.startswith("::error file=pkg/bad.py,line=1,col=7,")
+
+
+def test_rules_and_rule_docs(tree: Path):
+    listing = _foxaudit(tree, "rules")
+    assert listing.returncode == 0
+    header, *rows = listing.stdout.splitlines()
+    assert header.split() == ["code", "name", "status", "summary"]
+    assert any(row.startswith("FX001  parse-error") for row in rows)
+    doc = _foxaudit(tree, "rule", "fx002")
+    assert doc.returncode == 0
+    for section in ("## What it does", "## Why is this bad", "## Example", "## Use instead", "## Options", "## Invalid examples"):
+        assert section in doc.stdout
+    unknown = _foxaudit(tree, "rule", "FX9999")
+    assert unknown.returncode == 2
+    assert "unknown rule code (got 'FX9999'" in unknown.stderr and "hint:" in unknown.stderr
+
+
+def test_bad_config_exits_2_without_traceback(tree: Path):
+    (tree / "pyproject.toml").write_text('[tool.foxaudit]\nselect = ["FX0"]\nselct = 1\n[tool.foxaudit.rules.FX001]\nx = 1\n')
+    result = _foxaudit(tree, "check", "--no-cache")
+    assert result.returncode == 2
+    assert "2 configuration errors" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_no_subcommand_prints_help_and_exits_2(tree: Path):
+    result = _foxaudit(tree)
+    assert result.returncode == 2 and "check" in result.stderr
