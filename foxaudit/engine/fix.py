@@ -23,6 +23,9 @@ def plan_edits(diagnostics: Iterable[Diagnostic]) -> tuple[list[Edit], int]:
     taken: list[Edit] = []
     fixed = 0
     for group in groups:
+        # An edit identical to one already taken (e.g. the same import line that several
+        # findings need) is shared, not a conflict: keep one copy and let the group through.
+        group = tuple(edit for edit in group if edit not in taken)
         if any(_overlaps(edit, other) for edit in group for other in taken):
             continue
         if any(_overlaps(a, b) for index, a in enumerate(group) for b in group[index + 1 :]):

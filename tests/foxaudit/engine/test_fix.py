@@ -48,3 +48,14 @@ def test_overlapping_edits_wait_for_the_next_round():
 def test_multiline_edit_and_unicode_columns():
     text = "é = f(\n  1)\nrest\n"
     assert apply_edits(text, [Edit(1, 5, 2, 5, "g()")]) == "é = g()\nrest\n"
+
+
+def test_an_edit_shared_by_two_findings_is_applied_once_in_one_round():
+    # Two FX801-style findings that both need the same import line inserted at one point.
+    shared_import = Edit(1, 1, 1, 1, "from m import A\n")
+    first = Diagnostic("a.py", 2, 5, "FX099", "m", 2, 6, edits=(Edit(2, 5, 2, 6, "A"), shared_import))
+    second = Diagnostic("a.py", 3, 5, "FX099", "m", 3, 6, edits=(Edit(3, 5, 3, 6, "A"), shared_import))
+    edits, fixed = plan_edits([first, second])
+    assert fixed == 2
+    assert edits.count(shared_import) == 1
+    assert apply_edits("x\ny = 1\nz = 1\n", edits) == "from m import A\nx\ny = A\nz = A\n"
