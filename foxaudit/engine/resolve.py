@@ -129,7 +129,7 @@ def resolve(settings: Settings) -> Resolved:
     return _resolve(settings)[0]
 
 
-def _resolve(settings: Settings) -> tuple[Resolved, str, list[str]]:
+def _resolve(settings: Settings) -> tuple[Resolved, str, list[str], str, list[str]]:
     from foxaudit.rules.base import ProjectRule, Rule
 
     table = registered()
@@ -165,24 +165,35 @@ def _resolve(settings: Settings) -> tuple[Resolved, str, list[str]]:
         }
     )
     base = _base_fingerprint(file_codes, options)
-    project_fingerprint = fingerprint(
+    # Whole-project rules may also read files that are not sources (the generated audit docs):
+    # their content joins the project fingerprint so that regenerating them invalidates the cache.
+    project_dependency_paths = sorted(
+        {
+            dependency
+            for code in project_codes
+            if hasattr(table[code].rule, "dependencies")
+            for dependency in table[code].rule.dependencies(options[code], program)  # type: ignore[union-attr]
+        }
+    )
+    project_base = fingerprint(
         {
             "options": {code: options[code] for code in sorted(project_codes)},
             "program": program if project_codes else {},
             "pyproject": settings.pyproject if project_codes else {},
         }
     )
-    return Resolved(
+    resolved = Resolved(
         settings=settings,
         enabled=frozenset(enabled),
         file_codes=file_codes,
         project_codes=project_codes,
         fingerprint=_with_dependencies(base, dependency_paths, settings),
-        project_fingerprint=project_fingerprint,
+        project_fingerprint=_with_dependencies(project_base, project_dependency_paths, settings),
         per_file_ignores=tuple(per_file),
         _options=options,
         _program=program,
-    ), base, dependency_paths
+    )
+    return resolved, base, dependency_paths, project_base, project_dependency_paths
 
 
 def _base_fingerprint(file_codes: frozenset[str], options: dict[str, Any]) -> str:
@@ -231,10 +242,10 @@ def resolve_cached(settings: Settings, store: Cache | None) -> Resolved:
             file_codes=frozenset(entry["file_codes"]),
             project_codes=frozenset(entry["project_codes"]),
             fingerprint=_with_dependencies(entry["base"], entry["dependencies"], settings),
-            project_fingerprint=entry["project"],
+            project_fingerprint=_with_dependencies(entry["project"], entry["project_dependencies"], settings),
             per_file_ignores=tuple((tuple(globs), frozenset(codes)) for globs, codes in entry["per_file_ignores"]),
         )
-    resolved, base, dependency_paths = _resolve(settings)
+    resolved, base, dependency_paths, project_base, project_dependency_paths = _resolve(settings)
     store.put(
         key,
         {
@@ -242,7 +253,8 @@ def resolve_cached(settings: Settings, store: Cache | None) -> Resolved:
             "file_codes": sorted(resolved.file_codes),
             "project_codes": sorted(resolved.project_codes),
             "base": base,
-            "project": resolved.project_fingerprint,
+            "project": project_base,
+            "project_dependencies": project_dependency_paths,
             "dependencies": dependency_paths,
             "per_file_ignores": [[list(globs), sorted(codes)] for globs, codes in resolved.per_file_ignores],
         },

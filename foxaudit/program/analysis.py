@@ -1,0 +1,80 @@
+"""Every whole-program analysis of one Project, computed lazily and at most once per run.
+
+Rules and generators call :func:`analysis_for` and read the part they need; the Project's
+``memo`` keeps the result, so ten rules cost one program build and one run of each analysis.
+Each analysis runs with the cyclic garbage collector paused: they allocate many small objects
+and no garbage cycles, and full collections over the program's summaries cost more than the
+analyses themselves on large trees.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from foxaudit.program.hotpath import HotPath, hot_path
+from foxaudit.program.layoutmodel import (
+    IsvModel,
+    LayoutModel,
+    LayoutSync,
+    isv_model,
+    layout_sync,
+    read_layout,
+)
+from foxaudit.program.model import Program, no_gc, program_for
+from foxaudit.program.project import Project
+from foxaudit.program.wiring import (
+    ImportGraph,
+    KernelLinkage,
+    StateCoverage,
+    import_graph,
+    kernel_linkage,
+    state_coverage,
+)
+
+
+class Analysis:
+    def __init__(self, program: Program):
+        self.program = program
+
+    @functools.cached_property
+    def imports(self) -> ImportGraph:
+        with no_gc():
+            return import_graph(self.program)
+
+    @functools.cached_property
+    def kernels(self) -> KernelLinkage:
+        with no_gc():
+            return kernel_linkage(self.program)
+
+    @functools.cached_property
+    def state(self) -> StateCoverage:
+        with no_gc():
+            return state_coverage(self.program)
+
+    @functools.cached_property
+    def hot(self) -> HotPath:
+        with no_gc():
+            return hot_path(self.program)
+
+    @functools.cached_property
+    def layout(self) -> LayoutModel | None:
+        with no_gc():
+            return read_layout(self.program)
+
+    @functools.cached_property
+    def isv(self) -> IsvModel:
+        with no_gc():
+            return isv_model(self.program, self.layout)
+
+    @functools.cached_property
+    def sync(self) -> LayoutSync:
+        with no_gc():
+            return layout_sync(self.program, self.layout)
+
+
+def analysis_for(project: Project, *, use_cache: bool = True) -> Analysis:
+    found = project.memo.get("analysis")
+    if found is None:
+        found = Analysis(program_for(project, use_cache=use_cache))
+        project.memo["analysis"] = found
+    return found  # type: ignore[return-value]

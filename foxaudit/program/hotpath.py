@@ -1,0 +1,449 @@
+"""Invariant 3 — hot-path purity: roots, the call graph from them, and every transfer/sync site.
+
+Roots: functions with a configured decorator (``@hot_path``), configured qualified names, and
+code captured into a CUDA graph — the body of ``with torch.cuda.graph(...)`` (or any configured
+capture context), code between ``stream.begin_capture()`` and ``end_capture()`` in one function,
+callables given to ``torch.cuda.make_graphed_callables``. A capture context entered in a helper
+counts too: a generator function whose body holds a capture ``with`` is itself a capture context
+(``with capturing(g): step()``), and a function that calls one of its parameters inside a capture
+makes the argument passed for it a root (``capture_graph(step)``).
+
+Transfer and sync sites, everywhere outside test roots: ``.item()``, ``.cpu()``, ``.numpy()``,
+``.tolist()``, ``.to("cpu")``/``.to(device="cpu")``, any ``.synchronize()`` (torch.cuda,
+streams, events, CuPy devices), ``cupy.asnumpy``, CuPy ``.get()``, ``print``/``float``/``int``/
+``bool`` of a tensor, and ``cudaMemcpy*``/``cuMemcpy*`` in CUDA host code (device-to-device copies
+are not host transfers). ``.get()`` and ``print`` need *receiver evidence* — the value was bound
+from a ``torch.*``/``cupy.*`` call, comes from a parameter annotated as a tensor/array, or is a
+known device buffer — so ``dict.get(key)`` and ``print("text")`` are never transfers.
+
+Classes: VIOLATION (reachable from a root; the call chain is kept), OK-PINNED (inside a
+configured pinned-read function or on a configured pinned receiver), COLD-PATH (not reachable).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from foxaudit.program.globmatch import first_path_match, name_matches
+from foxaudit.program.model import MODULE_SCOPE, Module, Program, function_key
+from foxaudit.program.pyscan import Call
+from foxaudit.program.wiring import Site
+
+VIOLATION, OK_PINNED, COLD_PATH = "VIOLATION", "OK-PINNED", "COLD-PATH"
+_TENSOR_ANNOTATIONS = ("Tensor", "ndarray", "cupy.ndarray", "cp.ndarray")
+_CUPY_GET_KEYWORDS = {"stream", "order", "out", "blocking"}
+
+
+@dataclass(frozen=True)
+class Root:
+    label: str  # what makes it a root
+    key: str  # function key (or a region id for capture blocks)
+    site: Site
+
+
+@dataclass
+class TransferSite:
+    kind: str  # .item() | .cpu() | torch.cuda.synchronize | cudaMemcpy DeviceToHost | ...
+    site: Site
+    function: str  # function key of the enclosing scope ('' for CUDA)
+    status: str = COLD_PATH
+    chain: tuple[str, ...] = ()
+    reason: str = ""
+
+
+@dataclass
+class UnresolvedCall:
+    text: str
+    site: Site
+    function: str
+    note: str
+    chain: tuple[str, ...]
+
+
+@dataclass
+class HotPath:
+    roots: list[Root]
+    reached: dict[str, tuple[str | None, str]]  # function key → (parent key, how)
+    sites: list[TransferSite]
+    unresolved: list[UnresolvedCall]
+    unmatched_roots: list[str]
+    captured_regions: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, with id) → label
+
+    @property
+    def violations(self) -> list[TransferSite]:
+        return [site for site in self.sites if site.status == VIOLATION]
+
+
+def hot_path(program: Program) -> HotPath:
+    settings = program.settings
+    calls_by_scope: dict[str, list[tuple[Module, Call]]] = {}
+    for module, call in program.iter_calls():
+        calls_by_scope.setdefault(program.scope_key(module, call.scope), []).append((module, call))
+    roots: list[Root] = []
+    # 1. decorators and qualified names
+    matched_patterns: set[str] = set()
+    out_of_scope = {m.name for m in program.modules.values() if first_path_match(m.path, settings.out_of_scope)}
+    for key, (module, function) in sorted(program.functions.items()):
+        if module.is_test or module.name in out_of_scope:
+            continue
+        for decorator in function.decorators:
+            canonical = program.canonical(module, decorator)
+            # `@hot_path`, `@markers.hot_path`, and an alias `from m import hot_path as hot` (`@hot`).
+            names = {decorator.rsplit(".", 1)[-1], canonical.rsplit(".", 1)[-1], canonical}
+            if names & set(settings.hot_path_decorators):
+                roots.append(Root(f"@{decorator}", key, Site(module.path, function.span, function.qualname)))
+                break
+        for pattern in settings.hot_path_roots:
+            if name_matches(key, [pattern]):
+                matched_patterns.add(pattern)
+                roots.append(Root(f"configured root `{pattern}`", key, Site(module.path, function.span, function.qualname)))
+    cuda_functions = {f"{path}::{memcpy.enclosing}" for path, summary in program.cuda.items() for memcpy in summary.memcpys}
+    for pattern in settings.hot_path_roots:
+        if "::" in pattern and any(name_matches(key, [pattern]) for key in cuda_functions):
+            matched_patterns.add(pattern)  # a CUDA host function (path.cu::function) with copies
+    unmatched = [pattern for pattern in settings.hot_path_roots if pattern not in matched_patterns]
+    # 2. capture contexts (and helpers that enter them)
+    capture_helpers = _capture_helpers(program)
+    helper_names = {key.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for key, index in capture_helpers.items() if index >= 0}
+    region_calls: list[tuple[Module, Call, str]] = []  # calls inside captured regions, with the region label
+    captured: dict[tuple[str, int], str] = {}
+    for module in program.modules.values():
+        if module.is_test or module.name in out_of_scope:
+            continue
+        begin_lines: dict[str, list[int]] = {}
+        end_lines: dict[str, list[int]] = {}
+        for call in module.summary.calls:
+            if call.method in settings.capture_begin_methods and call.receiver:
+                begin_lines.setdefault(call.scope, []).append(call.span.line)
+            elif call.method in settings.capture_end_methods and call.receiver:
+                end_lines.setdefault(call.scope, []).append(call.span.line)
+        for block in module.summary.withs:
+            for context in block.contexts:
+                label = _capture_label(program, module, context, capture_helpers)
+                if label:
+                    captured[(module.path, block.id)] = f"{label} at {module.path}:{block.span.line}"
+                    break
+        for call in module.summary.calls:
+            label = next((captured[(module.path, w)] for w in call.withs if (module.path, w) in captured), None)
+            if label is None:
+                for begin in begin_lines.get(call.scope, ()):
+                    ends = [end for end in end_lines.get(call.scope, ()) if end > begin]
+                    if begin < call.span.line and (not ends or call.span.line < min(ends)):
+                        label = f"stream capture at {module.path}:{begin}"
+                        break
+            if label is not None:
+                region_calls.append((module, call, label))
+            # make_graphed_callables(fn, ...) and capture helpers taking a callable
+            canonical = program.canonical(module, call.func) if call.func else ""
+            if canonical in settings.graphed_callables and call.args:
+                for key in _callable_targets(program, module, call, call.args[0]):
+                    roots.append(Root(f"`{call.func}` argument", key, Site(module.path, call.span, call.scope)))
+            if call.method not in helper_names:
+                continue  # resolving only plausible helper calls keeps this pass cheap
+            for target in _targets(program, module, call):
+                param_index = capture_helpers.get(target)
+                if param_index is not None and param_index >= 0 and param_index < len(call.args):
+                    for key in _callable_targets(program, module, call, call.args[param_index]):
+                        roots.append(Root(f"captured by `{target}`", key, Site(module.path, call.span, call.scope)))
+    # 3. reachability
+    reached: dict[str, tuple[str | None, str]] = {}
+    queue: deque[str] = deque()
+    for root in roots:
+        if root.key not in reached:
+            reached[root.key] = (None, root.label)
+            queue.append(root.key)
+    region_keys: dict[str, str] = {}
+    for module, call, label in region_calls:
+        region = f"<capture {label}>"
+        region_keys.setdefault(region, label)
+        for target in _targets(program, module, call):
+            if target not in reached and not _excluded(settings, target):
+                reached[target] = (region, f"called at {module.path}:{call.span.line}")
+                queue.append(target)
+    while queue:
+        current = queue.popleft()
+        for module, call in calls_by_scope.get(current, ()):
+            for target in _targets(program, module, call):
+                if target not in reached and not _excluded(settings, target):
+                    reached[target] = (current, f"called at {module.path}:{call.span.line}")
+                    queue.append(target)
+    for region, label in region_keys.items():
+        reached.setdefault(region, (None, label))
+    # 4. transfer sites
+    region_call_ids = {(module.path, id(call)): label for module, call, label in region_calls}
+    buffers = _device_attributes(program)
+    sites: list[TransferSite] = []
+    for module in program.modules.values():
+        if module.is_test or module.name in out_of_scope:
+            continue
+        evidence = _Evidence(program, module, buffers)
+        for call in module.summary.calls:
+            kind = _transfer_kind(program, module, call, evidence)
+            if kind is None:
+                continue
+            key = program.scope_key(module, call.scope)
+            site = TransferSite(kind, Site(module.path, call.span, call.scope), key)
+            region = region_call_ids.get((module.path, id(call)))
+            if region is not None:
+                site.chain = (f"<capture {region}>",)
+                hot = True
+            else:
+                hot = key in reached
+                if hot:
+                    site.chain = chain(reached, key)
+            pinned = _pinned_reason(settings, key, call)
+            if pinned:
+                site.status, site.reason = OK_PINNED, pinned
+            elif hot:
+                site.status = VIOLATION
+            else:
+                site.reason = _excluded(settings, key)
+            sites.append(site)
+    for path, summary in sorted(program.cuda.items()):
+        if first_path_match(path, settings.out_of_scope):
+            continue
+        for memcpy in summary.memcpys:
+            if memcpy.device_code or memcpy.direction in ("DeviceToDevice",):
+                continue
+            key = f"{path}::{memcpy.enclosing}"
+            site = TransferSite(f"{memcpy.function} {memcpy.direction}", Site(path, memcpy.span, memcpy.enclosing), key)
+            if name_matches(key, settings.hot_path_roots):
+                site.status, site.chain = VIOLATION, (key,)
+            pinned = _pinned_reason(settings, key, None)
+            if pinned:
+                site.status, site.reason = OK_PINNED, pinned
+            sites.append(site)
+    sites.sort(key=lambda s: (s.site.path, s.site.span.line, s.site.span.column))
+    # 5. unresolved calls on the hot path
+    unresolved: list[UnresolvedCall] = []
+    for key in sorted(reached):
+        for module, call in calls_by_scope.get(key, ()):
+            resolution = program.resolve_call(module, call)
+            if resolution.kind in ("unresolved", "parameter"):
+                unresolved.append(
+                    UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), key, resolution.note, chain(reached, key))
+                )
+    for module, call, label in region_calls:
+        resolution = program.resolve_call(module, call)
+        helper_index = capture_helpers.get(program.scope_key(module, call.scope), -1)
+        if resolution.kind == "parameter" and helper_index >= 0:
+            continue  # the callable a capture helper captures: its callers' arguments are roots
+        if resolution.kind in ("unresolved", "parameter"):
+            unresolved.append(
+                UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), f"<capture {label}>", resolution.note, (f"<capture {label}>",))
+            )
+    unresolved.sort(key=lambda u: (u.site.path, u.site.span.line, u.site.span.column))
+    return HotPath(roots, reached, sites, unresolved, unmatched, captured)
+
+
+def chain(reached: dict[str, tuple[str | None, str]], key: str) -> tuple[str, ...]:
+    path = [key]
+    seen = {key}
+    current = reached.get(key, (None, ""))[0]
+    while current is not None and current not in seen:
+        path.append(current)
+        seen.add(current)
+        current = reached.get(current, (None, ""))[0]
+    return tuple(reversed(path))
+
+
+def _targets(program: Program, module: Module, call: Call) -> tuple[str, ...]:
+    return program.resolve_call(module, call).targets
+
+
+def _capture_label(program: Program, module: Module, context: Call, helpers: dict[str, int]) -> str | None:
+    canonical = program.canonical(module, context.func) if context.func else ""
+    if canonical in program.settings.capture_contexts:
+        return f"`{context.func}`"
+    for target in _targets(program, module, context):
+        if helpers.get(target) == -1:
+            return f"`{context.func}` (capture helper)"
+    return None
+
+
+def _capture_helpers(program: Program) -> dict[str, int]:
+    """function key → -1 for a context-manager helper that captures, or the index of the callable
+    parameter it calls inside a capture."""
+    helpers: dict[str, int] = {}
+    calls_in_with: dict[tuple[str, int], list[Call]] = {}
+    for module in program.modules.values():
+        for call in module.summary.calls:
+            for with_id in call.withs:
+                calls_in_with.setdefault((module.name, with_id), []).append(call)
+    for _ in range(4):  # helpers of helpers
+        changed = False
+        for module in program.modules.values():
+            capture_ids: set[int] = set()
+            for block in module.summary.withs:
+                for context in block.contexts:
+                    if _capture_label(program, module, context, helpers):
+                        capture_ids.add(block.id)
+            for call in module.summary.calls:
+                if call.method in program.settings.capture_begin_methods and call.receiver:
+                    key = function_key(module.name, call.scope)
+                    function = program.function_at(module, call.scope)
+                    if function is not None and function.is_generator and key not in helpers:
+                        helpers[key] = -1
+                        changed = True
+            for block in module.summary.withs:
+                if block.id not in capture_ids or not block.scope:
+                    continue
+                key = function_key(module.name, block.scope)
+                function = program.function_at(module, block.scope)
+                if function is None:
+                    continue
+                if function.is_generator and key not in helpers:
+                    helpers[key] = -1
+                    changed = True
+                params = [p for p in function.params if p not in ("self", "cls")] if function.class_name else list(function.params)
+                for call in calls_in_with.get((module.name, block.id), ()):
+                    if call.scope == block.scope and call.func in params and key not in helpers:
+                        helpers[key] = params.index(call.func)
+                        changed = True
+        if not changed:
+            break
+    return helpers
+
+
+def _callable_targets(program: Program, module: Module, call: Call, arg) -> tuple[str, ...]:
+    items = arg.value if arg.kind == "list" else (arg,)
+    keys: list[str] = []
+    for item in items or ():
+        if item.kind not in ("name", "attribute"):
+            continue
+        dotted = item.dotted or item.text
+        if dotted.startswith("self."):
+            klass = program.enclosing_class(module, call.scope)
+            if klass is not None:
+                method = program.class_method(klass, dotted[5:])
+                if method:
+                    keys.append(method)
+            continue
+        kind, key = program.lookup(program.canonical(module, dotted))
+        if kind == "function":
+            keys.append(key)
+        elif kind == "class":
+            for method in ("__call__", "forward"):
+                found = program.class_method(key, method)
+                if found:
+                    keys.append(found)
+    return tuple(keys)
+
+
+def _device_attributes(program: Program) -> set[tuple[str, str]]:
+    """(class key, attribute) pairs assigned from a torch/cupy call: receiver evidence for print."""
+    found: set[tuple[str, str]] = set()
+    for module in program.modules.values():
+        for assignment in module.summary.assignments:
+            if assignment.call is None or not assignment.target.startswith("self."):
+                continue
+            canonical = program.canonical(module, assignment.call.func)
+            if canonical.startswith(("torch.", "cupy.")):
+                klass = program.enclosing_class(module, assignment.scope)
+                if klass:
+                    found.add((klass, assignment.target[5:]))
+    return found
+
+
+class _Evidence:
+    """Is this expression a device array? (bound from torch./cupy. calls, annotated, a buffer)"""
+
+    def __init__(self, program: Program, module: Module, buffers: set[tuple[str, str]]):
+        self.program = program
+        self.module = module
+        self.buffers = buffers
+        self.bound: dict[tuple[str, str], str] = {}
+        for assignment in module.summary.assignments:
+            if assignment.call is not None and "." not in assignment.target:
+                self.bound[(assignment.scope, assignment.target)] = program.canonical(module, assignment.call.func)
+
+    def library(self, scope: str, text: str) -> str | None:
+        """'torch' | 'cupy' when ``text`` in ``scope`` is evidently a tensor/array of that library."""
+        bound = self.bound.get((scope, text))
+        if bound:
+            if bound.startswith("cupy."):
+                return "cupy"
+            if bound.startswith("torch."):
+                return "torch"
+        function = self.program.function_at(self.module, scope)
+        if function is not None:
+            for param, annotation in function.annotations:
+                if param == text:
+                    if "cupy" in annotation or annotation.startswith("cp."):
+                        return "cupy"
+                    if any(marker in annotation for marker in _TENSOR_ANNOTATIONS):
+                        return "torch"
+        if text.startswith("self.") and text.count(".") == 1:
+            klass = self.program.enclosing_class(self.module, scope)
+            if klass is not None and (klass, text[5:]) in self.buffers:
+                return "torch"
+        return None
+
+
+def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evidence) -> str | None:
+    method = call.method
+    if call.receiver:
+        if method in ("item", "cpu", "numpy", "tolist") and not call.args:
+            return f".{method}()"
+        if method == "to" and _is_cpu_target(call):
+            return '.to("cpu")'
+        if method == "synchronize":
+            canonical = program.canonical(module, call.func) if call.func else ""
+            if canonical == "torch.cuda.synchronize":
+                return canonical
+            return f"`{call.receiver}`.synchronize()"
+        if method == "get" and not call.args and all(key in _CUPY_GET_KEYWORDS for key, _ in call.kwargs):
+            receiver_lib = None
+            if call.receiver_kind == "call":
+                receiver_lib = "cupy" if program.canonical(module, call.receiver_call).startswith("cupy.") else None
+            else:
+                receiver_lib = evidence.library(call.scope, call.receiver)
+            if receiver_lib == "cupy":
+                return "CuPy .get()"
+            return None
+    canonical = program.canonical(module, call.func) if call.func else ""
+    if canonical in ("torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize"):
+        return canonical
+    if canonical in ("cupy.asnumpy", "cupy.ndarray.get"):
+        return canonical
+    if call.func in ("print", "float", "int", "bool") and call.func not in program.bindings(module):
+        for arg in call.args:
+            if arg.kind in ("name", "attribute") and evidence.library(call.scope, arg.text):
+                return f"{call.func}(tensor)"
+    return None
+
+
+def _is_cpu_target(call: Call) -> bool:
+    candidates = list(call.args[:1])
+    device = call.kwarg("device")
+    if device is not None:
+        candidates.append(device)
+    for arg in candidates:
+        if arg.kind == "str" and str(arg.value).startswith("cpu"):
+            return True
+        if arg.kind == "call" and arg.dotted.endswith("device") and ("'cpu'" in arg.text or '"cpu"' in arg.text):
+            return True
+    return False
+
+
+def _excluded(settings, key: str) -> str:
+    """The reason when ``key`` is a configured non-GPU function the walk does not enter."""
+    for pattern, reason in settings.hot_path_exclude.items():
+        if name_matches(key, [pattern]):
+            return reason
+    return ""
+
+
+def _pinned_reason(settings, key: str, call: Call | None) -> str:
+    for pattern, reason in settings.pinned_functions.items():
+        if name_matches(key, [pattern]):
+            return reason
+    if call is not None and call.receiver:
+        for pattern, reason in settings.pinned_receivers.items():
+            if name_matches(call.receiver, [pattern]):
+                return reason
+    return ""
+
+
+__all__ = ["MODULE_SCOPE", "HotPath", "TransferSite", "chain", "hot_path"]

@@ -1,0 +1,588 @@
+"""The whole program as the analyses see it: modules, definitions, name resolution, call edges.
+
+``Program.build(project)`` summarises every file (cached by content, see ``_SummaryCache``),
+names each Python module from its path and the configured source roots, and answers the
+questions every analysis asks: what does this dotted name in that module refer to, which
+function does this call reach, which class is this attribute.
+
+Resolution is deliberately conservative: it follows module functions, methods through ``self``
+(and ``super()``, and base classes in the project), attributes whose class is known from a
+``self.x = Class(...)`` assignment, locals bound to a project class, and imported names with
+their aliases. Anything else that *could* be a project call (an attribute call whose method name
+is defined somewhere in the project) is reported as unresolved — never guessed.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import gc
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from foxaudit import __version__
+from foxaudit.program.cudascan import CudaSummary, scan_cuda
+from foxaudit.program.project import Project
+from foxaudit.program.pyscan import Call, ClassDef, Function, ModuleSummary, scan_python
+from foxaudit.program.settings import ProgramSettings
+from foxaudit.sources.base import SourceFile
+
+
+def _scanner_fingerprint() -> str:
+    """Summaries change shape when the scanners change: key the cache on their source too."""
+    digest = hashlib.sha1(__version__.encode())
+    for name in ("pyscan.py", "cudascan.py", "model.py"):
+        try:
+            digest.update((Path(__file__).parent / name).read_bytes())
+        except OSError:
+            digest.update(name.encode())
+    return digest.hexdigest()
+
+
+CACHE_FORMAT = f"foxaudit-program/{_scanner_fingerprint()}"
+MODULE_SCOPE = "<module>"
+EXTERNAL = "ext:"
+_SELF_RETURNING = frozenset({"to", "cuda", "cpu", "train", "eval", "requires_grad_", "float", "double", "half", "share_memory_"})
+
+
+@dataclass
+class Module:
+    name: str
+    path: str
+    is_package: bool
+    is_test: bool
+    summary: ModuleSummary
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a call reaches: project functions, an external callable, or nothing known."""
+
+    kind: str  # project | class | external | unresolved | parameter | local
+    targets: tuple[str, ...] = ()  # function keys 'module:qualname'
+    canonical: str = ""  # the dotted name it resolves to (external or project)
+    note: str = ""
+
+
+def function_key(module: str, qualname: str) -> str:
+    return f"{module}:{qualname}"
+
+
+class _SummaryCache:
+    """Summaries keyed by (path, module name, sha1 of content): hits on a fresh checkout too."""
+
+    def __init__(self, root: Path, enabled: bool):
+        # Same place as the engine's cache: $FOXAUDIT_CACHE_DIR, else <root>/.foxaudit_cache.
+        directory = os.environ.get("FOXAUDIT_CACHE_DIR") or str(root / ".foxaudit_cache")
+        self.path = Path(directory) / "program.pickle"
+        self.enabled = enabled
+        self.entries: dict[tuple, object] = {}
+        self.used: set[tuple] = set()
+        self.dirty = False
+        if enabled:
+            try:
+                with open(self.path, "rb") as handle, no_gc():
+                    payload = pickle.load(handle)
+                if isinstance(payload, dict) and payload.get("format") == CACHE_FORMAT:
+                    self.entries = payload["entries"]
+            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, KeyError, TypeError):
+                self.entries = {}
+
+    def get(self, key: tuple) -> object | None:
+        value = self.entries.get(key)
+        if value is not None:
+            self.used.add(key)
+        return value
+
+    def put(self, key: tuple, value: object) -> None:
+        self.entries[key] = value
+        self.used.add(key)
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.enabled:
+            return
+        stale = set(self.entries) - self.used
+        if not self.dirty and not stale:
+            return
+        kept = {key: self.entries[key] for key in self.used if key in self.entries}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".program.", suffix=".tmp")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump({"format": CACHE_FORMAT, "entries": kept}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, self.path)
+        except OSError:
+            # A read-only checkout still gets correct results, only slower next time.
+            return
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Build many small objects without triggering collections (none of them are garbage)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def module_name_for(path: str, source_roots: Iterable[str]) -> tuple[str, bool] | None:
+    """(dotted module name, is_package) for a .py path, or None when it is not importable."""
+    if not path.endswith(".py"):
+        return None
+    best = None
+    for root in source_roots:
+        prefix = root.strip("/")
+        if prefix in ("", "."):
+            relative = path
+        elif path.startswith(prefix + "/"):
+            relative = path[len(prefix) + 1 :]
+        else:
+            continue
+        if best is None or len(relative) < len(best):
+            best = relative
+    if best is None:
+        return None
+    parts = best[:-3].split("/")
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    if not parts or not all(part.isidentifier() for part in parts):
+        return None
+    return ".".join(parts), is_package
+
+
+class Program:
+    """Modules, CUDA files and resolution over one Project (build once, share between rules)."""
+
+    def __init__(self, project: Project, settings: ProgramSettings, *, use_cache: bool = True):
+        self.project = project
+        self.root = Path(project.root)
+        self.settings = settings
+        self.modules: dict[str, Module] = {}
+        self.by_path: dict[str, Module] = {}
+        self.cuda: dict[str, CudaSummary] = {}
+        self.sources: dict[str, SourceFile] = {source.path: source for source in project.files}
+        self.functions: dict[str, tuple[Module, Function]] = {}
+        self.classes: dict[str, tuple[Module, ClassDef]] = {}
+        self.method_names: set[str] = set()
+        self.cache = _SummaryCache(self.root, use_cache)
+        self._bindings: dict[str, dict[str, str]] = {}
+        self._attr_types: dict[str, dict[str, str]] = {}
+        self._local_types: dict[tuple[str, str], dict[str, str]] = {}
+        self._resolved: dict[tuple[str, int], Resolution] = {}
+        self._annotations: dict[tuple[str, str], str | None] = {}
+        self._top_packages: set[str] = set()
+        with no_gc():
+            self._build()
+        self.cache.save()
+
+    # -- construction ---------------------------------------------------------------------
+    def _build(self) -> None:
+        test_roots = tuple(root.strip("/") + "/" for root in self.settings.test_roots)
+        for source in self.project.files:
+            digest = hashlib.sha1(source.data).hexdigest()
+            if source.language == "cuda":
+                key = ("cuda", source.path, digest)
+                summary = self.cache.get(key)
+                if summary is None:
+                    summary = scan_cuda(source)
+                    self.cache.put(key, summary)
+                self.cuda[source.path] = summary  # type: ignore[assignment]
+                continue
+            if not source.path.endswith(".py"):
+                continue
+            named = module_name_for(source.path, self.settings.source_roots)
+            if named is None:
+                continue
+            name, is_package = named
+            key = ("py", source.path, name, is_package, digest)
+            summary = self.cache.get(key)
+            if summary is None:
+                summary = scan_python(source, name, is_package)
+                self.cache.put(key, summary)
+            module = Module(
+                name=name,
+                path=source.path,
+                is_package=is_package,
+                is_test=source.path.startswith(test_roots),
+                summary=summary,  # type: ignore[arg-type]
+            )
+            if name in self.modules:
+                # Two files claim one module name (a test dir and a package of the same name):
+                # keep the non-test one, it is what an import finds.
+                if self.modules[name].is_test and not module.is_test:
+                    self.modules[name] = module
+            else:
+                self.modules[name] = module
+            self.by_path[source.path] = module
+        self._top_packages = {name.split(".")[0] for name in self.modules}
+        for module in self.modules.values():
+            for function in module.summary.functions:
+                self.functions[function_key(module.name, function.qualname)] = (module, function)
+                if function.class_name:
+                    self.method_names.add(function.name)
+            for klass in module.summary.classes:
+                self.classes[function_key(module.name, klass.qualname)] = (module, klass)
+
+    def out_of_scope(self, path: str) -> bool:
+        """Paths under `out-of-scope` globs: classified in the audit, never reported."""
+        from foxaudit.program.globmatch import first_path_match
+
+        return first_path_match(path, self.settings.out_of_scope) is not None
+
+    # -- names --------------------------------------------------------------------------------
+    def bindings(self, module: Module) -> dict[str, str]:
+        """Local name → canonical dotted name, from the module's imports (all scopes)."""
+        cached = self._bindings.get(module.name)
+        if cached is not None:
+            return cached
+        table: dict[str, str] = {}
+        self._bindings[module.name] = table
+        for ref in module.summary.imports:
+            if ref.dynamic or not ref.module:
+                continue
+            if not ref.names:
+                if ref.alias:
+                    table[ref.alias] = ref.module
+                else:
+                    head = ref.module.split(".")[0]
+                    table.setdefault(head, head)
+                continue
+            for imported, alias in ref.names:
+                if imported == "*":
+                    target = self.modules.get(ref.module)
+                    if target is not None and target is not module:
+                        for name in target.summary.defined_names:
+                            if not name.startswith("_"):
+                                table.setdefault(name, f"{ref.module}.{name}")
+                    continue
+                table[alias] = f"{ref.module}.{imported}"
+        return table
+
+    def canonical(self, module: Module, dotted: str) -> str:
+        """The fully qualified dotted name ``dotted`` means inside ``module``."""
+        if not dotted:
+            return ""
+        head, _, rest = dotted.partition(".")
+        bound = self.bindings(module).get(head)
+        if bound is not None:
+            return f"{bound}.{rest}" if rest else bound
+        if head in module.summary.defined_names:
+            return f"{module.name}.{dotted}"
+        return dotted
+
+    def lookup(self, canonical: str, depth: int = 0) -> tuple[str, str]:
+        """('module'|'function'|'class'|'project-other'|'external', key) for a canonical name."""
+        parts = canonical.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            module = self.modules.get(name)
+            if module is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return "module", name
+            qual = ".".join(rest)
+            key = function_key(name, qual)
+            if key in self.functions:
+                return "function", key
+            if key in self.classes:
+                return "class", key
+            # A re-export: `from .impl import f` in a package __init__.
+            bound = self.bindings(module).get(rest[0])
+            if bound is not None and depth < 6 and bound != canonical:
+                again = ".".join([bound, *rest[1:]])
+                return self.lookup(again, depth + 1)
+            return "project-other", key
+        return "external", canonical
+
+    def module_of_function(self, key: str) -> Module:
+        return self.functions[key][0]
+
+    def class_method(self, class_key: str, name: str, depth: int = 0) -> str | None:
+        """Key of method ``name`` on class ``class_key`` or its project base classes."""
+        candidate = f"{class_key}.{name}"
+        if candidate in self.functions:
+            return candidate
+        if depth > 8 or class_key not in self.classes:
+            return None
+        module, klass = self.classes[class_key]
+        for base in klass.bases:
+            kind, key = self.lookup(self.canonical(module, base))
+            if kind == "class":
+                found = self.class_method(key, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def type_of(self, module: Module, scope: str, parts: list[str]) -> str | None:
+        """Class key (or ``ext:<dotted>`` for a non-project class) of ``a.b.c`` in ``scope``."""
+        if not parts:
+            return None
+        head = parts[0]
+        current = self.enclosing_class(module, scope) if head in ("self", "cls") else self.local_types(module, scope).get(head)
+        for attr in parts[1:]:
+            if current is None or current.startswith(EXTERNAL):
+                return None
+            current = self.attribute_types(current).get(attr)
+        return current
+
+    def _value_type(self, module: Module, scope: str, value, call: Call | None, klass: str | None) -> str | None:
+        """Type of an assigned value: a project class instance, an external call's result, an alias."""
+        if call is not None:
+            if call.receiver_kind == "call" and call.method in _SELF_RETURNING:
+                # Net(shape).to(device) is still a Net; copy.deepcopy(x) has x's type.
+                inner = self.canonical(module, call.receiver_call)
+                kind, key = self.lookup(inner)
+                if kind == "class":
+                    return key
+                if inner in ("copy.deepcopy", "copy.copy") and call.receiver.count("(") == 1:
+                    argument = call.receiver[call.receiver.index("(") + 1 : -1].strip()
+                    if argument.startswith("self.") and klass is not None and argument.count(".") == 1:
+                        return self.attribute_types(klass).get(argument[5:])
+                return None
+            if "()" in call.func:
+                return None
+            canonical = self.canonical(module, call.func)
+            kind, key = self.lookup(canonical)
+            if kind == "class":
+                return key
+            if kind == "external" and call.func and not call.func.startswith(("self.", "cls.")):
+                head = call.func.split(".")[0]
+                if head in self.bindings(module):
+                    return EXTERNAL + canonical
+            return None
+        if value.kind in ("str", "int", "float", "fstring", "list") or value.text[:1] in ("{", "["):
+            return EXTERNAL + "builtins"
+        if value.kind == "name":
+            function = self.function_at(module, scope)
+            if function is not None:
+                for param, annotation in function.annotations:
+                    if param == value.text:
+                        return self._annotation_type(module, annotation)
+            return None
+        if value.kind == "attribute" and value.dotted.startswith("self.") and klass is not None:
+            parts = value.dotted.split(".")
+            if len(parts) == 2 and parts[1] != "__class__":
+                return self.attribute_types(klass).get(parts[1])
+        return None
+
+    def _annotation_type(self, module: Module, annotation: str) -> str | None:
+        key = (module.name, annotation)
+        if key in self._annotations:
+            return self._annotations[key]
+        found = self._annotation_lookup(module, annotation)
+        self._annotations[key] = found
+        return found
+
+    def _annotation_lookup(self, module: Module, annotation: str) -> str | None:
+        text = annotation.strip().strip("'\"")
+        for part in text.split("|"):
+            part = part.strip()
+            if not part or part == "None":
+                continue
+            kind, key = self.lookup(self.canonical(module, part))
+            if kind == "class":
+                return key
+        return None
+
+    def attribute_types(self, class_key: str) -> dict[str, str]:
+        """self.<attr> → class key, from `self.attr = ProjectClass(...)` (or an annotated parameter,
+        or an external call: ``ext:torch.optim.Adam``) in the class's methods."""
+        cached = self._attr_types.get(class_key)
+        if cached is not None:
+            return cached
+        table: dict[str, str] = {}
+        self._attr_types[class_key] = table
+        if class_key not in self.classes:
+            return table
+        module, klass = self.classes[class_key]
+        prefix = klass.qualname + "."
+        for assignment in module.summary.assignments:
+            if not assignment.target.startswith("self.") or assignment.target.count(".") != 1:
+                continue
+            if not assignment.scope.startswith(prefix):
+                continue
+            found = self._value_type(module, assignment.scope, assignment.value, assignment.call, class_key)
+            if found is not None:
+                table.setdefault(assignment.target[5:], found)
+        for base in klass.bases:
+            kind, key = self.lookup(self.canonical(module, base))
+            if kind == "class" and key != class_key:
+                for attr, value in self.attribute_types(key).items():
+                    table.setdefault(attr, value)
+        return table
+
+    def local_types(self, module: Module, scope: str) -> dict[str, str]:
+        cache_key = (module.name, scope)
+        cached = self._local_types.get(cache_key)
+        if cached is not None:
+            return cached
+        table: dict[str, str] = {}
+        self._local_types[cache_key] = table
+        function = self.function_at(module, scope)
+        if function is not None:
+            for param, annotation in function.annotations:
+                found = self._annotation_type(module, annotation)
+                if found is not None:
+                    table[param] = found
+        klass = self.enclosing_class(module, scope) if scope else None
+        for assignment in module.summary.assignments:
+            if assignment.scope != scope or "." in assignment.target:
+                continue
+            found = self._value_type(module, scope, assignment.value, assignment.call, klass)
+            if found is not None:
+                table[assignment.target] = found
+        return table
+
+    def enclosing_class(self, module: Module, scope: str) -> str | None:
+        """Class key of the method ``scope`` (or of the method a nested function sits in)."""
+        parts = scope.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            key = function_key(module.name, ".".join(parts[:cut]))
+            if key in self.classes:
+                return key
+        return None
+
+    def function_at(self, module: Module, scope: str) -> Function | None:
+        entry = self.functions.get(function_key(module.name, scope))
+        return entry[1] if entry else None
+
+    # -- calls ----------------------------------------------------------------------------------
+    def resolve_call(self, module: Module, call: Call) -> Resolution:
+        key = (module.name, id(call))
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolve_call(module, call)
+            self._resolved[key] = found
+        return found
+
+    def _resolve_call(self, module: Module, call: Call) -> Resolution:
+        func = call.func
+        scope = call.scope
+        if not func:
+            if call.receiver_kind == "call" and call.receiver_call in ("super", "super()"):
+                klass = self.enclosing_class(module, scope)
+                if klass is not None:
+                    _, definition = self.classes[klass]
+                    for base in definition.bases:
+                        kind, key = self.lookup(self.canonical(module, base))
+                        if kind == "class":
+                            target = self.class_method(key, call.method)
+                            if target:
+                                return Resolution("project", (target,), target)
+                return Resolution("external", canonical=f"super().{call.method}")
+            return self._maybe_unresolved(call, "the callee is an expression")
+        head, _, rest = func.partition(".")
+        bound = self.bindings(module).get(head)
+        if bound is not None and bound.split(".")[0] not in self._top_packages:
+            # torch.zeros, np.asarray, an alias of a third-party module: nothing of the project.
+            canonical = f"{bound}.{rest}" if rest else bound
+            return Resolution("external", canonical=canonical)
+        function = self.function_at(module, scope)
+        # Nested functions: `inner()` inside `outer` is outer.inner (class bodies are not scopes).
+        if not rest:
+            parts = scope.split(".") if scope else []
+            for cut in range(len(parts), 0, -1):
+                enclosing = ".".join(parts[:cut])
+                if function_key(module.name, enclosing) not in self.functions:
+                    continue
+                key = function_key(module.name, f"{enclosing}.{head}")
+                if key in self.functions:
+                    return Resolution("project", (key,), key)
+            if function is not None and head in function.params:
+                return Resolution("parameter", canonical=head, note=f"calls its parameter {head!r}")
+        if rest and (head in ("self", "cls") or head in self.local_types(module, scope)):
+            parts = func.split(".")
+            owner = self.type_of(module, scope, parts[:-1])
+            if owner is not None and owner.startswith(EXTERNAL):
+                return Resolution("external", canonical=f"{owner[len(EXTERNAL):]}.{parts[-1]}")
+            if owner is not None:
+                target = self.class_method(owner, parts[-1])
+                if target:
+                    return Resolution("project", (target,), target)
+                attribute = self.attribute_types(owner).get(parts[-1])
+                if attribute is not None and attribute.startswith(EXTERNAL):
+                    return Resolution("external", canonical=attribute[len(EXTERNAL):])
+                if attribute is not None:
+                    target = self.class_method(attribute, "__call__")
+                    if target:
+                        return Resolution("project", (target,), target)
+                return self._maybe_unresolved(call, f"no method {parts[-1]!r} on {owner}")
+            if head in ("self", "cls"):
+                return self._maybe_unresolved(call, f"type of {'.'.join(parts[:-1])} unknown")
+        canonical = self.canonical(module, func)
+        kind, key = self.lookup(canonical)
+        if kind == "function":
+            return Resolution("project", (key,), canonical)
+        if kind == "class":
+            targets = tuple(
+                method for method in (f"{key}.__init__", f"{key}.__post_init__", f"{key}.__call__") if method in self.functions and not method.endswith("__call__")
+            )
+            return Resolution("class", targets, canonical)
+        if kind == "module":
+            return Resolution("external", canonical=canonical, note="calls a module")
+        if kind == "project-other":
+            owner_name, _, qual = key.partition(":")
+            owner = self.modules.get(owner_name)
+            first = qual.split(".")[0]
+            if owner is not None and first in owner.summary.constants and "." in qual:
+                constant = owner.summary.constants[first]
+                assignment = next((a for a in owner.summary.assignments if a.target == first and not a.scope), None)
+                found = self._value_type(owner, "", constant, assignment.call if assignment else None, None)
+                if found is not None and not found.startswith(EXTERNAL) and qual.count(".") == 1:
+                    target = self.class_method(found, qual.split(".")[1])
+                    if target:
+                        return Resolution("project", (target,), target)
+                if found is not None and found.startswith(EXTERNAL):
+                    return Resolution("external", canonical=canonical)
+            return self._maybe_unresolved(call, f"{canonical} is not a function of the project")
+        # External: the head is an imported non-project module, a builtin, or a local variable.
+        if head in self.bindings(module) or head in _BUILTINS:
+            return Resolution("external", canonical=canonical)
+        return self._maybe_unresolved(call, f"receiver {head!r} has no known type")
+
+    def _maybe_unresolved(self, call: Call, why: str) -> Resolution:
+        if call.method and (call.method in self.method_names or call.method in self._function_names()):
+            return Resolution("unresolved", canonical=call.func or call.method, note=why)
+        return Resolution("external", canonical=call.func or call.method, note=why)
+
+    def _function_names(self) -> set[str]:
+        names = getattr(self, "_fn_names", None)
+        if names is None:
+            names = {function.name for _, function in self.functions.values()}
+            self._fn_names = names
+        return names
+
+    # -- iteration helpers -----------------------------------------------------------------------
+    def iter_calls(self) -> Iterator[tuple[Module, Call]]:
+        for module in self.modules.values():
+            for call in module.summary.calls:
+                yield module, call
+
+    def scope_key(self, module: Module, scope: str) -> str:
+        """The call-graph node of a scope: a function key, or the module's top level."""
+        return function_key(module.name, scope or MODULE_SCOPE)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def program_for(project: Project, *, use_cache: bool = True) -> Program:
+    """The Program of ``project``, built once per Project object."""
+    memo = project.memo
+    program = memo.get("program")
+    if program is None:
+        settings = ProgramSettings.from_table(project.settings)
+        program = Program(project, settings, use_cache=use_cache)
+        memo["program"] = program
+    return program  # type: ignore[return-value]

@@ -1,0 +1,38 @@
+"""The whole repository as whole-project rules see it.
+
+The engine builds one ``Project`` per run (after discovery) and hands it to every enabled
+``ProjectRule``. Files are parsed lazily through ``SourceFile`` (one parse each, shared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foxaudit.sources.base import SourceFile
+
+
+@dataclass
+class Project:
+    root: Path  # absolute repository root (where pyproject.toml / .git is)
+    files: list[SourceFile]  # every discovered source file, repo-relative paths, sorted
+    pyproject: dict[str, Any] = field(default_factory=dict)  # parsed pyproject.toml ({} if absent)
+    # The validated `[tool.foxaudit.program]` table (keys as written, "-" not "_").
+    settings: dict[str, Any] = field(default_factory=dict)
+    # Results that several whole-project rules share within one run (the program model, built
+    # once); keyed by the producer's name. Not part of equality.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def python_files(self) -> Iterator[SourceFile]:
+        return (f for f in self.files if f.language == "python")
+
+    def cuda_files(self) -> Iterator[SourceFile]:
+        return (f for f in self.files if f.language == "cuda")
+
+    def file(self, path: str) -> SourceFile | None:
+        for source in self.files:
+            if source.path == path:
+                return source
+        return None

@@ -1,0 +1,714 @@
+"""One Python file → a ``ModuleSummary``: the facts every whole-program analysis needs.
+
+Extraction is syntactic and configuration-free (so a summary is cached by file content alone):
+imports, definitions, every call with its callee text and literal arguments, assignments that
+bind a call result, subscript writes, ``with`` contexts and module constants. Meaning (which
+call is a transfer, which name is a kernel, what is reachable) is given later, by the analyses,
+from these facts and the settings.
+
+Speed: one tree-sitter query collects the interesting nodes in C; Python touches only those
+nodes and walks up their parents (a few levels) to find the enclosing scope.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass, field
+
+import tree_sitter
+
+from foxaudit.sources.base import SourceFile, ts_language
+
+_MAX_TEXT = 160
+_QUERY_TEXT = """
+(import_statement) @import
+(import_from_statement) @from
+(function_definition) @def
+(class_definition) @class
+(call) @call
+(with_statement) @with
+(assignment) @assign
+(augmented_assignment) @augassign
+(yield) @yield
+(pair) @pair
+"""
+
+
+@functools.cache
+def _query() -> tree_sitter.Query:
+    return tree_sitter.Query(ts_language("python"), _QUERY_TEXT)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """An argument as far as static reading tells: its kind, text and literal value."""
+
+    kind: str  # str | fstring | int | float | name | attribute | call | list | other
+    text: str
+    value: object = None  # str/int/float for literals; tuple of Args for a list/tuple literal
+    dotted: str = ""  # for name/attribute/call: the dotted callee or name
+
+
+@dataclass(frozen=True)
+class Span:
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    """``import a.b`` (names empty) or ``from a import x`` (module ``a``, names ``x``)."""
+
+    module: str  # absolute dotted module (relative imports resolved), '' if unresolvable
+    names: tuple[tuple[str, str], ...]  # (imported name, local alias) for from-imports
+    alias: str  # for plain imports: the local name bound ('' → first component)
+    span: Span
+    type_checking: bool
+    dynamic: bool = False  # importlib.import_module / __import__ with a literal
+    scope: str = ""
+
+
+@dataclass(frozen=True)
+class Call:
+    func: str  # dotted callee text ('self.env.step', 'torch.cuda.synchronize'); '' when complex
+    method: str  # last name of the callee ('step', 'item')
+    receiver: str  # source text of the receiver ('self.env', 'x[0]'), '' for a bare name
+    receiver_kind: str  # name | attribute | call | subscript | other | ''
+    receiver_call: str  # when the receiver is a call: its dotted callee
+    args: tuple[Arg, ...]
+    kwargs: tuple[tuple[str, Arg], ...]
+    span: Span
+    scope: str  # qualified name of the enclosing function ('' at module level)
+    withs: tuple[int, ...]  # ids of the enclosing `with` statements, innermost first
+    called: bool = False  # the result is called at once: f(x)(...)
+    bound_to: str = ""  # 'name' or 'self.attr' when the result is assigned
+    subscript_base: str = ""  # receiver is `base[index]`: base text
+    subscript_index: str = ""
+
+    def kwarg(self, name: str) -> Arg | None:
+        for key, value in self.kwargs:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
+class WithBlock:
+    id: int
+    scope: str
+    contexts: tuple[Call, ...]  # the context expressions that are calls
+    context_names: tuple[str, ...]  # context expressions that are plain names/attributes
+    span: Span
+
+
+@dataclass(frozen=True)
+class Function:
+    qualname: str  # 'f', 'Class.method', 'outer.inner'
+    name: str
+    class_name: str  # qualname of the enclosing class, '' for functions
+    params: tuple[str, ...]
+    annotations: tuple[tuple[str, str], ...]  # param → annotation text
+    decorators: tuple[str, ...]  # dotted text of each decorator (call arguments dropped)
+    span: Span
+    is_generator: bool
+
+
+@dataclass(frozen=True)
+class ClassDef:
+    qualname: str
+    bases: tuple[str, ...]
+    decorators: tuple[str, ...]
+    fields: tuple[str, ...]  # annotated class attributes, in order (dataclass parameters)
+    span: Span
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``target = <value>`` where the value is a call or a literal (targets: name or self.attr)."""
+
+    target: str  # 'x' or 'self.x' or 'x.y'
+    scope: str
+    value: Arg
+    call: Call | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class SubscriptWrite:
+    """``base[index] = v`` / ``base[index] += v`` / ``base[index].fill_(v)``."""
+
+    base: str
+    index: str
+    index_names: tuple[str, ...]
+    scope: str
+    span: Span
+    how: str  # '=' | '+=' | method name
+    value: str = ""  # source text of the assigned value ('' for in-place methods)
+    key: object = None  # the index when it is one literal (a dict key such as named["env.ps"])
+
+
+@dataclass(frozen=True)
+class DictEntry:
+    """``{"key": value}`` with a literal key (how classes expose their tensors by name)."""
+
+    key: object
+    value: str
+    scope: str
+    span: Span
+
+
+@dataclass
+class ModuleSummary:
+    path: str
+    imports: list[ImportRef] = field(default_factory=list)
+    functions: list[Function] = field(default_factory=list)
+    classes: list[ClassDef] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    withs: list[WithBlock] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    subscript_writes: list[SubscriptWrite] = field(default_factory=list)
+    dict_entries: list[DictEntry] = field(default_factory=list)
+    constants: dict[str, Arg] = field(default_factory=dict)  # module-level NAME = literal
+    defined_names: set[str] = field(default_factory=set)  # module-level names bound
+    has_main_guard: bool = False
+
+
+def scan_python(source: SourceFile, module: str, is_package: bool) -> ModuleSummary:
+    """Summarise one Python file. ``module`` is its dotted name (for relative imports)."""
+    return _Scanner(source, module, is_package).run()
+
+
+class _Scanner:
+    def __init__(self, source: SourceFile, module: str, is_package: bool):
+        self.source = source
+        self.module = module
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.summary = ModuleSummary(path=source.path)
+        self.with_ids: dict[int, int] = {}
+        self.scopes: dict[int, tuple[str, str]] = {}
+        self.calls_by_range: dict[tuple[int, int], Call] = {}
+
+    # -- helpers ------------------------------------------------------------------------
+    def text(self, node: tree_sitter.Node) -> str:
+        return self.source.node_text(node)
+
+    def span(self, node: tree_sitter.Node) -> Span:
+        line, column = self.source.position(node.start_byte)
+        end_line, end_column = self.source.position(node.end_byte)
+        return Span(line, column, end_line, end_column)
+
+    def scope_of(self, node: tree_sitter.Node) -> tuple[str, str]:
+        """(qualified function scope, qualified class scope) enclosing ``node``."""
+        current = node.parent
+        while current is not None and current.type not in ("function_definition", "class_definition"):
+            current = current.parent
+        if current is None:
+            return "", ""
+        return self._definition_scope(current)
+
+    def _definition_scope(self, definition: tree_sitter.Node) -> tuple[str, str]:
+        """Scopes *inside* ``definition`` (memoised per definition node)."""
+        cached = self.scopes.get(definition.id)
+        if cached is not None:
+            return cached
+        outer_func, outer_class = self.scope_of(definition)
+        name_node = definition.child_by_field_name("name")
+        name = self.text(name_node) if name_node is not None else "?"
+        outer = outer_func if len(outer_func) >= len(outer_class) else outer_class
+        qual = f"{outer}.{name}" if outer else name
+        if definition.type == "function_definition":
+            result = (qual, outer_class)
+        else:
+            result = (outer_func, qual)
+        self.scopes[definition.id] = result
+        return result
+
+    def dotted(self, node: tree_sitter.Node | None) -> str:
+        if node is None:
+            return ""
+        if node.type == "identifier":
+            return self.text(node)
+        if node.type == "attribute":
+            obj = self.dotted(node.child_by_field_name("object"))
+            attr = node.child_by_field_name("attribute")
+            if obj and attr is not None:
+                return f"{obj}.{self.text(attr)}"
+            return ""
+        if node.type == "call":
+            inner = self.dotted(node.child_by_field_name("function"))
+            return f"{inner}()" if inner else ""
+        return ""
+
+    def arg(self, node: tree_sitter.Node) -> Arg:
+        kind = node.type
+        text = self.text(node)
+        if len(text) > _MAX_TEXT and kind not in ("string", "concatenated_string"):
+            # Long expressions (lambdas, nested calls) are only ever displayed: keep summaries small.
+            text = text[:_MAX_TEXT] + "…"
+        if kind == "string" or kind == "concatenated_string":
+            if any(child.type == "interpolation" for child in _descendants_shallow(node)):
+                return Arg("fstring", text)
+            value = _plain_string(text)
+            if value is None:
+                try:
+                    value = ast.literal_eval(text)
+                except (ValueError, SyntaxError):
+                    return Arg("other", text)
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", errors="replace")
+            return Arg("str", text, value)
+        if kind == "integer":
+            if text.isdigit():
+                return Arg("int", text, int(text))
+            try:
+                return Arg("int", text, ast.literal_eval(text))
+            except (ValueError, SyntaxError):
+                return Arg("other", text)
+        if kind == "float":
+            try:
+                return Arg("float", text, float(text.replace("_", "")))
+            except ValueError:
+                return Arg("other", text)
+        if kind == "unary_operator" and text.startswith("-"):
+            inner = node.named_children[0] if node.named_children else None
+            if inner is not None and inner.type in ("integer", "float"):
+                value = self.arg(inner).value
+                if isinstance(value, (int, float)):
+                    return Arg(inner.type if inner.type == "float" else "int", text, -value)
+        if kind == "identifier":
+            return Arg("name", text, dotted=text)
+        if kind == "attribute":
+            return Arg("attribute", text, dotted=self.dotted(node))
+        if kind == "call":
+            return Arg("call", text, dotted=self.dotted(node.child_by_field_name("function")))
+        if kind in ("list", "tuple"):
+            items = tuple(self.arg(child) for child in node.named_children if child.type != "comment")
+            return Arg("list", text, items)
+        return Arg("other", text)
+
+    def decorator_text(self, node: tree_sitter.Node) -> str:
+        expr = next((c for c in node.named_children if c.type != "comment"), None)
+        if expr is None:
+            return ""
+        if expr.type == "call":
+            return self.dotted(expr.child_by_field_name("function"))
+        return self.dotted(expr) or self.text(expr)
+
+    def in_type_checking(self, node: tree_sitter.Node) -> bool:
+        current = node.parent
+        child = node
+        while current is not None:
+            if current.type == "if_statement":
+                condition = current.child_by_field_name("condition")
+                consequence = current.child_by_field_name("consequence")
+                if (
+                    condition is not None
+                    and self.text(condition).strip() in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                    and consequence is not None
+                    and consequence.start_byte <= child.start_byte < consequence.end_byte
+                ):
+                    return True
+            child = current
+            current = current.parent
+        return False
+
+    def enclosing_withs(self, node: tree_sitter.Node) -> tuple[int, ...]:
+        ids = []
+        current = node.parent
+        child = node
+        while current is not None and current.type not in ("function_definition", "class_definition", "lambda"):
+            if current.type == "with_statement":
+                body = current.child_by_field_name("body")
+                if body is not None and body.start_byte <= child.start_byte and child.end_byte <= body.end_byte:
+                    ids.append(self.with_ids.setdefault(current.id, len(self.with_ids)))
+            child = current
+            current = current.parent
+        return tuple(ids)
+
+    def absolute(self, level: int, name: str) -> str:
+        if level == 0:
+            return name
+        parts = self.package.split(".") if self.package else []
+        if level - 1 > len(parts):
+            return ""
+        base = parts[: len(parts) - (level - 1)] if level > 1 else parts
+        return ".".join([*base, name] if name else base)
+
+    # -- main -----------------------------------------------------------------------------
+    def run(self) -> ModuleSummary:
+        root = self.source.tree.root_node
+        captures = {
+            name: sorted(nodes, key=lambda node: node.start_byte)  # document order
+            for name, nodes in tree_sitter.QueryCursor(_query()).captures(root).items()
+        }
+        summary = self.summary
+        for node in captures.get("with", ()):
+            self.with_ids.setdefault(node.id, len(self.with_ids))
+        generators: set[str] = set()
+        for node in captures.get("yield", ()):
+            scope, _ = self.scope_of(node)
+            if scope:
+                generators.add(scope)
+        for node in captures.get("import", ()):
+            self.import_statement(node)
+        for node in captures.get("from", ()):
+            self.from_statement(node)
+        for node in captures.get("class", ()):
+            self.class_definition(node)
+        for node in captures.get("def", ()):
+            self.function_definition(node, generators)
+        for node in captures.get("call", ()):
+            self.call(node)
+        for node in captures.get("with", ()):
+            self.with_statement(node)
+        for node in captures.get("assign", ()):
+            self.assignment(node)
+        for node in captures.get("pair", ()):
+            key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
+            if key is None or value is None:
+                continue
+            literal = self.arg(key)
+            if literal.kind in ("str", "int"):
+                scope, _ = self.scope_of(node)
+                summary.dict_entries.append(DictEntry(literal.value, self.text(value), scope, self.span(node)))
+        for node in captures.get("augassign", ()):
+            left = node.child_by_field_name("left")
+            operator = node.child_by_field_name("operator")
+            if left is not None and left.type == "subscript":
+                self.subscript_write(left, self.text(operator) if operator is not None else "+=")
+        for child in root.named_children:
+            if child.type == "if_statement":
+                condition = child.child_by_field_name("condition")
+                if condition is not None and "__name__" in self.text(condition) and "__main__" in self.text(condition):
+                    summary.has_main_guard = True
+            if child.type in ("function_definition", "class_definition"):
+                name = child.child_by_field_name("name")
+                if name is not None:
+                    summary.defined_names.add(self.text(name))
+            if child.type == "decorated_definition":
+                definition = child.child_by_field_name("definition")
+                name = definition.child_by_field_name("name") if definition is not None else None
+                if name is not None:
+                    summary.defined_names.add(self.text(name))
+        return summary
+
+    def import_statement(self, node: tree_sitter.Node) -> None:
+        scope, _ = self.scope_of(node)
+        type_checking = self.in_type_checking(node)
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                name = self.text(child.child_by_field_name("name"))
+                alias = self.text(child.child_by_field_name("alias"))
+            else:
+                name = self.text(child)
+                alias = ""
+            self.summary.imports.append(
+                ImportRef(name, (), alias, self.span(node), type_checking, scope=scope)
+            )
+
+    def from_statement(self, node: tree_sitter.Node) -> None:
+        scope, _ = self.scope_of(node)
+        module_node = node.child_by_field_name("module_name")
+        if module_node is None:
+            return
+        if module_node.type == "relative_import":
+            prefix = next((c for c in module_node.children if c.type == "import_prefix"), None)
+            level = self.text(prefix).count(".") if prefix is not None else 0
+            dotted = next((c for c in module_node.children if c.type == "dotted_name"), None)
+            module = self.absolute(level, self.text(dotted) if dotted is not None else "")
+        else:
+            module = self.text(module_node)
+        names: list[tuple[str, str]] = []
+        for child in node.children_by_field_name("name"):
+            if child.type == "aliased_import":
+                names.append((self.text(child.child_by_field_name("name")), self.text(child.child_by_field_name("alias"))))
+            else:
+                imported = self.text(child)
+                names.append((imported, imported))
+        if any(c.type == "wildcard_import" for c in node.children):
+            names.append(("*", "*"))
+        self.summary.imports.append(
+            ImportRef(module, tuple(names), "", self.span(node), self.in_type_checking(node), scope=scope)
+        )
+
+    def class_definition(self, node: tree_sitter.Node) -> None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return
+        scope, class_scope = self.scope_of(node)
+        outer = class_scope or scope
+        qualname = f"{outer}.{self.text(name)}" if outer else self.text(name)
+        bases = []
+        superclasses = node.child_by_field_name("superclasses")
+        if superclasses is not None:
+            for child in superclasses.named_children:
+                if child.type in ("identifier", "attribute"):
+                    bases.append(self.dotted(child))
+        decorators = ()
+        if node.parent is not None and node.parent.type == "decorated_definition":
+            decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
+        fields: list[str] = []
+        body = node.child_by_field_name("body")
+        if body is not None:
+            for statement in body.named_children:
+                if statement.type != "expression_statement" or not statement.named_children:
+                    continue
+                inner = statement.named_children[0]
+                if inner.type == "assignment" and inner.child_by_field_name("type") is not None:
+                    left = inner.child_by_field_name("left")
+                    if left is not None and left.type == "identifier":
+                        fields.append(self.text(left))
+        self.summary.classes.append(ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node)))
+
+    def function_definition(self, node: tree_sitter.Node, generators: set[str]) -> None:
+        name = node.child_by_field_name("name")
+        if name is None:
+            return
+        scope, class_scope = self.scope_of(node)
+        # The direct parent scope decides whether this is a method: the class must be nearer
+        # than any enclosing function.
+        outer = scope if len(scope) >= len(class_scope) else class_scope
+        qualname = f"{outer}.{self.text(name)}" if outer else self.text(name)
+        is_method = bool(class_scope) and len(class_scope) > len(scope)
+        params: list[str] = []
+        annotations: list[tuple[str, str]] = []
+        parameters = node.child_by_field_name("parameters")
+        if parameters is not None:
+            for child in parameters.named_children:
+                ident, annotation = _param(child)
+                if ident is not None:
+                    params.append(self.text(ident))
+                    if annotation is not None:
+                        annotations.append((self.text(ident), self.text(annotation)))
+        decorators: tuple[str, ...] = ()
+        if node.parent is not None and node.parent.type == "decorated_definition":
+            decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
+        self.summary.functions.append(
+            Function(
+                qualname=qualname,
+                name=self.text(name),
+                class_name=class_scope if is_method else "",
+                params=tuple(params),
+                annotations=tuple(annotations),
+                decorators=decorators,
+                span=self.span(node),
+                is_generator=qualname in generators,
+            )
+        )
+
+    def call(self, node: tree_sitter.Node) -> None:
+        function = node.child_by_field_name("function")
+        if function is None:
+            return
+        arguments = node.child_by_field_name("arguments")
+        args: list[Arg] = []
+        kwargs: list[tuple[str, Arg]] = []
+        if arguments is not None and arguments.type == "argument_list":
+            for child in arguments.named_children:
+                if child.type == "keyword_argument":
+                    key = child.child_by_field_name("name")
+                    value = child.child_by_field_name("value")
+                    if key is not None and value is not None:
+                        kwargs.append((self.text(key), self.arg(value)))
+                elif child.type in ("list_splat", "dictionary_splat"):
+                    args.append(Arg("splat", self.text(child)))
+                elif child.type != "comment":
+                    args.append(self.arg(child))
+        func = self.dotted(function)
+        method = ""
+        receiver = ""
+        receiver_kind = ""
+        receiver_call = ""
+        subscript_base = ""
+        subscript_index = ""
+        if function.type == "attribute":
+            attr = function.child_by_field_name("attribute")
+            obj = function.child_by_field_name("object")
+            method = self.text(attr) if attr is not None else ""
+            if obj is not None:
+                receiver = self.text(obj)
+                if len(receiver) > _MAX_TEXT:
+                    receiver = receiver[:_MAX_TEXT] + "…"
+                receiver_kind = obj.type if obj.type in ("identifier", "attribute", "call", "subscript") else "other"
+                if receiver_kind == "identifier":
+                    receiver_kind = "name"
+                if obj.type == "call":
+                    receiver_call = self.dotted(obj.child_by_field_name("function"))
+                if obj.type == "subscript":
+                    base = obj.child_by_field_name("value")
+                    subscript_base = self.text(base) if base is not None else ""
+                    subscript_index = ", ".join(self.text(c) for c in obj.children_by_field_name("subscript"))
+                if not func:
+                    func = ""
+        elif function.type == "identifier":
+            method = self.text(function)
+        scope, _ = self.scope_of(node)
+        parent = node.parent
+        called = parent is not None and parent.type == "call" and parent.child_by_field_name("function") == node
+        bound_to = ""
+        if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == node:
+            left = parent.child_by_field_name("left")
+            if left is not None and left.type in ("identifier", "attribute"):
+                bound_to = self.dotted(left) or self.text(left)
+        record = Call(
+            func=func,
+            method=method,
+            receiver=receiver,
+            receiver_kind=receiver_kind,
+            receiver_call=receiver_call,
+            args=tuple(args),
+            kwargs=tuple(kwargs),
+            span=self.span(node),
+            scope=scope,
+            withs=self.enclosing_withs(node),
+            called=called,
+            bound_to=bound_to,
+            subscript_base=subscript_base,
+            subscript_index=subscript_index,
+        )
+        self.summary.calls.append(record)
+        self.calls_by_range[(node.start_byte, node.end_byte)] = record
+        if subscript_base and method.endswith("_") and not method.startswith("_"):
+            obj = function.child_by_field_name("object")
+            if obj is not None:
+                self.subscript_write(obj, method)
+        if func in ("importlib.import_module", "import_module", "__import__") and args and args[0].kind == "str":
+            target = str(args[0].value)
+            level = len(target) - len(target.lstrip("."))
+            if level:
+                package_arg = record.kwarg("package") or (args[1] if len(args) > 1 else None)
+                if package_arg is not None and package_arg.kind == "name" and package_arg.text in ("__name__", "__package__"):
+                    target = self.absolute(level, target[level:])
+                elif package_arg is not None and package_arg.kind == "str":
+                    base = str(package_arg.value)
+                    parts = base.split(".")
+                    target = ".".join([*parts[: len(parts) - (level - 1)], target[level:]]).strip(".")
+                else:
+                    target = ""
+            if target:
+                self.summary.imports.append(
+                    ImportRef(target, (), "", self.span(node), self.in_type_checking(node), dynamic=True, scope=scope)
+                )
+
+    def with_statement(self, node: tree_sitter.Node) -> None:
+        contexts: list[Call] = []
+        names: list[str] = []
+        ident = self.with_ids.setdefault(node.id, len(self.with_ids))
+        for clause in node.children:
+            if clause.type != "with_clause":
+                continue
+            for item in clause.named_children:
+                value = item.child_by_field_name("value")
+                if value is not None and value.type == "as_pattern":
+                    value = value.named_children[0] if value.named_children else None
+                if value is None:
+                    continue
+                if value.type == "call":
+                    found = self.calls_by_range.get((value.start_byte, value.end_byte))
+                    if found is not None:
+                        contexts.append(found)
+                elif value.type in ("identifier", "attribute"):
+                    names.append(self.dotted(value))
+        scope, _ = self.scope_of(node)
+        self.summary.withs.append(WithBlock(ident, scope, tuple(contexts), tuple(names), self.span(node)))
+
+    def assignment(self, node: tree_sitter.Node) -> None:
+        left = node.child_by_field_name("left")
+        right = node.child_by_field_name("right")
+        if left is None:
+            return
+        if left.type == "subscript":
+            self.subscript_write(left, "=", self.text(right) if right is not None else "")
+            return
+        if right is None:
+            return
+        scope, class_scope = self.scope_of(node)
+        if left.type == "identifier" and not scope and not class_scope:
+            self.summary.defined_names.add(self.text(left))
+        if left.type in ("pattern_list", "tuple_pattern") and not scope and not class_scope:
+            for child in left.named_children:
+                if child.type == "identifier":
+                    self.summary.defined_names.add(self.text(child))
+        if left.type not in ("identifier", "attribute"):
+            return
+        target = self.dotted(left)
+        if not target:
+            return
+        value = self.arg(right)
+        call = None
+        if right.type == "call":
+            call = self.calls_by_range.get((right.start_byte, right.end_byte))
+        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "call"):
+            self.summary.constants[target] = value
+        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "fstring", "other"):
+            self.summary.assignments.append(Assignment(target, scope, value, call, self.span(node)))
+
+    def subscript_write(self, node: tree_sitter.Node, how: str, value: str = "") -> None:
+        base = node.child_by_field_name("value")
+        if base is None:
+            return
+        indices = node.children_by_field_name("subscript")
+        key = None
+        if len(indices) == 1:
+            literal = self.arg(indices[0])
+            if literal.kind in ("str", "int"):
+                key = literal.value
+        index_text = ", ".join(self.text(i) for i in indices)
+        names: list[str] = []
+        for index in indices:
+            names.extend(_identifiers(self, index))
+        scope, _ = self.scope_of(node)
+        self.summary.subscript_writes.append(
+            SubscriptWrite(self.text(base), index_text, tuple(names), scope, self.span(node), how, value, key)
+        )
+
+
+def _plain_string(text: str) -> str | None:
+    """The value of a simple quoted literal without escapes or prefixes (literal_eval is slow)."""
+    if len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and "\\" not in text:
+        if text.startswith(('"""', "'''")):
+            return text[3:-3] if len(text) >= 6 else None
+        inner = text[1:-1]
+        if text[0] not in inner:
+            return inner
+    return None
+
+
+def _param(node: tree_sitter.Node) -> tuple[tree_sitter.Node | None, tree_sitter.Node | None]:
+    if node.type == "identifier":
+        return node, None
+    if node.type in ("typed_parameter",):
+        ident = next((c for c in node.named_children if c.type == "identifier"), None)
+        return ident, node.child_by_field_name("type")
+    if node.type in ("default_parameter", "typed_default_parameter"):
+        return node.child_by_field_name("name"), node.child_by_field_name("type")
+    if node.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+        ident = next((c for c in node.named_children if c.type == "identifier"), None)
+        return ident, None
+    return None, None
+
+
+def _identifiers(scanner: _Scanner, node: tree_sitter.Node) -> list[str]:
+    found = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == "identifier":
+            found.append(scanner.text(current))
+        elif current.type == "attribute":
+            found.append(scanner.dotted(current) or scanner.text(current))
+        else:
+            stack.extend(current.named_children)
+    return found
+
+
+def _descendants_shallow(node: tree_sitter.Node):
+    stack = list(node.children)
+    while stack:
+        current = stack.pop()
+        yield current
+        if current.type in ("string", "concatenated_string"):
+            stack.extend(current.children)

@@ -1,0 +1,652 @@
+"""Invariant 2 — wire it up: the import graph, kernel linkage and state coverage.
+
+Import graph. Entry points are the console scripts of ``[project.scripts]`` (and
+``[project.entry-points]``), ``__main__`` modules and modules with an ``if __name__ ==
+"__main__"`` guard (both run as ``python -m``), every module under a test root, and the
+configured ``entry-points``. Edges follow ``import a.b`` (a and a.b run), ``from a import b``
+(a, and a.b when it is a module), relative imports, and literal ``importlib.import_module`` /
+``__import__``. Imports under ``if TYPE_CHECKING:`` are NOT edges: that block never runs, so it
+makes nothing reachable at run time. A module is Wired when a non-test entry reaches it, Partial
+when only tests reach it, Orphan when nothing does, Out-of-scope when a configured glob says so.
+
+Kernel linkage. Definitions: every ``__global__`` in ``.cu``/``.cuh`` files and in CUDA source
+held in Python string literals given to ``RawKernel``/``RawModule``. Loads: ``.get_function(N)``,
+``RawKernel(code, N)``, ``RawModule(name_expressions=[...])`` and loader functions — configured
+ones, and *derived* ones: a function that passes one of its own parameters as the kernel name to
+a loader is itself a loader (so ``load_kernel(op, function)`` → ``get_function(function)`` and a
+launcher's ``_launch(name, ...)`` need no configuration). A name is a string literal or a module
+constant holding one; an f-string or any other expression is reported *unresolved*, not guessed.
+A load is launched when its result is called, or bound to a name (local or ``self.x``) that is
+called or passed to a launcher (a function that calls that parameter, found the same way).
+
+State coverage. In the configured state classes, ``self.<name> = <factory>(..., device=...)``
+is a device buffer; the registry is every configured entry call in the registry files; a buffer
+whose name has no entry is reported.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections import deque
+from dataclasses import dataclass, field
+
+from foxaudit.program.cudascan import kernels_in_source_text
+from foxaudit.program.globmatch import first_path_match, name_matches
+from foxaudit.program.model import Module, Program, function_key
+from foxaudit.program.pyscan import Arg, Call, Span
+
+WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
+
+
+@dataclass(frozen=True)
+class Site:
+    path: str
+    span: Span
+    scope: str = ""
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.span.line}"
+
+
+# -- import graph -----------------------------------------------------------------------------
+@dataclass
+class ModuleRow:
+    name: str
+    path: str
+    status: str
+    via: str  # entry kind, importer, or reason
+    is_test: bool
+
+
+@dataclass
+class ImportGraph:
+    edges: dict[str, set[str]]
+    entries: dict[str, str]  # module → why it is an entry
+    rows: list[ModuleRow]
+    type_checking_only: dict[str, list[str]]  # module → importers that import it only for typing
+
+
+def import_graph(program: Program) -> ImportGraph:
+    settings = program.settings
+    modules = program.modules
+    edges: dict[str, set[str]] = {name: set() for name in modules}
+    typing_only: dict[str, set[str]] = {}
+    for name, module in modules.items():
+        # Loading a module runs its parent packages first.
+        parts = name.split(".")
+        for cut in range(1, len(parts)):
+            parent = ".".join(parts[:cut])
+            if parent in modules:
+                edges[name].add(parent)
+        for ref in module.summary.imports:
+            if not ref.module:
+                continue
+            targets = _import_targets(program, ref.module, ref.names)
+            if ref.type_checking:
+                for target in targets:
+                    typing_only.setdefault(target, set()).add(name)
+                continue
+            edges[name].update(target for target in targets if target != name)
+    entries: dict[str, str] = {}
+    if settings.console_scripts:
+        project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
+        groups = [("console script", project_table.get("scripts", {})), ("gui script", project_table.get("gui-scripts", {}))]
+        for group, table in (project_table.get("entry-points", {}) or {}).items():
+            groups.append((f"entry point {group}", table))
+        for kind, table in groups:
+            if not isinstance(table, dict):
+                continue
+            for script, target in sorted(table.items()):
+                module_name = str(target).split(":")[0].strip()
+                if module_name in modules:
+                    entries.setdefault(module_name, f"{kind} `{script}`")
+    for name, module in modules.items():
+        if module.is_test:
+            entries.setdefault(name, "test root")
+        elif name == "__main__" or name.endswith(".__main__"):
+            entries.setdefault(name, "__main__ module")
+        elif module.summary.has_main_guard:
+            entries.setdefault(name, "`if __name__ == \"__main__\"` script")
+        elif settings.entry_points and name_matches(name, settings.entry_points):
+            entries.setdefault(name, "configured entry point")
+        elif any(name == package or name.startswith(package + ".") for package in settings.public_packages) and not any(
+            part.startswith("_") and part != "__init__" for part in name.split(".")
+        ):
+            entries.setdefault(name, "public module of a library package")
+    # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
+    for name in [n for n in entries if first_path_match(modules[n].path, settings.out_of_scope)]:
+        del entries[name]
+    production = _reach(edges, [name for name, why in entries.items() if why != "test root"])
+    tests = _reach(edges, [name for name, why in entries.items() if why == "test root"])
+    rows: list[ModuleRow] = []
+    for name in sorted(modules, key=lambda n: modules[n].path):
+        module = modules[name]
+        reason = first_path_match(module.path, settings.out_of_scope)
+        if reason is not None:
+            rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, settings.out_of_scope[reason], module.is_test))
+        elif name in entries:
+            rows.append(ModuleRow(name, module.path, WIRED, f"entry: {entries[name]}", module.is_test))
+        elif name in production:
+            rows.append(ModuleRow(name, module.path, WIRED, f"imported by `{production[name]}`", module.is_test))
+        elif name in tests:
+            rows.append(ModuleRow(name, module.path, PARTIAL, f"only tests reach it (via `{tests[name]}`)", module.is_test))
+        else:
+            importers = sorted(typing_only.get(name, ()))
+            via = "no entry point reaches it"
+            if importers:
+                via += f"; imported only under TYPE_CHECKING by `{importers[0]}`"
+            rows.append(ModuleRow(name, module.path, ORPHAN, via, module.is_test))
+    return ImportGraph(edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()})
+
+
+def _import_targets(program: Program, module: str, names: tuple[tuple[str, str], ...]) -> set[str]:
+    targets = set()
+    parts = module.split(".")
+    for cut in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:cut])
+        if prefix in program.modules:
+            targets.add(prefix)
+    for imported, _alias in names:
+        if imported == "*":
+            continue
+        candidate = f"{module}.{imported}"
+        if candidate in program.modules:
+            targets.add(candidate)
+    return targets
+
+
+def _reach(edges: dict[str, set[str]], roots: list[str]) -> dict[str, str]:
+    """module → the module that first reached it (roots map to themselves)."""
+    reached: dict[str, str] = {root: root for root in roots}
+    queue = deque(sorted(roots))
+    while queue:
+        current = queue.popleft()
+        for target in sorted(edges.get(current, ())):
+            if target not in reached:
+                reached[target] = current
+                queue.append(target)
+    return reached
+
+
+# -- kernel linkage ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelDef:
+    name: str
+    site: Site
+    inline: bool  # defined in a Python string
+
+
+@dataclass
+class KernelLoad:
+    name: str | None  # None: unresolved
+    expression: str  # the name argument as written
+    site: Site
+    how: str  # get_function | RawKernel | name_expressions | loader `key`
+    launched_at: list[Site] = field(default_factory=list)
+    why_unresolved: str = ""
+
+
+@dataclass
+class KernelRow:
+    name: str
+    status: str
+    site: Site | None
+    loads: list[KernelLoad]
+    reason: str
+
+
+@dataclass
+class KernelLinkage:
+    definitions: dict[str, list[KernelDef]]
+    loads: list[KernelLoad]
+    rows: list[KernelRow]
+    loaders: dict[str, str]  # function key → name parameter
+    launchers: dict[str, str]  # function key → kernel parameter
+
+    out_of_scope: set[str] = field(default_factory=set)  # paths whose loads are not reported
+
+    @property
+    def unresolved(self) -> list[KernelLoad]:
+        return [load for load in self.loads if load.name is None and load.site.path not in self.out_of_scope]
+
+
+@dataclass
+class _LoadCandidate:
+    module: Module
+    call: Call
+    name_arg: Arg | None
+    how: str
+    loader_launches: bool
+
+
+def kernel_linkage(program: Program) -> KernelLinkage:
+    settings = program.settings
+    definitions: dict[str, list[KernelDef]] = {}
+    for path, summary in sorted(program.cuda.items()):
+        for kernel in summary.kernels:
+            definitions.setdefault(kernel.name, []).append(KernelDef(kernel.name, Site(path, kernel.span), False))
+    loaders: dict[str, str] = {}
+    for target, param in settings.kernel_loaders.items():
+        module_name, _, qual = target.partition(":")
+        loaders[function_key(module_name, qual)] = param
+    launchers = _launchers(program)
+    loader_launches: dict[str, bool] = {}
+    candidates: list[_LoadCandidate] = []
+
+    def resolved_targets(module: Module, call: Call) -> tuple[str, ...]:
+        return program.resolve_call(module, call).targets
+
+    # Fixpoint: a function that forwards its parameter as a kernel name becomes a loader.
+    changed = True
+    rounds = 0
+    while changed and rounds < 10:
+        changed = False
+        rounds += 1
+        candidates = []
+        for module, call in program.iter_calls():
+            for candidate in _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
+                candidates.append(candidate)
+                arg = candidate.name_arg
+                if arg is None or arg.kind != "name":
+                    continue
+                function = program.function_at(module, call.scope)
+                if function is None or arg.text not in function.params:
+                    continue
+                key = function_key(module.name, call.scope)
+                if key not in loaders:
+                    loaders[key] = arg.text
+                    loader_launches[key] = candidate.loader_launches or bool(
+                        _launched_in_scope(program, module, call, launchers, resolved_targets)
+                    )
+                    changed = True
+    loads: list[KernelLoad] = []
+    for candidate in candidates:
+        module, call, arg = candidate.module, candidate.call, candidate.name_arg
+        function = program.function_at(module, call.scope)
+        if arg is not None and arg.kind == "name" and function is not None and arg.text in function.params:
+            continue  # the loader's own forwarding call: its callers are the loads
+        site = Site(module.path, call.span, call.scope)
+        values = _names_of(program, module, arg)
+        launched = [] if candidate.loader_launches else _launched_in_scope(program, module, call, launchers, resolved_targets)
+        if candidate.loader_launches:
+            launched = [site]
+        if values is None:
+            why = "an f-string" if arg is not None and arg.kind == "fstring" else "not a literal or a module constant"
+            loads.append(KernelLoad(None, arg.text if arg else "", site, candidate.how, launched, why))
+            continue
+        for value in values:
+            loads.append(KernelLoad(value, arg.text if arg else value, site, candidate.how, launched))
+    # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...).
+    for module, call in program.iter_calls():
+        if call.method not in ("RawKernel", "RawModule"):
+            continue
+        code = call.kwarg("code") or (call.args[0] if call.args else None)
+        text = _string_value(program, module, code)
+        if text:
+            for name in kernels_in_source_text(text):
+                definitions.setdefault(name, []).append(KernelDef(name, Site(module.path, call.span, call.scope), True))
+    rows: list[KernelRow] = []
+    by_name: dict[str, list[KernelLoad]] = {}
+    for load in loads:
+        if load.name is not None:
+            by_name.setdefault(load.name, []).append(load)
+    for name in sorted(definitions):
+        first = definitions[name][0]
+        found = by_name.get(name, [])
+        reason = first_path_match(first.site.path, settings.out_of_scope)
+        if reason is not None:
+            rows.append(KernelRow(name, OUT_OF_SCOPE, first.site, found, settings.out_of_scope[reason]))
+        elif not found:
+            rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded"))
+        elif not any(load.launched_at for load in found):
+            rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded, never launched"))
+        elif all(program.by_path[load.site.path].is_test for load in found if load.site.path in program.by_path):
+            rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded and launched by tests only"))
+        else:
+            rows.append(KernelRow(name, WIRED, first.site, found, "loaded and launched"))
+    for name in sorted(set(by_name) - set(definitions)):
+        found = by_name[name]
+        reason = first_path_match(found[0].site.path, settings.out_of_scope)
+        status = OUT_OF_SCOPE if reason is not None else GHOST
+        why = settings.out_of_scope[reason] if reason is not None else "loaded, defined in no .cu/.cuh"
+        rows.append(KernelRow(name, status, None, found, why))
+    skipped = {load.site.path for load in loads if program.out_of_scope(load.site.path)}
+    return KernelLinkage(definitions, loads, rows, loaders, launchers, skipped)
+
+
+def _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
+    method = call.method
+    if method == "get_function" and call.receiver:
+        yield _LoadCandidate(module, call, call.kwarg("name") or (call.args[0] if call.args else None), "get_function", False)
+        return
+    if method == "RawKernel":
+        yield _LoadCandidate(module, call, call.kwarg("name") or (call.args[1] if len(call.args) > 1 else None), "RawKernel", False)
+        return
+    if method == "RawModule":
+        expressions = call.kwarg("name_expressions")
+        if expressions is not None:
+            if expressions.kind == "list":
+                for item in expressions.value or ():
+                    yield _LoadCandidate(module, call, item, "name_expressions", False)
+            else:
+                yield _LoadCandidate(module, call, expressions, "name_expressions", False)
+        return
+    if not loaders or method not in {key.rsplit(".", 1)[-1].rsplit(":", 1)[-1] for key in loaders}:
+        return
+    for target in resolved_targets(module, call):
+        param = loaders.get(target)
+        if param is None:
+            continue
+        _, function = program.functions[target]
+        params = [p for p in function.params if p not in ("self", "cls")] if function.class_name else list(function.params)
+        arg = call.kwarg(param)
+        if arg is None and param in params:
+            index = params.index(param)
+            if index < len(call.args):
+                arg = call.args[index]
+        yield _LoadCandidate(module, call, arg, f"loader `{target}`", loader_launches.get(target, False))
+
+
+def _names_of(program: Program, module: Module, arg: Arg | None) -> list[str] | None:
+    if arg is None:
+        return None
+    value = _string_value(program, module, arg)
+    if value is None:
+        return None
+    # name_expressions may carry template arguments: 'k<float>' loads kernel k.
+    return [value.split("<", 1)[0].strip()]
+
+
+def _string_value(program: Program, module: Module, arg: Arg | None, depth: int = 0) -> str | None:
+    if arg is None or depth > 4:
+        return None
+    if arg.kind == "str":
+        return str(arg.value)
+    if arg.kind in ("name", "attribute"):
+        constant = module.summary.constants.get(arg.text)
+        if constant is not None:
+            return _string_value(program, module, constant, depth + 1)
+        canonical = program.canonical(module, arg.dotted or arg.text)
+        owner, _, name = canonical.rpartition(".")
+        other = program.modules.get(owner)
+        if other is not None and other is not module:
+            constant = other.summary.constants.get(name)
+            if constant is not None:
+                return _string_value(program, other, constant, depth + 1)
+    return None
+
+
+def _launchers(program: Program) -> dict[str, str]:
+    """Function key → parameter that it calls (directly or by passing it to another launcher)."""
+    launchers: dict[str, str] = {}
+    for module, call in program.iter_calls():
+        function = program.function_at(module, call.scope)
+        if function is None or "." in call.func or not call.func:
+            continue
+        if call.func in function.params and call.func not in ("self", "cls"):
+            launchers.setdefault(function_key(module.name, call.scope), call.func)
+    # Calls that pass one of their function's parameters on: the only candidates for launchers
+    # of launchers (computed once, then iterated to a fixpoint).
+    forwarding = []
+    for module, call in program.iter_calls():
+        function = program.function_at(module, call.scope)
+        if function is None:
+            continue
+        passed = [a.text for a in call.args if a.kind == "name" and a.text in function.params]
+        if passed:
+            forwarding.append((module, call, passed))
+    changed = True
+    rounds = 0
+    while changed and rounds < 6:
+        changed = False
+        rounds += 1
+        for module, call, passed in forwarding:
+            key = function_key(module.name, call.scope)
+            if key in launchers:
+                continue
+            for target in program.resolve_call(module, call).targets:
+                param = launchers.get(target)
+                if param is None:
+                    continue
+                index = _param_index(program, target, param)
+                if index is not None and index < len(call.args) and call.args[index].text in passed:
+                    launchers[key] = call.args[index].text
+                    changed = True
+    return launchers
+
+
+def _param_index(program: Program, target: str, param: str) -> int | None:
+    _, function = program.functions[target]
+    params = [p for p in function.params if p not in ("self", "cls")] if function.class_name else list(function.params)
+    return params.index(param) if param in params else None
+
+
+def _launched_in_scope(program, module, call, launchers, resolved_targets) -> list[Site]:
+    """Where the value loaded by ``call`` is launched (same scope, or same class for self.x)."""
+    if call.called:
+        return [Site(module.path, call.span, call.scope)]
+    bound = call.bound_to
+    if not bound:
+        # launch(load("k"), ...): the load is itself the argument a launcher calls.
+        sites = []
+        for other in module.summary.calls:
+            if other is call or other.scope != call.scope:
+                continue
+            if not other.span.line <= call.span.line <= other.span.end_line:
+                continue
+            for index, arg in enumerate(other.args):
+                if arg.kind != "call" or arg.dotted != call.func:
+                    continue
+                for target in resolved_targets(module, other):
+                    param = launchers.get(target)
+                    if param is not None and _param_index(program, target, param) == index:
+                        sites.append(Site(module.path, other.span, other.scope))
+        return sites
+    sites: list[Site] = []
+    if bound.startswith("self."):
+        klass = program.enclosing_class(module, call.scope)
+        prefix = klass.split(":", 1)[1] + "." if klass else None
+        scopes = [c for c in module.summary.calls if prefix and c.scope.startswith(prefix)]
+    else:
+        scopes = [c for c in module.summary.calls if c.scope == call.scope]
+    for other in scopes:
+        if other.func == bound:
+            sites.append(Site(module.path, other.span, other.scope))
+            continue
+        for index, arg in enumerate(other.args):
+            if arg.text != bound:
+                continue
+            for target in resolved_targets(module, other):
+                param = launchers.get(target)
+                if param is not None and _param_index(program, target, param) == index:
+                    sites.append(Site(module.path, other.span, other.scope))
+    return sites
+
+
+# -- state coverage ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Buffer:
+    owner: str  # class key
+    name: str  # attribute
+    factory: str
+    site: Site
+    state_names: tuple[str, ...]  # names it is exposed under (state-name-methods), else (attribute,)
+
+
+@dataclass(frozen=True)
+class RegistryEntry:
+    name: str | None  # None: not a literal
+    category: str
+    expression: str
+    site: Site
+    covers: tuple[str, ...] = ()
+
+
+@dataclass
+class StateCoverage:
+    buffers: list[Buffer]
+    entries: list[RegistryEntry]
+    missing: list[Buffer]
+    configured: bool
+
+
+def state_coverage(program: Program) -> StateCoverage:
+    settings = program.settings
+    configured = bool(settings.state_classes and settings.registry_files)
+    exposed = _exposed_names(program)
+    buffers: list[Buffer] = []
+    factories = set(settings.state_factories)
+    if settings.state_classes:
+        for module in program.modules.values():
+            if module.is_test or program.out_of_scope(module.path):
+                continue
+            for assignment in module.summary.assignments:
+                call = assignment.call
+                if call is None or not assignment.target.startswith("self.") or assignment.target.count(".") != 1:
+                    continue
+                klass = program.enclosing_class(module, assignment.scope)
+                if klass is None or not name_matches(klass, settings.state_classes):
+                    continue
+                canonical = program.canonical(module, call.func)
+                if canonical not in factories:
+                    continue
+                if settings.state_require_device and call.kwarg("device") is None:
+                    continue
+                attribute = assignment.target[5:]
+                names = tuple(sorted(exposed.get((klass, attribute), ()))) or (attribute,)
+                buffers.append(Buffer(klass, attribute, canonical, Site(module.path, assignment.span, assignment.scope), names))
+    entries = _registry_entries(program)
+    missing = [buffer for buffer in buffers if not any(_covers(entry, name) for entry in entries for name in buffer.state_names)]
+    buffers.sort(key=lambda b: (b.site.path, b.site.span.line, b.site.span.column, b.name))
+    entries.sort(key=lambda e: (e.site.path, e.site.span.line, e.site.span.column, e.expression))
+    return StateCoverage(buffers, entries, missing, configured)
+
+
+def _covers(entry: RegistryEntry, name: str) -> bool:
+    if entry.name is not None and entry.name == name:
+        return True
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in entry.covers)
+
+
+def _exposed_names(program: Program) -> dict[tuple[str, str], set[str]]:
+    """(class key, attribute) → the names state-name methods expose it under."""
+    methods = set(program.settings.state_name_methods)
+    exposed: dict[tuple[str, str], set[str]] = {}
+    if not methods:
+        return exposed
+    for module in program.modules.values():
+        pairs: list[tuple[str, str, str]] = []
+        for write in module.summary.subscript_writes:
+            if isinstance(write.key, str) and write.value:
+                pairs.append((write.scope, write.key, write.value))
+        for entry in module.summary.dict_entries:
+            if isinstance(entry.key, str):
+                pairs.append((entry.scope, entry.key, entry.value))
+        for scope, key, value in pairs:
+            if scope.rsplit(".", 1)[-1] not in methods or not value.startswith("self."):
+                continue
+            parts = value.split(".")
+            if not all(part.isidentifier() for part in parts):
+                continue
+            owner = program.type_of(module, scope, parts[:-1])
+            if owner is None or owner.startswith("ext:"):
+                continue
+            exposed.setdefault((owner, parts[-1]), set()).add(key)
+    return exposed
+
+
+def _registry_entries(program: Program) -> list[RegistryEntry]:
+    """Entry calls in the registry files, including helpers that forward name (and covers) to one."""
+    settings = program.settings
+    derived: dict[str, tuple[str, str]] = {}  # function key → (name param, covers param)
+    inner_category: dict[str, str] = {}  # derived helper → the category its inner call passes
+    modules = [m for m in program.modules.values() if first_path_match(m.path, settings.registry_files)]
+    entries: list[RegistryEntry] = []
+    for _round in range(4):
+        entries = []
+        grew = False
+        for module in modules:
+            for call in module.summary.calls:
+                spec = _entry_spec(program, module, call, derived)
+                if spec is None:
+                    continue
+                name_param, covers_param = spec
+                name_arg, category_arg, covers_arg = _entry_args(program, module, call, name_param, covers_param)
+                if name_arg is None:
+                    continue
+                function = program.function_at(module, call.scope)
+                if function is not None and name_arg.kind == "name" and name_arg.text in function.params:
+                    key = function_key(module.name, call.scope)
+                    if key not in derived:
+                        covers = covers_arg.text if covers_arg is not None and covers_arg.text in function.params else ""
+                        derived[key] = (name_arg.text, covers)
+                        if category_arg is not None and category_arg.text not in function.params:
+                            inner_category[key] = category_arg.text
+                        grew = True
+                    continue
+                name = _string_value(program, module, name_arg)
+                category = category_arg.text if category_arg is not None else ""
+                if not category:
+                    category = next(
+                        (inner_category[t] for t in program.resolve_call(module, call).targets if t in inner_category), ""
+                    )
+                covers_values: tuple[str, ...] = ()
+                if covers_arg is not None and covers_arg.kind == "list":
+                    covers_values = tuple(str(item.value) for item in covers_arg.value or () if item.kind == "str")
+                entries.append(RegistryEntry(name, category, name_arg.text, Site(module.path, call.span, call.scope), covers_values))
+        if not grew:
+            break
+    return entries
+
+
+def _entry_spec(program: Program, module: Module, call: Call, derived: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    settings = program.settings
+    if _entry_call(call, set(settings.registry_entry_calls)):
+        return settings.registry_name_param, settings.registry_covers_param
+    if derived:
+        for target in program.resolve_call(module, call).targets:
+            if target in derived:
+                return derived[target]
+    return None
+
+
+def _entry_call(call: Call, patterns: set[str]) -> bool:
+    """``StateEntry`` matches ``StateEntry(...)``/``m.StateEntry(...)``; ``registry.add`` matches
+    ``self.registry.add(...)`` (the last components of the callee)."""
+    for pattern in patterns:
+        if "." in pattern:
+            if call.func == pattern or call.func.endswith("." + pattern):
+                return True
+        elif call.method == pattern:
+            return True
+    return False
+
+
+def _entry_args(
+    program: Program, module: Module, call: Call, name_param: str, covers_param: str
+) -> tuple[Arg | None, Arg | None, Arg | None]:
+    settings = program.settings
+    params: list[str] = []
+    for target in program.resolve_call(module, call).targets:
+        _, function = program.functions[target]
+        params = [p for p in function.params if p not in ("self", "cls")]
+        break
+    else:
+        kind, key = program.lookup(program.canonical(module, call.func))
+        if kind == "class":
+            params = list(program.classes[key][1].fields)
+    if not params:
+        params = [name_param, settings.registry_category_param]
+
+    def pick(param: str) -> Arg | None:
+        if not param:
+            return None
+        arg = call.kwarg(param)
+        if arg is None and param in params:
+            index = params.index(param)
+            if index < len(call.args):
+                arg = call.args[index]
+        return arg
+
+    return pick(name_param), pick(settings.registry_category_param), pick(covers_param)

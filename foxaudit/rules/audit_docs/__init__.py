@@ -1,0 +1,1 @@
+"""Invariant 7 (audited components): generated audit docs, FX7xx."""

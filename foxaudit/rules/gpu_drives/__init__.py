@@ -1,0 +1,1 @@
+"""Invariant 1 (GPU drives, CPU reads): whole-program rules FX1xx."""

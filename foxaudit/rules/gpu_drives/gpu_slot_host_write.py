@@ -1,0 +1,54 @@
+"""FX101: host code writes an ISV slot the layout marks GPU-computed (whole-program)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from foxaudit.diagnostics import Diagnostic
+from foxaudit.program.analysis import analysis_for
+from foxaudit.program.findings import findings
+from foxaudit.program.project import Project
+from foxaudit.rules.base import ProjectRule, RuleOptions
+
+
+class GpuSlotHostWrite(ProjectRule):
+    """Host code writes an ISV slot the layout marks GPU-computed.
+
+    ## What it does
+    Reads the writer class of every ISV slot from the layout module (statically: `Layout("ISV",
+    (Slot("TAU", writer=Writer.GPU_COMPUTED), ...))`) and reports each host write to a slot whose
+    writer class is one of `isv-gpu-writers`: `isv[ISV_TAU] = v`, augmented and slice assignments,
+    in-place methods (`isv[ISV_TAU].fill_(v)`) and `<isv>.write(ISV_TAU, v)` on a receiver named in
+    `isv-buffers`. Writes inside `isv-bootstrap-functions` (reset dispatch),
+    `isv-reference-functions` (the CPU twin of the kernel that owns the slot) and
+    `isv-bus-functions` are allowed.
+
+    ## Why is this bad
+    Invariant 1, GPU drives, CPU reads. An adaptive value computed on the host and written back is
+    baked into a captured CUDA graph at capture time, drifts from what the kernels compute, and
+    makes two sources of truth for one signal.
+
+    ## Example
+    ```python
+    def end_of_epoch(isv, tau):
+        isv[ISV_TAU] = tau * 0.99  # ISV_TAU is GPU_COMPUTED
+    ```
+
+    ## Use instead
+    ```python
+    def end_of_epoch(isv, epoch):
+        isv[ISV_EPOCH_INDEX] = epoch  # CPU_INPUT: born on the host
+        adaptive_schedule(isv)       # the kernel computes TAU from it
+    ```
+
+    ## Options
+    None of its own; it reads `[tool.foxaudit.program]` (docs/foxaudit-program.md).
+    """
+
+    code = "FX101"
+    name = "gpu-slot-host-write"
+    summary = "Host code writes an ISV slot the layout marks GPU-computed"
+    invariant = 1
+
+    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
+        yield from findings(analysis_for(project), self.code)

@@ -1,0 +1,1 @@
+"""Invariant 3 (hot-path purity): whole-program rules FX3xx."""

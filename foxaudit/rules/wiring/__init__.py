@@ -1,0 +1,1 @@
+"""Invariant 2 (wire it up): whole-program rules FX2xx."""

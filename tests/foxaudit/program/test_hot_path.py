@@ -1,0 +1,110 @@
+"""Invariant 3 on the `hotpath` fixture: roots, call graph, transfer sites and their classes."""
+
+from __future__ import annotations
+
+import pytest
+from program_support import line_of
+
+from foxaudit.program.findings import findings
+from foxaudit.program.hotpath import COLD_PATH, OK_PINNED, VIOLATION
+
+
+@pytest.fixture
+def root(materialize):
+    return materialize("hotpath")
+
+
+@pytest.fixture
+def hot(root, analyze):
+    return analyze(root)
+
+
+def _site(hot, path: str, line: int):
+    found = [s for s in hot.hot.sites if s.site.path == path and s.site.span.line == line]
+    assert found, f"no transfer site at {path}:{line}; sites: {[(s.site.where, s.kind) for s in hot.hot.sites]}"
+    return found[0]
+
+
+def test_roots_from_aliased_decorator_configured_name_and_captures(hot) -> None:
+    labels = {root.key: root.label for root in hot.hot.roots}
+    assert "hp.step:Step.run" in labels  # `from hp.markers import hot_path as hot`; `@hot`
+    assert "hp.loop:Loop.configured_root" in labels
+    assert "hp.graphs:captured_step" in labels  # passed to a helper that captures its argument
+    assert any("capturing" in region for region in hot.hot.captured_regions.values())  # helper context manager
+
+
+def test_violations_carry_the_call_chain(root, hot) -> None:
+    item = _site(hot, "hp/util.py", line_of(root, "hp/util.py", "x.item()"))
+    assert item.status == VIOLATION and item.kind == ".item()"
+    assert item.chain == ("hp.step:Step.run", "hp.util:item_helper")
+    assert "hp.util:helper" in hot.hot.reached  # through the aliased import
+    twin = _site(hot, "hp/util.py", line_of(root, "hp/util.py", "x.numpy()"))
+    assert twin.status == COLD_PATH and "CPU twin" in twin.reason
+    sync = _site(hot, "hp/util.py", line_of(root, "hp/util.py", "synchronize"))
+    assert sync.status == VIOLATION and sync.chain == ("hp.step:Step.run", "hp.util:sync_helper")
+    cpu = _site(hot, "hp/step.py", line_of(root, "hp/step.py", "x.cpu()"))
+    assert cpu.status == VIOLATION and cpu.chain == ("hp.step:Step.run", "hp.step:Step.inner")
+    configured = _site(hot, "hp/loop.py", line_of(root, "hp/loop.py", "float(value)"))
+    assert configured.status == VIOLATION and configured.kind == "float(tensor)"
+
+
+def test_capture_contexts_entered_in_helpers(root, hot) -> None:
+    numpy = _site(hot, "hp/graphs.py", line_of(root, "hp/graphs.py", "x.numpy()"))
+    assert numpy.status == VIOLATION  # body() called inside `with capturing(graph):`
+    tolist = _site(hot, "hp/graphs.py", line_of(root, "hp/graphs.py", "counter.tolist()"))
+    assert tolist.status == VIOLATION  # captured_step given to capture_callable
+    inside = _site(hot, "hp/graphs.py", line_of(root, "hp/graphs.py", "inside = array.get()"))
+    assert inside.status == VIOLATION and inside.kind == "CuPy .get()"
+    after = _site(hot, "hp/graphs.py", line_of(root, "hp/graphs.py", "after = array.get()"))
+    assert after.status == COLD_PATH
+    manual = _site(hot, "hp/graphs.py", line_of(root, "hp/graphs.py", "value = loss.item()"))
+    assert manual.status == VIOLATION  # CUDAGraph.capture_begin() / capture_end()
+
+
+def test_pinned_cold_and_non_transfers(root, hot) -> None:
+    pinned = _site(hot, "hp/bus.py", line_of(root, "hp/bus.py", "self.host.item()"))
+    assert pinned.status == OK_PINNED and "pinned" in pinned.reason
+    cold = _site(hot, "hp/step.py", line_of(root, "hp/step.py", "x.tolist()"))
+    assert cold.status == COLD_PATH
+    lines = {(s.site.path, s.site.span.line) for s in hot.hot.sites}
+    assert ("hp/step.py", line_of(root, "hp/step.py", "self.cache.get")) not in lines  # dict.get
+    assert ("hp/graphs.py", line_of(root, "hp/graphs.py", 'table.get("x")')) not in lines
+    assert ("hp/graphs.py", line_of(root, "hp/graphs.py", 'print("text only")')) not in lines
+    printed = _site(hot, "hp/graphs.py", line_of(root, "hp/graphs.py", "print(tensor)"))
+    assert printed.kind == "print(tensor)" and printed.status == COLD_PATH
+    moves = [s.kind for s in hot.hot.sites if s.site.path == "hp/graphs.py" and s.site.span.line == line_of(root, "hp/graphs.py", 'to("cpu")')]
+    assert moves == ['.to("cpu")', '.to("cpu")']  # positional and device= keyword
+
+
+def test_cuda_host_copies_with_direction(root, hot) -> None:
+    kinds = {(s.site.span.line, s.kind) for s in hot.hot.sites if s.site.path == "cuda/host.cu"}
+    assert (line_of(root, "cuda/host.cu", "cudaMemcpyDeviceToHost"), "cudaMemcpy DeviceToHost") in kinds
+    assert (line_of(root, "cuda/host.cu", "cuMemcpyDtoH"), "cuMemcpyDtoH DeviceToHost") in kinds
+    assert not any("DeviceToDevice" in kind for _, kind in kinds)
+
+
+def test_recursion_terminates_and_unresolved_calls_are_reported(root, hot) -> None:
+    assert "hp.step:Step.recurse" in hot.hot.reached
+    unresolved = findings(hot, "FX302")
+    assert [(d.path, d.line) for d in unresolved] == [("hp/step.py", line_of(root, "hp/step.py", "thing.process_later"))]
+
+
+def test_fx301_and_unmatched_root(hot) -> None:
+    violations = findings(hot, "FX301")
+    assert len(violations) == 8  # item, synchronize, cpu, float, numpy, tolist, CuPy get, manual capture
+    assert all("reachable: " in d.message for d in violations)
+    assert any("hp.step:Step.run → hp.util:item_helper" in d.message for d in violations)
+    unmatched = findings(hot, "FX303")
+    assert len(unmatched) == 1 and "no_such_method" in unmatched[0].message
+
+
+def test_cuda_host_function_named_as_root_is_hot(root, analyze) -> None:
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        '"hp.loop:Loop.no_such_method"', '"cuda/host.cu::copy_back"'))
+    analysis = analyze(root)
+    copy = _site(analysis, "cuda/host.cu", line_of(root, "cuda/host.cu", "cudaMemcpyDeviceToHost"))
+    assert copy.status == VIOLATION
+    driver = _site(analysis, "cuda/host.cu", line_of(root, "cuda/host.cu", "cuMemcpyDtoH"))
+    assert driver.status == COLD_PATH
+    assert findings(analysis, "FX303") == []
