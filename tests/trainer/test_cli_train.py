@@ -1,0 +1,91 @@
+"""`trainer train` end to end in a temporary directory: every output, resume, user errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trainer.cli import main
+
+pytestmark = pytest.mark.slow
+
+TINY_TOML = """
+[data]
+validation_fraction = 0.05
+[env]
+n_envs = 8
+episode_length = 48
+[model]
+window = 4
+scan_channels = 8
+scan_state = 4
+hidden = 32
+head_hidden = 16
+n_atoms = 11
+iqn_embedding = 16
+[loss]
+iqn_tau_samples = 4
+iqn_target_samples = 4
+[replay]
+capacity = 256
+batch_size = 16
+learning_starts = 32
+[run]
+steps = 20
+epoch_steps = 10
+"""
+
+
+@pytest.fixture
+def tiny_toml(tmp_path, monkeypatch):
+    monkeypatch.setenv("FXCACHE_DIR", str(tmp_path / "fxcache"))
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY_TOML)
+    return path
+
+
+def test_train_writes_every_output(tmp_path, tiny_toml, capsys):
+    out = tmp_path / "run"
+    code = main(["train", "--config", str(tiny_toml), "--steps", "20", "--device", "cpu", "--seed", "3",
+                 "--out", str(out), "--no-progress"])  # fmt: skip
+    assert code == 0
+    assert "run directory" in capsys.readouterr().out
+    assert "steps = 20" in (out / "config.toml").read_text()
+    assert "seed = 3" in (out / "config.toml").read_text()
+    records = [json.loads(line) for line in (out / "health_diag.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [10, 20]
+    for section in ("losses", "grad_norms", "isv", "actions", "validation"):
+        assert records[-1][section], section
+    assert "EPSILON" in records[-1]["isv"]
+    assert set(records[-1]["actions"]) == {"direction", "magnitude", "order_type", "urgency"}
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics) == {"agent", "buy_and_hold", "flat"}
+    for strategy in metrics.values():
+        for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "turnover", "trade_count"):
+            assert key in strategy
+    assert metrics["flat"]["trade_count"] == 0 and metrics["buy_and_hold"]["trade_count"] == 1
+    assert len(list((out / "checkpoints").glob("*.safetensors"))) == 2
+    for name in ("equity.png", "drawdown.png", "actions.png", "losses.png"):
+        png = out / "plots" / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+
+    code = main(["train", "--config", str(tiny_toml), "--steps", "30", "--device", "cpu", "--seed", "3",
+                 "--out", str(out), "--resume", "--no-progress"])  # fmt: skip
+    assert code == 0
+    records = [json.loads(line) for line in (out / "health_diag.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records] == [10, 20, 30]
+
+
+def test_user_errors_exit_2_without_traceback(tmp_path, tiny_toml, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[env]\nn_envs = -1\nwhat = 2\n")
+    assert main(["train", "--config", str(bad), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "env.n_envs = -1 out of range" in err and "unknown key env.what" in err
+    assert "Traceback" not in err
+    assert main(["train", "--config", str(tiny_toml), "--resume"]) == 2
+    assert "--resume needs the run to continue" in capsys.readouterr().err
+    assert main(["train", "--config", str(tiny_toml), "--out", str(tmp_path / "empty"), "--resume"]) == 2
+    assert "no checkpoint to resume from" in capsys.readouterr().err
+    assert main(["train", "--config", str(tiny_toml), "--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "y")]) == 2

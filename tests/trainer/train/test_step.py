@@ -1,0 +1,101 @@
+"""The training step on the CPU: determinism, RNG non-repetition across eager steps, bookkeeping."""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+from train_helpers import synthetic_market, tiny_config
+
+from trainer.layout import ISV_EPSILON
+from trainer.markers import is_hot_path
+from trainer.train.graph import StepRunner
+from trainer.train.step import TrainerState, TrainStep
+
+
+def run_steps(seed: int, steps: int = 4) -> TrainerState:
+    torch.set_num_threads(1)
+    config = tiny_config(run={"seed": seed})
+    state = TrainerState(config, synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(config.loss.n_step - 1 + 4):
+        step.collect()
+    StepRunner(step, use_graph=True).run(steps)  # CPU: always eager
+    return state
+
+
+def test_same_seed_same_tensors_bitwise():
+    first, second = run_steps(3).named_tensors(), run_steps(3).named_tensors()
+    assert first.keys() == second.keys()
+    for name in first:
+        assert torch.equal(first[name], second[name]), name
+
+
+def test_different_seed_changes_the_run():
+    first, second = run_steps(1).named_tensors(), run_steps(2).named_tensors()
+    assert not torch.equal(first["online.trunk.0.weight"], second["online.trunk.0.weight"])
+
+
+def test_rng_never_repeats_across_eager_steps():
+    torch.set_num_threads(1)
+    state = TrainerState(tiny_config(), synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(8):
+        step.collect()
+    seen_explore, seen_replay, seen_tau, counters = [], [], [], []
+    for _ in range(4):
+        step()
+        seen_explore.append(state.explore_draws.clone())
+        seen_replay.append(state.replay_draws.clone())
+        seen_tau.append(state.tau_draws.clone())
+        counters.append(int(state.counter))
+    for draws in (seen_explore, seen_replay, seen_tau):
+        for i in range(len(draws)):
+            for j in range(i + 1, len(draws)):
+                assert not torch.equal(draws[i], draws[j])
+    # explore, env, replay, IQN τ: four counter values per step, each used once
+    assert [b - a for a, b in itertools.pairwise(counters)] == [4, 4, 4]
+
+
+def test_step_updates_weights_target_and_metrics():
+    torch.set_num_threads(1)
+    state = TrainerState(tiny_config(), synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(8):
+        step.collect()
+    before = state.online.trunk[0].weight.detach().clone()
+    target_before = state.target.trunk[0].weight.detach().clone()
+    runner = StepRunner(step, use_graph=False)
+    runner.run(3)
+    assert state.steps_done == 3
+    assert not torch.equal(before, state.online.trunk[0].weight)
+    assert not torch.equal(target_before, state.target.trunk[0].weight)  # lerp_ with τ from the ISV
+    assert float(state.metrics[-1]) == 3.0  # three updates counted
+    assert float(state.action_counts.sum()) == (8 + 3) * state.config.env.n_envs * 4
+
+
+def test_training_step_functions_are_hot_path_roots():
+    assert is_hot_path(TrainStep.__call__)
+    assert is_hot_path(TrainStep.learn)
+    assert is_hot_path(TrainStep.collect)
+
+
+def test_named_tensors_enumerate_every_buffer_once():
+    state = TrainerState(tiny_config(), synthetic_market(), torch.device("cpu"))
+    named = state.named_tensors()
+    for prefix in ("online.", "target.", "optim.", "replay.", "nstep.", "env.ps", "rng.counter", "isv"):
+        assert any(name.startswith(prefix) for name in named), prefix
+    pointers = [t.data_ptr() for n, t in named.items() if t.numel() > 0]
+    assert len(pointers) == len(set(pointers)), "two names share one buffer"
+
+
+def test_greedy_when_epsilon_is_zero():
+    torch.set_num_threads(1)
+    state = TrainerState(tiny_config(), synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    state.isv_local.copy_(state.isv.tensor)
+    state.isv_local[ISV_EPSILON] = 0.0  # the step's private copy, not the ISV itself
+    bar = state.env.bar_index()
+    portfolio = state.env.portfolio_inputs()
+    chosen = step.act(bar, portfolio)
+    assert torch.equal(chosen, step.greedy(state.gather_windows(bar), portfolio))

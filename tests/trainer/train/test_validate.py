@@ -1,0 +1,57 @@
+"""Out-of-sample backtest: baselines through the reference accounting, the greedy rollout's curve."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from train_helpers import synthetic_market, tiny_config
+
+from trainer.env.accounting import backtest_targets
+from trainer.eval.backtest import EquityCurve, backtest_report
+from trainer.train.step import TrainerState, TrainStep
+from trainer.train.validate import action_fractions, baseline_curves, greedy_rollout
+
+
+def test_buy_and_hold_uses_the_reference_accounting_and_flat_never_trades():
+    close = torch.tensor([100.0, 101.0, 99.0, 103.0, 104.0])
+    hold, flat = baseline_curves(close, fee_rate=1e-3, slippage=1e-3, init_cash=1000.0)
+    units = 1000.0 / (100.0 * 1.001 * 1.001)
+    expected = backtest_targets(close, [units] * 5, fee_rate=1e-3, slippage=1e-3, init_cash=1000.0).numpy()
+    np.testing.assert_allclose(hold.equity[1:], expected[1:])
+    assert hold.equity[0] == 1000.0 and float(expected[0]) < 1000.0  # buying costs fee and slippage
+    report = backtest_report(hold, hold, flat, periods_per_year=252)
+    assert report["buy_and_hold"]["trade_count"] == 1
+    assert report["flat"]["trade_count"] == 0 and report["flat"]["total_return"] == 0.0
+    assert report["flat"]["final_equity"] == 1000.0
+
+
+def test_equity_curve_rejects_misaligned_lengths():
+    try:
+        EquityCurve(equity=np.ones(3), exposure=np.zeros(3))
+    except ValueError as error:
+        assert "hint" in str(error)
+    else:
+        raise AssertionError("misaligned curve accepted")
+
+
+def test_greedy_rollout_walks_every_validation_bar_from_the_start():
+    torch.set_num_threads(1)
+    market = synthetic_market(600)
+    state = TrainerState(tiny_config(), market, torch.device("cpu"))
+    step = TrainStep(state)
+    close = market.close[400:560]
+    counter_before = state.counter.clone()
+    curve = greedy_rollout(state, step, close, torch.zeros_like(close), feature_offset=market.offset + 400)
+    assert curve.equity.shape == (159,) and curve.exposure.shape == (158,) and curve.units.shape == (158,)
+    assert curve.equity[0] == state.config.env.init_cash
+    assert np.isfinite(curve.equity).all()
+    assert torch.equal(state.counter, counter_before)  # validating never touches the training RNG
+    assert curve.equity[-1] != state.config.env.init_cash or not curve.units.any()  # no episode reset at the end
+    for branch, fractions in curve.actions.items():
+        assert abs(sum(fractions.values()) - 1.0) < 1e-9, branch
+
+
+def test_action_fractions_names_every_sub_action():
+    fractions = action_fractions(np.array([[0, 0, 0, 0], [2, 1, 1, 2]]))
+    assert fractions["direction"] == {"short": 0.5, "hold": 0.0, "long": 0.5, "flat": 0.0}
+    assert fractions["order_type"] == {"market": 0.5, "limit": 0.5}

@@ -1,0 +1,33 @@
+"""Small configs and synthetic markets shared by the training-core tests (no data files needed)."""
+
+from __future__ import annotations
+
+import torch
+
+from trainer.config import TrainConfig
+from trainer.layout import FEATURE_STRIDE
+from trainer.train.step import MarketWindow
+
+TINY = {
+    "env": {"n_envs": 8, "episode_length": 48},
+    "model": {"window": 4, "scan_channels": 8, "scan_state": 4, "hidden": 32, "head_hidden": 16, "n_atoms": 11,
+              "iqn_embedding": 16},
+    "loss": {"n_step": 3, "iqn_tau_samples": 4, "iqn_target_samples": 4},
+    "replay": {"capacity": 256, "batch_size": 16, "learning_starts": 32},
+    "run": {"steps": 20, "epoch_steps": 10, "device": "cpu"},
+}  # fmt: skip
+
+
+def tiny_config(**sections: dict) -> TrainConfig:
+    merged = {name: dict(values) for name, values in TINY.items()}
+    for name, values in sections.items():
+        merged.setdefault(name, {}).update(values)
+    return TrainConfig().replace(**merged)
+
+
+def synthetic_market(n_bars: int = 400, window: int = 4, seed: int = 0) -> MarketWindow:
+    generator = torch.Generator().manual_seed(seed)
+    log_returns = torch.randn(n_bars, generator=generator, dtype=torch.float64) * 2e-3
+    close = (100.0 * torch.exp(torch.cumsum(log_returns, 0))).to(torch.float32)
+    features = torch.randn(n_bars, FEATURE_STRIDE, generator=generator).clamp(-5, 5)
+    return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)

@@ -1,0 +1,296 @@
+"""The ``trainer`` command: ``trainer train``, ``trainer data info PATH``, ``trainer data build PATH``.
+
+One sub-command = one ``_add_<name>_command(commands)`` that registers its parser and one
+``_cmd_<name>(args) -> int`` handler. A user mistake raises :class:`trainer.errors.UserError`
+somewhere below; :func:`main` prints its one-line message and returns 2 — no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from trainer.data import (
+    FEATURE_GROUP_WIDTHS,
+    FEATURE_WIDTH,
+    Bars,
+    DbnOptions,
+    FeatureConfig,
+    compute_features,
+    load_bars,
+    prepare,
+    probe_cache,
+)
+from trainer.data.bars import format_ts
+from trainer.errors import UserError
+from trainer.eval import metrics
+
+EXIT_USER_ERROR = 2
+
+
+def _add_data_source_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="PATH", help="CSV, Parquet, .dbn or .dbn.zst file, or 'default' (embedded EURUSD hourly bars)")
+    parser.add_argument("--bar-seconds", type=float, default=60.0, help="MBP-10 aggregation bar length in seconds (default 60)")
+    parser.add_argument("--instrument", type=int, default=None, metavar="ID", help="instrument_id to keep from a DBN file holding several")
+    parser.add_argument("--norm-window", type=int, default=256, metavar="BARS", help="rolling normalisation window of the features (default 256)")
+
+
+def _add_data_command(commands: argparse._SubParsersAction) -> None:
+    data = commands.add_parser("data", help="inspect market data and build the feature cache")
+    data_commands = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
+    info = data_commands.add_parser("info", help="what a data file holds: format, bars, span, book data, features, cache status")
+    _add_data_source_options(info)
+    info.add_argument("--cache-dir", default=None, metavar="DIR", help="feature cache directory (default $FXCACHE_DIR or .fxcache)")
+    info.set_defaults(handler=_cmd_data_info)
+    build = data_commands.add_parser("build", help="load the data, compute the features and write them to the cache")
+    _add_data_source_options(build)
+    build.add_argument("--out", default=None, metavar="DIR", help="feature cache directory (default $FXCACHE_DIR or .fxcache)")
+    build.add_argument("--force", action="store_true", help="rebuild even when a valid cache entry exists")
+    build.set_defaults(handler=_cmd_data_build)
+
+
+def _add_train_command(commands: argparse._SubParsersAction) -> None:
+    train = commands.add_parser(
+        "train", help="train an agent (default: embedded EURUSD data, config/train/default.toml)",
+        description="Train the branching distributional DQN, backtest it out of sample and write the run "
+        "directory: config.toml, health_diag.jsonl, checkpoints/, metrics.json, plots/.",
+    )  # fmt: skip
+    train.add_argument("--config", default=None, metavar="TOML", help="training config (default config/train/default.toml)")
+    train.add_argument("--data", default=None, metavar="PATH", help="OHLCV CSV/Parquet or DBN file (default: the embedded EURUSD bars)")
+    train.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available, else cpu")
+    train.add_argument("--seed", type=int, default=None, help="seed of every random stream (overrides run.seed)")
+    train.add_argument("--steps", type=int, default=None, help="training steps (overrides run.steps)")
+    train.add_argument("--out", default=None, metavar="DIR", help="run directory (default runs/<UTC timestamp>)")
+    train.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
+    train.add_argument("--folds", type=int, default=None, metavar="K",
+                       help="walk-forward: train fold by fold over K folds, validate each out of sample (writes folds.json)")
+    train.set_defaults(handler=_cmd_train)
+
+
+def _add_diag_command(commands: argparse._SubParsersAction) -> None:
+    diag = commands.add_parser(
+        "diag", help="show a run's HEALTH_DIAG: a table per epoch, the adaptive monitors, PNG plots",
+        description="Read RUN_DIR/health_diag.jsonl, print the per-epoch table and the monitors' fire rates, "
+        "and write PNG plots of every ISV slot, loss and validation metric over the epochs.",
+    )  # fmt: skip
+    diag.add_argument("run_dir", metavar="RUN_DIR", help="the --out directory of a `trainer train` run")
+    diag.add_argument("--out", default=None, metavar="DIR", help="where the plots go (default RUN_DIR/diag)")
+    diag.add_argument("--no-plots", action="store_true", help="print the tables only")
+    diag.set_defaults(handler=_cmd_diag)
+
+
+def _cmd_diag(args: argparse.Namespace) -> int:
+    from trainer.eval.diag import run_diag
+
+    run_diag(args.run_dir, out_dir=args.out, plots=not args.no_plots)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="trainer", description="GPU-resident distributional DQN trainer for trading.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_data_command(commands)
+    _add_train_command(commands)
+    _add_diag_command(commands)
+    return parser
+
+
+def _data_options(args: argparse.Namespace) -> tuple[DbnOptions, FeatureConfig]:
+    return DbnOptions(bar_seconds=args.bar_seconds, instrument_id=args.instrument), FeatureConfig(
+        norm_window=args.norm_window, norm_min_periods=min(64, args.norm_window)
+    )
+
+
+def _span_text(bars: Bars) -> str:
+    ts = bars.timestamps
+    return f"{format_ts(int(ts[0]))} → {format_ts(int(ts[-1]))}"
+
+
+def _buy_and_hold_text(bars: Bars) -> str:
+    """The passive baseline a strategy on this data has to beat, annualised at the data's own rate."""
+    periods = metrics.periods_per_year_from_timestamps(bars.timestamps)
+    if len(bars) < 3 or not periods > 0:
+        return "n/a (fewer than 3 bars)"
+    returns = bars.close[1:] / bars.close[:-1] - 1.0
+    return (
+        f"Sharpe {metrics.sharpe_ratio(returns, periods):.2f}, annual return {metrics.annual_return(returns, periods):+.2%}, "
+        f"volatility {metrics.annual_volatility(returns, periods):.2%}, max drawdown {metrics.max_drawdown(returns):.2%} "
+        f"({periods:,.0f} bars/year)"
+    )
+
+
+def _cmd_data_info(args: argparse.Namespace) -> int:
+    dbn_options, feature_config = _data_options(args)
+    status = probe_cache(args.path, feature_config=feature_config, dbn_options=dbn_options, directory=args.cache_dir)
+    if status.state == "hit":
+        prepared = prepare(args.path, feature_config=feature_config, dbn_options=dbn_options, directory=args.cache_dir)
+        bars, features = prepared.bars, prepared.features
+    else:
+        bars = load_bars(args.path, dbn_options)
+        features = compute_features(bars, feature_config)
+    table = Table(title=f"trainer data info — {args.path}", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    table.add_row("source", bars.source)
+    table.add_row("format", bars.format)
+    table.add_row("bars", f"{len(bars):,}")
+    table.add_row("span (UTC, bar starts)", _span_text(bars))
+    table.add_row("bar length", f"{bars.bar_ns / 1e9:g} s")
+    table.add_row("columns", ", ".join(bars.columns))
+    table.add_row("volume", "yes" if bars.has_volume else "no (volume features are zero)")
+    if bars.book is not None and bars.flow is not None:
+        table.add_row("book data", f"MBP-10, {bars.book.bid_px.shape[1]} levels at bar close; {int(bars.flow.n_events.sum()):,} events")
+    else:
+        table.add_row("book data", "none (order-flow features are zero)")
+    for key, value in bars.info.items():
+        if key != "column_map":
+            table.add_row(key, str(value))
+    table.add_row("buy & hold", _buy_and_hold_text(bars))
+    groups = ", ".join(f"{name} {width}" for name, width in FEATURE_GROUP_WIDTHS.items())
+    table.add_row("features", f"{FEATURE_WIDTH} columns ({groups}); valid from bar {features.valid_from}")
+    cache_text = status.state if not status.reason else f"{status.state}: {status.reason}"
+    if status.state != "hit":
+        cache_text += f" — run: trainer data build {args.path}"
+    table.add_row("cache", f"{cache_text}\n{status.manifest}")
+    Console().print(table)
+    return 0
+
+
+def _cmd_data_build(args: argparse.Namespace) -> int:
+    dbn_options, feature_config = _data_options(args)
+    labels = {"hash": "hashing source", "load": "loading bars", "features": "computing features", "write": "writing cache"}
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description:<20}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(), console=console) as progress:
+        tasks: dict[str, int] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(labels[stage], total=max(total, 1))
+            progress.update(tasks[stage], completed=done, total=max(total, 1))
+
+        prepared = prepare(
+            args.path, feature_config=feature_config, dbn_options=dbn_options, directory=args.out, force=args.force, progress=report
+        )
+        for task in tasks.values():
+            progress.update(task, completed=progress.tasks[task].total)
+    status = prepared.cache
+    reason = f" ({status.reason})" if status.reason and status.state == "rebuilt" else ""
+    Console().print(
+        f"{status.state}{reason}: {len(prepared.bars):,} bars × {prepared.features.values.shape[1]} features "
+        f"(valid from bar {prepared.features.valid_from}) → {status.manifest}"
+    )
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    import time
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from trainer.config import load_config
+    from trainer.train.loop import train
+
+    if args.folds is not None:
+        from functools import partial
+
+        from trainer.train.folds import train_folds
+
+        train = partial(train_folds, n_folds=args.folds)
+
+    config = load_config(args.config)
+    overrides: dict[str, dict[str, object]] = {"run": {}, "data": {}}
+    if args.data is not None:
+        overrides["data"]["path"] = args.data
+    if args.device is not None:
+        overrides["run"]["device"] = args.device
+    if args.seed is not None:
+        overrides["run"]["seed"] = args.seed
+    if args.steps is not None:
+        overrides["run"]["steps"] = args.steps
+    config = config.replace(**overrides)
+    if args.resume and args.out is None:
+        raise UserError("--resume needs the run to continue", got="no --out", expected="--out RUN_DIR", hint="pass the run directory of the stopped run")
+    out = Path(args.out) if args.out else Path("runs") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    console = Console(stderr=True)
+    latest: dict[str, str] = {"text": "warming up", "rate": ""}
+    window: dict[str, float] = {"time": 0.0, "steps": -1.0}  # steps/s over training chunks only
+    if args.no_progress:
+        def report(done: int, total: int, info: dict | None) -> None:
+            if info is not None:
+                console.print(f"step {done}/{total}: {_epoch_text(info)}")
+
+        metrics = train(config, out, resume=args.resume, progress=report)
+    else:
+        with Progress(
+            TextColumn("[bold]train"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(), TextColumn("{task.fields[latest]}"), console=console,
+        ) as progress:  # fmt: skip
+            task = progress.add_task("train", total=config.run.steps * (args.folds or 1), rate="", latest=latest["text"])
+
+            def report(done: int, total: int, info: dict | None) -> None:
+                now = time.perf_counter()
+                if info is not None or window["steps"] < 0:  # first chunk or epoch end (after validation)
+                    if info is not None:
+                        latest["text"] = _epoch_text(info)
+                    window.update(time=now, steps=done)
+                elif done > window["steps"]:
+                    rate = (done - window["steps"]) / max(now - window["time"], 1e-9)
+                    latest["rate"] = f"{rate:,.1f} steps/s"
+                progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
+
+            metrics = train(config, out, resume=args.resume, progress=report)
+    table = Table(title=f"out-of-sample backtest — {out}")
+    for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
+        table.add_column(column)
+    for name, values in metrics.items():
+        table.add_row(name, *(_fmt(values.get(key)) for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "trade_count")))
+    Console().print(table)
+    Console().print(f"run directory: {out}")
+    return 0
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _epoch_text(info: dict) -> str:
+    losses = info["losses"]
+    c51 = sum(losses["c51"].values())
+    sharpe = info["validation"]["agent"].get("sharpe_ratio")
+    return f"c51 {c51:.3f} · iqn {losses['iqn']:.3f} · val sharpe {_fmt(sharpe)}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed usage and the problem
+        return int(exc.code or 0)
+    try:
+        return int(args.handler(args))
+    except UserError as exc:
+        print(f"trainer: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("trainer: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""PNG plots of a run: equity against buy-and-hold, drawdown, action distribution, losses.
+
+Why files, not a dashboard: a run directory must be self-explaining on a headless machine; the
+Agg backend renders without a display. matplotlib is imported here only (the training step
+never needs it).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+
+from trainer.eval.backtest import EquityCurve
+from trainer.eval.health_diag import (
+    HEALTH_DIAG_FILENAME,
+    HealthDiagError,
+    read_health_diag,
+    series,
+)
+
+PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png")
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(figure, path: Path) -> None:
+    """Render to a temp file in the same directory, then move it into place (atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
+    os.close(fd)
+    try:
+        figure.savefig(tmp, dpi=110, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def drawdown(equity: np.ndarray) -> np.ndarray:
+    """Fractional drawdown from the running peak (≤ 0), anchored at the first value."""
+    peak = np.maximum.accumulate(equity)
+    return equity / peak - 1.0
+
+
+def plot_equity(curves: Mapping[str, EquityCurve], path: Path) -> None:
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(9, 4))
+    for name, curve in curves.items():
+        axis.plot(curve.equity / curve.equity[0], label=name.replace("_", " "))
+    axis.set_xlabel("validation bar")
+    axis.set_ylabel("equity (× initial)")
+    axis.set_title("Out-of-sample equity")
+    axis.legend()
+    axis.grid(alpha=0.3)
+    _save(figure, path)
+    plt.close(figure)
+
+
+def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path) -> None:
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(9, 3))
+    for name, curve in curves.items():
+        axis.plot(100.0 * drawdown(curve.equity), label=name.replace("_", " "))
+    axis.set_xlabel("validation bar")
+    axis.set_ylabel("drawdown (%)")
+    axis.set_title("Drawdown")
+    axis.legend()
+    axis.grid(alpha=0.3)
+    _save(figure, path)
+    plt.close(figure)
+
+
+def plot_actions(actions: Mapping[str, Mapping[str, float]], path: Path) -> None:
+    """One bar chart per branch: the share of each sub-action in the greedy validation run."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, max(len(actions), 1), figsize=(3 * max(len(actions), 1), 3), squeeze=False)
+    for axis, (branch, fractions) in zip(axes[0], actions.items(), strict=False):
+        axis.bar(list(fractions), list(fractions.values()), color="tab:blue")
+        axis.set_ylim(0, 1)
+        axis.set_title(branch.replace("_", " "))
+        axis.tick_params(axis="x", labelrotation=45)
+    figure.suptitle("Action distribution per branch (validation, greedy)", y=1.05)
+    _save(figure, path)
+    plt.close(figure)
+
+
+def plot_losses(run_dir: Path, path: Path) -> None:
+    """Losses per epoch from the run's HEALTH_DIAG log (log scale where positive)."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(9, 4))
+    try:
+        records = read_health_diag(run_dir / HEALTH_DIAG_FILENAME)
+        loss_series = series(records, "losses")
+    except HealthDiagError:
+        loss_series = {}
+    for name, values in loss_series.items():
+        xs = [i for i, v in enumerate(values) if v is not None]
+        axis.plot(xs, [values[i] for i in xs], marker="o", label=name)
+    axis.set_xlabel("epoch")
+    axis.set_ylabel("mean loss")
+    axis.set_title("Training losses")
+    if loss_series:
+        axis.legend(fontsize=7)
+    axis.grid(alpha=0.3)
+    _save(figure, path)
+    plt.close(figure)
+
+
+def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve]) -> list[Path]:
+    """Every PNG of a run into ``run_dir/plots``; returns their paths."""
+    plots = Path(run_dir) / "plots"
+    paths = [plots / name for name in PLOT_FILES]
+    plot_equity(curves, paths[0])
+    plot_drawdown(curves, paths[1])
+    plot_actions(curves["agent"].actions if "agent" in curves else {}, paths[2])
+    plot_losses(Path(run_dir), paths[3])
+    return paths

@@ -1,0 +1,188 @@
+"""Checkpoints: every tensor of a run in safetensors, plus a JSON manifest; atomic, verified on load.
+
+Why this format: safetensors cannot execute code on load (unlike pickle) and maps tensors by name,
+which is what ``TrainerState.named_tensors`` provides. The manifest carries the layout
+fingerprint, the resolved config, the host-side counters and a SHA-256 of the tensor file, so a
+checkpoint from another layout fails with "retrain required" and a damaged file fails with a clear
+message instead of loading garbage. Both files are written to a temporary name in the same
+directory and moved into place with ``os.replace``; the manifest goes last, so a checkpoint
+exists only once it is whole.
+
+A resumed run restores network, target network, optimizer moments, replay buffer, n-step window,
+RNG counter, ISV, environment state and the host counters, so it continues exactly where the
+stopped run was (bitwise-identical on the same device).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from trainer.errors import UserError
+from trainer.isv import check_fingerprint
+from trainer.layout import LAYOUT_FINGERPRINT
+from trainer.train.step import TrainerState
+
+FORMAT_VERSION = 1
+TENSORS_SUFFIX = ".safetensors"
+MANIFEST_SUFFIX = ".json"
+CHECKPOINT_PREFIX = "step-"
+
+
+class CheckpointError(UserError):
+    """A checkpoint that cannot be used (missing, corrupt, or made for another configuration)."""
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def checkpoint_paths(directory: Path, steps: int) -> tuple[Path, Path]:
+    stem = f"{CHECKPOINT_PREFIX}{steps:010d}"
+    return directory / f"{stem}{TENSORS_SUFFIX}", directory / f"{stem}{MANIFEST_SUFFIX}"
+
+
+def save_checkpoint(state: TrainerState, directory: str | Path, extra: dict[str, Any] | None = None, keep: int = 2) -> Path:
+    """Write the state (a cold point: copies every tensor to the host); returns the manifest path."""
+    from safetensors.torch import save
+
+    directory = Path(directory)
+    if state.device.type == "cuda":
+        torch.cuda.synchronize(state.device)
+    tensors = {name: tensor.detach().to("cpu", copy=True).contiguous() for name, tensor in state.named_tensors().items()}
+    payload = save(tensors)
+    tensor_path, manifest_path = checkpoint_paths(directory, state.steps_done)
+    _atomic_write_bytes(tensor_path, payload)
+    manifest = {
+        "format": FORMAT_VERSION,
+        "layout_fingerprint": f"0x{LAYOUT_FINGERPRINT:016x}",
+        "tensors": tensor_path.name,
+        "sha256": hashlib.sha256(payload).hexdigest(),
+        "device": state.device.type,
+        "steps_done": state.steps_done,
+        "collect_steps": state.collect_steps,
+        "epoch": state.epoch,
+        "config": state.config.to_dict(),
+        "torch": torch.__version__,
+        "extra": extra or {},
+    }
+    _atomic_write_bytes(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
+    _prune(directory, keep)
+    return manifest_path
+
+
+def _prune(directory: Path, keep: int) -> None:
+    manifests = sorted(directory.glob(f"{CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX}"))
+    for manifest in manifests[:-keep] if keep > 0 else []:
+        manifest.unlink(missing_ok=True)
+        manifest.with_suffix(TENSORS_SUFFIX).unlink(missing_ok=True)
+
+
+def latest_checkpoint(directory: str | Path) -> Path:
+    """The newest manifest in ``directory`` (or ``directory/checkpoints``), or a CheckpointError."""
+    directory = Path(directory)
+    candidates = sorted(directory.glob(f"{CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX}"))
+    if not candidates and (directory / "checkpoints").is_dir():
+        candidates = sorted((directory / "checkpoints").glob(f"{CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX}"))
+    if not candidates:
+        raise CheckpointError(
+            "no checkpoint to resume from", got=f"no {CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX} in {directory}",
+            expected="a run directory written by `trainer train`", hint="pass the --out directory of an earlier run",
+        )
+    return candidates[-1]
+
+
+def read_manifest(manifest_path: str | Path) -> dict[str, Any]:
+    manifest_path = Path(manifest_path)
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise CheckpointError(
+            "checkpoint manifest is unreadable", got=f"{manifest_path}: {error}", expected="a JSON manifest",
+            hint="the file is corrupt; resume from an older checkpoint or retrain",
+        ) from error
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
+        raise CheckpointError(
+            "checkpoint manifest has an unknown format", got=manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__,
+            expected=FORMAT_VERSION, hint="it was written by another trainer version; retrain",
+        )
+    found = manifest.get("layout_fingerprint", "")
+    try:
+        fingerprint = int(str(found), 16)
+    except ValueError:
+        fingerprint = -1
+    check_fingerprint(fingerprint, f"checkpoint {manifest_path.name}")
+    return manifest
+
+
+def load_checkpoint(state: TrainerState, manifest_path: str | Path) -> dict[str, Any]:
+    """Restore every tensor and host counter of ``state``; returns the manifest."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    manifest_path = Path(manifest_path)
+    manifest = read_manifest(manifest_path)
+    tensor_path = manifest_path.parent / str(manifest.get("tensors", ""))
+    try:
+        payload = tensor_path.read_bytes()
+    except OSError as error:
+        raise CheckpointError(
+            "checkpoint tensors are missing", got=str(tensor_path), expected="the file named in the manifest",
+            hint="copy both files of a checkpoint together",
+        ) from error
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != manifest.get("sha256"):
+        raise CheckpointError(
+            "checkpoint tensors are corrupt (SHA-256 mismatch)", got=digest[:16], expected=str(manifest.get("sha256"))[:16],
+            hint="the file was truncated or altered; resume from an older checkpoint or retrain",
+        )
+    try:
+        saved = load(payload)
+    except (SafetensorError, ValueError) as error:
+        raise CheckpointError(
+            "checkpoint tensors are unreadable", got=str(error), expected="a safetensors file",
+            hint="resume from an older checkpoint or retrain",
+        ) from error
+    named = state.named_tensors()
+    missing = sorted(set(named) - set(saved))
+    unexpected = sorted(set(saved) - set(named))
+    mismatched = sorted(n for n in set(named) & set(saved) if tuple(named[n].shape) != tuple(saved[n].shape))
+    if missing or unexpected or mismatched:
+        detail = "; ".join(
+            part for part in (
+                f"missing {missing[:4]}" if missing else "",
+                f"unexpected {unexpected[:4]}" if unexpected else "",
+                f"shape differs for {mismatched[:4]}" if mismatched else "",
+            ) if part
+        )  # fmt: skip
+        raise CheckpointError(
+            "checkpoint does not fit this configuration", got=detail, expected="the tensors of the current config",
+            hint="resume with the config stored in the run directory (config.toml) or retrain",
+        )
+    with torch.no_grad():
+        for name, tensor in named.items():
+            if name == "isv":
+                state.isv.load_state(saved[name])  # checks the fingerprint stored in the ISV tail
+            else:
+                tensor.copy_(saved[name].to(device=tensor.device, dtype=tensor.dtype))
+    state.steps_done = int(manifest["steps_done"])
+    state.collect_steps = int(manifest["collect_steps"])
+    state.epoch = int(manifest["epoch"])
+    return manifest

@@ -1,0 +1,345 @@
+"""One training step — act, step the environments, store, sample, learn — and every tensor it owns.
+
+Why one object: the step is captured once in a CUDA graph and replayed, so every tensor it reads
+or writes must exist before capture and stay at the same address (``TrainerState`` owns them and
+``named_tensors`` lists every one of them for checkpoints and the StateResetRegistry). Everything
+adaptive is read from the ISV on the device (ε, τ, γ per branch, the atom support, CQL α);
+everything random comes from the counter-based Philox RNG whose counter the step advances in
+place, so graph replays never repeat numbers. Nothing in the step reads a device value on
+the host: no ``.item()``, no Python branch on a tensor, so the same code runs eagerly on the CPU,
+eagerly on CUDA, and captured on CUDA.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+
+from trainer.config import TrainConfig
+from trainer.env.vector_env import VectorEnv
+from trainer.isv import Isv
+from trainer.layout import (
+    BRANCH_SIZES,
+    ISV_ATOM_CENTRE,
+    ISV_ATOM_HALF_WIDTH,
+    ISV_CQL_ALPHA,
+    ISV_EPSILON,
+    ISV_GAMMA,
+    ISV_STRIDE,
+    ISV_TAU,
+    JOINT_STRIDES,
+    N_BRANCHES,
+    PORTFOLIO_INPUT_STRIDE,
+    RNG_STREAM_EXPLORE,
+    RNG_STREAM_IQN_TAU,
+    RNG_STREAM_REPLAY,
+)
+from trainer.losses.c51 import (
+    atom_support,
+    branching_c51_loss,
+    expected_values,
+    greedy_one_hot,
+    n_step_returns,
+    one_hot,
+)
+from trainer.losses.cql import branching_cql_loss
+from trainer.losses.iqn import branching_iqn_loss
+from trainer.markers import hot_path
+from trainer.model.network import (
+    BranchingDistributionalNet,
+    NetworkShape,
+    greedy_actions,
+)
+from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
+from trainer.ops.rng_uniform import rng_uniform
+from trainer.train.replay import NStepWindow, ReplayBuffer
+
+N_SUB_ACTIONS = sum(BRANCH_SIZES)
+# Metric accumulator slots (a device vector summed over an epoch, read once at its end).
+METRIC_NAMES = (
+    "c51_direction", "c51_magnitude", "c51_order_type", "c51_urgency",
+    "iqn", "cql", "total", "grad_norm", "updates",
+)  # fmt: skip
+
+
+def network_shape(config: TrainConfig, n_features: int) -> NetworkShape:
+    model = config.model
+    return NetworkShape(
+        n_features=n_features,
+        n_portfolio=PORTFOLIO_INPUT_STRIDE,
+        branch_sizes=BRANCH_SIZES,
+        window=model.window,
+        temporal_encoder=model.temporal_encoder,
+        scan_channels=model.scan_channels,
+        scan_state=model.scan_state,
+        hidden=model.hidden,
+        trunk_layers=model.trunk_layers,
+        head_hidden=model.head_hidden,
+        n_atoms=model.n_atoms,
+        iqn_embedding=model.iqn_embedding,
+    )
+
+
+@dataclass(frozen=True)
+class MarketWindow:
+    """The bars the environments trade: env bar t is global feature row ``offset + t``."""
+
+    close: torch.Tensor  # [T_env] f32
+    spread: torch.Tensor  # [T_env] f32
+    features: torch.Tensor  # [T_all, F] f32, the whole feature tensor (history for the K-bar window)
+    offset: int  # global row of env bar 0 (≥ window − 1 so every window has real history)
+
+
+class TrainerState:
+    """Every piece of training state, on one device."""
+
+    def __init__(self, config: TrainConfig, market: MarketWindow, device: torch.device) -> None:
+        self.config = config
+        self.device = device
+        self.seed = config.run.seed
+        torch.manual_seed(config.run.seed)  # network initialisation only; the step uses Philox
+        self.isv = Isv(
+            device,
+            config={
+                "FEE_RATE": config.env.fee_rate,
+                "SLIPPAGE": config.env.slippage,
+                "INIT_CASH": config.env.init_cash,
+                "EPISODE_LENGTH": float(config.env.episode_length),
+                "DSR_ETA": config.env.dsr_eta,
+                "CQL_ALPHA": config.loss.cql_alpha,
+            },
+        )
+        self.counter = torch.zeros(1, dtype=torch.int64, device=device)  # Philox counter of the step
+        self.features = market.features.to(device=device, dtype=torch.float32).contiguous()  # [T_all, F]
+        self.feature_offset = market.offset
+        self.env = VectorEnv(
+            market.close, n_envs=config.env.n_envs, isv=self.isv, seed=self.seed, spread=market.spread,
+            counter=self.counter,
+        )  # fmt: skip
+        self.env.outputs(1)  # allocate the one-bar step buffers now (checkpoints list them)
+        shape = network_shape(config, self.features.shape[1])
+        self.online = BranchingDistributionalNet(shape).to(device)
+        self.target = copy.deepcopy(self.online).requires_grad_(False)
+        capturable = device.type == "cuda"
+        self.lr = torch.tensor(config.optim.lr, dtype=torch.float32, device=device)
+        # On CUDA: the fused Adam kernel (a handful of launches for every parameter, capturable,
+        # device-tensor learning rate); on the CPU the plain per-parameter loop.
+        self.optimizer = torch.optim.Adam(
+            self.online.parameters(), lr=self.lr, eps=config.optim.adam_eps, capturable=capturable,
+            fused=capturable, foreach=False,
+        )  # fmt: skip
+        self.replay = ReplayBuffer(config.replay.capacity, config.loss.n_step, PORTFOLIO_INPUT_STRIDE, N_BRANCHES, device)
+        self.window = NStepWindow(config.env.n_envs, config.loss.n_step, PORTFOLIO_INPUT_STRIDE, N_BRANCHES, device)
+        self.metrics = torch.zeros(len(METRIC_NAMES), dtype=torch.float32, device=device)  # epoch sums
+        self.action_counts = torch.zeros(N_SUB_ACTIONS, dtype=torch.float32, device=device)  # epoch counts
+        self.isv_local = torch.zeros(ISV_STRIDE, dtype=torch.float32, device=device)  # per-step ISV copy
+        # The adaptive kernels (atom support, learning health, schedules, Kelly cap) and their workspace.
+        self.adaptive = AdaptiveMachinery(self.isv, config.env.n_envs, AdaptiveParams.from_config(config))
+        # Scratch for the step's random draws (rewritten every step, allocated once for capture).
+        n_envs, batch = config.env.n_envs, config.replay.batch_size
+        self.explore_draws = torch.zeros(n_envs * (1 + N_BRANCHES), dtype=torch.float32, device=device)
+        self.replay_draws = torch.zeros(batch, dtype=torch.float32, device=device)
+        self.tau_draws = torch.zeros(
+            batch * (config.loss.iqn_tau_samples + config.loss.iqn_target_samples), dtype=torch.float32, device=device
+        )
+        self._init_optimizer_state()
+        # Host-side counters (plain ints: the loop knows them without reading the device).
+        self.steps_done = 0  # training steps (collect + update)
+        self.collect_steps = 0  # steps that acted in the envs, updates or not
+        self.epoch = 0  # epochs finished
+
+    def _init_optimizer_state(self) -> None:
+        """Create Adam's moments now (zeros, step 0) so they exist before capture and checkpoints."""
+        for group in self.optimizer.param_groups:
+            for param in group["params"]:
+                state = self.optimizer.state[param]
+                if not state:
+                    step_device = param.device if group["capturable"] else torch.device("cpu")
+                    state["step"] = torch.zeros((), dtype=torch.float32, device=step_device)
+                    state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+
+    def named_tensors(self) -> dict[str, torch.Tensor]:
+        """Every tensor of the run by a stable name (checkpoints, the registry, determinism tests)."""
+        named: dict[str, torch.Tensor] = {}
+        for name, tensor in self.online.state_dict().items():
+            named[f"online.{name}"] = tensor
+        for name, tensor in self.target.state_dict().items():
+            named[f"target.{name}"] = tensor
+        param_names = {id(p): n for n, p in self.online.named_parameters()}
+        for param, state in self.optimizer.state.items():
+            for key, tensor in state.items():
+                named[f"optim.{param_names[id(param)]}.{key}"] = tensor
+        named["optim.lr"] = self.lr
+        named.update(self.replay.named_tensors())
+        named.update(self.window.named_tensors())
+        named["env.ps"] = self.env.ps
+        rewards, dones, obs_index = self.env.outputs(1)
+        named["env.rewards"] = rewards
+        named["env.dones"] = dones
+        named["env.obs_index"] = obs_index
+        named["rng.counter"] = self.counter
+        named["isv"] = self.isv.tensor
+        named["isv_local"] = self.isv_local
+        named.update(self.adaptive.named_tensors())
+        named["scratch.explore_draws"] = self.explore_draws
+        named["scratch.replay_draws"] = self.replay_draws
+        named["scratch.tau_draws"] = self.tau_draws
+        named["metrics.sums"] = self.metrics
+        named["metrics.action_counts"] = self.action_counts
+        return named
+
+    # -- observations ------------------------------------------------------------------------
+    def gather_windows(self, env_bar: torch.Tensor, offset: int | None = None) -> torch.Tensor:
+        """Feature windows for env bar indices: [M] int64 → [M, K, F] (last row = that bar).
+
+        ``offset`` is the global feature row of env bar 0 (default: the training window's).
+        """
+        window = self.config.model.window
+        offset = self.feature_offset if offset is None else offset
+        lags = torch.arange(-window + 1, 1, device=self.device, dtype=torch.int64)  # [K]
+        rows = (env_bar.unsqueeze(-1) + offset + lags).clamp(min=0)  # [M, K]
+        return self.features[rows]  # [M, K, F]
+
+    def supports(self) -> torch.Tensor:
+        """C51 support per branch [N_BRANCHES, N] from the ISV atom centre/half-width."""
+        centre = self.isv_local[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]
+        half_width = self.isv_local[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]
+        return atom_support(centre, half_width, self.config.model.n_atoms)
+
+
+def _branch_one_hots(actions: torch.Tensor) -> torch.Tensor:
+    """int64 [B, N_BRANCHES] → float one-hot [B, N_BRANCHES, A_max] (padding never hot)."""
+    return one_hot(actions, max(BRANCH_SIZES))
+
+
+class TrainStep:
+    """The step itself; ``__call__`` runs it eagerly, ``trainer.train.graph`` captures it."""
+
+    def __init__(self, state: TrainerState) -> None:
+        self.state = state
+        config = state.config
+        self.n_envs = config.env.n_envs
+        self.batch_size = config.replay.batch_size
+        self.n_tau = config.loss.iqn_tau_samples
+        self.n_tau_target = config.loss.iqn_target_samples
+        self.sizes = torch.tensor(BRANCH_SIZES, dtype=torch.float32, device=state.device)  # [D]
+        self.joint_strides = torch.tensor(JOINT_STRIDES, dtype=torch.int64, device=state.device)  # [D]
+        self.sub_action_offsets = torch.tensor(
+            [sum(BRANCH_SIZES[:branch]) for branch in range(N_BRANCHES)], dtype=torch.int64, device=state.device
+        )  # [D]
+
+    # -- acting ------------------------------------------------------------------------------
+    def greedy(self, windows: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
+        """Each branch's argmax of expected value: [M, K, F], [M, P] → int64 [M, N_BRANCHES]."""
+        state = self.state
+        with torch.no_grad():
+            log_probs = state.online(windows, portfolio)  # [M, D, A, N]
+            return greedy_actions(log_probs, state.supports(), state.online.action_mask)
+
+    def act(self, bar: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
+        """ε-greedy per env (ε from the ISV; one coin per env, uniform random sub-actions)."""
+        state = self.state
+        greedy = self.greedy(state.gather_windows(bar), portfolio)  # [E, D]
+        rng_uniform(state.seed, state.counter, RNG_STREAM_EXPLORE, state.explore_draws)  # counter += 1
+        draws = state.explore_draws
+        coins = draws[: self.n_envs]  # [E]
+        random = (draws[self.n_envs :].view(self.n_envs, N_BRANCHES) * self.sizes).to(torch.int64)  # [E, D]
+        random = torch.minimum(random, (self.sizes - 1).to(torch.int64))
+        explore = (coins < state.isv_local[ISV_EPSILON]).unsqueeze(-1)  # [E, 1]
+        return torch.where(explore, random, greedy)
+
+    # -- one step ----------------------------------------------------------------------------
+    @hot_path
+    def collect(self) -> None:
+        """Act in every env, step them, push the n-step window and store its completed transitions.
+
+        The first n − 1 collect steps of a run complete no transition (the window is still
+        filling) and store nothing.
+        """
+        self._collect(store=self.state.collect_steps >= self.state.config.loss.n_step - 1)
+        self.state.collect_steps += 1  # host bookkeeping: collect() is never captured
+
+    @hot_path
+    def __call__(self) -> None:
+        """The whole training step: collect, then one gradient update and the target update.
+
+        Host counters are advanced by the caller (``StepRunner``): a captured replay runs no Python.
+        """
+        self._collect(store=True)
+        self.learn()
+
+    def _collect(self, store: bool) -> None:
+        state = self.state
+        state.isv_local.copy_(state.isv.tensor)  # one read of the mapped ISV per step
+        bar = state.env.bar_index()  # [E]
+        portfolio = state.env.portfolio_inputs()  # [E, P]
+        actions = self.act(bar, portfolio)  # [E, D]
+        joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [E]
+        rewards, dones, _ = state.env.step(joint)  # advances state.counter by one
+        transitions = state.window.push(
+            bar, portfolio, actions, rewards, dones, state.env.bar_index(), state.env.portfolio_inputs()
+        )
+        if store:
+            state.replay.add(transitions)
+        counts = one_hot(actions + self.sub_action_offsets, N_SUB_ACTIONS).sum((0, 1))  # [ΣA]
+        state.action_counts.add_(counts)
+
+    @hot_path
+    def learn(self) -> None:
+        """Sample a batch, compute the losses, backward, Adam, Polyak target update."""
+        state = self.state
+        config = state.config
+        rng_uniform(state.seed, state.counter, RNG_STREAM_REPLAY, state.replay_draws)  # counter += 1
+        rng_uniform(state.seed, state.counter, RNG_STREAM_IQN_TAU, state.tau_draws)  # counter += 1
+        batch = state.replay.sample(state.replay_draws)
+        taus = state.tau_draws[: self.batch_size * self.n_tau].view(self.batch_size, self.n_tau)  # [B, N]
+        taus_target = state.tau_draws[self.batch_size * self.n_tau :].view(self.batch_size, self.n_tau_target)  # [B, N′]
+
+        isv = state.isv_local
+        gammas = isv[ISV_GAMMA : ISV_GAMMA + N_BRANCHES]  # [D]
+        returns, discounts = n_step_returns(batch.rewards * config.loss.reward_scale, batch.dones, gammas)  # [D, B]
+        supports = state.supports()  # [D, N]
+        taken = _branch_one_hots(batch.actions)
+
+        windows = state.gather_windows(batch.bar_index)  # [B, K, F]
+        next_windows = state.gather_windows(batch.next_bar_index)  # [B, K, F]
+        mask = state.online.action_mask  # [D, A]
+        embedding = state.online.embed(windows, batch.portfolio)  # [B, H]
+        log_probs = state.online.distributions(embedding)  # [B, D, A, N]
+        with torch.no_grad():
+            next_online = state.online(next_windows, batch.next_portfolio).exp()  # [B, D, A, N]
+            next_embedding_target = state.target.embed(next_windows, batch.next_portfolio)
+            next_target = state.target.distributions(next_embedding_target).exp()  # [B, D, A, N]
+            next_one_hot = greedy_one_hot(expected_values(next_online, supports), mask)  # [B, D, A]
+            next_quantiles = state.target.quantiles(next_embedding_target, taus_target)  # [B, N′, D, A]
+
+        c51 = branching_c51_loss(log_probs, taken, next_online, next_target, returns, discounts, supports, mask,
+                                 double_q=config.loss.double_q)  # fmt: skip
+        quantiles = state.online.quantiles(embedding, taus)  # [B, N, D, A]
+        iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
+                                 config.loss.huber_kappa)  # fmt: skip
+        cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
+        total = c51.total + config.loss.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
+
+        state.optimizer.zero_grad(set_to_none=False)
+        total.backward()
+        parameters = [p for p in state.online.parameters()]
+        if config.optim.grad_clip > 0:
+            grad_norm = torch.nn.utils.clip_grad_norm_(parameters, config.optim.grad_clip, foreach=state.device.type == "cuda")
+        else:
+            grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))
+        state.optimizer.step()
+        state.adaptive.after_update(state.env.ps, log_probs.exp(), supports, grad_norm, mask)  # ISV, on the device
+        tau = isv[ISV_TAU]
+        with torch.no_grad():
+            for target_param, online_param in zip(state.target.parameters(), state.online.parameters(), strict=True):
+                target_param.lerp_(online_param, tau)
+
+        update = torch.stack([
+            *c51.per_branch.detach(), iqn.total.detach(), cql.total.detach(), total.detach(),
+            grad_norm.detach().to(torch.float32), torch.ones((), device=state.device),
+        ])  # fmt: skip
+        state.metrics.add_(update)
