@@ -78,6 +78,8 @@ class Analyzer:
             return FileResult([])
         if b"\0" in data:
             return FileResult([parse_error.binary_file(relative)] if PARSE_ERROR in codes else [])
+        # Editors, CPython and libcst do not count a byte-order mark as a column of line 1.
+        data = data.removeprefix(UTF8_BOM)
         try:
             source = SourceFile(path=relative, data=data, language=language)
         except UnicodeDecodeError as error:
@@ -167,6 +169,9 @@ class Analyzer:
                 elif code in codes and UNUSED_SUPPRESSION in codes:
                     kept.append(_unused(source.path, suppression, code, "suppresses nothing"))
         return FileResult(kept, deferred)
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def _unused(path: str, suppression: Suppression, code: str, why: str) -> Diagnostic:

@@ -78,7 +78,9 @@ def fix_file(path: str, expected_digest: bytes, diagnostics: list[Diagnostic]) -
     if hashlib.sha256(data).digest() != expected_digest:
         return 0
     text = data.decode("utf-8")
-    updated = apply_edits(text, edits)
+    # Diagnostics count columns without a byte-order mark (see analyze.py); keep the mark as it was.
+    mark = "\ufeff" if text.startswith("\ufeff") else ""
+    updated = mark + apply_edits(text[len(mark):], edits)
     if updated == text:
         return 0
     write_atomic(path, updated.encode("utf-8"))

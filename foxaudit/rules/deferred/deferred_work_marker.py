@@ -68,7 +68,8 @@ def _matchers(tags: tuple[str, ...]) -> _Matchers:
         lower_list=tuple(tag.lower() for tag in ordered),
         upper=re.compile(rf"\b(?:{upper})\b"),
         lower_tags=frozenset(tag.lower() for tag in tags),
-        docstring_opening=re.compile(rf"\s*({alternation})\s*:", re.IGNORECASE),
+        # `Todo:` / `todo: x`, but not numpydoc's `todo : str` (a parameter named todo).
+        docstring_opening=re.compile(rf"\s*({alternation}):(?=\s|$)", re.IGNORECASE),
     )
 
 
@@ -142,7 +143,8 @@ class DeferredWorkMarker(Rule):
     everything ruff's FIX001–FIX004 report, FX901 reports too — or when it appears anywhere in
     a comment or docstring in upper case as a whole word (`# see below; <TAG> fix`). In a
     docstring a line opening with the tag and a colon (napoleon's `Todo:` section) matches in
-    any case.
+    any case (`Todo:`, `todo: measure`); a numpydoc parameter named like a tag (`todo : str`,
+    a space before the colon) is not a section.
 
     Not markers: a lower-case word in running text (`# this is a hack`), a longer word
     (`# Todoist`, `# XXXL size`), a tag quoted in an inline code span or a fenced code block of a
@@ -199,6 +201,8 @@ class DeferredWorkMarker(Rule):
         Example("x = 1  # foxaudit: ignore[FX401] -- documented reason\n"),
         Example('"""TODO in a docstring, but docstrings are off."""\n', options={"docstrings": False}),
         Example("# TODO is not a tag here\n", options={"tags": ["WIP"]}),
+        Example('def update(grid, todo):\n    """Update the grid.\n\n    Parameters\n    ----------\n'
+                "    todo : string (one of 'left', 'right')\n    \"\"\"\n    return grid[todo]\n"),
         Example('static const char* kTag = "TODO"; // the tag the scanner searches for\n', path="scan.cu"),
         Example('#define TAG "// TODO"\n', path="tag.cuh"),
         Example("/* the hack flag of the loader */\n__global__ void k() { }\n", path="k.cu"),
@@ -218,6 +222,7 @@ class DeferredWorkMarker(Rule):
         Example('class Book:\n    """Order book.\n\n    Todo:\n        levels beyond ten.\n    """\n', expect=1),
         Example('async def step():\n    """One step. HACK around the stale cache."""\n    return 1\n', expect=1),
         Example('limit = 3\n"""Attribute doc: TBD once measured."""\n', expect=1),
+        Example('def f():\n    """Sum.\n\n    todo: handle overflow\n    """\n    return 1\n', expect=1),
         Example("def outer():\n    def inner():\n        # FIXME nested\n        return 1\n    return inner\n",
                 expect=1),
         Example("if TYPE_CHECKING:\n    # TODO drop after 3.12\n    from x import Y\n", expect=1),

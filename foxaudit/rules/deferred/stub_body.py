@@ -150,8 +150,14 @@ def _python_placeholder(function: tree_sitter.Node, options: StubBodyOptions) ->
         ignored = [name for name in parameters if name not in _RECEIVERS and not name.startswith("_")]
         if ignored:
             shown = ", ".join(f"`{name}`" for name in ignored)
-            return f"a constant `{statement.text.decode()[len('return '):].strip()}` that ignores {shown}"
+            return f"a constant `{_one_line(value.text.decode())}` that ignores {shown}"
     return None
+
+
+def _one_line(text: str, limit: int = 40) -> str:
+    """A literal as it fits in a one-line message: whitespace runs collapsed, long ones cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def _is_docstring(statement: tree_sitter.Node) -> bool:
@@ -161,13 +167,22 @@ def _is_docstring(statement: tree_sitter.Node) -> bool:
     return value is not None and value.type in ("string", "concatenated_string")
 
 
+def _decorator_expression(decorator: tree_sitter.Node) -> str:
+    """The decorator's expression without a trailing comment: tree-sitter keeps
+    `@overload  # type: ignore[override]` in one decorator node."""
+    for child in decorator.named_children:
+        if child.type != "comment":
+            return child.text.decode()
+    return decorator.text.decode()
+
+
 def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions) -> bool:
     """Abstract/overload members, Protocol members and `if TYPE_CHECKING:` definitions."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         decorators = _name_pattern(options.exempt_decorators)
         for decorator in holder.named_children:
-            if decorator.type == "decorator" and decorators.match(decorator.text.decode()):
+            if decorator.type == "decorator" and decorators.match(_decorator_expression(decorator)):
                 return True
         holder = holder.parent
     # holder is now the block the definition sits in.
@@ -215,7 +230,9 @@ class StubBody(Rule):
 
     In CUDA it reports a function with one of `cuda-qualifiers` (`__global__`, `__device__`,
     including templates and `extern "C"` blocks) whose body is empty (`{}`, comments only) or
-    only a bare `return;`.
+    only a bare `return;`. Constructors and destructors are not stubs: an empty constructor body
+    makes a type default-constructible on the device, and an initializer list
+    (`half(float v) : data_(v) {}`) is where a constructor does its work.
 
     ## Why is this bad
     Invariant 9, no deferred work. A stub compiles, imports and gets called, so the feature
@@ -283,6 +300,14 @@ class StubBody(Rule):
         Example("void host_noop() {}\n", path="host.cu"),
         Example("__device__ float zero() { return 0.0f; }\n", path="z.cuh"),
         Example("__global__ void k();\n", path="decl.cuh"),
+        Example("class half {\n  unsigned short data_;\npublic:\n  __device__ half() {}\n"
+                "  __device__ half(float v) : data_(__float2half_rn(v)) {}\n  __device__ ~half() {}\n};\n",
+                path="half.cuh"),
+        Example("template <int dim>\nstruct Dim {\n  __device__ Dim() { }\n};\n"
+                "__host__ __device__ Pair::Pair() {}\n", path="dim.cuh"),
+        Example("from typing import overload\n\nclass Stamp:\n    @overload  # type: ignore[override]\n"
+                "    def __add__(self, other: int) -> int: ...\n    def __add__(self, other):\n"
+                "        return other\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -303,6 +328,8 @@ class StubBody(Rule):
         Example("import abc\n\nclass Base(abc.ABC):\n    def hook(self):\n        raise NotImplementedError()\n", expect=1),
         Example("@functools.cache\ndef table(n):\n    return ()\n", expect=1),
         Example("def cost(order, book):\n    return (0.0, 0.0)\n", expect=1),
+        Example('def include_paths(target):\n    return (\n        "#include <a.h>",\n        "#include <b.h>",\n    )\n',
+                expect=1),
         Example("if TYPE_CHECKING:\n    pass\nelse:\n    def cast(x):\n        pass\n", expect=1),
         Example("__global__ void reset_state(float* ps, int n) {}\n", path="reset.cu", expect=1),
         Example("template <typename T>\n__device__ void accumulate(T* out, T v) {\n  // later\n}\n",
@@ -312,6 +339,9 @@ class StubBody(Rule):
         Example("struct __align__(16) Pair { float a, b; };\n__host__ __device__ void noop(Pair p) { }\n",
                 path="pair.cuh", expect=1),
         Example("def f(x):\n    pass\n", options={"exempt-decorators": []}, expect=1),
+        Example("struct Indexer {\n  __device__ Indexer(int n) : n_(n) {}\n  __device__ void set(int i) {\n  }\n"
+                "  int n_;\n};\n", path="indexer.cuh", expect=1),
+        Example("@cache  # memoised\ndef table(n):\n    pass\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -345,6 +375,8 @@ class StubBody(Rule):
         if not spaces.intersection(options.cuda_qualifiers):
             return
         name = function_name(node)
+        if _is_special_member(node, name):
+            return
         label = name.text.decode() if name is not None else "function"
         qualifier = "/".join(sorted(spaces.intersection(options.cuda_qualifiers)))
         what = "a bare `return;`" if statements else "empty"
@@ -354,3 +386,30 @@ class StubBody(Rule):
             f"{qualifier} function `{label}` is a stub: its body is {what} — invariant 9: finish it or don't start it",
             hint="implement the kernel or delete it (and its launch)",
         )
+
+
+def _is_special_member(definition: tree_sitter.Node, name: tree_sitter.Node | None) -> bool:
+    """A constructor or destructor: an empty body there is a declaration, not a placeholder
+    (`__device__ half() {}` makes the type default-constructible; `half(float v) : data_(v) {}`
+    does its work in the initializer list)."""
+    if any(child.type == "field_initializer_list" for child in definition.children):
+        return True
+    if name is None:
+        return False
+    if name.type == "destructor_name":
+        return True
+    text = name.text.decode()
+    declarator = name.parent
+    if declarator is not None and declarator.type == "qualified_identifier":  # `Pair::Pair() {}`
+        scope = declarator.child_by_field_name("scope")
+        if scope is not None and scope.text.decode().rsplit("::", 1)[-1].split("<", 1)[0] == text:
+            return True
+    body = definition.parent
+    while body is not None and body.type in ("template_declaration", "access_specifier"):
+        body = body.parent
+    owner = body.parent if body is not None and body.type == "field_declaration_list" else None
+    if owner is not None and owner.type in ("struct_specifier", "class_specifier", "union_specifier"):
+        owner_name = owner.child_by_field_name("name")
+        if owner_name is not None and owner_name.text.decode().split("<", 1)[0] == text:
+            return True
+    return False

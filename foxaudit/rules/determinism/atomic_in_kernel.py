@@ -116,7 +116,10 @@ class AtomicInKernel(Rule):
     (`::atomicAdd`) or with template arguments (`atomicAdd<float>`), in kernels, device
     functions, lambdas and templates alike, and inside `#define` macro bodies (which the parser
     keeps as raw text; the macro's name stands in for the enclosing function). Mentions in
-    comments and string literals are not calls. A call inside a function (or macro) or file
+    comments and string literals are not calls. Where the grammar could not parse a region (an
+    ERROR node, e.g. behind an unexpanded attribute macro), a name followed by `(` still counts
+    as a call; only `path` entries of `allow` apply there, since the enclosing function cannot
+    be known. A call inside a function (or macro) or file
     matched by an `allow` entry is accepted; every entry must give a `reason`.
 
     ## Why is this bad
@@ -163,7 +166,7 @@ class AtomicInKernel(Rule):
     summary = "Atomic read-modify-write call (atomicAdd, atomicCAS, ...) makes a reduction nondeterministic"
     invariant = 4
     languages = frozenset({"cuda"})
-    cuda_nodes = ("call_expression", "preproc_arg")
+    cuda_nodes = ("call_expression", "preproc_arg", "ERROR")
     options_class = AtomicInKernelOptions
 
     VALID: ClassVar[list[Example]] = [
@@ -182,6 +185,8 @@ class AtomicInKernel(Rule):
         Example("__global__ void k(float* x) { atomicMax(x, 1.0f); }\n", path="k.cu",
                 options={"functions": ["atomicAdd"]}),
         Example("__global__ void k(float* x) { atomicAdd(x, 1.0f); }\n", path="k.py"),
+        Example("enum\n{\n  return atomicAdd(d_counters + FILL, num_items);\n", path="third_party/cub/grid_queue.cuh",
+                options={"allow": [{"path": "third_party/**", "reason": "vendored CUB, not our kernels"}]}),
         Example("#define ATOMIC_NAME atomicAdd_name\n#define CLAIM(c) atomicAdd(c, 1)\n", path="m.cuh",
                 options={"allow": [{"function": "CLAIM", "reason": "ticket counter macro"}]}),
     ]
@@ -209,6 +214,8 @@ class AtomicInKernel(Rule):
                 path="k.cu", expect=1),
         Example("__global__ void k(float* a) {\n  auto add = [=] __device__ (float v) { atomicAdd(a, v); };\n"
                 "  add(1.0f);\n}\nvoid launch(float* a) { k<<<1, 32>>>(a); }\n", path="k.cu", expect=1),
+        # A region the grammar gives up on (CUB's grid_queue.cuh, reduced): the call is loose tokens.
+        Example("enum\n{\n  return atomicAdd(d_counters + FILL, num_items);\n", path="grid_queue.cuh", expect=1),
         Example("__global__ void claim(int* c) { atomicAdd(c, 1); }\n__global__ void other(int* c) { atomicAdd(c, 1); }\n",
                 path="k.cu", options={"allow": [{"function": "claim", "reason": "ticket counter"}]}, expect=1),
     ]
@@ -216,6 +223,9 @@ class AtomicInKernel(Rule):
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         if node.type == "preproc_arg":
             self._visit_macro(node, ctx)
+            return
+        if node.type == "ERROR":
+            self._visit_unparsed(node, ctx)
             return
         callee = node.child_by_field_name("function")
         while callee is not None and callee.type in _CALLEE_WRAPPERS:
@@ -232,6 +242,27 @@ class AtomicInKernel(Rule):
         if any(entry.allows(function, ctx.path) for entry in options.allow):
             return
         self._report(ctx, callee, name, f" in `{function}`" if function else "")
+
+    def _visit_unparsed(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        """Inside an ERROR node the grammar gave up and a call is loose tokens (`atomicAdd`, `(`,
+        ...): report a name followed by `(` (or by `<...>(`)."""
+        options: AtomicInKernelOptions = ctx.options(CODE)
+        names = _atomic_names(options.functions)
+        children = node.children
+        for index, child in enumerate(children):
+            if child.type != "identifier" or index + 1 >= len(children):
+                continue
+            following = children[index + 1]
+            if following.type not in ("(", "argument_list", "template_argument_list"):
+                continue
+            name = child.text.decode()
+            if name not in names:
+                continue
+            # The enclosing definition around an ERROR is a guess of the parser's recovery (often
+            # a function far above), so it is neither named nor matched against `function` globs.
+            if any(entry.allows("", ctx.path) for entry in options.allow if not entry.function):
+                continue
+            self._report(ctx, child, name, " (in code the CUDA grammar could not parse)")
 
     def _visit_macro(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         text = ctx.source.node_text(node)

@@ -59,6 +59,11 @@ class RawIndexIntoNamedBufferOptions(RuleOptions):
         default="trainer.layout",
         metadata={"help": "Python module that the extra `constants` are imported from by --fix."},
     )
+    require_layout: bool = field(
+        default=True,
+        metadata={"help": "Report only in a project that names its slots: a `constants-from` file defines "
+                          "constants or `constants` is set. false: report in every project."},
+    )
 
     def __post_init__(self) -> None:
         freeze(self, "buffers", string_tuple(CODE, "buffers", self.buffers, allow_empty=False))
@@ -77,6 +82,9 @@ class RawIndexIntoNamedBufferOptions(RuleOptions):
                 raise option_error(CODE, "constants", "a constant name must be an identifier", name,
                                    "a name like PS_CASH", "rename the key to a valid identifier")
         freeze(self, "constants", constants)
+        if not isinstance(self.require_layout, bool):
+            raise option_error(CODE, "require-layout", "expected a boolean", self.require_layout, "true or false",
+                               "write require-layout = true or require-layout = false")
         if not isinstance(self.constants_module, str) or not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*",
                                                                           self.constants_module):
             raise option_error(CODE, "constants-module", "expected a dotted Python module name",
@@ -98,6 +106,7 @@ class _Literal:
 class _FileState:
     definition_site: bool
     constants: tuple[NamedConstant, ...] | None = None
+    layout_known: bool | None = None  # computed on the first raw index of the file
     pending: list[_Literal] = field(default_factory=list)
 
 
@@ -134,6 +143,13 @@ class RawIndexIntoNamedBuffer(Rule):
     `ps[i * PS_STRIDE + PS_CASH]` and `ps[:, PS_CASH]` are fine. Literals that index another
     object inside the index (`ps[order[0]]`) belong to that object and are not reported here.
     Macro bodies (raw text to the parser) are not checked.
+
+    By default (`require-layout = true`) the rule reports only in a project that names its
+    slots: one of the `constants-from` files defines constants, or `constants` is set. A
+    repository without a layout has nothing to name a slot with, and there a `ps` is far more
+    likely an ordinary list (`ps = [proc_a, proc_b]; ps[0].wait()`) than a multi-field buffer,
+    so reporting would only be noise. Set `require-layout = false` (as Foxhunt itself does) to
+    report in every project.
 
     The message names the constant to use when the `constants-from` files define exactly one
     constant with that value and the buffer's prefix (`prefixes`, `PS_` for `ps`): Python
@@ -176,6 +192,7 @@ class RawIndexIntoNamedBuffer(Rule):
     - `prefixes`: buffer → constant-name prefix (default `{isv = "ISV_", ps = "PS_"}`).
     - `constants`, `constants-module`: extra constants given inline, and the module `--fix`
       imports them from.
+    - `require-layout`: report only when the project defines slot constants (default true).
     """
 
     code = CODE
@@ -191,6 +208,9 @@ class RawIndexIntoNamedBuffer(Rule):
     # Examples carry their layout inline so they do not depend on the checked repository's files.
     _LAYOUT: ClassVar[dict[str, Any]] = {"constants-from": [], "constants": {"PS_POSITION": 0, "PS_CASH": 3, "PS_VALUE": 14, "PS_STRIDE": 38, "ISV_TAU": 0,
                              "ISV_GAMMA": 1, "ISV_EPSILON": 1}}
+
+    # In a project without slot constants (the examples' empty root) the rule is dormant unless told otherwise.
+    _ANYWHERE: ClassVar[dict[str, Any]] = {"require-layout": False}
 
     VALID: ClassVar[list[Example]] = [
         Example("cash = ps[PS_CASH]\n"),
@@ -208,8 +228,12 @@ class RawIndexIntoNamedBuffer(Rule):
                 path="k.cu"),
         Example("#define CASH_OF(p) p[3]\n", path="m.cuh"),
         Example("first_filled = ps[filled, PS_ENTRY_PRICE][0]\nhead = ps[rows][...][0]\n"),
+        # No layout anywhere: `ps` here is a list of processes, not a buffer.
+        Example("ps = [spawn(cmd) for cmd in commands]\nps[0].wait()\nlast = ps[-1]\n"),
+        Example("x = ps[3]\n", options={"constants-from": ["missing/layout.py"]}),
     ]
     INVALID: ClassVar[list[Example]] = [
+        Example("ps = [spawn(cmd) for cmd in commands]\nps[0].wait()\n", options=_ANYWHERE, expect=1),
         Example("cash = ps[3]\n", options=_LAYOUT, expect=1,
                 fixed="from trainer.layout import PS_CASH\ncash = ps[PS_CASH]\n"),
         Example('"""Accounting."""\nimport torch\n\nfrom trainer.layout import PS_STRIDE\n\n\n'
@@ -220,24 +244,24 @@ class RawIndexIntoNamedBuffer(Rule):
                       "def value(ps, i):\n    return ps[i * PS_STRIDE + PS_VALUE]\n"),
         Example("from trainer.layout import PS_CASH\n\ncash = ps[:, 3]\n", options=_LAYOUT, expect=1,
                 fixed="from trainer.layout import PS_CASH\n\ncash = ps[:, PS_CASH]\n"),
-        Example("x = isv[-1]\n", expect=1),
-        Example("head = ps[0:4]\n", expect=2),
-        Example("class Env:\n    def cash(self):\n        return self.ps[..., 2]\n", expect=1),
-        Example("def step(state):\n    state.isv[ISV_TAU + 1] = 0.5\n", expect=1),
+        Example("x = isv[-1]\n", options=_ANYWHERE, expect=1),
+        Example("head = ps[0:4]\n", options=_ANYWHERE, expect=2),
+        Example("class Env:\n    def cash(self):\n        return self.ps[..., 2]\n", options=_ANYWHERE, expect=1),
+        Example("def step(state):\n    state.isv[ISV_TAU + 1] = 0.5\n", options=_ANYWHERE, expect=1),
         Example("gamma = isv[1]\n", options=_LAYOUT, expect=1),
-        Example("x = ps[2.0]\n", expect=1),
+        Example("x = ps[2.0]\n", options=_ANYWHERE, expect=1),
         Example("async def f(ps):\n    return f'{ps[3]}'\n", options=_LAYOUT, expect=1),
-        Example("x = weights[3]\n", options={"buffers": ["weights"]}, expect=1),
+        Example("x = weights[3]\n", options={"buffers": ["weights"], "require-layout": False}, expect=1),
         Example("__global__ void k(float* ps, int env) {\n  ps[env * 38 + 3] = 0.0f;\n}\n", path="k.cu",
                 options=_LAYOUT, expect=2,
                 fixed="__global__ void k(float* ps, int env) {\n  ps[env * PS_STRIDE + PS_CASH] = 0.0f;\n}\n"),
         Example("struct State { float* isv; };\n__device__ float tau(const State* s) { return s->isv[0] + s[0].isv[-1]; }\n",
-                path="k.cuh", expect=2),
+                path="k.cuh", options=_ANYWHERE, expect=2),
         Example("template <int N>\n__global__ void k(float* ps) { ps[N + 0x3] = 1.0f; }\n"
-                "void launch(float* ps) { k<4><<<1, 32>>>(ps); }\n", path="k.cu", expect=1),
+                "void launch(float* ps) { k<4><<<1, 32>>>(ps); }\n", path="k.cu", options=_ANYWHERE, expect=1),
         Example("struct __align__(16) Slot { float v; };\n__global__ void k(float* ps) { ps[3] = 0.0f; }\n",
-                path="k.cu", expect=1),
-        Example("__device__ float cash(float ps[][38], int env) { return ps[env][3]; }\n", path="k.cuh", expect=1),
+                path="k.cu", options=_ANYWHERE, expect=1),
+        Example("__device__ float cash(float ps[][38], int env) { return ps[env][3]; }\n", path="k.cuh", options=_ANYWHERE, expect=1),
         Example("row_cash = ps[env][3]\n", options=_LAYOUT, expect=1, fixed="from trainer.layout import PS_CASH\n"
                 "row_cash = ps[env][PS_CASH]\n"),
     ]
@@ -268,7 +292,14 @@ class RawIndexIntoNamedBuffer(Rule):
         if buffer not in options.buffers:
             return
         indices = node.children_by_field_name("subscript") if python else node.children_by_field_name("indices")
-        for literal in _numeric_literals(indices, python):
+        literals = _numeric_literals(indices, python)
+        if not literals:
+            return
+        if state.layout_known is None:
+            state.layout_known = not options.require_layout or _names_slots(ctx, options)
+        if not state.layout_known:
+            return
+        for literal in literals:
             self._report(literal, buffer, ctx, options, state)
 
     def _report(self, literal: tree_sitter.Node, buffer: str, ctx: FileContext,
@@ -341,8 +372,15 @@ class RawIndexIntoNamedBuffer(Rule):
             )
 
 
+def _names_slots(ctx: FileContext, options: RawIndexIntoNamedBufferOptions) -> bool:
+    """Whether the project defines slot names: inline `constants`, or a `constants-from` file with
+    at least one (files are read once per process; see ``load_constants``)."""
+    return bool(options.constants) or bool(load_constants(ctx.project_root, options.constants_from))
+
+
 def _message(text: str, buffer: str, advice: str) -> str:
-    return f"raw index `{text}` into named buffer `{buffer}` — invariant 8: {advice}, not a number"
+    return (f"raw index `{text}` into `{buffer}`, a multi-field buffer (FX801 `buffers`) — invariant 8: "
+            f"{advice}, not a number")
 
 
 def _selects_one_row(subscript: tree_sitter.Node, python: bool) -> bool:

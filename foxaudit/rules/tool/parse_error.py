@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from typing import ClassVar
 
 import tree_sitter
@@ -26,6 +27,14 @@ class ParseError(Rule):
     extension, an empty (0-byte) CUDA file, and any internal failure while checking the file
     (the exception text is the message: no traceback ever reaches the user). The run goes on
     with the next file; CUDA rules still run on the parts of a CUDA file that parsed.
+
+    tree-sitter-cuda parses without a preprocessor, so a header that nvcc compiles can still
+    have ERROR nodes: an object-like macro used as a keyword or attribute
+    (`CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE _CCCL_FORCEINLINE int f()`) reads as broken
+    code. When blanking an upper-case macro-like name on the error line or just above it (in a
+    scratch copy) moves the first error further down, the message names that macro as the
+    cause. Vendored third-party headers are best excluded (`exclude`) or given a
+    `per-file-ignores` entry.
 
     An empty Python file is legal (an empty ``__init__.py`` is the normal way to mark a
     package) and is not reported. An empty ``.cu``/``.cuh`` is: such a file only exists to be
@@ -71,6 +80,8 @@ class ParseError(Rule):
         Example("x = (1,\ny = 2\n", expect=1),
         Example("__global__ void k(float* x) { x[0] = ; }\n", path="k.cu", expect=1),
         Example("", path="empty.cu", expect=1),
+        Example("CUB_NAMESPACE_BEGIN\n\nnamespace detail\n{\nint x;\n}\nCUB_NAMESPACE_END\n", path="agent.cuh",
+                expect=1),
     ]
 
     def begin(self, ctx: FileContext) -> None:
@@ -88,7 +99,10 @@ class ParseError(Rule):
         located = python_syntax_error(source) if source.language == "python" else first_tree_error(source)
         if located is not None:
             span, message = located
-            ctx.report(CODE, span, message, hint="fix the syntax; no other rule sees past a parse error")
+            hint = ("rewrite the construct the grammar cannot read, or exclude a vendored header (`exclude`, or"
+                    " FX001 in `per-file-ignores`); the other rules still check the parts that parsed"
+                    if source.language == "cuda" else "fix the syntax; no other rule sees past a parse error")
+            ctx.report(CODE, span, message, hint=hint)
 
 
 def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
@@ -115,24 +129,92 @@ def _error_query(language: Language) -> tree_sitter.Query:
 
 
 def first_tree_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
-    """The first ERROR or MISSING node of the tree, located and described."""
-    captures = tree_sitter.QueryCursor(_error_query(source.language)).captures(source.tree.root_node)
-    nodes = captures.get("e", [])
-    if not nodes:
+    """The first ERROR or MISSING node of the tree, located and described.
+
+    tree-sitter can wrap a whole file in one ERROR root that starts at its first byte (a licence
+    comment, an ``#include``); that says nothing about where parsing failed, so the earliest
+    error below the root is reported, and an error's leading comments are skipped."""
+    start_byte, node = _first_error(source.tree, source.language) or (None, None)
+    if node is None or start_byte is None:
         return None
-    node = min(nodes, key=lambda candidate: (candidate.start_byte, -candidate.end_byte))
-    line, column = source.position(node.start_byte)
+    line, column = source.position(start_byte)
+    note = ""
+    cause = _macro_cause(source, line, start_byte)
+    if cause is not None:
+        name, cause_line = cause
+        note = " (tree-sitter-cuda does not expand macros" + (
+            ")" if source.data.startswith(name.encode(), start_byte)  # the snippet already shows it
+            else f"; `{name}` on line {cause_line} is the cause)"
+        )
     if node.is_missing:
-        return (line, column, line, column + 1), f"parse error: missing `{node.type}`"
-    first_line = source.data[node.start_byte : node.end_byte].split(b"\n", 1)[0]
+        return (line, column, line, column + 1), f"parse error: missing `{node.type}`{note}"
+    first_line = source.data[start_byte : node.end_byte].split(b"\n", 1)[0]
     snippet = first_line.decode("utf-8", errors="replace").strip()
     if len(snippet) > 40:
         snippet = snippet[:37] + "..."
-    end_line, end_column = source.position(node.start_byte + len(first_line))
+    end_line, end_column = source.position(start_byte + len(first_line))
     if (end_line, end_column) <= (line, column):
         end_line, end_column = line, column + 1
     what = f"cannot parse `{snippet}`" if snippet else "cannot parse this construct"
-    return (line, column, end_line, end_column), f"parse error: {what}; rules still run on the rest of the file"
+    return (line, column, end_line, end_column), f"parse error: {what}{note}; rules still run on the rest of the file"
+
+
+def _first_error(tree: tree_sitter.Tree, language: Language) -> tuple[int, tree_sitter.Node] | None:
+    """(start byte, node) of the earliest ERROR/MISSING node below the root, None without one."""
+    captures = tree_sitter.QueryCursor(_error_query(language)).captures(tree.root_node)
+    nodes = captures.get("e", [])
+    if not nodes:
+        return None
+    inner = [candidate for candidate in nodes if candidate.parent is not None]
+    node = min(inner or nodes, key=lambda candidate: (candidate.start_byte, -candidate.end_byte))
+    start_byte = node.start_byte
+    if not node.is_missing:
+        for child in node.children:
+            if child.type != "comment":
+                start_byte = child.start_byte
+                break
+    return start_byte, node
+
+
+# An object-like macro used as a statement or attribute: `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`,
+# `C10_LAUNCH_BOUNDS_1(1024)`. tree-sitter does not run the preprocessor, so it reads these as
+# types or expressions; they are the most common reason a compiling CUDA file has ERROR nodes.
+_MACRO_WORD = re.compile(r"(?<![\w#.>:])(_?[A-Z][A-Z0-9]*_[A-Z0-9_]*)\b(?!\s*[=:;,\]])")
+_LOOKBACK_LINES = 3
+
+
+def _macro_cause(source: SourceFile, line: int, start_byte: int) -> tuple[str, int] | None:
+    """(name, line) of a macro-like upper-case name on the error line or on one of the few code
+    lines above it, when hiding that name (blanking it, and its argument list, in a copy) moves
+    the first error past this one or removes every error; None otherwise."""
+    if source.language != "cuda":
+        return None
+    seen = 0
+    for number in range(line, 0, -1):
+        code = source.line_text(number).split("//", 1)[0].strip()
+        if not code or code.startswith(("*", "/*", "#")):
+            if number < line:
+                continue
+        else:
+            for match in _MACRO_WORD.finditer(code):
+                if _hiding_helps(source, match.group(1), start_byte):
+                    return match.group(1), number
+        seen += 1
+        if seen > _LOOKBACK_LINES:
+            break
+    return None
+
+
+def _hiding_helps(source: SourceFile, name: str, start_byte: int) -> bool:
+    pattern = re.compile(rb"(?<![\w#])" + re.escape(name.encode()) + rb"\b(?:[ \t]*\([^()\n]*\))?")
+    masked = pattern.sub(lambda match: b" " * len(match.group()), source.data)
+    found = _first_error(_cuda_parser().parse(masked), "cuda")
+    return found is None or found[0] > start_byte
+
+
+@functools.cache
+def _cuda_parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(ts_language("cuda"))
 
 
 def binary_file(path: str) -> Diagnostic:

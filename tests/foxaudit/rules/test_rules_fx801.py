@@ -134,3 +134,16 @@ def test_slice_bounds_and_offsets_get_no_constant() -> None:
     assert all("PS_CASH" not in d.message for d in found)
     assert "name the bounds of this range" in found[0].message
     assert "`ISV_TAU + 3` reaches a slot without a name" in found[2].message
+
+
+def test_quiet_without_a_layout_and_active_once_the_project_has_one(tmp_path: Path) -> None:
+    """The default `require-layout`: an unrelated project's `ps` list is not a buffer; a project
+    whose layout module defines slot constants gets the findings (and the constant's name)."""
+    text = "ps = [start(cmd) for cmd in commands]\nps[0].wait()\n"
+    defaults = {"constants-from": ["trainer/layout.py"]}
+    assert not check_text(text, "tools/run.py", RawIndexIntoNamedBuffer, defaults, tmp_path)
+    layout = tmp_path / "trainer" / "layout.py"
+    layout.parent.mkdir()
+    layout.write_text("PS_POSITION = 0\n", encoding="utf-8")
+    (found,) = check_text(text, "tools/run.py", RawIndexIntoNamedBuffer, defaults, tmp_path)
+    assert "`PS_POSITION`" in found.message and "a multi-field buffer (FX801 `buffers`)" in found.message

@@ -47,6 +47,7 @@ HOUSE_FORMAT = re.compile(r".+ \(got .+ vs .+\) — hint: .+")
         (lambda: RawIndexIntoNamedBufferOptions(constants={"PS_CASH": "3"}), "must be an integer"),
         (lambda: RawIndexIntoNamedBufferOptions(constants={"PS CASH": 3}), "must be an identifier"),
         (lambda: RawIndexIntoNamedBufferOptions(constants_module="trainer/layout"), "dotted Python module"),
+        (lambda: RawIndexIntoNamedBufferOptions(require_layout="no"), "expected a boolean"),
     ],
 )
 def test_bad_option_raises_house_error(factory, fragment: str) -> None:
