@@ -1,0 +1,128 @@
+"""Walk-forward folds: fold windows, FoldReset at every boundary (no leak), and the fold driver."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+
+import pytest
+import torch
+
+from trainer.cli import main
+from trainer.config import TrainConfig
+from trainer.data.synthetic import make_signal_market, write_market_csv
+from trainer.errors import UserError
+from trainer.eval.health_diag import read_health_diag
+from trainer.layout import PS_DSR_A, PS_ENTRY_PRICE, PS_KELLY_LOSS_SUM, PS_POSITION
+from trainer.registry import FoldReset, SoftReset, TrainingPersist, WindowReset
+from trainer.train.folds import (
+    FOLDS_FILENAME,
+    fold_windows,
+    start_fold,
+    train_fold,
+    train_folds,
+)
+from trainer.train.loop import prepare_market
+
+TINY = {
+    "data": {"embargo_bars": 3, "periods_per_year": 6048},
+    "env": {"n_envs": 4, "episode_length": 32},
+    "model": {"window": 2, "temporal_encoder": False, "hidden": 16, "head_hidden": 8, "n_atoms": 11, "iqn_embedding": 8},
+    "loss": {"n_step": 2, "iqn_tau_samples": 2, "iqn_target_samples": 2},
+    "replay": {"capacity": 64, "batch_size": 8, "learning_starts": 8},
+    "run": {"steps": 6, "epoch_steps": 3, "device": "cpu", "cuda_graph": False},
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def market_file(tmp_path_factory):
+    return write_market_csv(make_signal_market(700, seed=11), tmp_path_factory.mktemp("folds") / "signal.csv")
+
+
+def tiny_config(path, **overrides) -> TrainConfig:
+    sections = {name: dict(values) for name, values in TINY.items()}
+    sections["data"]["path"] = str(path)
+    for name, values in overrides.items():
+        sections.setdefault(name, {}).update(values)
+    return TrainConfig().replace(**sections)
+
+
+def test_fold_windows_walk_forward_with_an_embargo(market_file):
+    config = tiny_config(market_file)
+    market = prepare_market(config)
+    folds = fold_windows(market, config, 3)
+    assert [fold.index for fold in folds] == [0, 1, 2]
+    for fold, later in pairwise(folds):
+        assert fold.val.stop == later.val.start  # consecutive validation windows
+    for fold in folds:
+        assert fold.train.start >= market.train.start  # features defined everywhere it trains
+        assert fold.val.start - fold.train.stop == config.data.embargo_bars
+    assert folds[-1].val.stop == market.close.shape[0]
+    with pytest.raises(UserError, match=r"too few bars for the folds"):
+        fold_windows(market, config, 400)
+
+
+def test_fold_boundary_leaves_no_trace_of_the_previous_fold(market_file):
+    config = tiny_config(market_file)
+    market = prepare_market(config)
+    first, second = fold_windows(market, config, 2)
+    device = torch.device("cpu")
+    run = start_fold(config, market, first, device, None)
+    from trainer.eval.health_diag import HealthDiagWriter
+
+    train_fold(run, market, HealthDiagWriter(market_file.parent / "leak.jsonl"), started=0.0)
+    trained = {name: tensor.clone() for name, tensor in run.state.named_tensors().items()}
+    assert float(trained["replay.size"].sum()) > 0  # fold 0 did fill its replay
+
+    carried = start_fold(config, market, second, device, run.state)
+    fresh = start_fold(config, market, second, device, None)
+    after, baseline = carried.state.named_tensors(), fresh.state.named_tensors()
+    checked = 0
+    for name in after:
+        if name == "isv":
+            continue
+        owner = carried.registry.owners(name)[0]
+        if isinstance(owner.lifecycle, (FoldReset, WindowReset, SoftReset)):
+            if name == "env.ps":  # random start bars follow the carried RNG counter; the rest is fresh
+                money = slice(PS_POSITION, PS_ENTRY_PRICE + 1)
+                learned = slice(PS_DSR_A, PS_KELLY_LOSS_SUM + 1)  # DSR EMAs and the Kelly record
+                assert torch.equal(after[name][:, money], baseline[name][:, money]), name
+                assert torch.equal(after[name][:, learned], baseline[name][:, learned]), name
+                continue
+            assert torch.equal(after[name], baseline[name]), f"{name} leaked from fold 0"
+            checked += 1
+        elif name == "rng.counter":  # carried, then advanced by the env reset: never rewound
+            assert int(after[name].sum()) >= int(trained[name].sum()) > 0
+        elif isinstance(owner.lifecycle, TrainingPersist):
+            assert torch.equal(after[name], trained[name]), f"{name} was not carried over"
+    assert checked >= 10
+    for slot, value in fresh.state.isv.snapshot().items():
+        assert carried.state.isv.snapshot()[slot] == value, f"ISV {slot} leaked from fold 0"
+    assert carried.state.steps_done == run.state.steps_done and carried.state.collect_steps == 0
+    assert carried.boundary["online"] == "carried" and carried.boundary["replay"] == "reset"
+
+
+def test_train_folds_validates_every_fold_and_writes_the_summary(market_file, tmp_path):
+    config = tiny_config(market_file)
+    summary = train_folds(config, tmp_path, n_folds=2)
+    payload = json.loads((tmp_path / FOLDS_FILENAME).read_text())
+    assert payload["n_folds"] == 2 and [fold["fold"] for fold in payload["folds"]] == [0, 1]
+    for fold in payload["folds"]:
+        assert set(fold["metrics"]) == {"agent", "buy_and_hold", "flat"}
+    assert "sharpe_ratio" in summary["agent"] and "sharpe_ratio_std" in summary["agent"]
+    records = read_health_diag(tmp_path)
+    assert [record.fold for record in records] == [0, 0, 1, 1]
+    assert [record.epoch for record in records] == [0, 1, 2, 3]
+    assert set(records[-1].monitors) >= {"tau", "kelly_cap", "learning_health", "atom_support_direction"}
+    with pytest.raises(UserError, match=r"walk-forward training cannot resume"):
+        train_folds(config, tmp_path, n_folds=2, resume=True)
+
+
+@pytest.mark.slow
+def test_cli_train_with_folds(market_file, tmp_path, capsys):
+    toml = tmp_path / "tiny.toml"
+    toml.write_text(tiny_config(market_file).to_toml())
+    assert main(["train", "--config", str(toml), "--folds", "2", "--out", str(tmp_path / "run"), "--no-progress"]) == 0
+    assert (tmp_path / "run" / FOLDS_FILENAME).is_file()
+    assert main(["diag", str(tmp_path / "run"), "--no-plots"]) == 0
+    assert "HEALTH_DIAG by epoch" in capsys.readouterr().out

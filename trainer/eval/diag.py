@@ -1,0 +1,168 @@
+"""``trainer diag RUN_DIR``: what a run's HEALTH_DIAG says, as a terminal table and PNG plots.
+
+Why: the adaptive machinery makes decisions every epoch (τ, γ, ε, Kelly cap, atom support,
+learning health); a user debugging a run needs to see them beside the losses and the
+out-of-sample result without writing a notebook. The table shows one row per epoch with the
+values that explain a run at a glance, and the monitors' fire rates (a schedule that never fires
+is a wiring bug); the plots show every ISV slot and every loss over the epochs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from trainer.eval.health_diag import (
+    HealthDiagRecord,
+    flatten,
+    read_health_diag,
+    resolve_log_path,
+    series,
+)
+
+DIAG_DIRNAME = "diag"
+ISV_PLOT = "isv_slots.png"
+LOSS_PLOT = "losses.png"
+VALIDATION_PLOT = "validation.png"
+
+# (column title, section, flattened key) of the two per-epoch tables (each fits 80 columns).
+LEARNING_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("loss", "losses", "total"),
+    ("c51 dir", "losses", "c51.direction"),
+    ("iqn", "losses", "iqn"),
+    ("|grad|", "grad_norms", "global"),
+    ("val SR", "validation", "agent.sharpe_ratio"),
+    ("b&h SR", "validation", "buy_and_hold.sharpe_ratio"),
+    ("turnover", "validation", "agent.turnover"),
+)
+ADAPTIVE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("τ", "isv", "TAU"),
+    ("ε", "isv", "EPSILON"),
+    ("γ dir", "isv", "GAMMA[0]"),
+    ("kelly", "isv", "KELLY_CAP"),
+    ("health", "isv", "LEARNING_HEALTH"),
+    ("sharpe", "isv", "SHARPE_EMA"),
+    ("atom w", "isv", "ATOM_HALF_WIDTH[0]"),
+)
+
+
+def _format(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    magnitude = abs(value)
+    if magnitude != 0.0 and (magnitude < 1e-3 or magnitude >= 1e5):
+        return f"{value:.1e}"
+    return f"{value:.3g}"
+
+
+def epoch_table(
+    records: Sequence[HealthDiagRecord], columns: Sequence[tuple[str, str, str]] = LEARNING_COLUMNS,
+    title: str = "HEALTH_DIAG by epoch: learning",
+) -> Table:  # fmt: skip
+    table = Table(title=title, show_lines=False)
+    table.add_column("epoch", justify="right", no_wrap=True, min_width=5)
+    table.add_column("fold", justify="right", no_wrap=True, min_width=4)
+    for column_title, _, _ in columns:
+        table.add_column(column_title, justify="right", no_wrap=True, min_width=len(column_title))
+    for record in records:
+        cells = [str(record.epoch), "—" if record.fold is None else str(record.fold)]
+        for _, section, key in columns:
+            cells.append(_format(flatten(getattr(record, section)).get(key)))
+        table.add_row(*cells)
+    return table
+
+
+def monitor_table(record: HealthDiagRecord) -> Table:
+    table = Table(title=f"adaptive monitors at epoch {record.epoch}")
+    for column in ("monitor", "value", "fire rate", "obs", "context"):
+        table.add_column(column, justify="left" if column in ("monitor", "context") else "right",
+                         no_wrap=column != "context")  # fmt: skip
+    for name, snapshot in record.monitors.items():
+        if not isinstance(snapshot, dict):
+            continue
+        context = snapshot.get("context") or {}
+        context_text = ", ".join(f"{key}={_format(value)}" for key, value in context.items())
+        table.add_row(
+            name, _format(snapshot.get("value")), _format(snapshot.get("fire_rate")),
+            str(snapshot.get("observations", "—")), context_text,
+        )  # fmt: skip
+    return table
+
+
+def _save_figure(figure, path: Path) -> None:
+    """Atomic PNG write: a reader never sees half a file."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
+    os.close(handle)
+    try:
+        figure.savefig(temporary, dpi=110, format="png")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _plot_series(title: str, data: dict[str, list[float | None]], epochs: list[int], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    names = [name for name, values in data.items() if any(v is not None for v in values)]
+    columns = 4
+    rows = max(1, math.ceil(len(names) / columns))
+    figure, axes = plt.subplots(rows, columns, figsize=(4.0 * columns, 2.4 * rows), squeeze=False)
+    for index, axis in enumerate(axes.flat):
+        if index >= len(names):
+            axis.set_visible(False)
+            continue
+        name = names[index]
+        values = [math.nan if v is None else v for v in data[name]]
+        axis.plot(epochs, values, marker="o", markersize=2.5, linewidth=1.2)
+        axis.set_title(name, fontsize=9)
+        axis.tick_params(labelsize=7)
+        axis.grid(alpha=0.3)
+    figure.suptitle(title)
+    figure.tight_layout()
+    _save_figure(figure, path)
+    plt.close(figure)
+    return path
+
+
+def write_plots(records: Sequence[HealthDiagRecord], out_dir: Path) -> list[Path]:
+    """PNG plots of every ISV slot, every loss and gradient norm, and the validation Sharpe ratios."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    epochs = [record.epoch for record in records]
+    losses = series(records, "losses")
+    losses.update({f"grad_norm.{key}": values for key, values in series(records, "grad_norms").items()})
+    validation = {key: values for key, values in series(records, "validation").items()
+                  if key.endswith(("sharpe_ratio", "max_drawdown", "annual_return", "turnover"))}  # fmt: skip
+    isv_series = {key: values for key, values in series(records, "isv").items() if key != "FINGERPRINT"}
+    return [
+        _plot_series("ISV slots over epochs", isv_series, epochs, out_dir / ISV_PLOT),
+        _plot_series("losses and gradient norms over epochs", losses, epochs, out_dir / LOSS_PLOT),
+        _plot_series("out-of-sample validation over epochs", validation, epochs, out_dir / VALIDATION_PLOT),
+    ]
+
+
+def run_diag(run_dir: str | os.PathLike[str], *, out_dir: str | os.PathLike[str] | None = None,
+             console: Console | None = None, plots: bool = True) -> list[Path]:  # fmt: skip
+    """Print the tables and write the plots (default ``RUN_DIR/diag/``); returns the PNG paths."""
+    console = console or Console()
+    log = resolve_log_path(run_dir)
+    records = read_health_diag(log)
+    console.print(epoch_table(records))
+    console.print(epoch_table(records, ADAPTIVE_COLUMNS, "HEALTH_DIAG by epoch: adaptive ISV values"))
+    if records[-1].monitors:
+        console.print(monitor_table(records[-1]))
+    if not plots:
+        return []
+    target = Path(out_dir) if out_dir is not None else log.parent / DIAG_DIRNAME
+    written = write_plots(records, target)
+    console.print(f"plots: {', '.join(str(path) for path in written)}")
+    return written

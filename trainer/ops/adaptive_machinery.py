@@ -1,0 +1,97 @@
+"""The adaptive machinery as one object: which kernel runs when, with which parameters.
+
+Why a driver: the four adaptive kernels have an order (atom support before learning health, which
+reads the drift it writes; health before the schedules and the Kelly cap, which couple to it) and
+two cadences. ``after_update`` runs inside the training step, right after the optimizer step —
+captured in the CUDA graph, no host reads. ``begin_epoch`` runs at the epoch boundary (cold path):
+it writes the CPU-born inputs (epoch index, total epochs — the only host writes besides static
+config and reset bootstraps) and launches the schedule and Kelly kernels, which the next steps
+read through the ISV.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from trainer.isv import Isv
+from trainer.ops.adaptive_atom_support import (
+    AtomSupportParams,
+    adaptive_atom_support,
+    greedy_return_moments,
+)
+from trainer.ops.adaptive_kelly_cap import (
+    KellyParams,
+    adaptive_kelly_cap,
+    kelly_cap_workspace,
+)
+from trainer.ops.adaptive_learning_health import HealthParams, adaptive_learning_health
+from trainer.ops.adaptive_schedule import ScheduleParams, adaptive_schedule
+
+
+@dataclass(frozen=True)
+class AdaptiveParams:
+    """Parameters of every adaptive kernel (static for a run)."""
+
+    schedule: ScheduleParams = field(default_factory=ScheduleParams)
+    kelly: KellyParams = field(default_factory=KellyParams)
+    atoms: AtomSupportParams = field(default_factory=AtomSupportParams)
+    health: HealthParams = field(default_factory=HealthParams)
+
+    @classmethod
+    def from_config(cls, config) -> AdaptiveParams:
+        """Derive the bounds from a ``TrainConfig``: bootstrap τ/γ/ε and the support bounds."""
+        return cls(
+            schedule=ScheduleParams.with_bootstrap(
+                tau=config.schedule.tau, gamma=config.loss.gamma, epsilon=max(config.schedule.epsilon, 0.02)
+            ),
+            atoms=AtomSupportParams(
+                v_min=config.loss.v_min,
+                v_max=config.loss.v_max,
+                half_width_floor=min(1.0, 0.25 * (config.loss.v_max - config.loss.v_min)),
+            ),
+        )
+
+
+class AdaptiveMachinery:
+    """Owns the Kelly reduction workspace; launches the adaptive kernels on the run's ISV."""
+
+    def __init__(self, isv: Isv, n_envs: int, params: AdaptiveParams | None = None) -> None:
+        self.isv = isv
+        self.params = params or AdaptiveParams()
+        self.kelly_workspace = kelly_cap_workspace(n_envs, isv.device)  # [ceil(n_envs / 256)]
+
+    def named_tensors(self) -> dict[str, torch.Tensor]:
+        return {"adaptive.kelly_workspace": self.kelly_workspace}
+
+    def after_update(
+        self,
+        ps: torch.Tensor,
+        probs: torch.Tensor,
+        supports: torch.Tensor,
+        grad_norm: torch.Tensor,
+        action_mask: torch.Tensor | None = None,
+    ) -> None:
+        """Inside the step, after the optimizer: support per branch, drift EMA, Sharpe/grad EMAs, health.
+
+        ``probs``: the online network's C51 probabilities on the training batch [B, N_BRANCHES,
+        A_max, N] (``action_mask`` [N_BRANCHES, A_max] marks real sub-actions); ``supports``: the
+        atoms they were computed on [N_BRANCHES, N]; ``grad_norm``: the global gradient norm of
+        this update (a device scalar).
+        """
+        mean, variance = greedy_return_moments(probs.detach(), supports.detach(), action_mask)  # [B, D] each
+        adaptive_atom_support(mean, variance, self.isv.tensor, self.params.atoms)
+        adaptive_learning_health(ps, grad_norm.detach().to(torch.float32).reshape(1), self.isv.tensor, self.params.health)
+
+    def begin_epoch(self, epoch: int, total_epochs: int, ps: torch.Tensor) -> None:
+        """Cold path at an epoch start: CPU-born inputs, then τ, γ, ε, progress and the Kelly cap."""
+        if total_epochs < 1 or not 0 <= epoch < total_epochs:
+            raise ValueError(
+                f"epoch index out of range ({epoch} of {total_epochs} vs 0 ≤ epoch < total ≥ 1) — hint: "
+                f"count epochs from 0"
+            )
+        self.isv.write_input("EPOCH_INDEX", float(epoch))
+        self.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
+        adaptive_schedule(self.isv.tensor, self.params.schedule)
+        adaptive_kelly_cap(ps, self.isv.tensor, self.kelly_workspace, self.params.kelly)
