@@ -33,4 +33,5 @@ def build_project(resolved: Resolved, files: list[Discovered]) -> Project:
         files=sources,
         pyproject=dict(resolved.settings.pyproject),
         settings=dict(resolved.program),
+        program_keys=frozenset(resolved.settings.program),
     )

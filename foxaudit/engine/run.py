@@ -321,6 +321,9 @@ def _run_project_rules(resolved: Resolved, files: list[Discovered]) -> list[Diag
             found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
         except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
             found.append(internal_failure(config_name, f"whole-project rule {code} ({rule_class.name})", error))
+    # The program model refers back to the project (a cycle): break it so the summaries are freed
+    # by reference counting, without a collection.
+    project.memo.clear()
     return found
 
 

@@ -93,7 +93,8 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     summary.generated = "@generated" in head or ("generated" in head and "do not edit" in head)
     summary.includes = re.findall(r'^\s*#\s*include\s*"([^"]+)"', source.text, re.MULTILINE)
     captures = {
-        name: sorted(nodes, key=lambda node: node.start_byte)  # document order
+        # Document order, nested nodes that start together innermost first (stable across runs).
+        name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte))
         for name, nodes in tree_sitter.QueryCursor(_query()).captures(source.tree.root_node).items()
     }
 

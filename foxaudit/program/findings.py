@@ -83,6 +83,22 @@ def fx103(analysis: Analysis) -> list[Diagnostic]:
 
 
 def fx201(analysis: Analysis) -> list[Diagnostic]:
+    graph = analysis.imports
+    orphans = [row for row in graph.rows if row.status == ORPHAN]
+    if not graph.entries and orphans:
+        # Without a single entry point every module would be an orphan: one true finding instead.
+        program = analysis.program
+        where = "pyproject.toml" if (program.root / "pyproject.toml").is_file() else orphans[0].path
+        return [
+            _diagnostic(
+                "FX201",
+                _file_site(where),
+                f"orphan-module analysis skipped: no entry point found for {len(orphans)} modules (0 vs at least"
+                " one: a console script, a `__main__` module, an `if __name__ == \"__main__\"` script, a test,"
+                " the distribution's package)",
+                "name them under [tool.foxaudit.program]: `entry-points`, `public-packages` or `test-roots`",
+            )
+        ]
     return [
         _diagnostic(
             "FX201",

@@ -77,9 +77,6 @@ class HotPath:
 
 def hot_path(program: Program) -> HotPath:
     settings = program.settings
-    calls_by_scope: dict[str, list[tuple[Module, Call]]] = {}
-    for module, call in program.iter_calls():
-        calls_by_scope.setdefault(program.scope_key(module, call.scope), []).append((module, call))
     roots: list[Root] = []
     # 1. decorators and qualified names
     matched_patterns: set[str] = set()
@@ -106,6 +103,9 @@ def hot_path(program: Program) -> HotPath:
     # 2. capture contexts (and helpers that enter them)
     capture_helpers = _capture_helpers(program)
     helper_names = {key.rsplit(":", 1)[-1].rsplit(".", 1)[-1] for key, index in capture_helpers.items() if index >= 0}
+    graphed_tails = frozenset(name.rsplit(".", 1)[-1] for name in settings.graphed_callables)
+    capture_methods = frozenset(settings.capture_begin_methods) | frozenset(settings.capture_end_methods)
+    regions: set[str] = set()  # modules whose calls were read above (region calls are keyed by identity)
     region_calls: list[tuple[Module, Call, str]] = []  # calls inside captured regions, with the region label
     captured: dict[tuple[str, int], str] = {}
     for module in program.modules.values():
@@ -113,18 +113,30 @@ def hot_path(program: Program) -> HotPath:
             continue
         begin_lines: dict[str, list[int]] = {}
         end_lines: dict[str, list[int]] = {}
-        for call in module.summary.calls:
-            if call.method in settings.capture_begin_methods and call.receiver:
-                begin_lines.setdefault(call.scope, []).append(call.span.line)
-            elif call.method in settings.capture_end_methods and call.receiver:
-                end_lines.setdefault(call.scope, []).append(call.span.line)
-        for block in module.summary.withs:
+        summary = module.summary
+        if not summary.call_methods.isdisjoint(capture_methods):
+            for call in summary.calls:
+                if call.method in settings.capture_begin_methods and call.receiver:
+                    begin_lines.setdefault(call.scope, []).append(call.span.line)
+                elif call.method in settings.capture_end_methods and call.receiver:
+                    end_lines.setdefault(call.scope, []).append(call.span.line)
+        has_capture = False
+        for block in summary.withs:
             for context in block.contexts:
                 label = _capture_label(program, module, context, capture_helpers)
                 if label:
                     captured[(module.path, block.id)] = f"{label} at {module.path}:{block.span.line}"
+                    has_capture = True
                     break
-        for call in module.summary.calls:
+        if not (
+            has_capture
+            or begin_lines
+            or not summary.call_methods.isdisjoint(graphed_tails | helper_names)
+            or _imports_named(module, graphed_tails)
+        ):
+            continue  # no call of this module can open a region or name a root: its body stays unread
+        regions.add(module.path)
+        for call in summary.calls:
             label = next((captured[(module.path, w)] for w in call.withs if (module.path, w) in captured), None)
             if label is None:
                 for begin in begin_lines.get(call.scope, ()):
@@ -135,7 +147,7 @@ def hot_path(program: Program) -> HotPath:
             if label is not None:
                 region_calls.append((module, call, label))
             # make_graphed_callables(fn, ...) and capture helpers taking a callable
-            canonical = program.canonical(module, call.func) if call.func else ""
+            canonical = program.canonical(module, call.func) if _may_name(program, module, call, graphed_tails) else ""
             if canonical in settings.graphed_callables and call.args:
                 for key in _callable_targets(program, module, call, call.args[0]):
                     roots.append(Root(f"`{call.func}` argument", key, Site(module.path, call.span, call.scope)))
@@ -161,6 +173,10 @@ def hot_path(program: Program) -> HotPath:
             if target not in reached and not _excluded(settings, target):
                 reached[target] = (region, f"called at {module.path}:{call.span.line}")
                 queue.append(target)
+    calls_by_scope: dict[str, list[tuple[Module, Call]]] = {}
+    if queue:  # the call graph by scope is needed only when something is hot
+        for module, call in program.iter_calls():
+            calls_by_scope.setdefault(program.scope_key(module, call.scope), []).append((module, call))
     while queue:
         current = queue.popleft()
         for module, call in calls_by_scope.get(current, ()):
@@ -178,7 +194,9 @@ def hot_path(program: Program) -> HotPath:
         if module.is_test or module.name in out_of_scope:
             continue
         evidence = _Evidence(program, module, buffers)
-        for call in module.summary.calls:
+        # The index holds every call that may be a transfer (same facts, same order); region
+        # calls are matched by identity, so a module read above is read in full again.
+        for call in module.summary.calls if module.path in regions else module.summary.transfer_calls:
             kind = _transfer_kind(program, module, call, evidence)
             if kind is None:
                 continue
@@ -256,6 +274,8 @@ def _capture_label(program: Program, module: Module, context: Call, helpers: dic
     canonical = program.canonical(module, context.func) if context.func else ""
     if canonical in program.settings.capture_contexts:
         return f"`{context.func}`"
+    if -1 not in helpers.values():
+        return None  # no context-manager helper exists: nothing to resolve
     for target in _targets(program, module, context):
         if helpers.get(target) == -1:
             return f"`{context.func}` (capture helper)"
@@ -266,11 +286,20 @@ def _capture_helpers(program: Program) -> dict[str, int]:
     """function key → -1 for a context-manager helper that captures, or the index of the callable
     parameter it calls inside a capture."""
     helpers: dict[str, int] = {}
-    calls_in_with: dict[tuple[str, int], list[Call]] = {}
-    for module in program.modules.values():
-        for call in module.summary.calls:
-            for with_id in call.withs:
-                calls_in_with.setdefault((module.name, with_id), []).append(call)
+    calls_in_with: dict[str, dict[int, list[Call]]] = {}
+
+    def in_with(module: Module, with_id: int) -> list[Call]:
+        """Calls inside one ``with`` block (the module's body is read on the first question)."""
+        table = calls_in_with.get(module.name)
+        if table is None:
+            table = {}
+            for call in module.summary.calls:
+                for inner in call.withs:
+                    table.setdefault(inner, []).append(call)
+            calls_in_with[module.name] = table
+        return table.get(with_id, [])
+
+    begin_methods = frozenset(program.settings.capture_begin_methods)
     for _ in range(4):  # helpers of helpers
         changed = False
         for module in program.modules.values():
@@ -279,7 +308,7 @@ def _capture_helpers(program: Program) -> dict[str, int]:
                 for context in block.contexts:
                     if _capture_label(program, module, context, helpers):
                         capture_ids.add(block.id)
-            for call in module.summary.calls:
+            for call in () if module.summary.call_methods.isdisjoint(begin_methods) else module.summary.calls:
                 if call.method in program.settings.capture_begin_methods and call.receiver:
                     key = function_key(module.name, call.scope)
                     function = program.function_at(module, call.scope)
@@ -297,7 +326,7 @@ def _capture_helpers(program: Program) -> dict[str, int]:
                     helpers[key] = -1
                     changed = True
                 params = [p for p in function.params if p not in ("self", "cls")] if function.class_name else list(function.params)
-                for call in calls_in_with.get((module.name, block.id), ()):
+                for call in in_with(module, block.id):
                     if call.scope == block.scope and call.func in params and key not in helpers:
                         helpers[key] = params.index(call.func)
                         changed = True
@@ -335,6 +364,8 @@ def _device_attributes(program: Program) -> set[tuple[str, str]]:
     """(class key, attribute) pairs assigned from a torch/cupy call: receiver evidence for print."""
     found: set[tuple[str, str]] = set()
     for module in program.modules.values():
+        if not _uses_device_library(program, module):
+            continue
         for assignment in module.summary.assignments:
             if assignment.call is None or not assignment.target.startswith("self."):
                 continue
@@ -353,10 +384,19 @@ class _Evidence:
         self.program = program
         self.module = module
         self.buffers = buffers
-        self.bound: dict[tuple[str, str], str] = {}
-        for assignment in module.summary.assignments:
-            if assignment.call is not None and "." not in assignment.target:
-                self.bound[(assignment.scope, assignment.target)] = program.canonical(module, assignment.call.func)
+        self._bound: dict[tuple[str, str], str] | None = None
+
+    @property
+    def bound(self) -> dict[tuple[str, str], str]:
+        """(scope, local) → canonical callee it was bound from; built on the module's first question."""
+        if self._bound is None:
+            self._bound = {}
+            if not _uses_device_library(self.program, self.module):
+                return self._bound  # nothing here can be bound from torch.* / cupy.*
+            for assignment in self.module.summary.assignments:
+                if assignment.call is not None and "." not in assignment.target:
+                    self._bound[(assignment.scope, assignment.target)] = self.program.canonical(self.module, assignment.call.func)
+        return self._bound
 
     def library(self, scope: str, text: str) -> str | None:
         """'torch' | 'cupy' when ``text`` in ``scope`` is evidently a tensor/array of that library."""
@@ -402,7 +442,7 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
             if receiver_lib == "cupy":
                 return "CuPy .get()"
             return None
-    canonical = program.canonical(module, call.func) if call.func else ""
+    canonical = program.canonical(module, call.func) if _may_name(program, module, call, _SYNC_TAILS) else ""
     if canonical in ("torch.cuda.synchronize", "cupy.cuda.runtime.deviceSynchronize", "cupy.cuda.Device.synchronize"):
         return canonical
     if canonical in ("cupy.asnumpy", "cupy.ndarray.get"):
@@ -412,6 +452,35 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
             if arg.kind in ("name", "attribute") and evidence.library(call.scope, arg.text):
                 return f"{call.func}(tensor)"
     return None
+
+
+def _imports_named(module: Module, names: frozenset[str]) -> bool:
+    """Does ``module`` from-import one of ``names`` (possibly under another local name)?"""
+    return any(imported in names for ref in module.summary.imports for imported, _ in ref.names)
+
+
+def _uses_device_library(program: Program, module: Module) -> bool:
+    """Could some callee of ``module`` canonicalise to ``torch.*``/``cupy.*``? If not, nothing
+    in it is bound from a device-array call, and its assignments need not be read."""
+    if module.name.split(".")[0] in _DEVICE_LIBRARIES:
+        return True
+    bindings = program.bindings(module)
+    return any(bindings.get(head, head).split(".")[0] in _DEVICE_LIBRARIES for head in module.summary.call_heads)
+
+
+_DEVICE_LIBRARIES = frozenset({"torch", "cupy"})
+_SYNC_TAILS = frozenset({"synchronize", "deviceSynchronize", "asnumpy", "get"})
+
+
+def _may_name(program: Program, module: Module, call: Call, tails: frozenset[str]) -> bool:
+    """Could ``call.func`` canonicalise to a dotted name ending in one of ``tails``?
+
+    Only an import alias of the whole callee (``from torch.cuda import synchronize as sync``)
+    changes its last part, so every other call is decided without resolving its name.
+    """
+    if not call.func:
+        return False
+    return call.method in tails or ("." not in call.func and call.func in program.bindings(module))
 
 
 def _is_cpu_target(call: Call) -> bool:

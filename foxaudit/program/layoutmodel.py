@@ -587,7 +587,7 @@ def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
 
 
 def _header_results_path(program: Program) -> Path:
-    return program.cache.path.with_name("program-headers.json")
+    return program.cache.root / "program-headers.json"
 
 
 def _header_results(program: Program) -> dict[str, list]:

@@ -1,6 +1,7 @@
 """The whole program as the analyses see it: modules, definitions, name resolution, call edges.
 
-``Program.build(project)`` summarises every file (cached by content, see ``_SummaryCache``),
+``Program.build(project)`` summarises every file (cached by content, see ``_SummaryCache``;
+scanned across cores when many files changed),
 names each Python module from its path and the configured source roots, and answers the
 questions every analysis asks: what does this dotted name in that module refer to, which
 function does this call reach, which class is this attribute.
@@ -74,52 +75,105 @@ def function_key(module: str, qualname: str) -> str:
 
 
 class _SummaryCache:
-    """Summaries keyed by (path, module name, sha1 of content): hits on a fresh checkout too."""
+    """Summaries keyed by (kind, path, module name, sha1 of content): hit on a fresh checkout too.
+
+    One small pickle per summary under ``<cache>/program/`` (named by a hash of its key and the
+    scanner fingerprint), so a run after one edit writes one file — not the whole program again
+    (on pandas' 1,400 files the former single pickle cost ~7 s to rewrite and ~1.5 s to read).
+    Writes are atomic; summaries no run uses any more are pruned when the folder outgrows
+    the project.
+    """
 
     def __init__(self, root: Path, enabled: bool):
         # Same place as the engine's cache: $FOXAUDIT_CACHE_DIR, else <root>/.foxaudit_cache.
-        directory = os.environ.get("FOXAUDIT_CACHE_DIR") or str(root / ".foxaudit_cache")
-        self.path = Path(directory) / "program.pickle"
+        self.root = Path(os.environ.get("FOXAUDIT_CACHE_DIR") or str(root / ".foxaudit_cache"))
+        self.directory = self.root / "program"
         self.enabled = enabled
-        self.entries: dict[tuple, object] = {}
-        self.used: set[tuple] = set()
+        self.used: set[str] = set()
         self.dirty = False
-        if enabled:
-            try:
-                with open(self.path, "rb") as handle, no_gc():
-                    payload = pickle.load(handle)
-                if isinstance(payload, dict) and payload.get("format") == CACHE_FORMAT:
-                    self.entries = payload["entries"]
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, KeyError, TypeError):
-                self.entries = {}
+
+    def _file(self, key: tuple) -> str:
+        name = hashlib.sha1(f"{CACHE_FORMAT}\0{key!r}".encode("utf-8", errors="surrogateescape")).hexdigest()
+        self.used.add(name)
+        return os.path.join(self.directory, name)
 
     def get(self, key: tuple) -> object | None:
-        value = self.entries.get(key)
-        if value is not None:
-            self.used.add(key)
-        return value
+        if not self.enabled:
+            return None
+        try:
+            with open(self._file(key), "rb") as handle:
+                return pickle.load(handle)
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, KeyError, TypeError, ValueError):
+            return None
 
     def put(self, key: tuple, value: object) -> None:
-        self.entries[key] = value
-        self.used.add(key)
+        self.put_bytes(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def put_bytes(self, key: tuple, data: bytes) -> None:
+        target = self.target(key)
+        if target is not None:
+            _write_atomic(target, data)
+
+    def target(self, key: tuple) -> str | None:
+        """Where the summary of ``key`` goes (None when caching is off); marks the cache written."""
+        target = self._file(key)
         self.dirty = True
+        if not self.enabled:
+            return None
+        with contextlib.suppress(OSError):
+            self.directory.mkdir(parents=True, exist_ok=True)
+        return target
 
     def save(self) -> None:
-        if not self.enabled:
+        """Prune summaries of old contents once they outnumber the live ones (cheap otherwise)."""
+        if not self.enabled or not self.dirty:
             return
-        stale = set(self.entries) - self.used
-        if not self.dirty and not stale:
-            return
-        kept = {key: self.entries[key] for key in self.used if key in self.entries}
+        with contextlib.suppress(OSError):
+            os.unlink(self.root / "program.pickle")  # the single-file cache of earlier versions
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".program.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump({"format": CACHE_FORMAT, "entries": kept}, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.path)
+            names = os.listdir(self.directory)
         except OSError:
-            # A read-only checkout still gets correct results, only slower next time.
             return
+        if len(names) <= 2 * len(self.used) + 64:
+            return
+        for name in names:
+            if name not in self.used and not name.startswith("."):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.directory, name))
+
+
+def _write_atomic(target: str, data: bytes) -> None:
+    try:
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".summary.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, target)
+    except OSError:
+        # A read-only checkout still gets correct results, only slower next time.
+        return
+
+
+def _scan_task(task: tuple[str, bytes, str, str, bool, str | None]) -> tuple[str, bytes]:
+    """Worker: summarise one file, store it in the cache (``target``), return it pickled."""
+    path, data, language, name, is_package, target = task
+    source = SourceFile(path=path, data=data, language=language)  # type: ignore[arg-type]
+    with no_gc():
+        summary = scan_cuda(source) if language == "cuda" else scan_python(source, name, is_package)
+        pickled = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
+    if target is not None:
+        _write_atomic(target, pickled)  # in the worker: the writes run in parallel too
+    return path, pickled
+
+
+# Below this many files to summarise, scanning in-process beats starting workers.
+PARALLEL_SCAN_LIMIT = 24
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
 
 
 @contextlib.contextmanager
@@ -183,38 +237,30 @@ class Program:
         self._top_packages: set[str] = set()
         with no_gc():
             self._build()
+            # The summaries live as long as the run and hold no garbage: move them out of the
+            # collector's sight, or every later collection re-walks ~a million objects on a large
+            # tree (≈2 s on pandas). They are still freed by reference counting.
+            gc.freeze()
         self.cache.save()
 
     # -- construction ---------------------------------------------------------------------
     def _build(self) -> None:
         test_roots = tuple(root.strip("/") + "/" for root in self.settings.test_roots)
+        summaries = self._summaries()
         for source in self.project.files:
-            digest = hashlib.sha1(source.data).hexdigest()
             if source.language == "cuda":
-                key = ("cuda", source.path, digest)
-                summary = self.cache.get(key)
-                if summary is None:
-                    summary = scan_cuda(source)
-                    self.cache.put(key, summary)
-                self.cuda[source.path] = summary  # type: ignore[assignment]
+                self.cuda[source.path] = summaries[source.path]  # type: ignore[assignment]
                 continue
-            if not source.path.endswith(".py"):
-                continue
-            named = module_name_for(source.path, self.settings.source_roots)
+            named = self._names.get(source.path)
             if named is None:
                 continue
             name, is_package = named
-            key = ("py", source.path, name, is_package, digest)
-            summary = self.cache.get(key)
-            if summary is None:
-                summary = scan_python(source, name, is_package)
-                self.cache.put(key, summary)
             module = Module(
                 name=name,
                 path=source.path,
                 is_package=is_package,
                 is_test=source.path.startswith(test_roots),
-                summary=summary,  # type: ignore[arg-type]
+                summary=summaries[source.path],  # type: ignore[arg-type]
             )
             if name in self.modules:
                 # Two files claim one module name (a test dir and a package of the same name):
@@ -232,6 +278,48 @@ class Program:
                     self.method_names.add(function.name)
             for klass in module.summary.classes:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
+
+    def _summaries(self) -> dict[str, object]:
+        """Every file's summary: from the cache, else scanned (across cores when there are many)."""
+        self._names: dict[str, tuple[str, bool]] = {}
+        found: dict[str, object] = {}
+        missing: list[tuple[tuple, tuple[str, bytes, str, str, bool]]] = []
+        for source in self.project.files:
+            digest = hashlib.sha1(source.data).hexdigest()
+            if source.language == "cuda":
+                key: tuple = ("cuda", source.path, digest)
+                task = (source.path, source.data, "cuda", "", False)
+            elif source.path.endswith(".py"):
+                named = module_name_for(source.path, self.settings.source_roots)
+                if named is None:
+                    continue
+                self._names[source.path] = named
+                key = ("py", source.path, named[0], named[1], digest)
+                task = (source.path, source.data, "python", named[0], named[1])
+            else:
+                continue
+            summary = self.cache.get(key)
+            if summary is None:
+                missing.append((key, task))
+            else:
+                found[source.path] = summary
+        if len(missing) < PARALLEL_SCAN_LIMIT or default_jobs() < 2:
+            for key, task in missing:
+                source = SourceFile(path=task[0], data=task[1], language=task[2])  # type: ignore[arg-type]
+                summary = scan_cuda(source) if task[2] == "cuda" else scan_python(source, task[3], task[4])
+                self.cache.put(key, summary)
+                found[task[0]] = summary
+            return found
+        from concurrent.futures import ProcessPoolExecutor
+
+        # Big files first, so both cores finish together.
+        ordered = sorted(((*task, self.cache.target(key)) for key, task in missing), key=lambda task: len(task[1]), reverse=True)
+        workers = min(default_jobs(), len(ordered))
+        chunk = max(1, min(16, len(ordered) // (workers * 16)))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for path, data in pool.map(_scan_task, ordered, chunksize=chunk):
+                found[path] = pickle.loads(data)
+        return found
 
     def out_of_scope(self, path: str) -> bool:
         """Paths under `out-of-scope` globs: classified in the audit, never reported."""
@@ -568,6 +656,15 @@ class Program:
         for module in self.modules.values():
             for call in module.summary.calls:
                 yield module, call
+
+    def iter_calls_named(self, methods: frozenset[str] | set[str]) -> Iterator[tuple[Module, Call]]:
+        """Calls whose method is in ``methods``; modules that make none are skipped unread."""
+        for module in self.modules.values():
+            if module.summary.call_methods.isdisjoint(methods):
+                continue
+            for call in module.summary.calls:
+                if call.method in methods:
+                    yield module, call
 
     def scope_key(self, module: Module, scope: str) -> str:
         """The call-graph node of a scope: a function key, or the module's top level."""

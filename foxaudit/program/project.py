@@ -21,6 +21,10 @@ class Project:
     pyproject: dict[str, Any] = field(default_factory=dict)  # parsed pyproject.toml ({} if absent)
     # The validated `[tool.foxaudit.program]` table (keys as written, "-" not "_").
     settings: dict[str, Any] = field(default_factory=dict)
+    # The keys the user actually wrote in `[tool.foxaudit.program]`; None when unknown (a Project
+    # built by hand counts as configured). With no entry-point key written, the import graph
+    # derives entry points (pytest-named tests, the distribution's package) instead.
+    program_keys: frozenset[str] | None = None
     # Results that several whole-project rules share within one run (the program model, built
     # once); keyed by the producer's name. Not part of equality.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

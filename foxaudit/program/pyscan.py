@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import ast
 import functools
-from dataclasses import dataclass, field
+import pickle
+from dataclasses import dataclass
 
 import tree_sitter
 
@@ -160,20 +161,95 @@ class DictEntry:
     span: Span
 
 
-@dataclass
+# Methods and names whose calls may be host transfers or syncs (hotpath._transfer_kind decides);
+# a summary keeps these calls in its index, so that pass never needs a module's full body.
+TRANSFER_METHODS = frozenset({"item", "cpu", "numpy", "tolist", "to", "synchronize", "get", "asnumpy", "deviceSynchronize"})
+TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
+_BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
+
+
 class ModuleSummary:
-    path: str
-    imports: list[ImportRef] = field(default_factory=list)
-    functions: list[Function] = field(default_factory=list)
-    classes: list[ClassDef] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
-    withs: list[WithBlock] = field(default_factory=list)
-    assignments: list[Assignment] = field(default_factory=list)
-    subscript_writes: list[SubscriptWrite] = field(default_factory=list)
-    dict_entries: list[DictEntry] = field(default_factory=list)
-    constants: dict[str, Arg] = field(default_factory=dict)  # module-level NAME = literal
-    defined_names: set[str] = field(default_factory=set)  # module-level names bound
-    has_main_guard: bool = False
+    """One module's facts in two tiers, so a large tree is not unpickled whole on every run.
+
+    The *index* (imports, definitions, ``with`` blocks, constants, the set of called method names
+    and callee heads, the calls that may be transfers) is read with the summary. The *body* (every
+    call, assignment, subscript write and dict entry) stays a pickled blob until an analysis first
+    reads one of those lists; analyses consult the index to skip modules that cannot matter
+    (on pandas most modules' bodies are never unpickled). Either way the lists hold the same facts.
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.imports: list[ImportRef] = []
+        self.functions: list[Function] = []
+        self.classes: list[ClassDef] = []
+        self.withs: list[WithBlock] = []
+        self.constants: dict[str, Arg] = {}  # module-level NAME = literal
+        self.defined_names: set[str] = set()  # module-level names bound
+        self.has_main_guard = False
+        self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
+        self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
+        self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
+        self._body: dict[str, list] | None = {name: [] for name in _BODY}
+        self._blob: bytes | None = None
+
+    def finish(self) -> None:
+        """Compute the index over the body (after scanning)."""
+        calls = self.calls
+        self.call_methods = frozenset(call.method for call in calls)
+        self.call_heads = frozenset(call.func.partition(".")[0] for call in calls if call.func)
+        renamed = {alias: imported for ref in self.imports for imported, alias in ref.names if alias != imported}
+        self.transfer_calls = tuple(
+            call
+            for call in calls
+            if call.method in TRANSFER_METHODS
+            or call.func in TRANSFER_BUILTINS
+            or ("." not in call.func and renamed.get(call.func) in TRANSFER_METHODS)
+        )
+
+    def _loaded(self) -> dict[str, list]:
+        if self._body is None:
+            self._body = pickle.loads(self._blob)  # type: ignore[arg-type]
+            self._blob = None
+        return self._body
+
+    @property
+    def body_loaded(self) -> bool:
+        return self._body is not None
+
+    @property
+    def calls(self) -> list[Call]:
+        return self._loaded()["calls"]
+
+    @property
+    def assignments(self) -> list[Assignment]:
+        return self._loaded()["assignments"]
+
+    @property
+    def subscript_writes(self) -> list[SubscriptWrite]:
+        return self._loaded()["subscript_writes"]
+
+    @property
+    def dict_entries(self) -> list[DictEntry]:
+        return self._loaded()["dict_entries"]
+
+    def __getstate__(self) -> dict:
+        state = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
+        state["_blob"] = self._blob if self._body is None else pickle.dumps(self._body, protocol=pickle.HIGHEST_PROTOCOL)
+        state["_body"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModuleSummary):
+            return NotImplemented
+        mine = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
+        theirs = {key: value for key, value in other.__dict__.items() if key not in ("_body", "_blob")}
+        return mine == theirs and self._loaded() == other._loaded()
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def scan_python(source: SourceFile, module: str, is_package: bool) -> ModuleSummary:
@@ -187,15 +263,24 @@ class _Scanner:
         self.module = module
         self.package = module if is_package else module.rpartition(".")[0]
         self.summary = ModuleSummary(path=source.path)
+        # Most source files are ASCII: positions and texts then come without decoding bytes.
+        # (A lone carriage return may count as a line break for tree-sitter: such files take the
+        # byte-offset path.)
+        self.ascii = len(source.text) == len(source.data) and b"\r" not in source.data
         self.with_ids: dict[int, int] = {}
         self.scopes: dict[int, tuple[str, str]] = {}
         self.calls_by_range: dict[tuple[int, int], Call] = {}
 
     # -- helpers ------------------------------------------------------------------------
     def text(self, node: tree_sitter.Node) -> str:
+        if self.ascii:  # byte offsets are character offsets: slice the decoded text
+            return self.source.text[node.start_byte : node.end_byte]
         return self.source.node_text(node)
 
     def span(self, node: tree_sitter.Node) -> Span:
+        if self.ascii:  # tree-sitter's (row, byte column) is (line - 1, column - 1)
+            (row, column), (end_row, end_column) = node.start_point, node.end_point
+            return Span(row + 1, column + 1, end_row + 1, end_column + 1)
         line, column = self.source.position(node.start_byte)
         end_line, end_column = self.source.position(node.end_byte)
         return Span(line, column, end_line, end_column)
@@ -341,7 +426,9 @@ class _Scanner:
     def run(self) -> ModuleSummary:
         root = self.source.tree.root_node
         captures = {
-            name: sorted(nodes, key=lambda node: node.start_byte)  # document order
+            # Document order; nodes that start together (chained calls `x.a().b()`) innermost
+            # first — the captures' own order among them is not stable between processes.
+            name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte))
             for name, nodes in tree_sitter.QueryCursor(_query()).captures(root).items()
         }
         summary = self.summary
@@ -393,6 +480,7 @@ class _Scanner:
                 name = definition.child_by_field_name("name") if definition is not None else None
                 if name is not None:
                     summary.defined_names.add(self.text(name))
+        summary.finish()
         return summary
 
     def import_statement(self, node: tree_sitter.Node) -> None:

@@ -3,7 +3,9 @@
 Import graph. Entry points are the console scripts of ``[project.scripts]`` (and
 ``[project.entry-points]``), ``__main__`` modules and modules with an ``if __name__ ==
 "__main__"`` guard (both run as ``python -m``), every module under a test root, and the
-configured ``entry-points``. Edges follow ``import a.b`` (a and a.b run), ``from a import b``
+configured ``entry-points``; a repository that configures no entry-point key gets derived ones
+(pytest-named tests, the distribution's package, top-level scripts), and one with no entry point at
+all gets one FX201 saying so instead of an orphan per module. Edges follow ``import a.b`` (a and a.b run), ``from a import b``
 (a, and a.b when it is a module), relative imports, and literal ``importlib.import_module`` /
 ``__import__``. Imports under ``if TYPE_CHECKING:`` are NOT edges: that block never runs, so it
 makes nothing reachable at run time. A module is Wired when a non-test entry reaches it, Partial
@@ -114,6 +116,9 @@ def import_graph(program: Program) -> ImportGraph:
             part.startswith("_") and part != "__init__" for part in name.split(".")
         ):
             entries.setdefault(name, "public module of a library package")
+    if _derives_entries(program):
+        for name, why in _derived_entries(program).items():
+            entries.setdefault(name, why)
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
     for name in [n for n in entries if first_path_match(modules[n].path, settings.out_of_scope)]:
         del entries[name]
@@ -138,6 +143,49 @@ def import_graph(program: Program) -> ImportGraph:
                 via += f"; imported only under TYPE_CHECKING by `{importers[0]}`"
             rows.append(ModuleRow(name, module.path, ORPHAN, via, module.is_test))
     return ImportGraph(edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()})
+
+
+ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
+
+
+def _derives_entries(program: Program) -> bool:
+    """True when the user configured no entry-point key: entry points are then derived."""
+    written = program.project.program_keys
+    return written is not None and not (written & ENTRY_KEYS)
+
+
+def _derived_entries(program: Program) -> dict[str, str]:
+    """Entry points of an unconfigured repository, beyond scripts, ``__main__`` and main guards.
+
+    * a top-level script: a module outside any package that runs a call at module level
+      (``main()`` unguarded — build helpers run as ``python generate_version.py`` — or ``print``);
+    * pytest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py`` and every module under a
+      ``tests``/``test`` directory at any depth (pandas keeps them in ``pandas/tests``) are tests;
+    * a library: the package named like the distribution (``[project] name``, ``-`` → ``_``) is
+      its API, so its public modules (no ``_``-prefixed part) are entry points.
+    """
+    found: dict[str, str] = {}
+    project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
+    distribution = str(project_table.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
+    for name, module in program.modules.items():
+        parts = module.path.split("/")
+        filename = parts[-1]
+        if (
+            filename.startswith("test_")
+            or filename.endswith("_test.py")
+            or filename == "conftest.py"
+            or any(part in ("tests", "test") for part in parts[:-1])
+        ):
+            found[name] = "test root"
+        elif "." not in name and not module.is_package and any(
+            not call.scope and not call.bound_to and call.func for call in module.summary.calls
+        ):
+            found[name] = "top-level script (runs a call at import)"
+        elif distribution and name.split(".")[0] == distribution and not any(
+            part.startswith("_") and part != "__init__" for part in name.split(".")
+        ):
+            found[name] = f"public module of the distribution `{distribution}`"
+    return found
 
 
 def _import_targets(program: Program, module: str, names: tuple[tuple[str, str], ...]) -> set[str]:
@@ -230,7 +278,16 @@ def kernel_linkage(program: Program) -> KernelLinkage:
     for target, param in settings.kernel_loaders.items():
         module_name, _, qual = target.partition(":")
         loaders[function_key(module_name, qual)] = param
-    launchers = _launchers(program)
+    launcher_table: dict[str, str] = {}
+    computed: list[bool] = []
+
+    def launchers() -> dict[str, str]:
+        """Derived launchers, computed on first need: a tree that loads no kernel never pays."""
+        if not computed:
+            launcher_table.update(_launchers(program))
+            computed.append(True)
+        return launcher_table
+
     loader_launches: dict[str, bool] = {}
     candidates: list[_LoadCandidate] = []
 
@@ -244,7 +301,8 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         changed = False
         rounds += 1
         candidates = []
-        for module, call in program.iter_calls():
+        loader_methods = {key.rsplit(".", 1)[-1].rsplit(":", 1)[-1] for key in loaders}
+        for module, call in program.iter_calls_named(_LOAD_METHODS | loader_methods):
             for candidate in _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
                 candidates.append(candidate)
                 arg = candidate.name_arg
@@ -257,7 +315,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
                 if key not in loaders:
                     loaders[key] = arg.text
                     loader_launches[key] = candidate.loader_launches or bool(
-                        _launched_in_scope(program, module, call, launchers, resolved_targets)
+                        _launched_in_scope(program, module, call, launchers(), resolved_targets)
                     )
                     changed = True
     loads: list[KernelLoad] = []
@@ -268,7 +326,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             continue  # the loader's own forwarding call: its callers are the loads
         site = Site(module.path, call.span, call.scope)
         values = _names_of(program, module, arg)
-        launched = [] if candidate.loader_launches else _launched_in_scope(program, module, call, launchers, resolved_targets)
+        launched = [] if candidate.loader_launches else _launched_in_scope(program, module, call, launchers(), resolved_targets)
         if candidate.loader_launches:
             launched = [site]
         if values is None:
@@ -278,9 +336,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         for value in values:
             loads.append(KernelLoad(value, arg.text if arg else value, site, candidate.how, launched))
     # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...).
-    for module, call in program.iter_calls():
-        if call.method not in ("RawKernel", "RawModule"):
-            continue
+    for module, call in program.iter_calls_named(_SOURCE_LOADS):
         code = call.kwarg("code") or (call.args[0] if call.args else None)
         text = _string_value(program, module, code)
         if text:
@@ -312,7 +368,11 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         why = settings.out_of_scope[reason] if reason is not None else "loaded, defined in no .cu/.cuh"
         rows.append(KernelRow(name, status, None, found, why))
     skipped = {load.site.path for load in loads if program.out_of_scope(load.site.path)}
-    return KernelLinkage(definitions, loads, rows, loaders, launchers, skipped)
+    return KernelLinkage(definitions, loads, rows, loaders, launchers() if loaders else {}, skipped)
+
+
+_LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
+_SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
 
 
 def _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
@@ -494,7 +554,7 @@ class StateCoverage:
 def state_coverage(program: Program) -> StateCoverage:
     settings = program.settings
     configured = bool(settings.state_classes and settings.registry_files)
-    exposed = _exposed_names(program)
+    exposed = _exposed_names(program) if settings.state_classes else {}
     buffers: list[Buffer] = []
     factories = set(settings.state_factories)
     if settings.state_classes:

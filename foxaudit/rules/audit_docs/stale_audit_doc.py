@@ -92,7 +92,8 @@ class StaleAuditDoc(ProjectRule):
         A cache of whole-project findings keyed by the source files' content must also key on
         these, or regenerating the docs would leave a stale FX701 in the cache.
         """
-        directory = ProgramSettings.from_table(program).audit_dir.strip("/")
+        # Only `audit-dir` matters here; the whole table is validated where it is resolved.
+        directory = str(program.get("audit-dir") or ProgramSettings().audit_dir).strip("/")
         return tuple(f"{directory}/{name}" for name in DOC_NAMES)
 
     def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:

@@ -59,12 +59,13 @@ def test_summary_cache_hits_and_survives_corruption(tmp_path: Path, monkeypatch)
     monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
     files = {"pkg/__init__.py": "", "pkg/a.py": "def f(x):\n    return x.item()\n"}
     first = Program(_project(tmp_path, files), ProgramSettings())
-    cache = tmp_path / ".foxaudit_cache" / "program.pickle"
-    assert cache.is_file() and first.cache.dirty
+    cache = tmp_path / ".foxaudit_cache" / "program"
+    assert len(list(cache.iterdir())) == 2 and first.cache.dirty  # one summary per file
     second = Program(_project(tmp_path, files), ProgramSettings())
     assert not second.cache.dirty  # every summary came from the cache
     assert second.modules["pkg.a"].summary.calls == first.modules["pkg.a"].summary.calls
-    cache.write_bytes(b"not a pickle")
+    for entry in cache.iterdir():
+        entry.write_bytes(b"not a pickle")
     third = Program(_project(tmp_path, files), ProgramSettings())
     assert third.modules["pkg.a"].summary.calls == first.modules["pkg.a"].summary.calls
 

@@ -1,0 +1,135 @@
+"""Scaling the whole-program pass: two-tier summaries, parallel scanning, unconfigured repositories."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from program_support import load_project
+
+from foxaudit.program.analysis import analysis_for
+from foxaudit.program.findings import findings
+from foxaudit.program.model import PARALLEL_SCAN_LIMIT, Program
+from foxaudit.program.project import Project
+from foxaudit.program.pyscan import scan_python
+from foxaudit.program.settings import ProgramSettings
+from foxaudit.sources.base import SourceFile
+
+CHAINED = "import torch\n\ndef f(x):\n    return x.detach().to('cpu').reshape(-1).tolist()\n"
+
+
+def test_chained_calls_are_summarised_innermost_first_every_time() -> None:
+    """Calls that start on the same byte keep one order (audit docs are byte-for-byte stable)."""
+    orders = {
+        tuple(call.method for call in scan_python(SourceFile.from_text("m.py", CHAINED), "m", False).calls)
+        for _ in range(5)
+    }
+    assert orders == {("detach", "to", "reshape", "tolist")}
+
+
+def test_summary_body_stays_pickled_until_read() -> None:
+    summary = scan_python(SourceFile.from_text("m.py", CHAINED + "y = print(1)\n"), "m", False)
+    assert summary.call_methods == {"detach", "to", "reshape", "tolist", "print"}
+    assert summary.call_heads == {"x", "print"}
+    assert [call.method for call in summary.transfer_calls] == ["to", "tolist", "print"]
+    copy = pickle.loads(pickle.dumps(summary))
+    assert not copy.body_loaded  # the index is readable without the body
+    assert copy.functions == summary.functions and copy.call_methods == summary.call_methods
+    assert copy.calls == summary.calls  # first read unpickles the body
+    assert copy.body_loaded and copy == summary
+
+
+def test_renamed_transfer_import_is_in_the_index() -> None:
+    text = "from cupy import asnumpy as to_host\n\ndef f(a):\n    return to_host(a)\n"
+    summary = scan_python(SourceFile.from_text("m.py", text), "m", False)
+    assert [call.func for call in summary.transfer_calls] == ["to_host"]
+
+
+def test_many_files_scan_in_parallel_with_the_same_summaries(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+    files = {"pkg/__init__.py": ""}
+    for number in range(PARALLEL_SCAN_LIMIT + 6):
+        files[f"pkg/m{number}.py"] = f"import torch\n\ndef f{number}(x):\n    return x.item() + {number}\n"
+    sources = [SourceFile.from_text(path, text) for path, text in sorted(files.items())]
+    parallel = Program(Project(root=tmp_path, files=sources), ProgramSettings())
+    assert len(list((tmp_path / ".foxaudit_cache" / "program").iterdir())) == len(files)
+    serial = Program(Project(root=tmp_path / "other", files=sources), ProgramSettings(), use_cache=False)
+    assert parallel.modules.keys() == serial.modules.keys()
+    for name, module in serial.modules.items():
+        assert parallel.modules[name].summary == module.summary
+    cached = Program(Project(root=tmp_path, files=sources), ProgramSettings())
+    assert not cached.cache.dirty  # every summary came back from the cache
+    assert not any(module.summary.body_loaded for module in cached.modules.values())
+
+
+def test_a_pandas_like_tree_needs_few_bodies(tmp_path: Path, monkeypatch) -> None:
+    """Without torch, CuPy, kernels or capture, the analyses never unpickle a module's body."""
+    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+    files = {
+        "lib/__init__.py": "from lib.core import frame\n",
+        "lib/core/__init__.py": "",
+        "lib/core/frame.py": "import numpy as np\n\ndef total(values):\n    with open('x') as f:\n        return float(values.sum()), values.tolist(), {}.get('k')\n",
+    }
+    sources = [SourceFile.from_text(path, text) for path, text in sorted(files.items())]
+    Program(Project(root=tmp_path, files=sources), ProgramSettings())
+    analysis = analysis_for(Project(root=tmp_path, files=sources))
+    hot, kernels, imports = analysis.hot, analysis.kernels, analysis.imports
+    assert [site.kind for site in hot.sites] == [".tolist()"] and not kernels.rows and imports.rows
+    assert not any(module.summary.body_loaded for module in analysis.program.modules.values())
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def test_unconfigured_library_derives_its_entry_points(tmp_path: Path, monkeypatch) -> None:
+    """No `[tool.foxaudit.program]`: tests by pytest's naming, the distribution's package and
+    top-level scripts are entries; only a module none of them reaches is an orphan."""
+    monkeypatch.setenv("FOXAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _write(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = 'my-lib'\nversion = '1'\n",
+        "my_lib/__init__.py": "from my_lib import _impl\n",
+        "my_lib/_impl.py": "def f():\n    return 1\n",
+        "my_lib/_unused.py": "def g():\n    return 2\n",
+        "my_lib/_tested.py": "def h():\n    return 3\n",
+        "my_lib/tests/test_h.py": "from my_lib._tested import h\n\ndef test_h():\n    assert h() == 3\n",
+        "generate_version.py": "def main():\n    print(1)\n\nmain()\n",
+    })  # fmt: skip
+    analysis = analysis_for(load_project(root))
+    rows = {row.name: (row.status, row.via) for row in analysis.imports.rows}
+    assert rows["my_lib._impl"][0] == "Wired"
+    assert rows["my_lib._tested"][0] == "Partial"
+    assert rows["generate_version"][0] == "Wired"
+    assert [d.message.split(" (")[0] for d in findings(analysis, "FX201")] == ["orphan module `my_lib._unused`"]
+
+
+def test_no_entry_point_at_all_is_said_once(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FOXAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _write(tmp_path / "repo", {
+        "pkg/__init__.py": "import os\n",
+        "pkg/a.py": "def f(x):\n    return x + 1\n",
+        "pkg/b.py": "from pkg.a import f\n",
+    })  # fmt: skip
+    found = findings(analysis_for(load_project(root)), "FX201")
+    assert len(found) == 1
+    assert found[0].path == "pkg/__init__.py" and found[0].line == 1
+    assert found[0].message.startswith("orphan-module analysis skipped: no entry point found for 3 modules (0 vs")
+    assert "entry-points" in found[0].hint
+
+
+def test_configured_entry_keys_turn_derivation_off(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FOXAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _write(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = 'pkg'\nversion = '1'\n\n[tool.foxaudit.program]\ntest-roots = ['checks']\n",
+        "pkg/__init__.py": "",
+        "pkg/a.py": "X = 1\n",
+        "checks/test_a.py": "import pkg.a\n",
+        "pkg/tests/test_b.py": "import pkg\n",
+    })  # fmt: skip
+    rows = {row.name: row.status for row in analysis_for(load_project(root)).imports.rows}
+    assert rows["pkg.a"] == "Partial"  # reached from the configured test root only
+    assert rows["pkg.tests.test_b"] == "Orphan"  # not a test root here: nothing derived
