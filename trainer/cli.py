@@ -10,31 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
-
-from trainer.data import (
-    FEATURE_GROUP_WIDTHS,
-    FEATURE_WIDTH,
-    Bars,
-    DbnOptions,
-    FeatureConfig,
-    compute_features,
-    load_bars,
-    prepare,
-    probe_cache,
-)
 from trainer.data.bars import format_ts
 from trainer.errors import UserError
 from trainer.eval import metrics
+
+if TYPE_CHECKING:  # rich, pandas, pyarrow and databento-dbn load inside the commands that use them
+    from trainer.data import Bars, DbnOptions, FeatureConfig
 
 EXIT_USER_ERROR = 2
 
@@ -108,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _data_options(args: argparse.Namespace) -> tuple[DbnOptions, FeatureConfig]:
+    from trainer.data import DbnOptions, FeatureConfig
+
     return DbnOptions(bar_seconds=args.bar_seconds, instrument_id=args.instrument), FeatureConfig(
         norm_window=args.norm_window, norm_min_periods=min(64, args.norm_window)
     )
@@ -132,6 +117,18 @@ def _buy_and_hold_text(bars: Bars) -> str:
 
 
 def _cmd_data_info(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainer.data import (
+        FEATURE_GROUP_WIDTHS,
+        FEATURE_WIDTH,
+        compute_features,
+        load_bars,
+        prepare,
+        probe_cache,
+    )
+
     dbn_options, feature_config = _data_options(args)
     status = probe_cache(args.path, feature_config=feature_config, dbn_options=dbn_options, directory=args.cache_dir)
     if status.state == "hit":
@@ -169,6 +166,17 @@ def _cmd_data_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_data_build(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    from trainer.data import prepare
+
     dbn_options, feature_config = _data_options(args)
     labels = {"hash": "hashing source", "load": "loading bars", "features": "computing features", "write": "writing cache"}
     console = Console(stderr=True)
@@ -198,6 +206,16 @@ def _cmd_train(args: argparse.Namespace) -> int:
     import time
     from datetime import UTC, datetime
     from pathlib import Path
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.table import Table
 
     from trainer.config import load_config
     from trainer.train.loop import train

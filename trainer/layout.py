@@ -243,8 +243,26 @@ if [s.width for s in FEATURE_GROUPS.slots] != [sum(s.width for s in MARKET_FEATU
 # value never yields the same numbers to two consumers.
 RNG_STREAMS = Layout("RNG_STREAM", ("ENV", "ENV_RESET", "EXPLORE", "REPLAY", "IQN_TAU", "INIT"), doc="RNG stream ids")
 
+# ---------------------------------------------------------------------------------------------
+# Epoch metric sums: one device vector the training step adds every update's losses, gradient norm
+# and a count into, read once at the epoch boundary (the step builds its update in this order).
+METRICS = Layout(
+    "METRIC",
+    (
+        Slot("C51", width=4, doc="C51 cross-entropy per branch"),
+        Slot("IQN", doc="IQN quantile-Huber loss (unweighted)"),
+        Slot("CQL", doc="CQL regulariser (unweighted)"),
+        Slot("TOTAL", doc="the minimised total loss"),
+        Slot("GRAD_NORM", doc="global gradient norm before clipping"),
+        Slot("UPDATES", doc="gradient updates summed (the divisor of the means)"),
+    ),
+    doc="epoch metric sums",
+)
+if METRICS.slot("C51").width != BRANCHES.stride:
+    raise AssertionError("METRIC_C51 must hold one value per action branch")
+
 LAYOUTS: tuple[Layout, ...] = (
-    BRANCHES, *BRANCH_CHOICES, ISV, PS, PORTFOLIO_INPUT, FEATURE, FEATURE_GROUPS, RNG_STREAMS,
+    BRANCHES, *BRANCH_CHOICES, ISV, PS, PORTFOLIO_INPUT, FEATURE, FEATURE_GROUPS, RNG_STREAMS, METRICS,
 )  # fmt: skip
 
 # ---------------------------------------------------------------------------------------------
@@ -382,6 +400,14 @@ RNG_STREAM_EXPLORE: int = RNG_STREAMS.offsets["EXPLORE"]
 RNG_STREAM_REPLAY: int = RNG_STREAMS.offsets["REPLAY"]
 RNG_STREAM_IQN_TAU: int = RNG_STREAMS.offsets["IQN_TAU"]
 RNG_STREAM_INIT: int = RNG_STREAMS.offsets["INIT"]
+METRIC_C51: int = METRICS.offsets["C51"]
+METRIC_C51_WIDTH: int = METRICS.slot("C51").width
+METRIC_IQN: int = METRICS.offsets["IQN"]
+METRIC_CQL: int = METRICS.offsets["CQL"]
+METRIC_TOTAL: int = METRICS.offsets["TOTAL"]
+METRIC_GRAD_NORM: int = METRICS.offsets["GRAD_NORM"]
+METRIC_UPDATES: int = METRICS.offsets["UPDATES"]
+METRIC_STRIDE: int = METRICS.stride
 FEATURE_GROUP_MARKET: int = FEATURE_GROUPS.offsets["MARKET"]
 FEATURE_GROUP_MARKET_WIDTH: int = FEATURE_GROUPS.slot("MARKET").width
 FEATURE_GROUP_ORDER_FLOW: int = FEATURE_GROUPS.offsets["ORDER_FLOW"]
@@ -505,6 +531,7 @@ def render_header() -> str:
                  "ISV_LIMIT_SPREAD_CAPTURE_WIDTH == N_URGENCY, \"per-urgency ISV slots must have N_URGENCY entries\");")
     lines.append("static_assert(N_JOINT_ACTIONS == JOINT_STRIDE_DIRECTION * N_DIRECTION, \"joint encoding\");")
     lines.append("static_assert(FEATURE_GROUP_STRIDE == FEATURE_STRIDE, \"feature groups cover every feature\");")
+    lines.append("static_assert(METRIC_C51_WIDTH == N_BRANCHES, \"one C51 metric per branch\");")
     lines.append("")
     return "\n".join(lines)
 

@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0x73CFA7757F383D38ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x7F383D38u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x73CFA775u
+#define FOXHUNT_LAYOUT_FINGERPRINT 0x2E77D49B4355C8F1ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x4355C8F1u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x2E77D49Bu
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -145,6 +145,16 @@ constexpr int RNG_STREAM_IQN_TAU = 4;
 constexpr int RNG_STREAM_INIT = 5;
 constexpr int RNG_STREAM_STRIDE = 6;
 
+// epoch metric sums
+constexpr int METRIC_C51 = 0;
+constexpr int METRIC_C51_WIDTH = 4;
+constexpr int METRIC_IQN = 4;
+constexpr int METRIC_CQL = 5;
+constexpr int METRIC_TOTAL = 6;
+constexpr int METRIC_GRAD_NORM = 7;
+constexpr int METRIC_UPDATES = 8;
+constexpr int METRIC_STRIDE = 9;
+
 // action-space sizes and the joint-action encoding
 constexpr int N_BRANCHES = 4;
 constexpr int N_DIRECTION = 4;
@@ -179,8 +189,10 @@ static_assert(PORTFOLIO_INPUT_KELLY_CAP + 1 == PORTFOLIO_INPUT_STRIDE, "PORTFOLI
 static_assert(FEATURE_BOOK_COM + 1 == FEATURE_STRIDE, "FEATURE stride disagrees with its last slot");
 static_assert(FEATURE_GROUP_ORDER_FLOW + 14 == FEATURE_GROUP_STRIDE, "FEATURE_GROUP stride disagrees with its last slot");
 static_assert(RNG_STREAM_INIT + 1 == RNG_STREAM_STRIDE, "RNG_STREAM stride disagrees with its last slot");
+static_assert(METRIC_UPDATES + 1 == METRIC_STRIDE, "METRIC stride disagrees with its last slot");
 static_assert(ISV_FINGERPRINT_HI == ISV_STRIDE - 1 && ISV_FINGERPRINT_LO == ISV_STRIDE - 2, "fingerprint must be the ISV tail");
 static_assert(ISV_GAMMA_WIDTH == N_BRANCHES && ISV_ATOM_CENTRE_WIDTH == N_BRANCHES && ISV_ATOM_HALF_WIDTH_WIDTH == N_BRANCHES, "per-branch ISV slots must have N_BRANCHES entries");
 static_assert(ISV_MARKET_IMPACT_WIDTH == N_URGENCY && ISV_LIMIT_FILL_PROB_WIDTH == N_URGENCY && ISV_LIMIT_SPREAD_CAPTURE_WIDTH == N_URGENCY, "per-urgency ISV slots must have N_URGENCY entries");
 static_assert(N_JOINT_ACTIONS == JOINT_STRIDE_DIRECTION * N_DIRECTION, "joint encoding");
 static_assert(FEATURE_GROUP_STRIDE == FEATURE_STRIDE, "feature groups cover every feature");
+static_assert(METRIC_C51_WIDTH == N_BRANCHES, "one C51 metric per branch");

@@ -25,7 +25,8 @@ def record(epoch: int, fold: int | None = None) -> HealthDiagRecord:
     return HealthDiagRecord(
         epoch=epoch, fold=fold, step=100 * (epoch + 1), wall_time_s=1.5 * epoch,
         losses={"c51": {"direction": 1.0 / (epoch + 1), "magnitude": 0.5}, "iqn": 0.2, "cql": 0.0, "total": 2.0},
-        grad_norms={"c51": {"trunk": 1.0, "direction": 0.5}, "global": 1.2},
+        grad_norms={"c51": {"direction": {"trunk": 1.0, "direction": 0.5, "magnitude": 0.0}},
+                    "iqn": {"trunk": 0.3, "iqn_head": 0.1}, "global": 1.2},
         isv={"TAU": 0.005 - 0.001 * epoch, "GAMMA[0]": 0.99, "LEARNING_HEALTH": 1.0},
         monitors={"tau": {"value": 0.005, "fire_rate": 1.0, "observations": epoch, "context": {"LEARNING_HEALTH": 1.0}}},
         actions={"direction": {"short": 0.2, "hold": 0.3, "long": 0.4, "flat": 0.1}},
@@ -70,6 +71,28 @@ def test_bad_records_are_rejected_with_what_and_how():
         validate_record({**good, "isv": {"TAU": math.inf}})
     with pytest.raises(HealthDiagError, match=r"'isv\.TAU' has type object"):
         validate_record({**good, "isv": {"TAU": object()}})
+
+
+def test_grad_norms_follow_component_branch_group_nesting():
+    good = record(0).to_dict()
+    with pytest.raises(HealthDiagError, match=r"unknown component \('dqn' vs global, c51, iqn, cql\) — hint"):
+        validate_record({**good, "grad_norms": {"dqn": {"trunk": 1.0}}})
+    with pytest.raises(HealthDiagError, match=r"grad_norms\.c51\.trunk is not a mapping \(float vs 1 more"):
+        validate_record({**good, "grad_norms": {"c51": {"trunk": 1.0}}})
+    with pytest.raises(HealthDiagError, match=r"grad_norms\.iqn\.trunk is not a norm \(dict vs a number"):
+        validate_record({**good, "grad_norms": {"iqn": {"trunk": {"x": 1.0}}}})
+    with pytest.raises(HealthDiagError, match=r"grad_norms\.global is not a norm \(str"):
+        validate_record({**good, "grad_norms": {"global": "big"}})
+    validate_record({**good, "grad_norms": {"global": None}})  # a run before the per-component split
+
+
+def test_diag_prints_the_gradient_norm_table(tmp_path):
+    HealthDiagWriter(tmp_path / HEALTH_DIAG_FILENAME).write(record(0))
+    buffer = io.StringIO()
+    run_diag(tmp_path, console=Console(file=buffer, width=160), plots=False)
+    text = buffer.getvalue()
+    assert "gradient norms by component and parameter group" in text
+    assert "c51 direction" in text and "iqn_head" in text
 
 
 def test_reader_names_the_file_and_line_of_a_corrupt_record(tmp_path):

@@ -14,7 +14,6 @@ import importlib.resources
 from pathlib import Path
 
 from trainer.data.bars import Bars, DataError
-from trainer.data.tabular import load_csv
 
 DEFAULT_PACKAGE = "gym_anytrading.datasets"
 DEFAULT_RESOURCE = "data/FOREX_EURUSD_1H_ASK.csv"
@@ -38,4 +37,8 @@ def default_resource() -> Path:
 
 def load_default() -> Bars:
     """The 6,225 EURUSD hourly bars of 2017, validated like any user file."""
+    from trainer.data.tabular import (
+        load_csv,  # pandas loads only when the CSV is parsed
+    )
+
     return load_csv(default_resource(), source=f"{DEFAULT_NAME} ({DEFAULT_PACKAGE}/{DEFAULT_RESOURCE})")

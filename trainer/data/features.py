@@ -24,13 +24,16 @@ Without MBP-10 data the order-flow group is all zeros (its width is fixed by the
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from trainer.data.bars import BOOK_LEVELS, Bars
 from trainer.errors import UserError
 from trainer.layout import FEATURE, FEATURE_GROUPS, FEATURE_STRIDE
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Group names (lower case of the layout's FEATURE_GROUP slots) and their widths.
 FEATURE_GROUP_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in FEATURE_GROUPS.slots)
@@ -114,6 +117,8 @@ class FeatureSet:
 # --- raw features -----------------------------------------------------------------------------
 
 def _rolling(values: np.ndarray, window: int, min_periods: int | None = None) -> pd.core.window.Rolling:
+    import pandas as pd  # only feature computation needs it; the trainer imports without pandas
+
     return pd.DataFrame(values).rolling(window, min_periods=window if min_periods is None else min_periods)
 
 

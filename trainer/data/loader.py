@@ -6,11 +6,13 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from trainer.data.bars import Bars, DataError
-from trainer.data.dbn import DbnOptions, ProgressFn, load_dbn
 from trainer.data.embedded import DEFAULT_NAME, default_resource, load_default
-from trainer.data.tabular import load_csv, load_parquet
+
+if TYPE_CHECKING:  # the parsers (pandas, pyarrow, databento-dbn) load only when a file is parsed
+    from trainer.data.dbn import DbnOptions, ProgressFn
 
 #: File suffixes per format (a ``.zst`` alone is taken as zstd-compressed DBN).
 SUFFIXES: dict[str, tuple[str, ...]] = {
@@ -64,10 +66,12 @@ def load_bars(path: str | Path, dbn_options: DbnOptions | None = None, *, progre
     source = resolve_source(path)
     if source.is_default:
         return load_default()
-    if source.kind == "csv":
-        return load_csv(source.path)
-    if source.kind == "parquet":
-        return load_parquet(source.path)
+    if source.kind in ("csv", "parquet"):
+        from trainer.data.tabular import load_csv, load_parquet
+
+        return load_csv(source.path) if source.kind == "csv" else load_parquet(source.path)
+    from trainer.data.dbn import load_dbn
+
     return load_dbn(source.path, dbn_options, progress=progress)
 
 

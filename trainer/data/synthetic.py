@@ -17,11 +17,15 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas builds the DataFrame view on demand; the markets themselves need numpy only
+    import pandas as pd
 
 BARS_PER_YEAR_HOURLY = 252 * 24
 
@@ -30,7 +34,7 @@ BARS_PER_YEAR_HOURLY = 252 * 24
 class SyntheticMarket:
     """Bars plus the ground truth that generated them."""
 
-    bars: pd.DataFrame  # [n_bars] timestamp, open, high, low, close, volume
+    columns: Mapping[str, np.ndarray]  # [n_bars] each: timestamp (datetime64[ns]), open, high, low, close, volume
     log_returns: np.ndarray  # [n_bars] r_t = log(close_t / close_{t−1}); r_0 = 0
     phi: float  # AR(1) coefficient: the exploitable signal (0 = pure noise)
     sigma: float  # stationary std of the per-bar log return
@@ -38,10 +42,17 @@ class SyntheticMarket:
 
     @property
     def close(self) -> np.ndarray:
-        return self.bars["close"].to_numpy(dtype=np.float64)
+        return np.asarray(self.columns["close"], dtype=np.float64)
+
+    @property
+    def bars(self) -> pd.DataFrame:
+        """The OHLCV bars as a DataFrame (timestamp, open, high, low, close, volume); needs pandas."""
+        import pandas as pd
+
+        return pd.DataFrame(dict(self.columns))
 
     def __len__(self) -> int:
-        return len(self.bars)
+        return len(self.log_returns)
 
 
 def _ar1_log_returns(n_bars: int, phi: float, sigma: float, rng: np.random.Generator) -> np.ndarray:
@@ -59,17 +70,15 @@ def _ar1_log_returns(n_bars: int, phi: float, sigma: float, rng: np.random.Gener
     return returns
 
 
-def _bars_from_log_returns(log_returns: np.ndarray, rng: np.random.Generator, start_price: float) -> pd.DataFrame:
+def _bars_from_log_returns(log_returns: np.ndarray, rng: np.random.Generator, start_price: float) -> dict[str, np.ndarray]:
     close = start_price * np.exp(np.cumsum(log_returns))  # [n_bars]
     open_ = np.concatenate([[start_price], close[:-1]])
     wick = np.abs(rng.standard_normal((2, len(close)))) * np.abs(log_returns).mean() * 0.5  # [2, n_bars]
     high = np.maximum(open_, close) * (1.0 + wick[0])
     low = np.minimum(open_, close) * (1.0 - wick[1])
     volume = np.round(1000.0 * np.exp(0.3 * rng.standard_normal(len(close))), 2)
-    timestamp = pd.date_range("2020-01-01", periods=len(close), freq="h")
-    return pd.DataFrame(
-        {"timestamp": timestamp, "open": open_, "high": high, "low": low, "close": close, "volume": volume}
-    )
+    timestamp = (np.datetime64("2020-01-01T00", "h") + np.arange(len(close))).astype("datetime64[ns]")  # hourly
+    return {"timestamp": timestamp, "open": open_, "high": high, "low": low, "close": close, "volume": volume}
 
 
 def _validate_size(n_bars: int, sigma: float, cost_rate: float) -> None:
@@ -96,8 +105,8 @@ def make_signal_market(
     _validate_size(n_bars, sigma, cost_rate)
     rng = np.random.default_rng(seed)
     log_returns = _ar1_log_returns(n_bars, phi, sigma, rng)
-    bars = _bars_from_log_returns(log_returns, rng, start_price)
-    return SyntheticMarket(bars=bars, log_returns=log_returns, phi=phi, sigma=sigma, cost_rate=cost_rate)
+    columns = _bars_from_log_returns(log_returns, rng, start_price)
+    return SyntheticMarket(columns=columns, log_returns=log_returns, phi=phi, sigma=sigma, cost_rate=cost_rate)
 
 
 def make_noise_market(

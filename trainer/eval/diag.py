@@ -14,9 +14,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from trainer.eval.health_diag import (
     HealthDiagRecord,
@@ -25,6 +23,10 @@ from trainer.eval.health_diag import (
     resolve_log_path,
     series,
 )
+
+if TYPE_CHECKING:  # rich is imported where a table is printed, so the trainer imports without it
+    from rich.console import Console
+    from rich.table import Table
 
 DIAG_DIRNAME = "diag"
 ISV_PLOT = "isv_slots.png"
@@ -65,6 +67,8 @@ def epoch_table(
     records: Sequence[HealthDiagRecord], columns: Sequence[tuple[str, str, str]] = LEARNING_COLUMNS,
     title: str = "HEALTH_DIAG by epoch: learning",
 ) -> Table:  # fmt: skip
+    from rich.table import Table
+
     table = Table(title=title, show_lines=False)
     table.add_column("epoch", justify="right", no_wrap=True, min_width=5)
     table.add_column("fold", justify="right", no_wrap=True, min_width=4)
@@ -79,6 +83,8 @@ def epoch_table(
 
 
 def monitor_table(record: HealthDiagRecord) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"adaptive monitors at epoch {record.epoch}")
     for column in ("monitor", "value", "fire rate", "obs", "context"):
         table.add_column(column, justify="left" if column in ("monitor", "context") else "right",
@@ -92,6 +98,33 @@ def monitor_table(record: HealthDiagRecord) -> Table:
             name, _format(snapshot.get("value")), _format(snapshot.get("fire_rate")),
             str(snapshot.get("observations", "—")), context_text,
         )  # fmt: skip
+    return table
+
+
+def grad_norm_table(record: HealthDiagRecord) -> Table | None:
+    """Gradient norm of each loss component (rows) in each parameter group (columns), or None
+    when the record has no per-component split (runs written before it existed)."""
+    from rich.table import Table
+
+    rows: list[tuple[str, dict]] = []
+    for component, value in record.grad_norms.items():
+        if component == "global" or not isinstance(value, dict):
+            continue
+        if component == "c51":
+            rows.extend((f"c51 {branch}", groups) for branch, groups in value.items() if isinstance(groups, dict))
+        else:
+            rows.append((component, value))
+    if not rows:
+        return None
+    groups: list[str] = []
+    for _, by_group in rows:
+        groups.extend(name for name in by_group if name not in groups)
+    table = Table(title=f"gradient norms by component and parameter group at epoch {record.epoch}")
+    table.add_column("component", justify="left", no_wrap=True)
+    for name in groups:
+        table.add_column(name, justify="right", no_wrap=True)
+    for label, by_group in rows:
+        table.add_row(label, *(_format(by_group.get(name)) for name in groups))
     return table
 
 
@@ -153,11 +186,17 @@ def write_plots(records: Sequence[HealthDiagRecord], out_dir: Path) -> list[Path
 def run_diag(run_dir: str | os.PathLike[str], *, out_dir: str | os.PathLike[str] | None = None,
              console: Console | None = None, plots: bool = True) -> list[Path]:  # fmt: skip
     """Print the tables and write the plots (default ``RUN_DIR/diag/``); returns the PNG paths."""
-    console = console or Console()
+    if console is None:
+        from rich.console import Console
+
+        console = Console()
     log = resolve_log_path(run_dir)
     records = read_health_diag(log)
     console.print(epoch_table(records))
     console.print(epoch_table(records, ADAPTIVE_COLUMNS, "HEALTH_DIAG by epoch: adaptive ISV values"))
+    gradients = grad_norm_table(records[-1])
+    if gradients is not None:
+        console.print(gradients)
     if records[-1].monitors:
         console.print(monitor_table(records[-1]))
     if not plots:

@@ -15,14 +15,23 @@ Record (``SCHEMA_VERSION`` = 1), every section present, numbers are finite-or-nu
       "wall_time_s": 41.7,             # seconds since the run started
       "losses": {"c51": {"direction": .., "magnitude": .., "order_type": .., "urgency": ..},
                  "iqn": .., "cql": .., "total": ..},
-      "grad_norms": {"c51": {"trunk": .., "direction": .., ...}, "iqn": {"trunk": .., ...}, ...},
+      "grad_norms": {"global": ..,                             # epoch mean of the step's norm
+                     "c51": {"direction": {"trunk": .., "direction": .., "magnitude": ..,
+                                           "order_type": .., "urgency": .., "iqn_head": ..}, ...},
+                     "iqn": {"trunk": .., "direction": .., ..., "iqn_head": ..},
+                     "cql": {...}},                            # cql only when CQL α > 0
       "isv": {"tau": .., "gamma_direction": .., ...},           # every ISV slot by name
       "monitors": {"tau": {"value": .., "fire_rate": .., ...}}, # AdaptiveMonitor.diagnose()
       "actions": {"direction": {"short": .., "hold": .., ...}, ...},  # fractions per branch
       "validation": {"sharpe_ratio": .., ...}                   # out-of-sample metrics
     }
 
-``losses`` and ``grad_norms`` nest at most two levels (component → branch → float); ``actions``
+``losses`` nests component → branch → float. ``grad_norms`` holds ``global`` (the mean over the
+epoch of the norm the optimizer step saw, before clipping) and, per loss component, the L2 norm of
+that component's weighted gradient on the epoch's last replay batch split into parameter groups
+(``trunk`` = temporal encoder + shared MLP, one group per branch head, ``iqn_head`` = the shared τ
+embedding): component → group → float for ``iqn`` and ``cql``, component → branch → group → float
+for ``c51`` (see ``trainer.train.grad_diag``); a group a component does not reach reads 0. ``actions``
 is branch → sub-action → fraction; ``validation`` is metric → float or a nested group such as
 ``{"agent": {...}, "buy_and_hold": {...}}``.
 """
@@ -194,6 +203,39 @@ def validate_record(record: Mapping[str, Any]) -> None:
                 f"hint: pass a dict, empty if there is nothing to report"
             )
         _check_leaves(section, value, 1, "")
+    _check_grad_norms(record["grad_norms"])
+
+
+GRAD_NORM_COMPONENTS: dict[str, int] = {"c51": 2, "iqn": 1, "cql": 1}  # component → mapping levels above the norms
+
+
+def _check_grad_norms(section: Mapping[str, Any]) -> None:
+    """``global`` is one number; each component is (branch →) group → number, per the schema."""
+    for key, value in section.items():
+        levels = 0 if key == "global" else GRAD_NORM_COMPONENTS.get(key)
+        if levels is None:
+            raise HealthDiagError(
+                f"HEALTH_DIAG grad_norms has an unknown component ({key!r} vs global, "
+                f"{', '.join(GRAD_NORM_COMPONENTS)}) — hint: name components as the losses section does"
+            )
+        _check_grad_norm_depth(key, value, levels)
+
+
+def _check_grad_norm_depth(where: str, value: Any, levels: int) -> None:
+    if levels == 0:
+        if isinstance(value, bool) or not (value is None or isinstance(value, (int, float))):
+            raise HealthDiagError(
+                f"HEALTH_DIAG grad_norms.{where} is not a norm ({type(value).__name__} vs a number or "
+                f"null) — hint: component → (branch →) group → norm"
+            )
+        return
+    if not isinstance(value, Mapping):
+        raise HealthDiagError(
+            f"HEALTH_DIAG grad_norms.{where} is not a mapping ({type(value).__name__} vs "
+            f"{levels} more level(s) of names) — hint: component → (branch →) group → norm"
+        )
+    for key, item in value.items():
+        _check_grad_norm_depth(f"{where}.{key}", item, levels - 1)
 
 
 class HealthDiagWriter:

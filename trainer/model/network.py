@@ -13,6 +13,7 @@ Why this shape:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -134,6 +135,60 @@ class BranchingDistributionalNet(nn.Module):
 
     def forward(self, window: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
         return self.distributions(self.embed(window, portfolio))
+
+    def parameter_groups(self, branch_names: Sequence[str] | None = None) -> dict[str, list[ParameterSlice]]:
+        """Every parameter element in exactly one named group: ``trunk``, one per branch, ``iqn_head``.
+
+        Why slices: the branches share wide layers for speed (``value_hidden`` holds every branch's
+        rows, ``value_out`` stacks them), so a branch head is a set of rows of shared tensors, not
+        a set of modules. ``trunk`` is the temporal encoder plus the shared MLP; a branch group is
+        every element only that branch's outputs depend on (its value/advantage rows and its rows
+        of the quantile output layer); ``iqn_head`` is the τ embedding and the quantile hidden layer
+        all branches share. Gradient diagnostics compute one norm per group from these slices.
+        """
+        names = tuple(branch_names) if branch_names is not None else tuple(f"branch_{d}" for d in range(self.n_branches))
+        if len(names) != self.n_branches or len(set(names) | {"trunk", "iqn_head"}) != self.n_branches + 2:
+            raise ValueError(
+                f"branch names do not fit the network ({names!r} vs {self.n_branches} distinct names other than "
+                f"'trunk' and 'iqn_head') — hint: pass one name per branch, in branch order"
+            )
+        trunk_modules = [self.trunk] if self.encoder is None else [self.encoder, self.trunk]
+        groups: dict[str, list[ParameterSlice]] = {
+            "trunk": [ParameterSlice(param) for module in trunk_modules for param in module.parameters()]
+        }
+        hh, widest = self.shape.head_hidden, self.widest
+        quantile_out = self.quantile_head[-1]
+        for branch, name in enumerate(names):
+            hidden_rows = slice(branch * hh, (branch + 1) * hh)
+            quantile_rows = slice(branch * widest, (branch + 1) * widest)
+            groups[name] = [
+                ParameterSlice(self.value_hidden.weight, hidden_rows),
+                ParameterSlice(self.value_hidden.bias, hidden_rows),
+                ParameterSlice(self.advantage_hidden.weight, hidden_rows),
+                ParameterSlice(self.advantage_hidden.bias, hidden_rows),
+                ParameterSlice(self.value_out, slice(branch, branch + 1)),
+                ParameterSlice(self.value_bias, slice(branch, branch + 1)),
+                ParameterSlice(self.advantage_out, slice(branch, branch + 1)),
+                ParameterSlice(self.advantage_bias, slice(branch, branch + 1)),
+                ParameterSlice(quantile_out.weight, quantile_rows),
+                ParameterSlice(quantile_out.bias, quantile_rows),
+            ]
+        groups["iqn_head"] = [ParameterSlice(param) for param in self.tau_embedding.parameters()] + [
+            ParameterSlice(param) for param in self.quantile_head[0].parameters()
+        ]
+        return groups
+
+
+@dataclass(frozen=True, eq=False)
+class ParameterSlice:
+    """A parameter, or the leading-dimension rows ``rows`` of it (None: all), that belong to one group."""
+
+    parameter: nn.Parameter
+    rows: slice | None = None
+
+    def of(self, tensor: torch.Tensor) -> torch.Tensor:
+        """The same rows of a tensor shaped like the parameter (its gradient, say)."""
+        return tensor if self.rows is None else tensor[self.rows]
 
 
 def _stacked_init(n_branches: int, fan_in: int, fan_out: int) -> torch.Tensor:

@@ -159,7 +159,7 @@ def train_fold(
         if state.device.type == "cuda":
             torch.cuda.synchronize(state.device)
         run.monitors.observe_all()
-        losses, grad_norms, actions = epoch_summary(state)
+        losses, grad_norms, actions = epoch_summary(step)
         report, _ = fold_validation(run, market)
         writer.write(
             HealthDiagRecord(

@@ -35,11 +35,22 @@ from trainer.eval.health_diag import (
     read_health_diag,
 )
 from trainer.eval.metrics import periods_per_year_from_timestamps
-from trainer.layout import BRANCH_CHOICES, BRANCH_SIZES, BRANCHES
+from trainer.layout import (
+    BRANCH_CHOICES,
+    BRANCH_SIZES,
+    BRANCHES,
+    METRIC_C51,
+    METRIC_CQL,
+    METRIC_GRAD_NORM,
+    METRIC_IQN,
+    METRIC_TOTAL,
+    METRIC_UPDATES,
+)
 from trainer.monitors import adaptive_monitors
 from trainer.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer.train.grad_diag import epoch_grad_norms
 from trainer.train.graph import StepRunner
-from trainer.train.step import METRIC_NAMES, MarketWindow, TrainerState, TrainStep
+from trainer.train.step import MarketWindow, TrainerState, TrainStep
 from trainer.train.validate import validation_curves
 
 CONFIG_FILENAME = "config.toml"
@@ -125,18 +136,19 @@ def _write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def epoch_summary(state: TrainerState) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(losses, grad_norms, actions) averaged over the epoch: one host read of two small vectors."""
-    sums = dict(zip(METRIC_NAMES, state.metrics.detach().cpu().tolist(), strict=True))
-    updates = max(sums["updates"], 1.0)
-    branch_names = [slot.name.lower() for slot in BRANCHES.slots]
+def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(losses, grad_norms, actions) of the epoch: one host read each of the metric sums, the action
+    counts and the per-component gradient-norm matrix (``trainer.train.grad_diag``)."""
+    state = step.state
+    sums = state.metrics.detach().cpu().tolist()  # [METRIC_STRIDE], the METRICS layout
+    updates = max(sums[METRIC_UPDATES], 1.0)
     losses = {
-        "c51": {name: sums[f"c51_{name}"] / updates for name in branch_names},
-        "iqn": sums["iqn"] / updates,
-        "cql": sums["cql"] / updates,
-        "total": sums["total"] / updates,
+        "c51": {slot.name.lower(): sums[METRIC_C51 + branch] / updates for branch, slot in enumerate(BRANCHES.slots)},
+        "iqn": sums[METRIC_IQN] / updates,
+        "cql": sums[METRIC_CQL] / updates,
+        "total": sums[METRIC_TOTAL] / updates,
     }
-    grad_norms = {"global": sums["grad_norm"] / updates}
+    grad_norms = epoch_grad_norms(step, sums[METRIC_GRAD_NORM] / updates)
     counts = state.action_counts.detach().cpu().tolist()
     actions: dict[str, dict[str, float]] = {}
     offset = 0
@@ -211,7 +223,7 @@ def train(
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         monitors.observe_all()
-        losses, grad_norms, actions = epoch_summary(state)
+        losses, grad_norms, actions = epoch_summary(step)
         report, curves = validation_report(state, step, market)
         record = HealthDiagRecord(
             epoch=state.epoch,

@@ -30,6 +30,8 @@ from trainer.layout import (
     ISV_STRIDE,
     ISV_TAU,
     JOINT_STRIDES,
+    METRIC_STRIDE,
+    METRICS,
     N_BRANCHES,
     PORTFOLIO_INPUT_STRIDE,
     RNG_STREAM_EXPLORE,
@@ -37,6 +39,7 @@ from trainer.layout import (
     RNG_STREAM_REPLAY,
 )
 from trainer.losses.c51 import (
+    C51Terms,
     atom_support,
     branching_c51_loss,
     expected_values,
@@ -44,8 +47,8 @@ from trainer.losses.c51 import (
     n_step_returns,
     one_hot,
 )
-from trainer.losses.cql import branching_cql_loss
-from trainer.losses.iqn import branching_iqn_loss
+from trainer.losses.cql import CQLTerms, branching_cql_loss
+from trainer.losses.iqn import IQNTerms, branching_iqn_loss
 from trainer.markers import hot_path
 from trainer.model.network import (
     BranchingDistributionalNet,
@@ -54,14 +57,9 @@ from trainer.model.network import (
 )
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.ops.rng_uniform import rng_uniform
-from trainer.train.replay import NStepWindow, ReplayBuffer
+from trainer.train.replay import NStepWindow, ReplayBuffer, Transitions
 
 N_SUB_ACTIONS = sum(BRANCH_SIZES)
-# Metric accumulator slots (a device vector summed over an epoch, read once at its end).
-METRIC_NAMES = (
-    "c51_direction", "c51_magnitude", "c51_order_type", "c51_urgency",
-    "iqn", "cql", "total", "grad_norm", "updates",
-)  # fmt: skip
 
 
 def network_shape(config: TrainConfig, n_features: int) -> NetworkShape:
@@ -132,7 +130,7 @@ class TrainerState:
         )  # fmt: skip
         self.replay = ReplayBuffer(config.replay.capacity, config.loss.n_step, PORTFOLIO_INPUT_STRIDE, N_BRANCHES, device)
         self.window = NStepWindow(config.env.n_envs, config.loss.n_step, PORTFOLIO_INPUT_STRIDE, N_BRANCHES, device)
-        self.metrics = torch.zeros(len(METRIC_NAMES), dtype=torch.float32, device=device)  # epoch sums
+        self.metrics = torch.zeros(METRIC_STRIDE, dtype=torch.float32, device=device)  # epoch sums, METRICS layout
         self.action_counts = torch.zeros(N_SUB_ACTIONS, dtype=torch.float32, device=device)  # epoch counts
         self.isv_local = torch.zeros(ISV_STRIDE, dtype=torch.float32, device=device)  # per-step ISV copy
         # The adaptive kernels (atom support, learning health, schedules, Kelly cap) and their workspace.
@@ -208,6 +206,37 @@ class TrainerState:
         centre = self.isv_local[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]
         half_width = self.isv_local[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]
         return atom_support(centre, half_width, self.config.model.n_atoms)
+
+
+@dataclass(frozen=True)
+class StepLosses:
+    """The loss terms of one update and the tensors the rest of the update reuses."""
+
+    c51: C51Terms  # per_branch [D], total []
+    iqn: IQNTerms  # total []
+    cql: CQLTerms  # total [] (unweighted; the total applies α from the ISV)
+    total: torch.Tensor  # [] c51 + iqn_weight · iqn + α · cql
+    log_probs: torch.Tensor  # [B, D, A, N] online C51 log-probabilities (with graph)
+    supports: torch.Tensor  # [D, N]
+    mask: torch.Tensor  # [D, A] bool
+
+
+def metric_update(by_slot: dict[str, torch.Tensor]) -> torch.Tensor:
+    """One update's metric vector [METRIC_STRIDE], concatenated in the METRICS layout's slot order.
+
+    The order comes from the layout itself (no position is written down twice), and a slot
+    missing from ``by_slot`` or a tensor of the wrong width fails while the step is being built.
+    """
+    parts = []
+    for slot in METRICS.slots:
+        value = by_slot[slot.name].reshape(-1)
+        if value.shape[0] != slot.width:
+            raise ValueError(
+                f"metric {slot.name} has {value.shape[0]} values (vs slot width {slot.width}) — hint: match "
+                f"trainer.layout.METRICS"
+            )
+        parts.append(value)
+    return torch.cat(parts)  # [METRIC_STRIDE]
 
 
 def _branch_one_hots(actions: torch.Tensor) -> torch.Tensor:
@@ -298,6 +327,38 @@ class TrainStep:
         taus = state.tau_draws[: self.batch_size * self.n_tau].view(self.batch_size, self.n_tau)  # [B, N]
         taus_target = state.tau_draws[self.batch_size * self.n_tau :].view(self.batch_size, self.n_tau_target)  # [B, N′]
 
+        losses = self.losses(batch, taus, taus_target)
+        c51, iqn, cql, total = losses.c51, losses.iqn, losses.cql, losses.total
+        log_probs, supports, mask = losses.log_probs, losses.supports, losses.mask
+
+        state.optimizer.zero_grad(set_to_none=False)
+        total.backward()
+        parameters = [p for p in state.online.parameters()]
+        if config.optim.grad_clip > 0:
+            grad_norm = torch.nn.utils.clip_grad_norm_(parameters, config.optim.grad_clip, foreach=state.device.type == "cuda")
+        else:
+            grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))
+        state.optimizer.step()
+        state.adaptive.after_update(state.env.ps, log_probs.exp(), supports, grad_norm, mask)  # ISV, on the device
+        tau = state.isv_local[ISV_TAU]
+        with torch.no_grad():
+            for target_param, online_param in zip(state.target.parameters(), state.online.parameters(), strict=True):
+                target_param.lerp_(online_param, tau)
+
+        by_slot = {
+            "C51": c51.per_branch.detach(), "IQN": iqn.total.detach(), "CQL": cql.total.detach(),
+            "TOTAL": total.detach(), "GRAD_NORM": grad_norm.detach().to(torch.float32),
+            "UPDATES": torch.ones((), device=state.device),
+        }  # fmt: skip
+        state.metrics.add_(metric_update(by_slot))
+
+    def losses(self, batch: Transitions, taus: torch.Tensor, taus_target: torch.Tensor) -> StepLosses:
+        """Every loss term of one update on a replay batch (the step and the gradient diagnostic share it).
+
+        Reads γ, the atom support and CQL α from the step's ISV copy; the targets carry no graph.
+        """
+        state = self.state
+        config = state.config
         isv = state.isv_local
         gammas = isv[ISV_GAMMA : ISV_GAMMA + N_BRANCHES]  # [D]
         returns, discounts = n_step_returns(batch.rewards * config.loss.reward_scale, batch.dones, gammas)  # [D, B]
@@ -323,23 +384,4 @@ class TrainStep:
                                  config.loss.huber_kappa)  # fmt: skip
         cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
         total = c51.total + config.loss.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
-
-        state.optimizer.zero_grad(set_to_none=False)
-        total.backward()
-        parameters = [p for p in state.online.parameters()]
-        if config.optim.grad_clip > 0:
-            grad_norm = torch.nn.utils.clip_grad_norm_(parameters, config.optim.grad_clip, foreach=state.device.type == "cuda")
-        else:
-            grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))
-        state.optimizer.step()
-        state.adaptive.after_update(state.env.ps, log_probs.exp(), supports, grad_norm, mask)  # ISV, on the device
-        tau = isv[ISV_TAU]
-        with torch.no_grad():
-            for target_param, online_param in zip(state.target.parameters(), state.online.parameters(), strict=True):
-                target_param.lerp_(online_param, tau)
-
-        update = torch.stack([
-            *c51.per_branch.detach(), iqn.total.detach(), cql.total.detach(), total.detach(),
-            grad_norm.detach().to(torch.float32), torch.ones((), device=state.device),
-        ])  # fmt: skip
-        state.metrics.add_(update)
+        return StepLosses(c51=c51, iqn=iqn, cql=cql, total=total, log_probs=log_probs, supports=supports, mask=mask)

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 import torch
 from train_helpers import synthetic_market, tiny_config
 
-from trainer.layout import ISV_EPSILON
+from trainer.layout import (
+    ISV_EPSILON,
+    METRIC_C51,
+    METRIC_STRIDE,
+    METRIC_UPDATES,
+    METRICS,
+)
 from trainer.markers import is_hot_path
 from trainer.train.graph import StepRunner
-from trainer.train.step import TrainerState, TrainStep
+from trainer.train.step import TrainerState, TrainStep, metric_update
 
 
 def run_steps(seed: int, steps: int = 4) -> TrainerState:
@@ -70,7 +77,7 @@ def test_step_updates_weights_target_and_metrics():
     assert state.steps_done == 3
     assert not torch.equal(before, state.online.trunk[0].weight)
     assert not torch.equal(target_before, state.target.trunk[0].weight)  # lerp_ with τ from the ISV
-    assert float(state.metrics[-1]) == 3.0  # three updates counted
+    assert float(state.metrics[METRIC_UPDATES]) == 3.0  # three updates counted
     assert float(state.action_counts.sum()) == (8 + 3) * state.config.env.n_envs * 4
 
 
@@ -99,3 +106,13 @@ def test_greedy_when_epsilon_is_zero():
     portfolio = state.env.portfolio_inputs()
     chosen = step.act(bar, portfolio)
     assert torch.equal(chosen, step.greedy(state.gather_windows(bar), portfolio))
+
+
+def test_metric_update_follows_the_metrics_layout():
+    by_slot = {slot.name: torch.arange(slot.width, dtype=torch.float32) + 10 * index
+               for index, slot in enumerate(METRICS.slots)}  # fmt: skip
+    update = metric_update(by_slot)
+    assert update.shape == (METRIC_STRIDE,)
+    assert update[METRIC_C51 + 1] == 1.0 and update[METRIC_UPDATES] == 10.0 * (len(METRICS.slots) - 1)
+    with pytest.raises(ValueError, match=r"metric C51 has 3 values \(vs slot width 4\) — hint"):
+        metric_update({**by_slot, "C51": torch.zeros(3)})

@@ -6,6 +6,7 @@ import pytest
 import torch
 from train_helpers import synthetic_market, tiny_config
 
+from trainer.layout import METRIC_UPDATES
 from trainer.train.checkpoint import load_checkpoint, save_checkpoint
 from trainer.train.graph import StepRunner
 from trainer.train.step import TrainerState, TrainStep
@@ -59,7 +60,7 @@ def test_graph_replay_is_capture_safe_and_never_repeats_random_numbers():
             for a, b in zip(draws[i], draws[j], strict=True):
                 assert not torch.equal(a, b), "a graph replay repeated the previous replay's random numbers"
     assert all(torch.isfinite(p).all() for p in state.online.parameters())
-    assert float(state.metrics[-1]) == 4 + 3  # every replay took one gradient update
+    assert float(state.metrics[METRIC_UPDATES]) == 4 + 3  # every replay took one gradient update
 
 
 def test_graph_runs_are_bitwise_deterministic():

@@ -1,0 +1,110 @@
+"""Gradient norms per loss component and parameter group: the HEALTH_DIAG ``grad_norms`` section.
+
+Why at the epoch boundary and not in the step: splitting the gradient by component needs one
+backward per component, which would multiply the cost of the captured step. Once per epoch, on the
+cold path, one diagnostic pass recomputes every loss term with the step's own loss code
+(``TrainStep.losses``) on the step's last replay batch and differentiates each term separately
+with ``torch.autograd.grad`` — nothing accumulates into ``.grad``, no parameter, optimizer moment,
+ISV slot or RNG counter changes, so a run with the diagnostic is bitwise identical to one without.
+
+Why the last batch: it is rebuilt from the replay draws and IQN fractions the step left in its
+scratch buffers, and the step stores its transitions before it samples, so after the step the
+buffer still holds what it sampled. No new random numbers are drawn.
+
+The norms land in one device tensor [components, groups] and reach the host in one transfer.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from trainer.layout import BRANCHES, ISV_CQL_ALPHA
+from trainer.model.network import ParameterSlice
+from trainer.train.step import TrainStep
+
+BRANCH_NAMES: tuple[str, ...] = tuple(slot.name.lower() for slot in BRANCHES.slots)
+# Parameter groups, in column order of the norm matrix (see BranchingDistributionalNet.parameter_groups).
+GROUP_NAMES: tuple[str, ...] = ("trunk", *BRANCH_NAMES, "iqn_head")
+
+
+def component_names(cql_enabled: bool) -> tuple[tuple[str, str | None], ...]:
+    """Rows of the norm matrix as (component, branch or None): C51 per branch, IQN, CQL when enabled."""
+    rows: list[tuple[str, str | None]] = [("c51", name) for name in BRANCH_NAMES]
+    rows.append(("iqn", None))
+    if cql_enabled:
+        rows.append(("cql", None))
+    return tuple(rows)
+
+
+def cql_enabled(step: TrainStep) -> bool:
+    """CQL counts as a component when its configured weight (a CPU-born ISV input) is positive."""
+    return step.state.config.loss.cql_alpha > 0
+
+
+def component_grad_norms(step: TrainStep) -> torch.Tensor:
+    """[components, groups] L2 norms of each weighted loss term's gradient, on the device.
+
+    A term's norm is that of its contribution to the total loss the step minimises (C51 branch
+    losses as they are, IQN times ``loss.iqn_weight``, CQL times α from the ISV), before clipping.
+    """
+    state = step.state
+    batch_size, n_tau = step.batch_size, step.n_tau
+    batch = state.replay.sample(state.replay_draws)  # the step's last batch, no new draws
+    taus = state.tau_draws[: batch_size * n_tau].view(batch_size, n_tau)  # [B, N]
+    taus_target = state.tau_draws[batch_size * n_tau :].view(batch_size, step.n_tau_target)  # [B, N′]
+    groups = state.online.parameter_groups(BRANCH_NAMES)
+    parameters = list(state.online.parameters())
+    position = {id(param): index for index, param in enumerate(parameters)}
+    with torch.enable_grad():
+        losses = step.losses(batch, taus, taus_target)
+        terms = [losses.c51.per_branch[branch] for branch in range(len(BRANCH_NAMES))]
+        terms.append(state.config.loss.iqn_weight * losses.iqn.total)
+        if cql_enabled(step):
+            terms.append(state.isv_local[ISV_CQL_ALPHA] * losses.cql.total)
+        rows = []
+        for index, term in enumerate(terms):
+            grads = torch.autograd.grad(term, parameters, retain_graph=index + 1 < len(terms), allow_unused=True)
+            rows.append(_group_norms(grads, groups, position))
+    return torch.stack(rows)  # [C, G]
+
+
+def _group_norms(
+    grads: tuple[torch.Tensor | None, ...], groups: dict[str, list[ParameterSlice]], position: dict[int, int]
+) -> torch.Tensor:
+    """One gradient split into the groups: [G] L2 norms (an unused parameter contributes zero)."""
+    norms = []
+    for name in GROUP_NAMES:
+        parts = groups[name]
+        squares = [torch.zeros((), device=parts[0].parameter.device)]  # a group no term reaches has norm 0
+        for part in parts:
+            grad = grads[position[id(part.parameter)]]
+            if grad is not None:
+                squares.append(part.of(grad).detach().square().sum())
+        norms.append(torch.stack(squares).sum().sqrt())
+    return torch.stack(norms)  # [G]
+
+
+def grad_norm_record(norms: torch.Tensor, cql_on: bool) -> dict[str, dict[str, dict[str, float]] | dict[str, float]]:
+    """The host copy of the norm matrix as the HEALTH_DIAG schema nests it (one device read).
+
+    ``{"c51": {"direction": {"trunk": .., "direction": .., ...}, ...}, "iqn": {"trunk": .., ...},
+    "cql": {...}}`` — component → (branch →) parameter group → norm.
+    """
+    values = norms.detach().to("cpu", torch.float64).tolist()  # one transfer per epoch
+    record: dict = {}
+    for (component, branch), row in zip(component_names(cql_on), values, strict=True):
+        by_group = dict(zip(GROUP_NAMES, row, strict=True))
+        if branch is None:
+            record[component] = by_group
+        else:
+            record.setdefault(component, {})[branch] = by_group
+    return record
+
+
+def epoch_grad_norms(step: TrainStep, global_mean: float) -> dict:
+    """The whole ``grad_norms`` section: the epoch's mean global norm (clipped-to input of the
+    optimizer, from the step's metric sums) and the per-component, per-group split of the last batch."""
+    cql_on = cql_enabled(step)
+    section: dict = {"global": global_mean}
+    section.update(grad_norm_record(component_grad_norms(step), cql_on))
+    return section
