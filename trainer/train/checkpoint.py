@@ -11,6 +11,11 @@ exists only once it is whole.
 A resumed run restores network, target network, optimizer moments, replay buffer, n-step window,
 RNG counter, ISV, environment state and the host counters, so it continues exactly where the
 stopped run was (bitwise-identical on the same device).
+
+"The same device" is more than the device type: the GPU model, the torch/CUDA build, the cuBLAS
+workspace and the fp32 matmul precision all pick the arithmetic. The manifest records them
+(``numerics``) and a resume under other numerics warns that it will not be bitwise-identical to
+the uninterrupted run (it still resumes: the run is valid, only not a bit-exact continuation).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +43,47 @@ CHECKPOINT_PREFIX = "step-"
 
 class CheckpointError(UserError):
     """A checkpoint that cannot be used (missing, corrupt, or made for another configuration)."""
+
+
+class ResumeNumericsWarning(UserWarning):
+    """A resume whose arithmetic differs from the stopped run's: valid, but not bitwise-identical."""
+
+
+def numerics(device: torch.device) -> dict[str, Any]:
+    """What decides the bits a step produces besides the state: device, build, GEMM settings."""
+    record: dict[str, Any] = {
+        "device": device.type,
+        "torch": torch.__version__,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }
+    if device.type == "cuda":
+        properties = torch.cuda.get_device_properties(device)
+        record.update({
+            "gpu": properties.name,
+            "multiprocessors": properties.multi_processor_count,
+            "cuda": torch.version.cuda,
+            "cublas_workspace_config": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+            "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
+        })  # fmt: skip
+    return record
+
+
+def warn_if_numerics_differ(saved: dict[str, Any] | None, device: torch.device) -> list[str]:
+    """Warn (ResumeNumericsWarning) when the resuming process computes differently; returns the
+    differing keys. A manifest without a record (written before it existed) is not compared."""
+    if not saved:
+        return []
+    current = numerics(device)
+    differing = sorted(key for key in set(saved) | set(current) if saved.get(key) != current.get(key))
+    if differing:
+        detail = ", ".join(f"{key} {current.get(key)!r} vs {saved.get(key)!r}" for key in differing)
+        warnings.warn(
+            f"resuming with other numerics than the stopped run ({detail}) — hint: the run continues, but "
+            f"bitwise identity with an uninterrupted run needs the same GPU, torch/CUDA build and settings",
+            ResumeNumericsWarning,
+            stacklevel=3,
+        )
+    return differing
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -81,6 +128,7 @@ def save_checkpoint(state: TrainerState, directory: str | Path, extra: dict[str,
         "epoch": state.epoch,
         "config": state.config.to_dict(),
         "torch": torch.__version__,
+        "numerics": numerics(state.device),
         "extra": extra or {},
     }
     _atomic_write_bytes(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
@@ -182,6 +230,7 @@ def load_checkpoint(state: TrainerState, manifest_path: str | Path) -> dict[str,
                 state.isv.load_state(saved[name])  # checks the fingerprint stored in the ISV tail
             else:
                 tensor.copy_(saved[name].to(device=tensor.device, dtype=tensor.dtype))
+    warn_if_numerics_differ(manifest.get("numerics"), state.device)
     state.steps_done = int(manifest["steps_done"])
     state.collect_steps = int(manifest["collect_steps"])
     state.epoch = int(manifest["epoch"])

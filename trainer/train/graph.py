@@ -9,15 +9,42 @@ on the device (so replays never repeat numbers).
 
 Modes: ``graph`` (CUDA only), ``eager`` (same code, uncaptured; CUDA or CPU). The CPU always runs
 eagerly with the PyTorch reference ops.
+
+Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
+steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
+runs its first few steps eagerly where the uninterrupted run replays its graph; that is exact
+because a replay launches the very kernels the eager step launches, with the same arguments and
+on buffers of the same alignment, and capturing itself runs nothing on the device. What could
+still differ between the two processes is cuBLAS's choice of GEMM algorithm, which depends on
+the workspace it is given: ``pin_cublas_workspace`` fixes that size for the process (see
+docs/trainer.md, "Determinism and resume").
 """
 
 from __future__ import annotations
+
+import os
 
 import torch
 
 from trainer.train.step import TrainStep
 
 WARMUP_STEPS = 3  # eager steps on a side stream before capture (kernel compilation, allocator)
+# cuBLAS workspace per stream: 8 buffers of 4096 KiB (32 MiB). One of the two settings NVIDIA
+# documents as reproducible across streams, the one PyTorch's deterministic mode accepts, and the
+# size PyTorch already picks by default on Hopper; pinning it makes the GEMM algorithm choice the
+# same in the stopped and the resumed process whatever the GPU generation.
+CUBLAS_WORKSPACE_CONFIG = ":4096:8"
+
+
+def pin_cublas_workspace() -> str:
+    """Fix the cuBLAS workspace size of this process (unless the user already set one); returns it.
+
+    PyTorch reads ``CUBLAS_WORKSPACE_CONFIG`` once, when the process first uses cuBLAS, so this
+    must run before the first matrix product on the GPU: ``trainer.train.loop.train`` and every
+    ``StepRunner`` call it before the step runs. A value set in the environment wins (the same
+    value must then be set for the stopped and the resumed run).
+    """
+    return os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE_CONFIG)
 
 
 class StepRunner:
@@ -28,6 +55,9 @@ class StepRunner:
         self.device = step.state.device
         self.use_graph = use_graph and self.device.type == "cuda"
         self.graph: torch.cuda.CUDAGraph | None = None
+        self.warmup_done = 0  # eager warm-up steps taken so far (capture once they reach WARMUP_STEPS)
+        if self.device.type == "cuda":
+            pin_cublas_workspace()
 
     @property
     def mode(self) -> str:
@@ -47,18 +77,24 @@ class StepRunner:
         self.step.state.collect_steps += steps
 
     def _warm_up_and_capture(self, budget: int) -> int:
-        """Eager warm-up steps (real steps, counted), then capture; returns the steps taken."""
-        warmup = min(WARMUP_STEPS, budget)
+        """Eager warm-up steps (real steps, counted), then capture; returns the steps taken.
+
+        Warm-up steps add up across calls, so a loop that runs fewer than ``WARMUP_STEPS`` steps
+        per call (``run.epoch_steps`` of 1 or 2) still captures on a later call instead of staying
+        eager for the whole run.
+        """
+        warmup = min(WARMUP_STEPS - self.warmup_done, budget)
         side = torch.cuda.Stream(self.device)
         side.wait_stream(torch.cuda.current_stream(self.device))
         with torch.cuda.stream(side):
             for _ in range(warmup):
                 self.step()
         torch.cuda.current_stream(self.device).wait_stream(side)
-        if warmup < WARMUP_STEPS:
-            return warmup  # too few steps left to make capturing worth it; stay eager for now
+        self.warmup_done += warmup
+        if self.warmup_done < WARMUP_STEPS:
+            return warmup  # too few steps so far to make capturing worth it; stay eager for now
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            self.step()
+            self.step()  # records the kernels; runs nothing on the device (no step is taken)
         self.graph = graph
         return warmup

@@ -49,7 +49,7 @@ from trainer.layout import (
 from trainer.monitors import adaptive_monitors
 from trainer.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer.train.grad_diag import epoch_grad_norms
-from trainer.train.graph import StepRunner
+from trainer.train.graph import StepRunner, pin_cublas_workspace
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 from trainer.train.validate import validation_curves
 
@@ -185,6 +185,8 @@ def train(
     device = resolve_device(config.run.device)
     if device.type == "cpu":
         torch.set_num_threads(max(1, config.run.cpu_threads))
+    else:
+        pin_cublas_workspace()  # before the first GEMM: a resumed process must pick the same algorithms
     market = prepare_market(config)
     state = TrainerState(config, market.training_window(), device)
     step = TrainStep(state)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import warnings
 
 import pytest
 import torch
@@ -11,11 +13,16 @@ from train_helpers import synthetic_market, tiny_config
 from trainer.isv import LayoutMismatchError
 from trainer.train.checkpoint import (
     CheckpointError,
+    ResumeNumericsWarning,
     latest_checkpoint,
     load_checkpoint,
     save_checkpoint,
 )
-from trainer.train.graph import StepRunner
+from trainer.train.graph import (
+    CUBLAS_WORKSPACE_CONFIG,
+    StepRunner,
+    pin_cublas_workspace,
+)
 from trainer.train.step import TrainerState, TrainStep
 
 
@@ -87,3 +94,28 @@ def test_checkpoint_of_another_network_shape_is_refused(tmp_path):
 def test_missing_checkpoint_names_the_directory(tmp_path):
     with pytest.raises(CheckpointError, match="no checkpoint to resume from"):
         latest_checkpoint(tmp_path)
+
+
+def test_manifest_records_the_numerics_and_a_resume_under_other_numerics_warns(tmp_path):
+    manifest_path = save_checkpoint(trained_state(), tmp_path)
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["numerics"]["device"] == "cpu"
+    assert manifest["numerics"]["float32_matmul_precision"] == torch.get_float32_matmul_precision()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # same process, same numerics: silent
+        load_checkpoint(TrainerState(tiny_config(), synthetic_market(), torch.device("cpu")), manifest_path)
+
+    manifest["numerics"]["torch"] = "0.0.0-elsewhere"
+    manifest_path.write_text(json.dumps(manifest))
+    fresh = TrainerState(tiny_config(), synthetic_market(), torch.device("cpu"))
+    with pytest.warns(ResumeNumericsWarning, match=r"torch .* vs '0\.0\.0-elsewhere'.*hint"):
+        load_checkpoint(fresh, manifest_path)
+    assert fresh.steps_done == 3  # it warns and still resumes
+
+
+def test_pin_cublas_workspace_sets_the_reproducible_size_unless_the_user_chose_one(monkeypatch):
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    assert pin_cublas_workspace() == CUBLAS_WORKSPACE_CONFIG == ":4096:8"
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
+    assert pin_cublas_workspace() == ":16:8"
