@@ -26,21 +26,7 @@
 // bitwise reproducible.
 #include "generated/layout.cuh"
 
-#define ADAPTIVE_BLOCK 256
-
-__device__ __forceinline__ float block_tree_sum(float* shared, float value) {
-    const int lane = threadIdx.x;
-    __syncthreads();  // the previous use of `shared` is finished before it is overwritten
-    shared[lane] = value;
-    __syncthreads();
-    for (int stride = ADAPTIVE_BLOCK / 2; stride > 0; stride >>= 1) {
-        if (lane < stride) {
-            shared[lane] += shared[lane + stride];
-        }
-        __syncthreads();
-    }
-    return shared[0];
-}
+#include "block_reduce.cuh"
 
 extern "C" __global__ void atom_support_update(
     const float* __restrict__ q_mean, const float* __restrict__ q_var, int batch, float* __restrict__ isv,

@@ -25,8 +25,7 @@
 // kelly_cap_finalize — one block: each thread sums partials[t], partials[t + ADAPTIVE_BLOCK], ...
 // in index order, then a shared-memory tree. No atomics: the result is bitwise reproducible.
 #include "generated/layout.cuh"
-
-#define ADAPTIVE_BLOCK 256
+#include "block_reduce.cuh"
 
 __device__ __forceinline__ float env_half_kelly(const float* __restrict__ row) {
     const float wins = fmaxf(row[PS_KELLY_WINS], 0.0f);
@@ -40,20 +39,6 @@ __device__ __forceinline__ float env_half_kelly(const float* __restrict__ row) {
     const float kelly = p - (1.0f - p) / fmaxf(odds, 1e-12f);
     const float half = 0.5f * fmaxf(kelly, 0.0f);
     return isfinite(half) ? half : 0.0f;
-}
-
-__device__ __forceinline__ float block_tree_sum(float* shared, float value) {
-    // Fixed-shape tree over ADAPTIVE_BLOCK lanes: the same inputs always add in the same order.
-    const int lane = threadIdx.x;
-    shared[lane] = value;
-    __syncthreads();
-    for (int stride = ADAPTIVE_BLOCK / 2; stride > 0; stride >>= 1) {
-        if (lane < stride) {
-            shared[lane] += shared[lane + stride];
-        }
-        __syncthreads();
-    }
-    return shared[0];
 }
 
 extern "C" __global__ void kelly_cap_partials(

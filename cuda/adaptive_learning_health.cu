@@ -24,8 +24,7 @@
 // Launch geometry: one block of ADAPTIVE_BLOCK threads; thread i sums s_e for e = i, i +
 // ADAPTIVE_BLOCK, ... in index order, then a shared-memory tree. No atomics: bitwise reproducible.
 #include "generated/layout.cuh"
-
-#define ADAPTIVE_BLOCK 256
+#include "block_reduce.cuh"
 
 extern "C" __global__ void learning_health_update(
     const float* __restrict__ ps, int n_envs, const float* __restrict__ grad_norm, float* __restrict__ isv,
@@ -42,18 +41,11 @@ extern "C" __global__ void learning_health_update(
         const float sharpe = a / sqrtf(fmaxf(b - a * a, variance_floor));
         running += isfinite(sharpe) ? fminf(fmaxf(sharpe, -sharpe_clip), sharpe_clip) : 0.0f;
     }
-    shared[lane] = running;
-    __syncthreads();
-    for (int stride = ADAPTIVE_BLOCK / 2; stride > 0; stride >>= 1) {
-        if (lane < stride) {
-            shared[lane] += shared[lane + stride];
-        }
-        __syncthreads();
-    }
+    const float sharpe_sum = block_tree_sum(shared, running);
     if (lane != 0) {
         return;
     }
-    const float mean_sharpe = shared[0] / (float)max(n_envs, 1);
+    const float mean_sharpe = sharpe_sum / (float)max(n_envs, 1);
     const float sharpe_ema = isv[ISV_SHARPE_EMA] + sharpe_rate * (mean_sharpe - isv[ISV_SHARPE_EMA]);
     isv[ISV_SHARPE_EMA] = sharpe_ema;
 

@@ -33,7 +33,9 @@ def test_kernel_list_is_not_empty():
 
 def test_sources_carry_line_directives():
     source = loader.kernel_source("env_step")
-    assert source.startswith('#line 1 "') and source.splitlines()[0].endswith('cuda/env_step.cu"')
+    first, second = source.splitlines()[:2]
+    assert first.startswith("// cuda headers sha256 ")
+    assert second.startswith('#line 1 "') and second.endswith('cuda/env_step.cu"')
 
 
 def test_unknown_op_names_the_known_kernels():
@@ -48,3 +50,20 @@ def test_compile_error_points_at_the_real_file(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match=r"kernel broken does not compile") as info:
         loader.compile_to_ptx("broken")
     assert f"{tmp_path.as_posix()}/broken.cu(2)" in str(info.value)
+
+
+def test_kernel_source_changes_when_an_included_header_changes(tmp_path, monkeypatch):
+    # CuPy's kernel cache keys on the source text, not on #included files: the loader must fold the
+    # headers into the source, or a regenerated layout.cuh would reuse stale compiled kernels.
+    from trainer.ops import loader
+
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "op.cu").write_text('#include "generated/layout.cuh"\n', encoding="utf-8")
+    header = tmp_path / "generated" / "layout.cuh"
+    header.write_text("#define PS_CASH 1\n", encoding="utf-8")
+    monkeypatch.setattr(loader, "CUDA_DIR", tmp_path)
+    before = loader.kernel_source("op")
+    header.write_text("#define PS_CASH 2\n", encoding="utf-8")
+    after = loader.kernel_source("op")
+    assert before != after
+    assert after.splitlines()[1].startswith("#line 1 ")  # compiler errors still name the real file and line

@@ -12,6 +12,7 @@ CPU path of the trainer needs only torch.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,27 @@ _lock = threading.Lock()
 
 
 def kernel_source(op: str) -> str:
-    """Source of cuda/<op>.cu with a #line directive naming the real file."""
+    """Source of cuda/<op>.cu with a #line directive naming the real file.
+
+    The first line fingerprints every header under cuda/: CuPy's on-disk kernel cache is keyed by
+    the source text and options only, not by the files it #includes, so without it a regenerated
+    ``generated/layout.cuh`` would silently reuse kernels compiled against the old layout.
+    """
     path = CUDA_DIR / f"{op}.cu"
     if not path.is_file():
         known = sorted(p.stem for p in CUDA_DIR.glob("*.cu"))
         raise FileNotFoundError(f"no kernel source for op {op!r} ({path} vs {known}) — hint: add cuda/{op}.cu")
-    return f'#line 1 "{path.as_posix()}"\n' + path.read_text(encoding="utf-8")
+    return f"// cuda headers sha256 {headers_digest()}\n" + f'#line 1 "{path.as_posix()}"\n' + path.read_text(
+        encoding="utf-8"
+    )
+
+
+def headers_digest() -> str:
+    """sha256 over the path and content of every .cuh under cuda/ (in sorted order)."""
+    digest = hashlib.sha256()
+    for header in sorted(CUDA_DIR.rglob("*.cuh")):
+        digest.update(header.relative_to(CUDA_DIR).as_posix().encode() + b"\0" + header.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def compile_options() -> tuple[str, ...]:
