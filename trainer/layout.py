@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import enum
-import os
 import struct
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from trainer.files import write_text_atomic
 
 REGENERATE_COMMAND = "python -m trainer.layout --write"
 HEADER_PATH = Path(__file__).resolve().parent.parent / "cuda" / "generated" / "layout.cuh"
@@ -536,19 +536,6 @@ def render_header() -> str:
     return "\n".join(lines)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def header_is_fresh(path: Path = HEADER_PATH) -> bool:
     return path.is_file() and path.read_text(encoding="utf-8") == render_header()
 
@@ -569,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--header", type=Path, default=HEADER_PATH, help="header path (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.write:
-        write_atomic(args.header, render_header())
+        write_text_atomic(args.header, render_header())
         print(f"wrote {args.header} (fingerprint 0x{LAYOUT_FINGERPRINT:016x})")
         return 0
     if header_is_fresh(args.header):

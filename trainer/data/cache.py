@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from trainer.data.features import (
 )
 from trainer.data.loader import DataSource, file_sha256, load_bars, resolve_source
 from trainer.errors import UserError
+from trainer.files import write_bytes_atomic
 
 #: Bump when the cached bytes would differ for the same inputs (a feature formula, a loader rule).
 FXCACHE_VERSION = 1
@@ -89,21 +89,6 @@ def _slot_name(source: DataSource, dbn_options: DbnOptions, config: FeatureConfi
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", source.path.name if not source.is_default else "default")[:48]
     return f"{stem}-{digest}"
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o644)  # mkstemp makes 0600; a shared cache must stay readable
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _expected_key(source_sha256: str, config: FeatureConfig, dbn_options: DbnOptions) -> dict[str, object]:
@@ -219,8 +204,8 @@ def _write_entry(slot: Path, key: dict[str, object], bars: Bars, features: Featu
             "info": json.loads(json.dumps(bars.info, default=str)),
         },
     }
-    _atomic_write(slot.with_suffix(".npz"), blob)
-    _atomic_write(slot.with_suffix(".json"), json.dumps(manifest, indent=1, sort_keys=True).encode())
+    write_bytes_atomic(slot.with_suffix(".npz"), blob)
+    write_bytes_atomic(slot.with_suffix(".json"), json.dumps(manifest, indent=1, sort_keys=True).encode())
 
 
 def _hash_source(source: DataSource, progress: StageProgress | None) -> str:

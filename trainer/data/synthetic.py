@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from trainer.files import atomic_path
 
 if TYPE_CHECKING:  # pandas builds the DataFrame view on demand; the markets themselves need numpy only
     import pandas as pd
@@ -175,13 +176,6 @@ def turnover(positions: np.ndarray) -> float:
 def write_market_csv(market: SyntheticMarket, path: str | os.PathLike[str]) -> Path:
     """Write the bars as an OHLCV CSV (atomically) so ``trainer train --data PATH`` can read them."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".csv.tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            market.bars.to_csv(stream, index=False)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_path(target, suffix=".csv.tmp") as temporary:
+        market.bars.to_csv(temporary, index=False)
     return target

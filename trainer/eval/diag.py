@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from trainer.eval.health_diag import (
     resolve_log_path,
     series,
 )
+from trainer.files import atomic_path
 
 if TYPE_CHECKING:  # rich is imported where a table is printed, so the trainer imports without it
     from rich.console import Console
@@ -130,14 +130,8 @@ def grad_norm_table(record: HealthDiagRecord) -> Table | None:
 
 def _save_figure(figure, path: Path) -> None:
     """Atomic PNG write: a reader never sees half a file."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
-    os.close(handle)
-    try:
+    with atomic_path(path, suffix=".png") as temporary:
         figure.savefig(temporary, dpi=110, format="png")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _plot_series(title: str, data: dict[str, list[float | None]], epochs: list[int], path: Path) -> Path:

@@ -7,8 +7,6 @@ never needs it).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from trainer.eval.health_diag import (
     read_health_diag,
     series,
 )
+from trainer.files import atomic_path
 
 PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png")
 
@@ -36,16 +35,8 @@ def _pyplot():
 
 def _save(figure, path: Path) -> None:
     """Render to a temp file in the same directory, then move it into place (atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
-    os.close(fd)
-    try:
-        figure.savefig(tmp, dpi=110, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path, suffix=".png") as temporary:
+        figure.savefig(temporary, dpi=110, bbox_inches="tight")
 
 
 def drawdown(equity: np.ndarray) -> np.ndarray:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from typing import Any
 import torch
 
 from trainer.errors import UserError
+from trainer.files import write_bytes_atomic
 from trainer.isv import check_fingerprint
 from trainer.layout import LAYOUT_FINGERPRINT
 from trainer.train.step import TrainerState
@@ -86,21 +86,6 @@ def warn_if_numerics_differ(saved: dict[str, Any] | None, device: torch.device) 
     return differing
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def checkpoint_paths(directory: Path, steps: int) -> tuple[Path, Path]:
     stem = f"{CHECKPOINT_PREFIX}{steps:010d}"
     return directory / f"{stem}{TENSORS_SUFFIX}", directory / f"{stem}{MANIFEST_SUFFIX}"
@@ -116,7 +101,7 @@ def save_checkpoint(state: TrainerState, directory: str | Path, extra: dict[str,
     tensors = {name: tensor.detach().to("cpu", copy=True).contiguous() for name, tensor in state.named_tensors().items()}
     payload = save(tensors)
     tensor_path, manifest_path = checkpoint_paths(directory, state.steps_done)
-    _atomic_write_bytes(tensor_path, payload)
+    write_bytes_atomic(tensor_path, payload)
     manifest = {
         "format": FORMAT_VERSION,
         "layout_fingerprint": f"0x{LAYOUT_FINGERPRINT:016x}",
@@ -131,7 +116,7 @@ def save_checkpoint(state: TrainerState, directory: str | Path, extra: dict[str,
         "numerics": numerics(state.device),
         "extra": extra or {},
     }
-    _atomic_write_bytes(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
+    write_bytes_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
     _prune(directory, keep)
     return manifest_path
 

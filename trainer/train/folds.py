@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +34,7 @@ from trainer.eval.health_diag import (
     HealthDiagRecord,
     HealthDiagWriter,
 )
+from trainer.files import write_text_atomic
 from trainer.monitors import MonitorSet, adaptive_monitors
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.registry import StateResetRegistry, build_trainer_registry
@@ -66,18 +65,6 @@ class FoldRun:
     registry: StateResetRegistry
     monitors: MonitorSet
     boundary: dict[str, str]
-
-
-def _write_text_atomic(path: Path, text: str) -> None:
-    """Write a temp file beside ``path`` and rename it over: a reader never sees half a file."""
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def fold_windows(market: PreparedMarket, config: TrainConfig, n_folds: int, train_frac: float = 0.5) -> list[Fold]:
@@ -225,7 +212,7 @@ def train_folds(
         torch.set_num_threads(max(1, config.run.cpu_threads))
     market = prepare_market(config)
     folds = fold_windows(market, config, n_folds, train_frac)
-    _write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
+    write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
     started = time.perf_counter()
     previous: TrainerState | None = None
@@ -249,5 +236,5 @@ def train_folds(
         previous = run.state
     summary = summarise(reports)
     payload = {"n_folds": len(folds), "source": market.source, "folds": per_fold, "mean": summary}
-    _write_text_atomic(out / FOLDS_FILENAME, json.dumps(payload, indent=2, allow_nan=False) + "\n")
+    write_text_atomic(out / FOLDS_FILENAME, json.dumps(payload, indent=2, allow_nan=False) + "\n")
     return summary

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from trainer.eval.health_diag import (
     read_health_diag,
 )
 from trainer.eval.metrics import periods_per_year_from_timestamps
+from trainer.files import write_text_atomic
 from trainer.layout import (
     BRANCH_CHOICES,
     BRANCH_SIZES,
@@ -123,19 +122,6 @@ def prepare_market(config: TrainConfig) -> PreparedMarket:
     )
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(losses, grad_norms, actions) of the epoch: one host read each of the metric sums, the action
     counts and the per-component gradient-norm matrix (``trainer.train.grad_diag``)."""
@@ -193,7 +179,7 @@ def train(
     checkpoints = out / CHECKPOINT_DIRNAME
     if resume:
         load_checkpoint(state, latest_checkpoint(checkpoints))
-    _write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
+    write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
 
@@ -252,7 +238,7 @@ def train(
 
     if not report:
         report, curves = validation_report(state, step, market)
-    _write_text_atomic(out / METRICS_FILENAME, json.dumps(report, indent=2, allow_nan=False) + "\n")
+    write_text_atomic(out / METRICS_FILENAME, json.dumps(report, indent=2, allow_nan=False) + "\n")
     if make_plots:
         from trainer.eval.plots import write_run_plots
 
