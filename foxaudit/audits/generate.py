@@ -7,11 +7,10 @@ and a file whose content is already current is not touched, so ``--write`` twice
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from foxaudit.files import write_text_atomic
 from foxaudit.program.analysis import analysis_for
 from foxaudit.program.audit_docs import render_docs
 from foxaudit.program.project import Project
@@ -26,15 +25,7 @@ class AuditResult:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    write_text_atomic(path, text)
 
 
 def check_audit_docs(project: Project) -> AuditResult:

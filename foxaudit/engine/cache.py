@@ -12,14 +12,15 @@ half-written or corrupt entry treats it as a miss.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from foxaudit.diagnostics import Diagnostic, Edit
+from foxaudit.files import write_bytes_atomic
 
 CACHE_VERSION = "v1"
 ENV_VAR = "FOXAUDIT_CACHE_DIR"
@@ -75,16 +76,8 @@ class Cache:
             if folder not in self._made:
                 self._prepare(folder)
                 self._made.add(folder)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-            try:
-                # mkstemp makes 0600 files; a cache shared between users (CI runners) needs 0644.
-                os.fchmod(handle, 0o644)
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(json.dumps(payload, separators=(",", ":")).encode())
-                os.replace(temporary, self._path(key))
-            except BaseException:
-                _remove_quietly(temporary)
-                raise
+            # Readable by every user (write_bytes_atomic's 0644): CI runners may share one cache.
+            write_bytes_atomic(self._path(key), json.dumps(payload, separators=(",", ":")).encode())
         except OSError:
             return
 
@@ -139,17 +132,6 @@ def decode_project(rows: list[list[Any]]) -> list[Diagnostic]:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except OSError:
-        _remove_quietly(temporary)
-
-
-def _remove_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        return
+    """A cache file that cannot be written only costs speed: errors are swallowed."""
+    with contextlib.suppress(OSError):
+        write_bytes_atomic(path, data)

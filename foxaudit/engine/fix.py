@@ -11,10 +11,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 
 from foxaudit.diagnostics import Diagnostic, Edit
+from foxaudit.files import write_bytes_atomic
 
 
 def plan_edits(diagnostics: Iterable[Diagnostic]) -> tuple[list[Edit], int]:
@@ -88,16 +88,5 @@ def fix_file(path: str, expected_digest: bytes, diagnostics: list[Diagnostic]) -
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temporary file in the same directory (keeps the mode)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".foxaudit-fix-")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    """Replace the source file ``path`` with ``data`` atomically, keeping its mode."""
+    write_bytes_atomic(path, data, mode=stat.S_IMODE(os.stat(path).st_mode))

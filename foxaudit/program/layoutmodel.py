@@ -25,17 +25,16 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 import re
 import shlex
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import tree_sitter
 
+from foxaudit.files import write_text_atomic
 from foxaudit.program.globmatch import name_matches, path_matches
 from foxaudit.program.model import Program
 from foxaudit.program.pyscan import Span
@@ -608,9 +607,6 @@ def _save_header_results(program: Program, results: dict[str, list]) -> None:
     kept = dict(list(results.items())[-64:])
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".program-headers.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(kept, handle)
-        os.replace(temporary, path)
+        write_text_atomic(path, json.dumps(kept))
     except OSError:
         return

@@ -21,12 +21,12 @@ import gc
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from foxaudit import __version__
+from foxaudit.files import write_bytes_atomic
 from foxaudit.program.cudascan import CudaSummary, scan_cuda
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import Call, ClassDef, Function, ModuleSummary, scan_python
@@ -143,14 +143,9 @@ class _SummaryCache:
 
 
 def _write_atomic(target: str, data: bytes) -> None:
-    try:
-        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".summary.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, target)
-    except OSError:
-        # A read-only checkout still gets correct results, only slower next time.
-        return
+    # A read-only checkout still gets correct results, only slower next time.
+    with contextlib.suppress(OSError):
+        write_bytes_atomic(target, data)
 
 
 def _scan_task(task: tuple[str, bytes, str, str, bool, str | None]) -> tuple[str, bytes]:

@@ -11,13 +11,12 @@ import argparse
 import dataclasses
 import inspect
 import json
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from foxaudit.files import write_text_atomic
 from foxaudit.rules.base import DOC_SECTIONS, Example
 from foxaudit.rules.registry import REGISTRY, Registered
 
@@ -190,16 +189,7 @@ def render() -> str:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)  # mkstemp creates 0600; a docs page is world-readable
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    write_text_atomic(path, text)  # world-readable (0644), like any docs page
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ def test_fix_rewrites_and_recheck_is_clean(project, tmp_path, magic_rule, run_cl
     assert (root / "a.py").read_text() == "MAGIC = 1\nx = [MAGIC, MAGIC]  # é\ny = MAGIC\n"
     assert (root / "k.cu").read_text() == "int a = MAGIC;\n"
     assert (root / "a.py").stat().st_mode == before_mode
-    assert not list(root.glob(".foxaudit-fix-*"))
+    assert not list(root.glob(".foxaudit-*"))
     assert run_cli("check").code == 0
 
 
