@@ -72,6 +72,11 @@ def test_train_writes_every_output(tmp_path, tiny_toml, capsys):
     assert "# fold 0: train" in (out / "config.toml").read_text()  # the split sizes are documented
     checkpoints = {path.name for path in (out / "checkpoints").glob("*.safetensors")}
     assert len(checkpoints) == 3 and "best.safetensors" in checkpoints  # two periodic + the selected one
+    from safetensors import safe_open
+
+    with safe_open(str(out / "checkpoints" / "best.safetensors"), "pt") as best:
+        names = set(best.keys())  # the selected network and its ISV, not the replay ring
+    assert "isv" in names and any(n.startswith("online.") for n in names) and not any(n.startswith("replay.") for n in names)
     for name in ("equity.png", "drawdown.png", "actions.png", "losses.png", "learning_curve.png"):
         png = out / "plots" / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name

@@ -92,19 +92,31 @@ def checkpoint_paths(directory: Path, steps: int, name: str | None = None) -> tu
 
 
 def save_checkpoint(
-    state: TrainerState, directory: str | Path, extra: dict[str, Any] | None = None, keep: int = 2, name: str | None = None
+    state: TrainerState,
+    directory: str | Path,
+    extra: dict[str, Any] | None = None,
+    keep: int = 2,
+    name: str | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> Path:
     """Write the state (a cold point: copies every tensor to the host); returns the manifest path.
 
     ``name`` writes a named checkpoint (``best``: the selected epoch) beside the periodic
     ``step-*`` ones; named checkpoints are never pruned and never picked by ``latest_checkpoint``.
+    ``only`` keeps just the tensors whose names start with one of these prefixes (the selected
+    network needs no replay ring: on the GPU config that is the difference between megabytes and
+    hundreds of megabytes per save).
     """
     from safetensors.torch import save
 
     directory = Path(directory)
     if state.device.type == "cuda":
         torch.cuda.synchronize(state.device)
-    tensors = {name: tensor.detach().to("cpu", copy=True).contiguous() for name, tensor in state.named_tensors().items()}
+    tensors = {
+        key: tensor.detach().to("cpu", copy=True).contiguous()
+        for key, tensor in state.named_tensors().items()
+        if only is None or key.startswith(only)
+    }
     payload = save(tensors)
     tensor_path, manifest_path = checkpoint_paths(directory, state.steps_done, name)
     write_bytes_atomic(tensor_path, payload)
@@ -121,6 +133,7 @@ def save_checkpoint(
         "torch": torch.__version__,
         "numerics": numerics(state.device),
         "extra": extra or {},
+        "only": list(only) if only is not None else None,
     }
     write_bytes_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
     if name is None:
@@ -205,9 +218,9 @@ def load_checkpoint(state: TrainerState, manifest_path: str | Path, only: tuple[
             "checkpoint tensors are unreadable", got=str(error), expected="a safetensors file",
             hint="resume from an older checkpoint or retrain",
         ) from error
-    named = state.named_tensors()
+    named = {key: tensor for key, tensor in state.named_tensors().items() if only is None or key.startswith(only)}
     missing = sorted(set(named) - set(saved))
-    unexpected = sorted(set(saved) - set(named))
+    unexpected = sorted(key for key in saved if (only is None or key.startswith(only)) and key not in named)
     mismatched = sorted(n for n in set(named) & set(saved) if tuple(named[n].shape) != tuple(saved[n].shape))
     if missing or unexpected or mismatched:
         detail = "; ".join(
@@ -223,8 +236,6 @@ def load_checkpoint(state: TrainerState, manifest_path: str | Path, only: tuple[
         )
     with torch.no_grad():
         for name, tensor in named.items():
-            if only is not None and not name.startswith(only):
-                continue
             if name == "isv":
                 state.isv.load_state(saved[name])  # checks the fingerprint stored in the ISV tail
             else:

@@ -177,7 +177,6 @@ ProgressCallback = Callable[[int, int, dict[str, Any] | None], None]
 STRATEGIES = ("agent", "buy_and_hold", "flat")
 BEST_CHECKPOINT = "best"  # checkpoints/best.{safetensors,json}: the selected epoch
 SELECTED_TENSORS = ("online.", "target.", "isv")  # what the test backtest of the selected epoch needs
-TRAIN_WINDOW_BARS = 1024  # longest tail of the training window scored per epoch for the learning curve
 
 
 @dataclass
@@ -202,17 +201,21 @@ def start_split(config: TrainConfig, market: PreparedMarket, split: Split, devic
     return SplitRun(split, state, step, registry, boundary)
 
 
-def evaluate(run: SplitRun, market: PreparedMarket, bars: slice) -> tuple[dict[str, Any], dict[str, EquityCurve]]:
-    """Greedy backtest of the current network on ``bars``, with buy-and-hold and flat on the same bars."""
-    curves = validation_curves(run.state, run.step, market.close[bars], market.spread[bars], bars.start)
-    report = backtest_report(curves["agent"], curves["buy_and_hold"], curves["flat"], market.periods_per_year)
-    return report, curves
+def evaluate(
+    run: SplitRun, market: PreparedMarket, windows: list[slice]
+) -> list[tuple[dict[str, Any], dict[str, EquityCurve]]]:
+    """Greedy backtests of the current network on each window (one batched rollout where the windows
+    are equally long), each with buy-and-hold and flat on the same bars."""
+    curves = validation_curves(run.state, run.step, market.close, market.spread, windows)
+    return [
+        (backtest_report(c["agent"], c["buy_and_hold"], c["flat"], market.periods_per_year), c) for c in curves
+    ]
 
 
 def training_tail(split: Split, validation_bars: int) -> slice:
-    """The last training bars, as many as the validation window holds (at most TRAIN_WINDOW_BARS):
-    the learning curve's in-sample twin of the validation score."""
-    length = max(min(validation_bars, TRAIN_WINDOW_BARS, split.train.stop - split.train.start), 3)
+    """The last training bars, as many as the validation window holds (fewer only when training is
+    shorter): the learning curve's in-sample twin of the validation score, rolled out beside it."""
+    length = max(min(validation_bars, split.train.stop - split.train.start), 3)
     return slice(split.train.stop - length, split.train.stop)
 
 
@@ -361,8 +364,7 @@ def train_split(
             torch.cuda.synchronize(device)
         monitors.observe_all()
         losses, grad_norms, actions = epoch_summary(step)
-        validation, _ = evaluate(run, market, split.validation)
-        training, _ = evaluate(run, market, training_tail(split, validation_bars))
+        (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
         writer.write(
             HealthDiagRecord(
                 epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
@@ -380,7 +382,7 @@ def train_split(
         extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start}
         save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
         if improved:
-            save_checkpoint(state, checkpoints, extra=extra, name=BEST_CHECKPOINT)
+            save_checkpoint(state, checkpoints, extra=extra, name=BEST_CHECKPOINT, only=SELECTED_TENSORS)
         epochs_this_call += 1
         if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
             interrupted = state.steps_done < total_steps and not selection.should_stop
@@ -391,7 +393,7 @@ def train_split(
     best = checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
     if best.exists():  # the selected epoch's network and ISV, for the one test backtest
         load_checkpoint(state, best, only=SELECTED_TENSORS)
-    report, curves = evaluate(run, market, split.test)
+    ((report, curves),) = evaluate(run, market, [split.test])
     metrics = {
         **report,
         "validation": selection.best_report,
