@@ -121,6 +121,9 @@ def plot_learning_curve(curve: Sequence[Mapping[str, Any]], selected_epoch: int 
         axis.plot(xs, [point[key] for point in curve if point.get(key) is not None], marker="o", label=label)
     if selected_epoch is not None and selected_epoch in epochs:
         axis.axvline(selected_epoch, color="tab:green", linestyle="--", label=f"selected epoch {selected_epoch}")
+    from matplotlib.ticker import MaxNLocator
+
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
     axis.set_xlabel("epoch")
     axis.set_ylabel(f"agent {metric.replace('_', ' ')}")
     axis.set_title("Learning curve")
