@@ -153,7 +153,7 @@ def run_proof(
     agent_sharpe = _finite_sharpe(agent)
     oracle_sharpe = _finite_sharpe(oracle)  # 0 on the noise market: the oracle never trades
     return {
-        "phi": market.phi,
+        "phi": market.params["phi"],
         "n_bars": len(market),
         "train_bars": fold.train_bars,
         "val_bars": fold.val_bars,
