@@ -58,7 +58,7 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
     train.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
-                       help="walk-forward: train fold by fold over K folds, validate each out of sample (writes folds.json)")
+                       help="walk-forward: train fold by fold over K folds (overrides data.folds), each in RUN_DIR/fold-KK/")
     train.set_defaults(handler=_cmd_train)
 
 
@@ -220,13 +220,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from trainer.config import load_config
     from trainer.train.loop import train
 
-    if args.folds is not None:
-        from functools import partial
-
-        from trainer.train.folds import train_folds
-
-        train = partial(train_folds, n_folds=args.folds)
-
     config = load_config(args.config)
     overrides: dict[str, dict[str, object]] = {"run": {}, "data": {}}
     if args.data is not None:
@@ -237,6 +230,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         overrides["run"]["seed"] = args.seed
     if args.steps is not None:
         overrides["run"]["steps"] = args.steps
+    if args.folds is not None:
+        overrides["data"]["folds"] = args.folds
     config = config.replace(**overrides)
     if args.resume and args.out is None:
         raise UserError("--resume needs the run to continue", got="no --out", expected="--out RUN_DIR", hint="pass the run directory of the stopped run")
@@ -255,7 +250,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
             TextColumn("[bold]train"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(), TextColumn("{task.fields[latest]}"), console=console,
         ) as progress:  # fmt: skip
-            task = progress.add_task("train", total=config.run.steps * (args.folds or 1), rate="", latest=latest["text"])
+            task = progress.add_task("train", total=config.run.steps * ((config.data.folds if config.data.fold < 0 else 1) or 1), rate="", latest=latest["text"])
 
             def report(done: int, total: int, info: dict | None) -> None:
                 now = time.perf_counter()
@@ -269,10 +264,13 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
 
             metrics = train(config, out, resume=args.resume, progress=report)
-    table = Table(title=f"out-of-sample backtest — {out}")
+    selection = metrics.get("selection") or {}
+    where = f"selected epoch {selection['epoch']}" if selection.get("epoch") is not None else f"mean of {metrics.get('n_folds')} folds"
+    table = Table(title=f"test-window backtest ({where}) — {out}")
     for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
         table.add_column(column)
-    for name, values in metrics.items():
+    for name in ("agent", "buy_and_hold", "flat"):
+        values = metrics.get(name, {})
         table.add_row(name, *(_fmt(values.get(key)) for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "trade_count")))
     Console().print(table)
     Console().print(f"run directory: {out}")

@@ -1,4 +1,4 @@
-"""PNG plots of a run: equity against buy-and-hold, drawdown, action distribution, losses.
+"""PNG plots of a run: test equity against buy-and-hold, drawdown, action distribution, losses, learning curve.
 
 Why files, not a dashboard: a run directory must be self-explaining on a headless machine; the
 Agg backend renders without a display. matplotlib is imported here only (the training step
@@ -7,8 +7,9 @@ never needs it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from trainer.eval.health_diag import (
 )
 from trainer.files import atomic_path
 
-PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png")
+PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png", "learning_curve.png")
 
 
 def _pyplot():
@@ -50,9 +51,9 @@ def plot_equity(curves: Mapping[str, EquityCurve], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(9, 4))
     for name, curve in curves.items():
         axis.plot(curve.equity / curve.equity[0], label=name.replace("_", " "))
-    axis.set_xlabel("validation bar")
+    axis.set_xlabel("test bar")
     axis.set_ylabel("equity (× initial)")
-    axis.set_title("Out-of-sample equity")
+    axis.set_title("Out-of-sample equity (test window, selected checkpoint)")
     axis.legend()
     axis.grid(alpha=0.3)
     _save(figure, path)
@@ -64,9 +65,9 @@ def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path) -> None:
     figure, axis = plt.subplots(figsize=(9, 3))
     for name, curve in curves.items():
         axis.plot(100.0 * drawdown(curve.equity), label=name.replace("_", " "))
-    axis.set_xlabel("validation bar")
+    axis.set_xlabel("test bar")
     axis.set_ylabel("drawdown (%)")
-    axis.set_title("Drawdown")
+    axis.set_title("Drawdown (test window)")
     axis.legend()
     axis.grid(alpha=0.3)
     _save(figure, path)
@@ -74,7 +75,7 @@ def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path) -> None:
 
 
 def plot_actions(actions: Mapping[str, Mapping[str, float]], path: Path) -> None:
-    """One bar chart per branch: the share of each sub-action in the greedy validation run."""
+    """One bar chart per branch: the share of each sub-action in the greedy test run."""
     plt = _pyplot()
     figure, axes = plt.subplots(1, max(len(actions), 1), figsize=(3 * max(len(actions), 1), 3), squeeze=False)
     for axis, (branch, fractions) in zip(axes[0], actions.items(), strict=False):
@@ -82,7 +83,7 @@ def plot_actions(actions: Mapping[str, Mapping[str, float]], path: Path) -> None
         axis.set_ylim(0, 1)
         axis.set_title(branch.replace("_", " "))
         axis.tick_params(axis="x", labelrotation=45)
-    figure.suptitle("Action distribution per branch (validation, greedy)", y=1.05)
+    figure.suptitle("Action distribution per branch (test window, greedy)", y=1.05)
     _save(figure, path)
     plt.close(figure)
 
@@ -109,7 +110,33 @@ def plot_losses(run_dir: Path, path: Path) -> None:
     plt.close(figure)
 
 
-def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve]) -> list[Path]:
+def plot_learning_curve(curve: Sequence[Mapping[str, Any]], selected_epoch: int | None, metric: str, path: Path) -> None:
+    """Training-window and validation score per epoch, the selected epoch marked (over-fitting shows
+    as the two lines parting)."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(9, 4))
+    epochs = [point["epoch"] for point in curve]
+    for key, label in (("training", "training window (last bars, greedy)"), ("validation", "validation window (greedy)")):
+        xs = [point["epoch"] for point in curve if point.get(key) is not None]
+        axis.plot(xs, [point[key] for point in curve if point.get(key) is not None], marker="o", label=label)
+    if selected_epoch is not None and selected_epoch in epochs:
+        axis.axvline(selected_epoch, color="tab:green", linestyle="--", label=f"selected epoch {selected_epoch}")
+    axis.set_xlabel("epoch")
+    axis.set_ylabel(f"agent {metric.replace('_', ' ')}")
+    axis.set_title("Learning curve")
+    axis.legend(fontsize=8)
+    axis.grid(alpha=0.3)
+    _save(figure, path)
+    plt.close(figure)
+
+
+def write_run_plots(
+    run_dir: str | Path,
+    curves: Mapping[str, EquityCurve],
+    learning_curve: Sequence[Mapping[str, Any]] = (),
+    selected_epoch: int | None = None,
+    metric: str = "sharpe_ratio",
+) -> list[Path]:
     """Every PNG of a run into ``run_dir/plots``; returns their paths."""
     plots = Path(run_dir) / "plots"
     paths = [plots / name for name in PLOT_FILES]
@@ -117,4 +144,5 @@ def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve]) -> l
     plot_drawdown(curves, paths[1])
     plot_actions(curves["agent"].actions if "agent" in curves else {}, paths[2])
     plot_losses(Path(run_dir), paths[3])
+    plot_learning_curve(learning_curve, selected_epoch, metric, paths[4])
     return paths
