@@ -70,6 +70,8 @@ SEED_FLOOR = 0.60
 SEEDS_AT_FLOOR = 0.80  # "4 of 5 seeds"
 RESULT_FILENAME = "result.json"
 SUITE_FILENAME = "suite.json"
+REFERENCES_FILENAME = "references.json"  # --references-only: oracle and baselines, nothing trained
+WINDOWS = ("train", "validation", "test")
 
 MARKETS: dict[str, Callable[..., SyntheticMarket]] = {
     "ar1": make_signal_market,
@@ -132,18 +134,19 @@ def suite_config(options: SuiteOptions, data_path: Path, *, seed: int) -> TrainC
 
 
 def run_splits(metrics: Mapping[str, Any], config: TrainConfig) -> dict[str, tuple[int, int]]:
-    """The run's train and test windows in global bar indices (rows of the CSV).
+    """The run's train, validation and test windows in global bar indices (rows of the CSV).
 
-    Prefers ``metrics["splits"]`` (written by the run driver); a run without it has one held-out
-    window, and the same split is recomputed the way the driver makes it (``prepare_market``).
+    Prefers ``metrics["splits"]`` (what the run driver trained and tested on); for a metrics.json
+    without it the driver's own split function is asked the same question (``trainer.train.loop``).
     """
     splits = metrics.get("splits")
     if splits:
-        return {name: (int(bounds[0]), int(bounds[1])) for name, bounds in splits.items()}
+        return {name: (int(splits[name][0]), int(splits[name][1])) for name in WINDOWS}
     from trainer.train.loop import prepare_market
+    from trainer.train.loop import run_splits as driver_splits
 
-    market = prepare_market(config)
-    return {"train": (market.train.start, market.train.stop), "test": (market.val.start, market.val.stop)}
+    split = driver_splits(config, prepare_market(config))[0]
+    return {name: (getattr(split, name).start, getattr(split, name).stop) for name in WINDOWS}
 
 
 def scored_bars(test: tuple[int, int]) -> slice:
@@ -287,6 +290,29 @@ def run_cell(market_name: str, seed: int, options: SuiteOptions) -> dict[str, An
     return result
 
 
+def reference_cell(market_name: str, seed: int, options: SuiteOptions) -> dict[str, Any]:
+    """Oracle and baselines only, on the test bars the run's split would have (nothing trained)."""
+    market = MARKETS[market_name](options.n_bars, seed=seed, cost_rate=COST_RATE)
+    directory = cell_dir(options.out, market_name, seed)
+    data_path = write_market_csv(market, directory / f"{market_name}-seed{seed}.csv")
+    config = suite_config(options, data_path, seed=seed)
+    splits = run_splits({}, config)
+    return {"market": market_name, "seed": seed, "splits": {name: list(bounds) for name, bounds in splits.items()},
+            **score_strategies(market, splits, config)}  # fmt: skip
+
+
+def print_references(cells: Sequence[Mapping[str, Any]], markets: Sequence[str]) -> None:
+    """Per market: the oracle's and each baseline's test Sharpe, mean (min) over the seeds."""
+    print("\n| market | oracle | ar5 | rolling_autocorr | zscore | oracle turnover |")
+    print("|---|---|---|---|---|---|")
+    for name in markets:
+        rows = [cell for cell in cells if cell["market"] == name]
+        columns = [[row["oracle"]["sharpe_ratio"] for row in rows]]
+        columns += [[row["baselines"][rule]["sharpe_ratio"] for row in rows] for rule in ("ar5", "rolling_autocorr", "zscore")]
+        shown = " | ".join(f"{np.mean(values):.2f} ({min(values):.2f})" for values in columns)
+        print(f"| {name} | {shown} | {np.mean([row['oracle']['turnover'] for row in rows]):.3f} |")
+
+
 def _run_cell_job(job: tuple[str, int, SuiteOptions]) -> dict[str, Any]:
     return run_cell(*job)
 
@@ -359,6 +385,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="seeds run from here")
     parser.add_argument("--bars", type=int, default=N_BARS, help="bars per market")
     parser.add_argument("--plots", action="store_true", help="let every run write its plots")
+    parser.add_argument("--references-only", action="store_true",
+                        help="score the oracle and the baselines on each cell's test bars; train nothing")  # fmt: skip
     parser.add_argument("--out", default="runs/learning_suite")
     args = parser.parse_args(argv)
     markets = [name.strip() for name in args.markets.split(",") if name.strip()]
@@ -375,6 +403,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = SuiteOptions(args.config, overrides, args.steps_multiplier, args.device, args.bars, args.out, args.plots)
     suite_config(options, Path("market.csv"), seed=args.first_seed)  # a bad --config/--set fails here, before any run
     jobs = [(name, seed, options) for name in markets for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    if args.references_only:
+        cells = [reference_cell(*job) for job in jobs]
+        print_references(cells, markets)
+        write_text_atomic(Path(args.out) / REFERENCES_FILENAME, json.dumps({"references": cells}, indent=2, allow_nan=False) + "\n")
+        return 0
     results: list[dict[str, Any]] = []
     if args.jobs == 1:
         for job in jobs:

@@ -14,7 +14,7 @@ import pytest
 from trainer.data.synthetic import make_ou_market, make_signal_market, write_market_csv
 from trainer.env.accounting import backtest_targets
 from trainer.eval.metrics import sharpe_ratio
-from trainer.train.loop import prepare_market
+from trainer.train.loop import prepare_market, run_splits
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "learning_suite.py"
 
@@ -56,11 +56,14 @@ def test_suite_config_sets_only_data_costs_seed_device_and_steps(suite, tmp_path
 def test_splits_prefer_the_run_report_and_otherwise_match_the_driver(suite, tmp_path):
     path = write_market_csv(make_signal_market(1500, seed=0), tmp_path / "ar1.csv")
     config = suite.suite_config(_options(suite, tmp_path), path, seed=0)
-    reported = {"train": [24, 900], "validation": [924, 1100], "test": [1124, 1500]}
-    assert suite.run_splits({"splits": reported}, config) == {name: tuple(bounds) for name, bounds in reported.items()}
-    market = prepare_market(config)
-    assert suite.run_splits({}, config) == {"train": (market.train.start, market.train.stop),
-                                            "test": (market.val.start, market.val.stop)}  # fmt: skip
+    reported = {"fold": 0, "train": [24, 900], "validation": [924, 1100], "test": [1124, 1500], "embargo": 24, "bars": {}}
+    assert suite.run_splits({"splits": reported}, config) == {"train": (24, 900), "validation": (924, 1100),
+                                                              "test": (1124, 1500)}  # fmt: skip
+    split = run_splits(config, prepare_market(config))[0]
+    windows = suite.run_splits({}, config)
+    assert windows == {"train": (split.train.start, split.train.stop), "validation": (split.validation.start, split.validation.stop),
+                       "test": (split.test.start, split.test.stop)}  # fmt: skip
+    assert windows["train"][1] < windows["validation"][0] < windows["validation"][1] < windows["test"][0]
     assert suite.scored_bars((1124, 1500)) == slice(1124, 1499)
 
 
@@ -126,7 +129,7 @@ TEST_SIZE = (
     "model.temporal_encoder=false", "model.window=1", "model.hidden=64", "model.head_hidden=32",
     "loss.gamma=0.5", "loss.n_step=1", "loss.iqn_weight=0.25", "loss.iqn_tau_samples=8", "loss.iqn_target_samples=8",
     "optim.lr=1e-3", "replay.learning_starts=256", "env.episode_length=1024", "env.slippage=0.0",
-    "data.validation_fraction=0.3", "data.embargo_bars=4", "run.steps=600", "run.epoch_steps=200",
+    "data.embargo_bars=4", "run.steps=600", "run.epoch_steps=200",
 )  # fmt: skip
 
 
