@@ -7,7 +7,14 @@ import dataclasses
 import numpy as np
 import pytest
 
-from trainer.data.baselines import FittedRule, fit_ar, fit_baselines, fit_rolling_autocorr, fit_zscore, log_returns
+from trainer.data.baselines import (
+    FittedRule,
+    fit_ar,
+    fit_baselines,
+    fit_rolling_autocorr,
+    fit_zscore,
+    log_returns,
+)
 from trainer.data.synthetic import (
     make_noise_market,
     make_ou_market,
