@@ -138,7 +138,7 @@ def run_proof(
     agent_sharpe = metrics["agent"]["sharpe_ratio"] or 0.0  # undefined = never traded = flat
     oracle_sharpe = _finite_sharpe(oracle)  # 0 on the noise market: the oracle never trades
     return {
-        "phi": market.phi,
+        "phi": market.params["phi"],
         "n_bars": len(market),
         "splits": metrics["splits"]["bars"],
         "selected_epoch": metrics["selection"]["epoch"],

@@ -91,6 +91,12 @@ def _slot_name(source: DataSource, dbn_options: DbnOptions, config: FeatureConfi
     return f"{stem}-{digest}"
 
 
+def _entry_file(slot: Path, suffix: str) -> Path:
+    """``<slot>.json`` / ``<slot>.npz``; not ``Path.with_suffix``, which would cut the slot's
+    ``.csv-<digest>`` tail off and give every file of one name a single shared entry."""
+    return slot.parent / f"{slot.name}{suffix}"
+
+
 def _expected_key(source_sha256: str, config: FeatureConfig, dbn_options: DbnOptions) -> dict[str, object]:
     return {
         "fxcache_version": FXCACHE_VERSION,
@@ -124,8 +130,8 @@ def _stale_reason(found: dict[str, object], expected: dict[str, object]) -> str 
 
 def _read_entry(slot: Path, expected: dict[str, object]) -> tuple[str, str, dict | None, dict | None]:
     """(state, reason, manifest, arrays) with state one of hit / missing / stale / corrupt."""
-    manifest_path = slot.with_suffix(".json")
-    npz_path = slot.with_suffix(".npz")
+    manifest_path = _entry_file(slot, ".json")
+    npz_path = _entry_file(slot, ".npz")
     if not manifest_path.exists():
         return "missing", "no cache entry", None, None
     try:
@@ -204,8 +210,8 @@ def _write_entry(slot: Path, key: dict[str, object], bars: Bars, features: Featu
             "info": json.loads(json.dumps(bars.info, default=str)),
         },
     }
-    write_bytes_atomic(slot.with_suffix(".npz"), blob)
-    write_bytes_atomic(slot.with_suffix(".json"), json.dumps(manifest, indent=1, sort_keys=True).encode())
+    write_bytes_atomic(_entry_file(slot, ".npz"), blob)
+    write_bytes_atomic(_entry_file(slot, ".json"), json.dumps(manifest, indent=1, sort_keys=True).encode())
 
 
 def _hash_source(source: DataSource, progress: StageProgress | None) -> str:
@@ -225,7 +231,7 @@ def probe_cache(path: str | Path, *, feature_config: FeatureConfig | None = None
     source = resolve_source(path)
     slot = cache_dir(directory) / _slot_name(source, options, config)
     state, reason, _, _ = _read_entry(slot, _expected_key(file_sha256(source.path), config, options))
-    return CacheStatus(state, reason, slot.with_suffix(".json"))
+    return CacheStatus(state, reason, _entry_file(slot, ".json"))
 
 
 def prepare(
@@ -257,7 +263,7 @@ def prepare(
                 values=arrays["features"], valid=arrays["valid"], valid_from=int(manifest["valid_from"]),
                 has_order_flow=bool(manifest["has_order_flow"]), config=config,
             )
-            return PreparedData(bars, features, sha, CacheStatus("hit", "", slot.with_suffix(".json")))
+            return PreparedData(bars, features, sha, CacheStatus("hit", "", _entry_file(slot, ".json")))
         if state in ("stale", "corrupt"):
             log.warning("feature cache %s is %s (%s); rebuilding", slot.name, state, reason)
         if state == "hit":
@@ -286,5 +292,5 @@ def prepare(
         ) from exc
     if progress is not None:
         progress("write", 1, 1)
-    status = CacheStatus("built" if state == "missing" else "rebuilt", reason, slot.with_suffix(".json"))
+    status = CacheStatus("built" if state == "missing" else "rebuilt", reason, _entry_file(slot, ".json"))
     return PreparedData(bars, features, sha, status)

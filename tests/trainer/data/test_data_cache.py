@@ -105,3 +105,18 @@ def test_unwritable_cache_directory_is_a_user_error(source: Path, tmp_path: Path
     blocker.write_text("a file where the cache directory should be")
     with pytest.raises(UserError, match=r"cannot write the feature cache in .*not-a-dir .* — hint: pass another directory"):
         prepare(source, directory=blocker)
+
+
+def test_two_sources_with_the_same_file_name_keep_their_own_entries(tmp_path: Path) -> None:
+    # The slot name is "<stem>.csv-<digest>"; Path.with_suffix would cut ".csv-<digest>" off and
+    # give every "bars.csv" one shared entry, each run then rebuilding the other's.
+    first, second = tmp_path / "a" / "bars.csv", tmp_path / "b" / "bars.csv"
+    text = "time,open,high,low,close,volume\n" + "\n".join(ROWS) + "\n"
+    for path, content in ((first, text), (second, text.replace("1.2,0.9,1.10", "1.2,0.9,1.15"))):
+        path.parent.mkdir()
+        path.write_text(content)
+    assert prepare(first, directory=tmp_path / "c").cache.state == "built"
+    assert prepare(second, directory=tmp_path / "c").cache.state == "built"
+    again = prepare(first, directory=tmp_path / "c")
+    assert again.cache.state == "hit" and again.bars.close[0] == pytest.approx(1.10)
+    assert len(list((tmp_path / "c").glob("*.json"))) == 2
