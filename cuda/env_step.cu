@@ -2,7 +2,7 @@
 //
 // Purpose: the GPU trading environment of the trainer. Each env trades one bar series: the joint
 // action at its cursor t sets a target position (Hold keeps, Flat closes, Short/Long × magnitude
-// fraction of equity, capped by the ISV Kelly cap), the order fills at close[t] moved against the
+// fraction of equity × the ISV Kelly cap, so every magnitude stays distinct), the order fills at close[t] moved against the
 // trader (market: half spread + slippage × impact[urgency]; limit: earns capture[urgency] × half
 // spread, fills with probability fill_prob[urgency] drawn from Philox), fees are
 // fee_rate × |units| × fill, equity = cash + position × close (vectorbt from_orders accounting,
@@ -68,7 +68,7 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         if (direction == DIRECTION_HOLD) {
             target = pos;
         } else if (direction == DIRECTION_SHORT || direction == DIRECTION_LONG) {
-            const float units = fminf(magnitude_fraction(magnitude), kelly_cap) * pv / price;
+            const float units = magnitude_fraction(magnitude) * kelly_cap * pv / price;
             target = direction == DIRECTION_LONG ? units : -units;
         }
         float delta = target - pos;

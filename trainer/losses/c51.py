@@ -21,6 +21,7 @@ class C51Terms:
 
     per_branch: torch.Tensor  # [n_branches] mean cross-entropy of each branch
     total: torch.Tensor  # [] sum over branches
+    target_mean: torch.Tensor  # [n_branches, B] mean of r + γⁿ·Z′ before the projection (no graph)
 
 
 def atom_support(centre: torch.Tensor, half_width: torch.Tensor, n_atoms: int) -> torch.Tensor:
@@ -128,6 +129,10 @@ def branching_c51_loss(
         chooser = next_online_probs if double_q else next_target_probs
         next_one_hot = greedy_one_hot(expected_values(chooser, supports), mask)  # [B, D, A]
         next_dist = select_actions(next_target_probs, next_one_hot)  # [B, D, N]
+        # The unprojected target mean: what the adaptive support tracks (a target beyond the
+        # support still pulls it outwards; the projection would clip it to the end atom).
+        next_mean = (next_dist * supports.unsqueeze(0)).sum(-1).transpose(0, 1)  # [D, B]
+        target_mean = returns + discounts * next_mean  # [D, B]
         target = project_distribution(
             next_dist.transpose(0, 1).reshape(n_branches * batch, n_atoms),
             returns.reshape(-1),
@@ -139,4 +144,4 @@ def branching_c51_loss(
     if weights is not None:
         cross_entropy = cross_entropy * weights
     per_branch = cross_entropy.mean(1)  # [D]
-    return C51Terms(per_branch=per_branch, total=per_branch.sum())
+    return C51Terms(per_branch=per_branch, total=per_branch.sum(), target_mean=target_mean)

@@ -5,8 +5,8 @@ operation, in f32, so parity holds to rounding); the CPU backend runs the refere
 outputs are preallocated tensors so a captured CUDA graph can replay the step with no allocation
 and no host read. The counter advances by K in place: replays never repeat random numbers.
 
-Physics (see docs/trainer-env.md): target position from the joint action, capped by the ISV
-Kelly cap; fills at close moved against the trader (market: half spread + slippage × impact per
+Physics (see docs/trainer-env.md): target position from the joint action, the magnitude fraction
+times the ISV Kelly cap; fills at close moved against the trader (market: half spread + slippage × impact per
 urgency; limit: earns a share of the half spread and fills with a probability per urgency);
 fee = fee_rate × |units| × fill; equity = cash + position × close (trainer.env.accounting); reward
 = differential Sharpe ratio of the per-bar net return with warm-up, variance floor and clip.
@@ -170,7 +170,7 @@ def env_step_reference(
         direction, magnitude, order_type, urgency = decode_joint_action(actions[k].to(torch.int64))
         price = close[t]
         half_spread = 0.5 * spread[t] / price
-        units = torch.minimum(magnitude_fraction[magnitude], kelly_cap) * pv / price
+        units = magnitude_fraction[magnitude] * kelly_cap * pv / price
         target = torch.where(direction == DIRECTION_LONG, units, -units)
         target = torch.where(direction == DIRECTION_FLAT, zero, target)
         target = torch.where(direction == DIRECTION_HOLD, pos, target)

@@ -329,7 +329,6 @@ class TrainStep:
 
         losses = self.losses(batch, taus, taus_target)
         c51, iqn, cql, total = losses.c51, losses.iqn, losses.cql, losses.total
-        log_probs, supports, mask = losses.log_probs, losses.supports, losses.mask
 
         state.optimizer.zero_grad(set_to_none=False)
         total.backward()
@@ -339,7 +338,7 @@ class TrainStep:
         else:
             grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))
         state.optimizer.step()
-        state.adaptive.after_update(state.env.ps, log_probs.exp(), supports, grad_norm, mask)  # ISV, on the device
+        state.adaptive.after_update(state.env.ps, c51.target_mean.t(), grad_norm)  # ISV, on the device
         tau = state.isv_local[ISV_TAU]
         with torch.no_grad():
             for target_param, online_param in zip(state.target.parameters(), state.online.parameters(), strict=True):
