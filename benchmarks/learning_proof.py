@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ from trainer.eval.health_diag import (
     read_health_diag,
 )
 from trainer.eval.metrics import sharpe_ratio
-from trainer.train.folds import fold_windows, start_fold, train_fold
+from trainer.train.folds import FoldRun, fold_windows, start_fold, train_fold
 from trainer.train.loop import prepare_market, resolve_device
 from trainer.train.validate import greedy_rollout
 
@@ -120,8 +121,13 @@ def run_proof(
     device: str = "cpu",
     seed: int = 0,
     overrides: dict[str, dict[str, Any]] | None = None,
+    adjust: Callable[[FoldRun], None] | None = None,
 ) -> dict[str, Any]:
-    """Train on the market's first 70 %, backtest greedily on the rest; agent vs oracle vs hold."""
+    """Train on the market's first 70 %, backtest greedily on the rest; agent vs oracle vs hold.
+
+    ``overrides`` replaces config fields; ``adjust`` changes the fold's objects before training
+    (the ablations of ``benchmarks/ablations.py`` swap adaptive-kernel parameters with it).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     data_path = write_market_csv(market, out_dir / "market.csv")
     config = proof_config(data_path, size, device=device, seed=seed, cost_rate=market.cost_rate)
@@ -134,6 +140,8 @@ def run_proof(
     prepared = prepare_market(config)
     fold = fold_windows(prepared, config, 1, train_frac=0.7)[0]
     run = start_fold(config, prepared, fold, torch_device, None)
+    if adjust is not None:
+        adjust(run)
     log = out_dir / HEALTH_DIAG_FILENAME
     log.unlink(missing_ok=True)
     train_fold(run, prepared, HealthDiagWriter(log), started=started)
@@ -167,6 +175,8 @@ def run_proof(
         "agent_turnover_by_epoch": turnovers,
         "agent_exposure": float(np.mean(np.abs(curve.exposure))) if len(curve.exposure) else 0.0,
         "direction_actions": curve.actions.get("direction", {}),
+        "validation_actions": curve.actions,
+        "health_diag": str(log),
     }
 
 

@@ -55,14 +55,18 @@ def project_distribution(
 
 
 def n_step_returns(
-    rewards: torch.Tensor, dones: torch.Tensor, gammas: torch.Tensor
+    rewards: torch.Tensor, dones: torch.Tensor, terminals: torch.Tensor, gammas: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-branch n-step returns and bootstrap discounts from raw per-step rewards.
 
-    rewards, dones: [B, n] (dones[:, i] = 1 when the episode ended after step i); gammas:
-    [n_branches] → returns [n_branches, B] = Σ_i γ^i·alive_i·r_i with alive_i = Π_{j<i}(1−done_j),
-    discounts [n_branches, B] = γⁿ·Π_j(1−done_j). Storing raw rewards lets γ (an ISV slot a GPU
-    kernel may change between steps) apply at sampling time.
+    rewards, dones, terminals: [B, n] (dones[:, i] = 1 when the episode ended after step i,
+    terminals[:, i] = 1 when that end has nothing after it); gammas: [n_branches] →
+    returns [n_branches, B] = Σ_i γ^i·alive_i·r_i with alive_i = Π_{j<i}(1−done_j), and
+    discounts [n_branches, B] = γ^m·(1 − terminal at the first end), m = the steps taken up to the
+    first episode end (n without one). A truncated episode (time limit, data end) is bootstrapped
+    from the state it reached, m steps on (Pardo et al. 2018); only a terminal stops the bootstrap.
+    Storing raw rewards lets γ (an ISV slot a GPU kernel may change between steps) apply at
+    sampling time.
     """
     n = rewards.shape[1]
     not_done = 1.0 - dones  # [B, n]
@@ -71,7 +75,9 @@ def n_step_returns(
     powers = torch.arange(n, device=rewards.device, dtype=rewards.dtype)  # [n]
     gamma_powers = gammas.unsqueeze(-1) ** powers  # [n_branches, n]
     returns = (alive * rewards).unsqueeze(0).mul(gamma_powers.unsqueeze(1)).sum(-1)  # [n_branches, B]
-    discounts = (gammas**n).unsqueeze(-1) * alive_after[:, -1].unsqueeze(0)  # [n_branches, B]
+    steps = alive.sum(1)  # [B]: m
+    ended_terminal = (alive * dones * terminals).sum(1)  # [B]: 1 when the first end is a terminal
+    discounts = gammas.unsqueeze(-1) ** steps.unsqueeze(0) * (1.0 - ended_terminal).unsqueeze(0)  # [n_branches, B]
     return returns, discounts
 
 
