@@ -11,14 +11,15 @@
 // end, at the configured length or at ruin, and restart at a random bar drawn from Philox. Only
 // ruin is a terminal (nothing follows it); the data end and the time limit truncate an episode
 // whose value goes on (Pardo et al. 2018), so the learner bootstraps from the state the episode
-// reached: final_ps holds every env's state after each bar *before* a restart.
+// reached: final_ps holds it, written only for the (rare) bars that end an episode.
 //
 // Shapes: ps f32 [n_envs, PS_STRIDE] (in/out); isv f32 [ISV_STRIDE] (device-mapped host memory,
 // staged once per block into shared memory); actions i32 [K, n_envs] joint indices; close, spread
 // f32 [n_bars]; counter i64 [1] (draw k uses counter + k; the launcher adds K afterwards);
 // rewards, dones f32 [K, n_envs] (done: the episode ended and restarted); terminals f32 [K, n_envs]
 // (1 at ruin only); obs_index i32 [K, n_envs] (the cursor after each step, a new start after a
-// done); final_ps f32 [K, n_envs, PS_STRIDE] (the state after each bar, before any restart).
+// done); final_ps f32 [K, n_envs, PS_STRIDE] (where dones = 1: the state the episode reached,
+// before the restart; other rows are left as they were — an env still running reached its ps row).
 // Launch: 1-D grid, ceil(n_envs / blockDim.x) blocks; any block size.
 // Invariants: matches trainer.ops.env_step.env_step_reference operation for operation (compile
 // with --fmad=false); no atomics; each env touches only its own ps row and output columns.
@@ -156,7 +157,6 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         s.pos = new_pos;
         s.pv = pv_next;
         s.bar = (float)t_next;
-        store_state(final_ps + out * PS_STRIDE, s);  // the state the episode reached (bootstrap source)
 
         const bool terminal = !(pv_next > 0.0f);  // ruin: nothing follows
         const bool done = terminal || t_next >= n_bars - 1 || (episode_length > 0.0f && s.steps >= episode_length);
@@ -164,6 +164,7 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         dones[out] = done ? 1.0f : 0.0f;
         terminals[out] = terminal ? 1.0f : 0.0f;
         if (done) {
+            store_state(final_ps + out * PS_STRIDE, s);  // the state the episode reached (bootstrap source)
             const int start = min((int)(u_start * (float)(max_start + 1)), max_start);
             s.pos = 0.0f;
             s.cash = init_cash;

@@ -12,7 +12,8 @@ Terminal vs truncated (Pardo et al. 2018): an episode that ends at ruin is termi
 follows); one that ends at the time limit or the data end is truncated — the env restarts, but the
 value of the state the episode reached goes on, and the learner bootstraps from it. ``terminals``
 tells the two apart, and ``final_bar_index`` / ``final_portfolio_inputs`` are that reached state
-(before the restart) for every env, done or not.
+(before the restart) for every env, done or not (the kernel writes ``final_ps`` only for the bars
+that end an episode, so a running env costs no extra memory traffic).
 """
 
 from __future__ import annotations
@@ -202,14 +203,21 @@ class VectorEnv:
         """f32 [n]: 1 where the last one-bar step ended its episode in ruin (no bootstrap), else 0."""
         return self.bootstrap_outputs(1)[0][0]
 
+    def reached_state(self) -> torch.Tensor:
+        """ps rows [n, PS_STRIDE] of the state each env reached in the last one-bar step, before any
+        restart: ``final_ps`` where the episode ended, the live row where it goes on."""
+        _, dones, _ = self.outputs(1)
+        final_ps = self.bootstrap_outputs(1)[1][0]  # [n, PS_STRIDE], valid where done
+        return torch.where(dones[0].unsqueeze(-1) > 0, final_ps, self.ps)
+
     def final_bar_index(self) -> torch.Tensor:
         """int64 [n]: the bar each env reached in the last one-bar step, before any restart."""
-        return self.bootstrap_outputs(1)[1][0, :, PS_BAR_INDEX].to(torch.int64)
+        return self.reached_state()[:, PS_BAR_INDEX].to(torch.int64)
 
     def final_portfolio_inputs(self) -> torch.Tensor:
         """Portfolio inputs [n, PORTFOLIO_INPUT_STRIDE] of the state each env reached in the last
         one-bar step, before any restart (what a truncated episode bootstraps from)."""
-        return self.portfolio_inputs(ps=self.bootstrap_outputs(1)[1][0])
+        return self.portfolio_inputs(ps=self.reached_state())
 
     def portfolio_inputs(self, out: torch.Tensor | None = None, ps: torch.Tensor | None = None) -> torch.Tensor:
         """Portfolio inputs to the network [n, PORTFOLIO_INPUT_STRIDE] (named in trainer.layout), into ``out`` if given.

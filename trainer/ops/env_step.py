@@ -11,8 +11,9 @@ urgency; limit: earns a share of the half spread and fills with a probability pe
 fee = fee_rate × |units| × fill; equity = cash + position × close (trainer.env.accounting); reward
 = differential Sharpe ratio of the per-bar net return with warm-up, variance floor and clip.
 Episodes end at the data end, at the time limit or at ruin; only ruin is a terminal
-(``terminals``), and ``final_ps`` keeps every env's state after each bar before its restart, the
-state a truncated episode bootstraps from (Pardo et al. 2018).
+(``terminals``), and ``final_ps`` keeps, for the bars that end an episode, the state it reached
+before the restart — what a truncated episode bootstraps from (Pardo et al. 2018); its other rows
+are left as they were.
 """
 
 from __future__ import annotations
@@ -236,11 +237,10 @@ def env_step_reference(
             PS_EPISODE_START: episode_start, PS_EPISODE_STEPS: steps, PS_LAST_REWARD: last_reward,
             PS_LAST_RETURN: last_return, PS_LAST_COST: last_cost, PS_TRADE_COUNT: trades,
         }  # fmt: skip
-        for column, values in reached.items():  # the state the episode reached (bootstrap source)
-            final_ps[k, :, column] = values
-
         terminal = ~(pv_next > 0)  # ruin: nothing follows
         done = terminal | (t_next >= n_bars - 1) | (has_length & (steps >= episode_length))
+        for column, values in reached.items():  # the state an ended episode reached (bootstrap source)
+            final_ps[k, :, column] = torch.where(done, values, final_ps[k, :, column])
         rewards[k] = reward
         dones[k] = done.to(torch.float32)
         terminals[k] = terminal.to(torch.float32)
