@@ -53,13 +53,16 @@ def make_state(n_envs: int, k_steps: int, n_bars: int, device: torch.device, isv
     ps[:, PS_EPISODE_START] = start
     actions = torch.randint(0, N_JOINT_ACTIONS, (k_steps, n_envs), generator=g, dtype=torch.int32).to(device)
     outputs = {"rewards": torch.zeros(k_steps, n_envs, device=device), "dones": torch.zeros(k_steps, n_envs, device=device),
-                   "obs_index": torch.zeros(k_steps, n_envs, dtype=torch.int32, device=device)}  # fmt: skip
+                   "obs_index": torch.zeros(k_steps, n_envs, dtype=torch.int32, device=device),
+                   "terminals": torch.zeros(k_steps, n_envs, device=device),
+                   "final_ps": torch.zeros(k_steps, n_envs, PS_STRIDE, device=device)}  # fmt: skip
     return dict(ps=ps, isv=isv.tensor, actions=actions, close=close, spread=spread, counter=new_counter(device),
                 seed=12345, **outputs)  # fmt: skip
 
 
 def bytes_per_env_step(k_steps: int) -> float:
-    per_bar = 4 * 7  # actions, close[t], close[t+1], spread[t] read; rewards, dones, obs_index written
+    per_bar = 4 * 8  # actions, close[t], close[t+1], spread[t] read; rewards, dones, obs_index, terminals
+    # written (the final_ps row of an ending episode, once per episode, is left out)
     return per_bar + 2 * 4 * PS_STRIDE / k_steps  # ps row read once and written once per launch
 
 

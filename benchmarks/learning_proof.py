@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ from trainer.data.synthetic import (
 from trainer.env.accounting import backtest_targets
 from trainer.eval.health_diag import HEALTH_DIAG_FILENAME, read_health_diag
 from trainer.eval.metrics import sharpe_ratio
-from trainer.train.loop import train
+from trainer.train.loop import SplitRun, train
 
 PERIODS_PER_YEAR = 6048  # hourly bars
 TARGET_FRACTION = 0.7
@@ -114,8 +115,13 @@ def run_proof(
     device: str = "cpu",
     seed: int = 0,
     overrides: dict[str, dict[str, Any]] | None = None,
+    adjust: Callable[[SplitRun], None] | None = None,
 ) -> dict[str, Any]:
-    """Train and select with the run driver, then agent (test window, selected checkpoint) vs oracle vs hold."""
+    """Train and select with the run driver, then agent (test window, selected checkpoint) vs oracle vs hold.
+
+    ``overrides`` replaces config fields; ``adjust`` changes the run's objects before training
+    (the ablations of ``benchmarks/ablations.py`` swap adaptive-kernel parameters with it).
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     data_path = write_market_csv(market, out_dir / "market.csv")
     config = proof_config(data_path, size, device=device, seed=seed, cost_rate=market.cost_rate)
@@ -123,7 +129,7 @@ def run_proof(
         config = config.replace(**overrides)
     started = time.perf_counter()
     run_dir = out_dir / "run"
-    metrics = train(config, run_dir, make_plots=False)
+    metrics = train(config, run_dir, make_plots=False, adjust=adjust)
     train_seconds = time.perf_counter() - started
 
     start, stop = metrics["splits"]["test"]

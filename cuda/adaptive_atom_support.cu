@@ -1,36 +1,39 @@
 // adaptive_atom_support.cu — the C51 support of every branch, centred and sized from EMAs of the
-// branch's Q statistics, and the Q-mean drift EMA that learning health reads.
+// branch's TD targets, and the Q-mean drift EMA that learning health reads.
 //
-// Shapes: q_mean, q_var [batch, N_BRANCHES] f32 — per sample, the mean and the variance of the
-// return distribution of each branch's greedy action on the training batch; isv [ISV_STRIDE] f32
+// Shapes: td_target [batch, N_BRANCHES] f32 — per sample, the mean of each branch's TD target
+// distribution r + γⁿ·E[Z′] (before the projection onto the support); isv [ISV_STRIDE] f32
 // (device-mapped).
-// Reads  (ISV): ATOM_CENTRE[b], ATOM_HALF_WIDTH[b], Q_MEAN_DRIFT_EMA.
+// Reads  (ISV): ATOM_CENTRE[b], ATOM_HALF_WIDTH[b], Q_MEAN_DRIFT_EMA, GAMMA[b].
 // Writes (ISV): ATOM_CENTRE[b], ATOM_HALF_WIDTH[b], Q_MEAN_DRIFT_EMA.
 //
-// Formulas per branch b (α: EMA rate). The spread that the support must cover is that of the
-// returns themselves, not only of their means: by the law of total variance
-//   μ_b  = mean_i q_mean[i, b]
-//   σ²_b = mean_i (q_mean[i, b] − μ_b)² + mean_i q_var[i, b]        between + within samples
-//   c'_b = c_b + α·(μ_b − c_b)                                     centre follows the mean Q
-//   w'_b = w_b + α·(k_σ·σ_b − w_b)                                 half-width follows k_σ std devs
+// Formulas per branch b (α: EMA rate, n: n-step). The targets' spread is the one-step part of the
+// return's spread; the stationary solution of Var(G) = Var(target) + γ²ⁿ·Var(G) scales it up:
+//   μ_b  = mean_i td_target[i, b]
+//   s²_b = mean_i (td_target[i, b] − μ_b)²                         spread of the targets
+//   g_b  = 1 / max(1 − γ_b²ⁿ, 1e-6)                                 variance gain (γ²ⁿ: 2n products)
+//   c'_b = c_b + α·(μ_b − c_b)                                     centre follows the mean target
+//   w'_b = w_b + α·(k_σ·sqrt(s²_b·g_b) − w_b)                      half-width follows k_σ return std devs
 //   w_b ← clamp(w'_b, w_floor, (v_max − v_min) / 2)                floor against collapse, config bound
 //   c_b ← clamp(c'_b, v_min + w_b, v_max − w_b)                    support stays inside [v_min, v_max]
-// and the drift of the mean Q (how far the batch mean moved from the centre it is tracked by):
+// and the drift of the mean target (how far it moved from the centre it is tracked by):
 //   drift ← drift + α_d·(mean_b |μ_b − c_b(before)| − drift)
 // A branch whose statistics are not finite (a diverged batch) keeps its support and adds no drift.
-// The support the learner uses is [c_b − w_b, c_b + w_b] split into its atoms.
+// The support the learner uses is [c_b − w_b, c_b + w_b] split into its atoms. Nothing here reads
+// the network's own predicted distribution, so the support has no fixed point at its config bound.
 //
 // Launch geometry: one block of ADAPTIVE_BLOCK threads. For each branch in order, thread i sums
 // rows i, i + ADAPTIVE_BLOCK, ... in index order and a shared-memory tree reduces the lanes: one
-// pass for μ_b, a second for the squared deviations plus the variances. No atomics: the result is
-// bitwise reproducible.
+// pass for μ_b, a second for the squared deviations. No atomics: the result is bitwise
+// reproducible.
 #include "generated/layout.cuh"
 
 #include "block_reduce.cuh"
 
 extern "C" __global__ void atom_support_update(
-    const float* __restrict__ q_mean, const float* __restrict__ q_var, int batch, float* __restrict__ isv,
-    float ema_rate, float drift_rate, float k_sigma, float half_width_floor, float v_min, float v_max)
+    const float* __restrict__ td_target, int batch, float* __restrict__ isv,
+    float ema_rate, float drift_rate, float k_sigma, float half_width_floor, float v_min, float v_max,
+    int n_step)
 {
     __shared__ float shared[ADAPTIVE_BLOCK];
     const int lane = threadIdx.x;
@@ -41,21 +44,25 @@ extern "C" __global__ void atom_support_update(
     for (int branch = 0; branch < N_BRANCHES; ++branch) {
         float running = 0.0f;
         for (int row = lane; row < batch; row += ADAPTIVE_BLOCK) {
-            running += q_mean[(size_t)row * N_BRANCHES + branch];
+            running += td_target[(size_t)row * N_BRANCHES + branch];
         }
         const float mean = block_tree_sum(shared, running) * inv_batch;
         float squares = 0.0f;
         for (int row = lane; row < batch; row += ADAPTIVE_BLOCK) {
-            const size_t at = (size_t)row * N_BRANCHES + branch;
-            const float deviation = q_mean[at] - mean;
-            squares += deviation * deviation + fmaxf(q_var[at], 0.0f);
+            const float deviation = td_target[(size_t)row * N_BRANCHES + branch] - mean;
+            squares += deviation * deviation;
         }
         const float variance = block_tree_sum(shared, squares) * inv_batch;
         if (lane == 0 && batch > 0 && isfinite(mean) && isfinite(variance)) {
+            const float gamma = isv[ISV_GAMMA + branch];
+            float power = 1.0f;
+            for (int i = 0; i < 2 * n_step; ++i) power = power * gamma;
+            const float gain = 1.0f / fmaxf(1.0f - power, 1e-6f);
             const float centre = isv[ISV_ATOM_CENTRE + branch];
             const float half_width = isv[ISV_ATOM_HALF_WIDTH + branch];
             const float next_centre = centre + ema_rate * (mean - centre);
-            const float next_half = half_width + ema_rate * (k_sigma * sqrtf(variance) - half_width);
+            const float spread = k_sigma * sqrtf(variance * gain);
+            const float next_half = half_width + ema_rate * (spread - half_width);
             const float bounded_half = fminf(fmaxf(next_half, half_width_floor), half_width_cap);
             const float bounded_centre = fminf(fmaxf(next_centre, v_min + bounded_half), v_max - bounded_half);
             isv[ISV_ATOM_HALF_WIDTH + branch] = bounded_half;

@@ -2,30 +2,65 @@
 //
 // Purpose: the GPU trading environment of the trainer. Each env trades one bar series: the joint
 // action at its cursor t sets a target position (Hold keeps, Flat closes, Short/Long × magnitude
-// fraction of equity, capped by the ISV Kelly cap), the order fills at close[t] moved against the
+// fraction of equity × the ISV Kelly cap, so every magnitude stays distinct), the order fills at close[t] moved against the
 // trader (market: half spread + slippage × impact[urgency]; limit: earns capture[urgency] × half
 // spread, fills with probability fill_prob[urgency] drawn from Philox), fees are
 // fee_rate × |units| × fill, equity = cash + position × close (vectorbt from_orders accounting,
 // trainer/env/accounting.py). The reward is the differential Sharpe ratio of the per-bar net
 // return, zero during the warm-up, with a variance floor and a clip. Episodes end at the data
-// end, at the configured length or at ruin, and restart at a random bar drawn from Philox.
+// end, at the configured length or at ruin, and restart at a random bar drawn from Philox. Only
+// ruin is a terminal (nothing follows it); the data end and the time limit truncate an episode
+// whose value goes on (Pardo et al. 2018), so the learner bootstraps from the state the episode
+// reached: final_ps holds it, written only for the (rare) bars that end an episode.
 //
 // Shapes: ps f32 [n_envs, PS_STRIDE] (in/out); isv f32 [ISV_STRIDE] (device-mapped host memory,
 // staged once per block into shared memory); actions i32 [K, n_envs] joint indices; close, spread
 // f32 [n_bars]; counter i64 [1] (draw k uses counter + k; the launcher adds K afterwards);
-// rewards, dones f32 [K, n_envs]; obs_index i32 [K, n_envs] (the cursor after each step).
+// rewards, dones f32 [K, n_envs] (done: the episode ended and restarted); terminals f32 [K, n_envs]
+// (1 at ruin only); obs_index i32 [K, n_envs] (the cursor after each step, a new start after a
+// done); final_ps f32 [K, n_envs, PS_STRIDE] (where dones = 1: the state the episode reached,
+// before the restart; other rows are left as they were — an env still running reached its ps row).
 // Launch: 1-D grid, ceil(n_envs / blockDim.x) blocks; any block size.
 // Invariants: matches trainer.ops.env_step.env_step_reference operation for operation (compile
 // with --fmad=false); no atomics; each env touches only its own ps row and output columns.
 #include "generated/layout.cuh"
 #include "rng.cuh"
 
+// One env's portfolio state, held in registers across the K bars (the PS slots, by name).
+struct EnvState {
+    float pos, cash, pv, entry, dsr_a, dsr_b, wins, losses, win_sum, loss_sum;
+    float bar, episode_start, steps, last_reward, last_return, last_cost, trades;
+};
+
+__device__ __forceinline__ EnvState load_state(const float* __restrict__ row) {
+    EnvState s;
+    s.pos = row[PS_POSITION]; s.cash = row[PS_CASH]; s.pv = row[PS_PORTFOLIO_VALUE];
+    s.entry = row[PS_ENTRY_PRICE]; s.dsr_a = row[PS_DSR_A]; s.dsr_b = row[PS_DSR_B];
+    s.wins = row[PS_KELLY_WINS]; s.losses = row[PS_KELLY_LOSSES];
+    s.win_sum = row[PS_KELLY_WIN_SUM]; s.loss_sum = row[PS_KELLY_LOSS_SUM];
+    s.bar = row[PS_BAR_INDEX]; s.episode_start = row[PS_EPISODE_START]; s.steps = row[PS_EPISODE_STEPS];
+    s.last_reward = row[PS_LAST_REWARD]; s.last_return = row[PS_LAST_RETURN]; s.last_cost = row[PS_LAST_COST];
+    s.trades = row[PS_TRADE_COUNT];
+    return s;
+}
+
+__device__ __forceinline__ void store_state(float* __restrict__ row, const EnvState& s) {
+    row[PS_POSITION] = s.pos; row[PS_CASH] = s.cash; row[PS_PORTFOLIO_VALUE] = s.pv;
+    row[PS_ENTRY_PRICE] = s.entry; row[PS_DSR_A] = s.dsr_a; row[PS_DSR_B] = s.dsr_b;
+    row[PS_KELLY_WINS] = s.wins; row[PS_KELLY_LOSSES] = s.losses;
+    row[PS_KELLY_WIN_SUM] = s.win_sum; row[PS_KELLY_LOSS_SUM] = s.loss_sum;
+    row[PS_BAR_INDEX] = s.bar; row[PS_EPISODE_START] = s.episode_start; row[PS_EPISODE_STEPS] = s.steps;
+    row[PS_LAST_REWARD] = s.last_reward; row[PS_LAST_RETURN] = s.last_return; row[PS_LAST_COST] = s.last_cost;
+    row[PS_TRADE_COUNT] = s.trades;
+}
+
 extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restrict__ isv,
                                     const int* __restrict__ actions, const float* __restrict__ close,
                                     const float* __restrict__ spread, const long long* __restrict__ counter,
                                     unsigned long long seed, int n_envs, int n_bars, int k_steps,
                                     float* __restrict__ rewards, float* __restrict__ dones,
-                                    int* __restrict__ obs_index) {
+                                    int* __restrict__ obs_index, float* __restrict__ terminals,
+                                    float* __restrict__ final_ps) {
     __shared__ float cfg[ISV_STRIDE];
     for (int i = threadIdx.x; i < ISV_STRIDE; i += blockDim.x) cfg[i] = isv[i];
     __syncthreads();
@@ -45,17 +80,11 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
     const long long counter0 = counter[0];
 
     float* row = ps + (long long)e * PS_STRIDE;
-    float pos = row[PS_POSITION], cash = row[PS_CASH], pv = row[PS_PORTFOLIO_VALUE];
-    float entry = row[PS_ENTRY_PRICE], dsr_a = row[PS_DSR_A], dsr_b = row[PS_DSR_B];
-    float wins = row[PS_KELLY_WINS], losses = row[PS_KELLY_LOSSES];
-    float win_sum = row[PS_KELLY_WIN_SUM], loss_sum = row[PS_KELLY_LOSS_SUM];
-    float bar = row[PS_BAR_INDEX], episode_start = row[PS_EPISODE_START], steps = row[PS_EPISODE_STEPS];
-    float last_reward = row[PS_LAST_REWARD], last_return = row[PS_LAST_RETURN], last_cost = row[PS_LAST_COST];
-    float trades = row[PS_TRADE_COUNT];
+    EnvState s = load_state(row);
 
     for (int k = 0; k < k_steps; ++k) {
         const long long out = (long long)k * n_envs + e;
-        const int t = (int)bar;
+        const int t = (int)s.bar;
         const int a = actions[out];
         const int direction = a / JOINT_STRIDE_DIRECTION;
         const int magnitude = (a / JOINT_STRIDE_MAGNITUDE) % N_MAGNITUDE;
@@ -66,12 +95,12 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         const float half_spread = 0.5f * spread[t] / price;  // fraction of price
         float target = 0.0f;
         if (direction == DIRECTION_HOLD) {
-            target = pos;
+            target = s.pos;
         } else if (direction == DIRECTION_SHORT || direction == DIRECTION_LONG) {
-            const float units = fminf(magnitude_fraction(magnitude), kelly_cap) * pv / price;
+            const float units = magnitude_fraction(magnitude) * kelly_cap * s.pv / price;
             target = direction == DIRECTION_LONG ? units : -units;
         }
-        float delta = target - pos;
+        float delta = target - s.pos;
 
         const PhiloxWords draw = philox_draw(seed, counter0 + k, RNG_STREAM_ENV, (unsigned int)e);
         const float u_fill = philox_uniform(draw.w0);
@@ -87,84 +116,68 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         const float fill = price * (1.0f + side * slip);
         const float traded = fabsf(delta);
         const float fee = fee_rate * traded * fill;
-        cash = cash - delta * fill - fee;
-        last_cost = delta * (fill - price) + fee;
+        s.cash = s.cash - delta * fill - fee;
+        s.last_cost = delta * (fill - price) + fee;
 
         // Kelly statistics on the closed part of the position (reduce, close or flip).
-        if (delta != 0.0f && pos != 0.0f && (delta > 0.0f) != (pos > 0.0f) && entry > 0.0f) {
-            const float trade_return = (pos > 0.0f ? fill - entry : entry - fill) / entry;
+        if (delta != 0.0f && s.pos != 0.0f && (delta > 0.0f) != (s.pos > 0.0f) && s.entry > 0.0f) {
+            const float trade_return = (s.pos > 0.0f ? fill - s.entry : s.entry - fill) / s.entry;
             if (trade_return > 0.0f) {
-                wins = wins + 1.0f;
-                win_sum = win_sum + trade_return;
+                s.wins = s.wins + 1.0f;
+                s.win_sum = s.win_sum + trade_return;
             } else {
-                losses = losses + 1.0f;
-                loss_sum = loss_sum - trade_return;
+                s.losses = s.losses + 1.0f;
+                s.loss_sum = s.loss_sum - trade_return;
             }
         }
-        const float new_pos = pos + delta;
+        const float new_pos = s.pos + delta;
         if (new_pos == 0.0f) {
-            entry = 0.0f;
-        } else if (pos == 0.0f || (new_pos > 0.0f) != (pos > 0.0f)) {
-            entry = fill;
-        } else if (fabsf(new_pos) > fabsf(pos)) {
-            entry = (entry * fabsf(pos) + fill * traded) / fabsf(new_pos);
+            s.entry = 0.0f;
+        } else if (s.pos == 0.0f || (new_pos > 0.0f) != (s.pos > 0.0f)) {
+            s.entry = fill;
+        } else if (fabsf(new_pos) > fabsf(s.pos)) {
+            s.entry = (s.entry * fabsf(s.pos) + fill * traded) / fabsf(new_pos);
         }
-        if (delta != 0.0f) trades = trades + 1.0f;
+        if (delta != 0.0f) s.trades = s.trades + 1.0f;
 
         // Mark to the next bar; differential Sharpe ratio of the net return.
         const int t_next = t + 1;
-        const float pv_next = cash + new_pos * close[t_next];
-        const float ret = pv_next / pv - 1.0f;
-        const float delta_a = ret - dsr_a;
-        const float delta_b = ret * ret - dsr_b;
-        const float variance = fmaxf(dsr_b - dsr_a * dsr_a, var_floor);
-        const float dsr = (dsr_b * delta_a - 0.5f * dsr_a * delta_b) / (variance * sqrtf(variance));
-        steps = steps + 1.0f;
-        const float reward = steps <= warmup ? 0.0f : fminf(fmaxf(dsr, -clip), clip);
-        dsr_a = dsr_a + eta * delta_a;
-        dsr_b = dsr_b + eta * delta_b;
-        last_reward = reward;
-        last_return = ret;
+        const float pv_next = s.cash + new_pos * close[t_next];
+        const float ret = pv_next / s.pv - 1.0f;
+        const float delta_a = ret - s.dsr_a;
+        const float delta_b = ret * ret - s.dsr_b;
+        const float variance = fmaxf(s.dsr_b - s.dsr_a * s.dsr_a, var_floor);
+        const float dsr = (s.dsr_b * delta_a - 0.5f * s.dsr_a * delta_b) / (variance * sqrtf(variance));
+        s.steps = s.steps + 1.0f;
+        const float reward = s.steps <= warmup ? 0.0f : fminf(fmaxf(dsr, -clip), clip);
+        s.dsr_a = s.dsr_a + eta * delta_a;
+        s.dsr_b = s.dsr_b + eta * delta_b;
+        s.last_reward = reward;
+        s.last_return = ret;
+        s.pos = new_pos;
+        s.pv = pv_next;
+        s.bar = (float)t_next;
 
-        const bool done = t_next >= n_bars - 1 || (episode_length > 0.0f && steps >= episode_length) ||
-                          !(pv_next > 0.0f);
+        const bool terminal = !(pv_next > 0.0f);  // ruin: nothing follows
+        const bool done = terminal || t_next >= n_bars - 1 || (episode_length > 0.0f && s.steps >= episode_length);
         rewards[out] = reward;
         dones[out] = done ? 1.0f : 0.0f;
+        terminals[out] = terminal ? 1.0f : 0.0f;
         if (done) {
+            store_state(final_ps + out * PS_STRIDE, s);  // the state the episode reached (bootstrap source)
             const int start = min((int)(u_start * (float)(max_start + 1)), max_start);
-            pos = 0.0f;
-            cash = init_cash;
-            pv = init_cash;
-            entry = 0.0f;
-            dsr_a = 0.0f;
-            dsr_b = 0.0f;
-            steps = 0.0f;
-            trades = 0.0f;
-            bar = (float)start;
-            episode_start = (float)start;
-        } else {
-            pos = new_pos;
-            pv = pv_next;
-            bar = (float)t_next;
+            s.pos = 0.0f;
+            s.cash = init_cash;
+            s.pv = init_cash;
+            s.entry = 0.0f;
+            s.dsr_a = 0.0f;
+            s.dsr_b = 0.0f;
+            s.steps = 0.0f;
+            s.trades = 0.0f;
+            s.bar = (float)start;
+            s.episode_start = (float)start;
         }
-        obs_index[out] = (int)bar;
+        obs_index[out] = (int)s.bar;
     }
-
-    row[PS_POSITION] = pos;
-    row[PS_CASH] = cash;
-    row[PS_PORTFOLIO_VALUE] = pv;
-    row[PS_ENTRY_PRICE] = entry;
-    row[PS_DSR_A] = dsr_a;
-    row[PS_DSR_B] = dsr_b;
-    row[PS_KELLY_WINS] = wins;
-    row[PS_KELLY_LOSSES] = losses;
-    row[PS_KELLY_WIN_SUM] = win_sum;
-    row[PS_KELLY_LOSS_SUM] = loss_sum;
-    row[PS_BAR_INDEX] = bar;
-    row[PS_EPISODE_START] = episode_start;
-    row[PS_EPISODE_STEPS] = steps;
-    row[PS_LAST_REWARD] = last_reward;
-    row[PS_LAST_RETURN] = last_return;
-    row[PS_LAST_COST] = last_cost;
-    row[PS_TRADE_COUNT] = trades;
+    store_state(row, s);
 }

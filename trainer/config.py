@@ -125,6 +125,8 @@ class EnvConfig:
     """Base price slippage against the trader for a market order (fraction of price)."""
     dsr_eta: float = _bounded(0.01, Bound(0.0, 1.0, open_low=True))
     """EMA rate of the differential Sharpe ratio reward (Moody & Saffell's η)."""
+    time_limit_terminal: bool = _bounded(False, Bound(choices=(True, False)))
+    """Treat the time limit and the data end as terminals (ablations); false = only ruin is, a truncated episode bootstraps from the state it reached."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,8 @@ class LossConfig:
     """N′: target quantile fractions τ′ sampled per transition."""
     huber_kappa: float = _bounded(1.0, Bound(0.0, 100.0, open_low=True))
     """κ of the quantile Huber loss."""
+    iqn_normalise: bool = _bounded(True, Bound(choices=(True, False)))
+    """IQN TD errors per unit of the branch's atom half-width, averaged over τ: its trunk gradient stays on C51's scale."""
     cql_alpha: float = _bounded(0.0, Bound(0.0, 100.0))
     """Weight of the conservative (CQL) regulariser; 0 disables it."""
     reward_scale: float = _bounded(1.0, Bound(0.0, 1e6, open_low=True))

@@ -463,9 +463,10 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
         reset=lambda: state.env.reset(keep_kelly=False),
     )  # fmt: skip
     registry.add(
-        "env.outputs", WindowReset(), StateKind.ENV, "per-step reward/done/observation outputs of the env",
-        reset=_zero_matching(named, ("env.rewards*", "env.dones*", "env.obs_index*")),
-        covers=("env.rewards*", "env.dones*", "env.obs_index*"),
+        "env.outputs", WindowReset(), StateKind.ENV,
+        "per-step reward/done/terminal/observation outputs of the env and the state each episode reached",
+        reset=_zero_matching(named, ("env.rewards*", "env.dones*", "env.obs_index*", "env.terminals*", "env.final_ps*")),
+        covers=("env.rewards*", "env.dones*", "env.obs_index*", "env.terminals*", "env.final_ps*"),
     )  # fmt: skip
     registry.add(
         "scratch", WindowReset(), StateKind.DEVICE_BUFFER,

@@ -8,6 +8,7 @@ import torch
 from trainer.isv import Isv
 from trainer.layout import (
     DIRECTION_LONG,
+    DIRECTION_SHORT,
     ISV_DSR_WARMUP_BARS,
     ISV_EPISODE_LENGTH,
     ISV_KELLY_CAP,
@@ -18,6 +19,7 @@ from trainer.layout import (
     PS_BAR_INDEX,
     PS_CASH,
     PS_EPISODE_START,
+    PS_EPISODE_STEPS,
     PS_PORTFOLIO_VALUE,
     PS_STRIDE,
     URGENCY_NORMAL,
@@ -28,10 +30,12 @@ from trainer.ops.rng import new_counter
 
 
 def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7, warmup=4.0, flat_prices=False,
-          device="cpu"):  # fmt: skip
+          ruin=False, device="cpu"):  # fmt: skip
     g = torch.Generator().manual_seed(seed)
     if flat_prices:
         close = torch.full((n_bars,), 50.0)
+    elif ruin:  # the price doubles then halves, bar after bar: a leveraged short or long is ruined
+        close = torch.tensor([100.0 * (2.0 if i % 2 else 1.0) for i in range(n_bars)])
     else:
         close = (100 * torch.exp(torch.cumsum(torch.randn(n_bars, generator=g) * 0.02, 0))).float()
     spread = torch.rand(n_bars, generator=g) * 0.05
@@ -47,7 +51,8 @@ def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7,
     return {"ps": ps, "isv": isv.tensor.clone(), "actions": actions, "close": close, "spread": spread,
                 "counter": new_counter("cpu", 12345), "seed": 0xC0FFEE + seed,
                 "rewards": torch.zeros(k_steps, n_envs), "dones": torch.zeros(k_steps, n_envs),
-                "obs_index": torch.zeros(k_steps, n_envs, dtype=torch.int32)}  # fmt: skip
+                "obs_index": torch.zeros(k_steps, n_envs, dtype=torch.int32),
+                "terminals": torch.zeros(k_steps, n_envs), "final_ps": torch.zeros(k_steps, n_envs, PS_STRIDE)}  # fmt: skip
 
 
 def _to(case, device):
@@ -65,8 +70,8 @@ def _compare(name, got, want, atol=1e-5, rtol=1e-5):
         err = float((got.double() - want.double()).abs().nan_to_num(float("inf")).max())
         detail = ", ".join(f"{i}: {got[tuple(i)].item()} vs {want[tuple(i)].item()}" for i in idx)
         columns = ""
-        if name == "ps":
-            columns = " columns " + str(sorted({PS.slots[i[1]].name for i in idx}))
+        if name in ("ps", "final_ps"):
+            columns = " columns " + str(sorted({PS.slots[i[-1]].name for i in idx}))
         raise AssertionError(f"{name}: {int(bad.sum())} mismatches, max error {err:.3g}; first {detail}{columns}")
 
 
@@ -81,6 +86,7 @@ CASES = {
     "negative_kelly_cap": {"n_envs": 64, "k_steps": 4, "n_bars": 64, "kelly_cap": -1.0},
     "zero_variance_no_warmup": {"n_envs": 256, "k_steps": 12, "n_bars": 32, "warmup": 0.0, "flat_prices": True},
     "many_bars_per_launch": {"n_envs": 4096, "k_steps": 64, "n_bars": 500, "episode_length": 32.0},
+    "ruin_is_terminal": {"n_envs": 64, "k_steps": 6, "n_bars": 32, "kelly_cap": 1.0, "ruin": True},
 }
 
 
@@ -95,7 +101,7 @@ def test_kernel_matches_reference(name: str):
     got["isv"].copy_(case["isv"].to("cuda"))
     env_step(**got)
     torch.cuda.synchronize()
-    for key in ("dones", "obs_index", "rewards", "ps", "counter"):
+    for key in ("dones", "terminals", "obs_index", "rewards", "ps", "final_ps", "counter"):
         _compare(key, got[key], want[key])
     assert int(got["counter"]) == 12345 + CASES[name]["k_steps"]
 
@@ -139,7 +145,7 @@ def test_cpu_launcher_runs_the_reference():
     a, b = _to(case, "cpu"), _to(case, "cpu")
     env_step(**a)
     env_step_reference(**b)
-    for key in ("ps", "rewards", "dones", "obs_index", "counter"):
+    for key in ("ps", "rewards", "dones", "obs_index", "terminals", "final_ps", "counter"):
         assert torch.equal(a[key], b[key])
 
 
@@ -160,6 +166,27 @@ def test_long_full_in_one_env_by_hand():
     assert float(case["ps"][0, PS_PORTFOLIO_VALUE]) == pytest.approx(cash + units * 110.0, abs=1e-6)
     # First step: A = B = 0, so the variance floor (1e-10) bounds the ratio and the clip (5) applies.
     assert float(case["rewards"][0, 0]) == 0.0  # B·ΔA − ½A·ΔB = 0 when A = B = 0
+
+
+def test_time_limits_truncate_and_ruin_terminates():
+    # Pardo et al. 2018: the env must tell a time limit (bootstrap from the state reached) from a
+    # terminal (nothing follows); before issue 9 every episode end was a terminal for the targets.
+    case = _case(n_envs=3, k_steps=1, n_bars=10, episode_length=1.0, kelly_cap=1.0)
+    case["ps"][:, PS_BAR_INDEX] = torch.tensor([2.0, 3.0, 8.0])  # env 2 reaches the data end (bar 9)
+    case["actions"][0] = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    env_step_reference(**case)
+    assert case["dones"][0].tolist() == [1.0, 1.0, 1.0]  # every episode ended and restarted
+    assert case["terminals"][0].tolist() == [0.0, 0.0, 0.0]  # none of them in ruin
+    assert case["final_ps"][0, :, PS_BAR_INDEX].tolist() == [3.0, 4.0, 9.0]  # the bars reached
+    assert case["final_ps"][0, :, PS_EPISODE_STEPS].tolist() == [1.0, 1.0, 1.0]  # before the restart
+    assert case["ps"][:, PS_EPISODE_STEPS].tolist() == [0.0, 0.0, 0.0]  # after it
+    reached_value = case["final_ps"][0, :, PS_PORTFOLIO_VALUE]
+    assert bool((reached_value != case["ps"][:, PS_PORTFOLIO_VALUE]).all())  # the restart's cash is not it
+    ruin = _case(n_envs=2, k_steps=2, n_bars=8, kelly_cap=1e6, ruin=True)  # short 10⁶× equity as the price doubles
+    ruin["ps"][:, PS_BAR_INDEX] = 0.0
+    ruin["actions"][:] = encode_joint_action(DIRECTION_SHORT, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    env_step_reference(**ruin)
+    assert ruin["terminals"][0].tolist() == [1.0, 1.0] and ruin["dones"][0].tolist() == [1.0, 1.0]
 
 
 def test_inconsistent_inputs_are_explained():

@@ -121,7 +121,7 @@ def test_soft_reset_writes_the_bootstrap_and_the_kernel_ema_decays_from_it():
     isv[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES] = 3.0  # a trained value from the last fold
     registry.reset_named_state("isv:ATOM_CENTRE")
     assert state.isv.read("ATOM_CENTRE") == (0.0,) * N_BRANCHES  # the layout bootstrap
-    adaptive_atom_support(torch.full((4, N_BRANCHES), 2.0), torch.zeros(4, N_BRANCHES), isv, machinery.params.atoms)
+    adaptive_atom_support(torch.full((4, N_BRANCHES), 2.0), isv, machinery.params.atoms)
     assert isv[ISV_ATOM_CENTRE].item() == pytest.approx(soft.ema_rate * 2.0, rel=1e-5)
 
 

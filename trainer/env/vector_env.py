@@ -7,6 +7,13 @@ counter) is allocated once here and the step writes into it in place. ``step`` r
 
 Observations are *indices* (``obs_index``: the bar each env sits at), so the learner gathers the
 feature rows it needs (``observe``) and the replay buffer stores a 4-byte index, not a feature row.
+
+Terminal vs truncated (Pardo et al. 2018): an episode that ends at ruin is terminal (no value
+follows); one that ends at the time limit or the data end is truncated — the env restarts, but the
+value of the state the episode reached goes on, and the learner bootstraps from it. ``terminals``
+tells the two apart, and ``final_bar_index`` / ``final_portfolio_inputs`` are that reached state
+(before the restart) for every env, done or not (the kernel writes ``final_ps`` only for the bars
+that end an episode, so a running env costs no extra memory traffic).
 """
 
 from __future__ import annotations
@@ -103,6 +110,7 @@ class VectorEnv:
         self.ps = torch.zeros(n_envs, PS_STRIDE, dtype=torch.float32, device=device)
         self.counter = new_counter(device) if counter is None else counter
         self._outputs: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        self._bootstrap: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self.reset()
 
     # -- buffers -----------------------------------------------------------------------------
@@ -117,6 +125,17 @@ class VectorEnv:
                 torch.zeros(shape, dtype=torch.int32, device=self.device),
             )
             self._outputs[k_steps] = buffers
+        return buffers
+
+    def bootstrap_outputs(self, k_steps: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
+        """Preallocated (terminals f32 [K, n], final_ps f32 [K, n, PS_STRIDE]) for K-bar steps."""
+        buffers = self._bootstrap.get(k_steps)
+        if buffers is None:
+            buffers = (
+                torch.zeros(k_steps, self.n_envs, dtype=torch.float32, device=self.device),
+                torch.zeros(k_steps, self.n_envs, PS_STRIDE, dtype=torch.float32, device=self.device),
+            )
+            self._bootstrap[k_steps] = buffers
         return buffers
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -151,15 +170,17 @@ class VectorEnv:
         """Apply joint actions (int32 [n] for one bar, or [K, n] for K bars with a fixed plan).
 
         Returns views of the preallocated (rewards, dones, obs_index) buffers, shaped like actions;
-        finished episodes restart at a random bar (their obs_index is the new start).
+        finished episodes restart at a random bar (their obs_index is the new start). ``terminals``
+        and the ``final_*`` observations of the last bar are read with the methods below.
         """
         single = actions.dim() == 1
         plan = actions.reshape(1, -1) if single else actions  # [K, n]
         if plan.dtype != torch.int32:
             raise ValueError(f"actions must be int32 joint indices ({plan.dtype} vs torch.int32) — hint: .to(torch.int32)")
         rewards, dones, obs_index = self.outputs(plan.shape[0])
+        terminals, final_ps = self.bootstrap_outputs(plan.shape[0])
         env_step(self.ps, self.isv.tensor, plan, self.close, self.spread, self.counter, self.seed,
-                 rewards, dones, obs_index)  # fmt: skip
+                 rewards, dones, obs_index, terminals, final_ps)  # fmt: skip
         if single:
             return rewards[0], dones[0], obs_index[0]
         return rewards, dones, obs_index
@@ -178,14 +199,37 @@ class VectorEnv:
             return self.features[index]
         return torch.index_select(self.features, 0, index, out=out)
 
-    def portfolio_inputs(self, out: torch.Tensor | None = None) -> torch.Tensor:
-        """Portfolio inputs to the network [n, PORTFOLIO_INPUT_STRIDE] (named in trainer.layout), into ``out`` if given."""
-        ps = self.ps
+    def terminals(self) -> torch.Tensor:
+        """f32 [n]: 1 where the last one-bar step ended its episode in ruin (no bootstrap), else 0."""
+        return self.bootstrap_outputs(1)[0][0]
+
+    def reached_state(self) -> torch.Tensor:
+        """ps rows [n, PS_STRIDE] of the state each env reached in the last one-bar step, before any
+        restart: ``final_ps`` where the episode ended, the live row where it goes on."""
+        _, dones, _ = self.outputs(1)
+        final_ps = self.bootstrap_outputs(1)[1][0]  # [n, PS_STRIDE], valid where done
+        return torch.where(dones[0].unsqueeze(-1) > 0, final_ps, self.ps)
+
+    def final_bar_index(self) -> torch.Tensor:
+        """int64 [n]: the bar each env reached in the last one-bar step, before any restart."""
+        return self.reached_state()[:, PS_BAR_INDEX].to(torch.int64)
+
+    def final_portfolio_inputs(self) -> torch.Tensor:
+        """Portfolio inputs [n, PORTFOLIO_INPUT_STRIDE] of the state each env reached in the last
+        one-bar step, before any restart (what a truncated episode bootstraps from)."""
+        return self.portfolio_inputs(ps=self.reached_state())
+
+    def portfolio_inputs(self, out: torch.Tensor | None = None, ps: torch.Tensor | None = None) -> torch.Tensor:
+        """Portfolio inputs to the network [n, PORTFOLIO_INPUT_STRIDE] (named in trainer.layout), into ``out`` if given.
+
+        ``ps``: the portfolio rows to describe (default: the envs' current state).
+        """
+        ps = self.ps if ps is None else ps
         cfg = self.isv.tensor.to(self.device)
-        price = self.close[self.bar_index()]  # [n]
+        price = self.close[ps[:, PS_BAR_INDEX].to(torch.int64)]  # [n]
         position, entry = ps[:, PS_POSITION], ps[:, PS_ENTRY_PRICE]
         if out is None:
-            out = torch.empty(self.n_envs, PORTFOLIO_INPUT_STRIDE, dtype=torch.float32, device=self.device)
+            out = torch.empty(ps.shape[0], PORTFOLIO_INPUT_STRIDE, dtype=torch.float32, device=self.device)
         out[:, PORTFOLIO_INPUT_POSITION_FRACTION] = position * price / ps[:, PS_PORTFOLIO_VALUE]
         unrealized = torch.where(entry > 0, (price / torch.where(entry > 0, entry, price) - 1.0) * torch.sign(position),
                                  torch.zeros_like(price))  # fmt: skip
@@ -197,4 +241,3 @@ class VectorEnv:
         out[:, PORTFOLIO_INPUT_EPISODE_PROGRESS] = torch.where(length > 0, progress, torch.zeros_like(progress))
         out[:, PORTFOLIO_INPUT_KELLY_CAP] = cfg[ISV_KELLY_CAP]
         return out
-

@@ -21,6 +21,7 @@ class C51Terms:
 
     per_branch: torch.Tensor  # [n_branches] mean cross-entropy of each branch
     total: torch.Tensor  # [] sum over branches
+    target_mean: torch.Tensor  # [n_branches, B] mean of r + γⁿ·Z′ before the projection (no graph)
 
 
 def atom_support(centre: torch.Tensor, half_width: torch.Tensor, n_atoms: int) -> torch.Tensor:
@@ -54,14 +55,18 @@ def project_distribution(
 
 
 def n_step_returns(
-    rewards: torch.Tensor, dones: torch.Tensor, gammas: torch.Tensor
+    rewards: torch.Tensor, dones: torch.Tensor, terminals: torch.Tensor, gammas: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-branch n-step returns and bootstrap discounts from raw per-step rewards.
 
-    rewards, dones: [B, n] (dones[:, i] = 1 when the episode ended after step i); gammas:
-    [n_branches] → returns [n_branches, B] = Σ_i γ^i·alive_i·r_i with alive_i = Π_{j<i}(1−done_j),
-    discounts [n_branches, B] = γⁿ·Π_j(1−done_j). Storing raw rewards lets γ (an ISV slot a GPU
-    kernel may change between steps) apply at sampling time.
+    rewards, dones, terminals: [B, n] (dones[:, i] = 1 when the episode ended after step i,
+    terminals[:, i] = 1 when that end has nothing after it); gammas: [n_branches] →
+    returns [n_branches, B] = Σ_i γ^i·alive_i·r_i with alive_i = Π_{j<i}(1−done_j), and
+    discounts [n_branches, B] = γ^m·(1 − terminal at the first end), m = the steps taken up to the
+    first episode end (n without one). A truncated episode (time limit, data end) is bootstrapped
+    from the state it reached, m steps on (Pardo et al. 2018); only a terminal stops the bootstrap.
+    Storing raw rewards lets γ (an ISV slot a GPU kernel may change between steps) apply at
+    sampling time.
     """
     n = rewards.shape[1]
     not_done = 1.0 - dones  # [B, n]
@@ -70,7 +75,9 @@ def n_step_returns(
     powers = torch.arange(n, device=rewards.device, dtype=rewards.dtype)  # [n]
     gamma_powers = gammas.unsqueeze(-1) ** powers  # [n_branches, n]
     returns = (alive * rewards).unsqueeze(0).mul(gamma_powers.unsqueeze(1)).sum(-1)  # [n_branches, B]
-    discounts = (gammas**n).unsqueeze(-1) * alive_after[:, -1].unsqueeze(0)  # [n_branches, B]
+    steps = alive.sum(1)  # [B]: m
+    ended_terminal = (alive * dones * terminals).sum(1)  # [B]: 1 when the first end is a terminal
+    discounts = gammas.unsqueeze(-1) ** steps.unsqueeze(0) * (1.0 - ended_terminal).unsqueeze(0)  # [n_branches, B]
     return returns, discounts
 
 
@@ -128,6 +135,10 @@ def branching_c51_loss(
         chooser = next_online_probs if double_q else next_target_probs
         next_one_hot = greedy_one_hot(expected_values(chooser, supports), mask)  # [B, D, A]
         next_dist = select_actions(next_target_probs, next_one_hot)  # [B, D, N]
+        # The unprojected target mean: what the adaptive support tracks (a target beyond the
+        # support still pulls it outwards; the projection would clip it to the end atom).
+        next_mean = (next_dist * supports.unsqueeze(0)).sum(-1).transpose(0, 1)  # [D, B]
+        target_mean = returns + discounts * next_mean  # [D, B]
         target = project_distribution(
             next_dist.transpose(0, 1).reshape(n_branches * batch, n_atoms),
             returns.reshape(-1),
@@ -139,4 +150,4 @@ def branching_c51_loss(
     if weights is not None:
         cross_entropy = cross_entropy * weights
     per_branch = cross_entropy.mean(1)  # [D]
-    return C51Terms(per_branch=per_branch, total=per_branch.sum())
+    return C51Terms(per_branch=per_branch, total=per_branch.sum(), target_mean=target_mean)

@@ -51,19 +51,28 @@ def branching_iqn_loss(
     returns: torch.Tensor,
     discounts: torch.Tensor,
     kappa: float = 1.0,
+    scale: torch.Tensor | None = None,
 ) -> IQNTerms:
     """Quantile Huber loss of every branch at once.
 
     current_quantiles [B, N, D, A] at taus [B, N]; next_target_quantiles [B, N′, D, A] from the
     target network at s′; taken_one_hot, next_one_hot [B, D, A] (the next action chosen by the
     online network); returns, discounts [D, B].
+
+    ``scale`` [D] (optional, > 0): measure each branch's TD errors in units of it (the trainer
+    passes the branch's atom half-width) and average over τ instead of summing. Why: the raw loss
+    grows with the return scale and with N, and its gradient into the shared trunk was ~150× the
+    C51 term's (issue 9); normalised, a TD error of one half-width costs what a C51 miss does.
     """
     chosen = (current_quantiles * taken_one_hot.unsqueeze(1)).sum(-1)  # [B, N, D]
     with torch.no_grad():
         next_chosen = (next_target_quantiles * next_one_hot.unsqueeze(1)).sum(-1)  # [B, N′, D]
         target = returns.t().unsqueeze(1) + discounts.t().unsqueeze(1) * next_chosen  # [B, N′, D]
     u = target.unsqueeze(1) - chosen.unsqueeze(2)  # [B, N, N′, D]
+    if scale is not None:
+        u = u / scale  # [B, N, N′, D] in units of each branch's scale
     indicator = (u.detach() < 0).to(chosen.dtype)
     rho = (taus.unsqueeze(-1).unsqueeze(-1) - indicator).abs() * huber(u, kappa) / kappa  # [B, N, N′, D]
-    per_branch = rho.mean(2).sum(1).mean(0)  # [D]
+    over_taus = rho.mean(2).sum(1) if scale is None else rho.mean(2).mean(1)  # [B, D]
+    per_branch = over_taus.mean(0)  # [D]
     return IQNTerms(per_branch=per_branch, total=per_branch.sum())

@@ -1,18 +1,25 @@
 """adaptive_atom_support: each branch's C51 support [centre − half-width, centre + half-width],
-tracked from EMAs of that branch's Q statistics, plus the Q-mean drift EMA.
+tracked from EMAs of the branch's TD targets, plus the Q-mean drift EMA.
 
 Why: a fixed [v_min, v_max] either clips the returns (mass piles on the end atoms and the
-distribution says nothing) or wastes atoms on values never reached. Following the batch's Q mean
-and spread keeps the atoms where the values are; a floor stops the support collapsing to a point
-and the config bounds stop it running away. The drift of the mean Q feeds learning health (a value
-scale that keeps moving is a symptom of divergence). Formulas: ``cuda/adaptive_atom_support.cu``.
+distribution says nothing) or wastes atoms on values never reached. The support follows the
+distribution of the returns the branch is trained towards: its TD targets r + γⁿ·E[Z′] on the
+training batch (before the projection, so a target outside the current support still pulls it
+outwards). The spread of the targets is only the one-step part of the return's spread; the
+stationary solution of the variance recursion Var(G) = Var(target) + γ²ⁿ·Var(G) scales it to the
+spread of the return itself. A floor stops the support collapsing to a point and the config bounds
+stop it running away. The drift of the mean target feeds learning health (a value scale that keeps
+moving is a symptom of divergence). Formulas: ``cuda/adaptive_atom_support.cu``.
 
-``adaptive_atom_support(q_mean, q_var, isv, params)`` launches on CUDA and runs
-``adaptive_atom_support_reference`` (same signature) on the CPU. ``q_mean`` and ``q_var`` are
-[batch, N_BRANCHES]: per sample, the mean and variance of the return distribution of each branch's
-greedy action (``greedy_return_moments`` builds them from the C51 distributions). The support
-covers k_σ standard deviations of the *returns* (between-sample variance of the means plus the
-mean within-sample variance), not just the spread of their means.
+An earlier version tracked the moments of the online network's own predicted distribution on the
+current support; a fresh network predicts a nearly uniform distribution (σ ≈ w/√3, so k_σ·σ > w),
+which made the config bound a fixed point: the support never left it in the default configuration
+(docs/results.md, 2026-12-01).
+
+``adaptive_atom_support(td_targets, isv, params)`` launches on CUDA and runs
+``adaptive_atom_support_reference`` (same signature) on the CPU. ``td_targets`` is
+[batch, N_BRANCHES]: per sample, the mean of each branch's TD target distribution
+(``trainer.losses.c51.C51Terms.target_mean``, transposed); γ per branch comes from the ISV.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import torch
 from trainer.layout import (
     ISV_ATOM_CENTRE,
     ISV_ATOM_HALF_WIDTH,
+    ISV_GAMMA,
     ISV_Q_MEAN_DRIFT_EMA,
     ISV_STRIDE,
     N_BRANCHES,
@@ -34,11 +42,15 @@ from trainer.ops import loader
 OP = "adaptive_atom_support"
 KERNEL = "atom_support_update"
 ADAPTIVE_BLOCK = 256  # mirrors ADAPTIVE_BLOCK in cuda/adaptive_atom_support.cu
+VARIANCE_GAIN_FLOOR = 1e-6  # mirrors the kernel: γ = 1 gives a huge gain, the config bound caps it
 
 
 @dataclass(frozen=True)
 class AtomSupportParams:
     """EMA rates and bounds of the per-branch support."""
+
+    n_step: int = 1
+    """n of the n-step targets (loss.n_step): the variance gain uses γ_b²ⁿ."""
 
     v_min: float = -10.0
     """Lower config bound of every support (loss.v_min)."""
@@ -50,7 +62,7 @@ class AtomSupportParams:
     drift_decay_bars: int = 100
     """EMA horizon of the Q-mean drift."""
     k_sigma: float = 3.0
-    """Half-width target in standard deviations of the returns of the greedy actions."""
+    """Half-width target in standard deviations of the branch's returns."""
     half_width_floor: float = 1.0
     """Smallest half-width (the support never collapses to a point)."""
 
@@ -60,6 +72,8 @@ class AtomSupportParams:
             problems.append(f"v_max {self.v_max} vs > v_min {self.v_min}")
         if self.decay_bars < 1 or self.drift_decay_bars < 1:
             problems.append(f"decay horizons {self.decay_bars}/{self.drift_decay_bars} vs ≥ 1")
+        if self.n_step < 1:
+            problems.append(f"n_step {self.n_step} vs ≥ 1")
         if self.k_sigma <= 0.0 or self.half_width_floor <= 0.0:
             problems.append(f"k_sigma {self.k_sigma} and floor {self.half_width_floor} vs > 0")
         if problems:
@@ -77,62 +91,36 @@ class AtomSupportParams:
         return 2.0 / (self.drift_decay_bars + 1.0)
 
 
-def greedy_return_moments(
-    probs: torch.Tensor, supports: torch.Tensor, action_mask: torch.Tensor | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """(mean, variance) [batch, N_BRANCHES] of each branch's greedy-action return distribution.
-
-    ``probs``: C51 probabilities [batch, N_BRANCHES, A_max, n_atoms] (padded sub-actions masked out by
-    ``action_mask`` [N_BRANCHES, A_max]); ``supports``: atom values [N_BRANCHES, n_atoms].
-    """
-    if probs.dim() != 4 or probs.shape[1] != N_BRANCHES or supports.shape != (N_BRANCHES, probs.shape[-1]):
-        raise ValueError(
-            f"C51 distributions and supports do not fit ({tuple(probs.shape)} and {tuple(supports.shape)} vs "
-            f"[batch, {N_BRANCHES}, A_max, N] and [{N_BRANCHES}, N]) — hint: pass log_probs.exp() and "
-            f"TrainerState.supports()"
-        )
-    atoms = supports[None, :, None, :]  # [1, D, 1, N]
-    means = (probs * atoms).sum(-1)  # [B, D, A]
-    second = (probs * atoms * atoms).sum(-1)  # [B, D, A]
-    ranked = means if action_mask is None else means.masked_fill(~action_mask.to(torch.bool), float("-inf"))
-    greedy = ranked.argmax(dim=-1, keepdim=True)  # [B, D, 1]
-    mean = means.gather(-1, greedy).squeeze(-1)  # [B, D]
-    variance = (second.gather(-1, greedy).squeeze(-1) - mean * mean).clamp(min=0.0)  # [B, D]
-    return mean.contiguous(), variance.contiguous()
-
-
-def _check(q_mean: torch.Tensor, q_var: torch.Tensor, isv: torch.Tensor) -> None:
+def _check(td_targets: torch.Tensor, isv: torch.Tensor) -> None:
     problems = []
-    for name, values in (("q_mean", q_mean), ("q_var", q_var)):
-        if values.dim() != 2 or values.shape[1] != N_BRANCHES or values.dtype != torch.float32:
-            problems.append(f"{name} {tuple(values.shape)} {values.dtype} vs [batch, {N_BRANCHES}] float32")
-    if q_mean.shape != q_var.shape:
-        problems.append(f"q_mean {tuple(q_mean.shape)} vs q_var {tuple(q_var.shape)}")
+    if td_targets.dim() != 2 or td_targets.shape[1] != N_BRANCHES or td_targets.dtype != torch.float32:
+        problems.append(f"td_targets {tuple(td_targets.shape)} {td_targets.dtype} vs [batch, {N_BRANCHES}] float32")
     if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
         problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] float32")
     if problems:
         raise ValueError(
-            "atom support inputs are malformed (" + "; ".join(problems) + ") — hint: build them with "
-            "greedy_return_moments"
+            "atom support inputs are malformed (" + "; ".join(problems) + ") — hint: pass the C51 loss's "
+            "target_mean transposed to [batch, branches]"
         )
 
 
 def adaptive_atom_support(
-    q_mean: torch.Tensor, q_var: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
+    td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
 ) -> None:
     """Update ATOM_CENTRE, ATOM_HALF_WIDTH (per branch) and Q_MEAN_DRIFT_EMA in place."""
-    _check(q_mean, q_var, isv)
-    if not q_mean.is_cuda:
-        adaptive_atom_support_reference(q_mean, q_var, isv, params)
+    _check(td_targets, isv)
+    if not td_targets.is_cuda:
+        adaptive_atom_support_reference(td_targets, isv, params)
         return
-    q_mean, q_var = q_mean.contiguous(), q_var.contiguous()
-    kernel = loader.load_kernel(OP, KERNEL, q_mean.device)
+    td_targets = td_targets.contiguous()
+    kernel = loader.load_kernel(OP, KERNEL, td_targets.device)
     args = (
-        loader.pointer(q_mean), loader.pointer(q_var), np.int32(q_mean.shape[0]), loader.pointer(isv),
+        loader.pointer(td_targets), np.int32(td_targets.shape[0]), loader.pointer(isv),
         np.float32(params.ema_rate), np.float32(params.drift_rate), np.float32(params.k_sigma),
         np.float32(params.half_width_floor), np.float32(params.v_min), np.float32(params.v_max),
+        np.int32(params.n_step),
     )  # fmt: skip
-    loader.launch(kernel, ADAPTIVE_BLOCK, args, q_mean.device)
+    loader.launch(kernel, ADAPTIVE_BLOCK, args, td_targets.device)
 
 
 def strided_tree_sum(values: torch.Tensor) -> torch.Tensor:
@@ -150,12 +138,23 @@ def strided_tree_sum(values: torch.Tensor) -> torch.Tensor:
     return lanes[0]
 
 
+def variance_gain(gamma: torch.Tensor, n_step: int) -> torch.Tensor:
+    """1 / max(1 − γ²ⁿ, VARIANCE_GAIN_FLOOR): Var(return) / Var(one n-step target), f32.
+
+    γ²ⁿ is a product of 2n factors in order, exactly as the kernel computes it (no pow rounding).
+    """
+    power = torch.ones((), dtype=torch.float32)
+    for _ in range(2 * n_step):
+        power = power * gamma
+    return 1.0 / torch.clamp(1.0 - power, min=VARIANCE_GAIN_FLOOR)
+
+
 def adaptive_atom_support_reference(
-    q_mean: torch.Tensor, q_var: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
+    td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
 ) -> None:
     """PyTorch twin of the kernel (f32, the kernel's summation order)."""
     f32 = torch.float32
-    batch = q_mean.shape[0]
+    batch = td_targets.shape[0]
     inv_batch = torch.tensor(1.0, dtype=f32) / float(max(batch, 1))
     rate = torch.tensor(params.ema_rate, dtype=f32)
     floor = torch.tensor(params.half_width_floor, dtype=f32)
@@ -164,16 +163,17 @@ def adaptive_atom_support_reference(
     drift_total = torch.zeros((), dtype=f32)
     drift_branches = 0
     for branch in range(N_BRANCHES):
-        column = q_mean[:, branch].to(device="cpu")
-        within = q_var[:, branch].to(device="cpu").clamp(min=0.0)
+        column = td_targets[:, branch].to(device="cpu")
         mean = strided_tree_sum(column) * inv_batch
-        variance = strided_tree_sum((column - mean) * (column - mean) + within) * inv_batch
+        variance = strided_tree_sum((column - mean) * (column - mean)) * inv_batch
         if batch == 0 or not bool(torch.isfinite(mean)) or not bool(torch.isfinite(variance)):
             continue  # the kernel skips a diverged branch in the same way
+        gain = variance_gain(isv[ISV_GAMMA + branch].to(device="cpu"), params.n_step)
         centre = isv[ISV_ATOM_CENTRE + branch].to(device="cpu").clone()
         half_width = isv[ISV_ATOM_HALF_WIDTH + branch].to(device="cpu").clone()
         next_centre = centre + rate * (mean - centre)
-        next_half = half_width + rate * (torch.tensor(params.k_sigma, dtype=f32) * torch.sqrt(variance) - half_width)
+        spread = torch.tensor(params.k_sigma, dtype=f32) * torch.sqrt(variance * gain)
+        next_half = half_width + rate * (spread - half_width)
         bounded_half = torch.minimum(torch.maximum(next_half, floor), cap)
         bounded_centre = torch.minimum(torch.maximum(next_centre, v_min + bounded_half), v_max - bounded_half)
         isv[ISV_ATOM_HALF_WIDTH + branch] = bounded_half.to(isv.device)

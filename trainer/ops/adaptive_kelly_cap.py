@@ -1,11 +1,18 @@
 """adaptive_kelly_cap: the position cap from the environments' own win/loss record.
 
 Why: the cap on |position| must grow only as the agent proves an edge, and shrink while learning
-is sick. Half-Kelly of each env's closed trades (with a Bayesian prior of 2 wins and 2 losses so a
-cold start is neither zero nor reckless), averaged over envs and scaled by (0.5 + 0.5·health),
-does that. The average over thousands of envs is a two-pass deterministic reduction (per-block
-partials, then one block) — never atomics — so a rerun is bitwise identical. Formulas:
-``cuda/adaptive_kelly_cap.cu`` header and docs/trainer-adaptive.md.
+is sick. The closed trades of every env (with a Bayesian prior of 2 wins and 2 losses per env so a
+cold start is neither zero nor reckless) are pooled; the mean trade return enters at its lower
+confidence bound (so the sampling noise of a market without an edge does not look like one); the
+continuous Kelly position μ/E[r²] — the binary stake p − q/b divided by the loss per unit of
+position — is the size; half of it, scaled by (0.5 + 0.5·health), is the cap. The pooled sums are a
+two-pass deterministic reduction (per-block partials, then one block) — never atomics — so a rerun
+is bitwise identical. Formulas: ``cuda/adaptive_kelly_cap.cu`` header and docs/trainer-adaptive.md.
+
+An earlier version averaged each env's half-Kelly p − q/b and used it directly as the position
+fraction: f* is the fraction of capital *at risk* (a lost bet loses the stake), while a lost trade
+here loses only about 0.5 % of the position, so the cap was ~200× too small and sat on its floor
+in every run (docs/results.md, 2026-12-01).
 
 ``kelly_cap_workspace(n_envs, device)`` allocates the partials scratch once (at construction);
 ``adaptive_kelly_cap(ps, isv, workspace, params)`` launches on CUDA tensors and runs
@@ -36,22 +43,34 @@ PARTIALS_KERNEL = "kelly_cap_partials"
 FINALIZE_KERNEL = "kelly_cap_finalize"
 ADAPTIVE_BLOCK = 256  # mirrors ADAPTIVE_BLOCK in cuda/adaptive_kelly_cap.cu
 TINY = 1e-12
+KELLY_STATS = 4  # pooled sums, in this order: wins, losses, win sum, loss sum (rows of the workspace)
 
 
 @dataclass(frozen=True)
 class KellyParams:
-    """Bounds of the Kelly cap (fraction of equity)."""
+    """Bounds and safety margins of the Kelly cap (a fraction of equity)."""
 
     cap_floor: float = 0.1
-    """Lowest cap: a cold-started agent (half-Kelly 0 at p = ½, b = 1) must still trade to learn."""
+    """Lowest cap: a cold-started agent (no proven edge) must still trade to learn."""
     cap_max: float = 1.0
     """Highest cap (1 = fully invested; the env's magnitude fractions never exceed 1)."""
+    kelly_fraction: float = 0.5
+    """Share of the full Kelly position (½: half-Kelly keeps ¾ of the growth at far less variance)."""
+    confidence_z: float = 2.0
+    """The mean trade return enters z standard errors low: an edge must be clear of sampling noise."""
 
     def __post_init__(self) -> None:
+        problems = []
         if not 0.0 <= self.cap_floor <= self.cap_max:
+            problems.append(f"cap bounds {self.cap_floor}..{self.cap_max} vs 0 ≤ floor ≤ max")
+        if not 0.0 < self.kelly_fraction <= 1.0:
+            problems.append(f"kelly_fraction {self.kelly_fraction} vs (0, 1]")
+        if self.confidence_z < 0.0:
+            problems.append(f"confidence_z {self.confidence_z} vs ≥ 0")
+        if problems:
             raise ValueError(
-                f"invalid Kelly cap bounds ({self.cap_floor}..{self.cap_max} vs 0 ≤ floor ≤ max) — "
-                f"hint: e.g. KellyParams(cap_floor=0.1, cap_max=1.0)"
+                "invalid Kelly cap parameters (" + "; ".join(problems) + ") — hint: e.g. "
+                "KellyParams(cap_floor=0.1, cap_max=1.0, kelly_fraction=0.5, confidence_z=2.0)"
             )
 
 
@@ -60,10 +79,10 @@ def n_partials(n_envs: int) -> int:
 
 
 def kelly_cap_workspace(n_envs: int, device: torch.device | str) -> torch.Tensor:
-    """The per-block partial sums [ceil(n_envs / 256)] f32, allocated once outside any capture."""
+    """The per-block partial sums [KELLY_STATS, ceil(n_envs / 256)] f32, allocated once outside any capture."""
     if n_envs < 1:
         raise ValueError(f"Kelly cap needs at least one env ({n_envs} vs ≥ 1) — hint: set env.n_envs ≥ 1")
-    return torch.zeros(n_partials(n_envs), dtype=torch.float32, device=device)
+    return torch.zeros(KELLY_STATS, n_partials(n_envs), dtype=torch.float32, device=device)
 
 
 def _check(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor) -> None:
@@ -72,8 +91,8 @@ def _check(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor) -> None
         problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [n_envs ≥ 1, {PS_STRIDE}] float32")
     if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
         problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] float32")
-    if ps.dim() == 2 and workspace.shape != (n_partials(ps.shape[0]),):
-        problems.append(f"workspace {tuple(workspace.shape)} vs [{n_partials(ps.shape[0])}]")
+    if ps.dim() == 2 and workspace.shape != (KELLY_STATS, n_partials(ps.shape[0])):
+        problems.append(f"workspace {tuple(workspace.shape)} vs [{KELLY_STATS}, {n_partials(ps.shape[0])}]")
     if problems:
         raise ValueError(
             "Kelly cap inputs are malformed (" + "; ".join(problems) + ") — hint: allocate the "
@@ -98,24 +117,37 @@ def adaptive_kelly_cap(
     )  # fmt: skip
     loader.launch(
         finalize, ADAPTIVE_BLOCK,
-        (loader.pointer(workspace), np.int32(workspace.shape[0]), np.int32(n_envs), loader.pointer(isv),
-         np.float32(params.cap_floor), np.float32(params.cap_max)),
+        (loader.pointer(workspace), np.int32(workspace.shape[1]), loader.pointer(isv),
+         np.float32(params.cap_floor), np.float32(params.cap_max), np.float32(params.kelly_fraction),
+         np.float32(params.confidence_z)),
         ps.device,
     )  # fmt: skip
 
 
-def env_half_kelly(ps: torch.Tensor) -> torch.Tensor:
-    """Half-Kelly fraction per env [n_envs] from ps's statistics (which carry the env's prior)."""
-    tiny = torch.tensor(TINY, dtype=torch.float32, device=ps.device)
-    wins = ps[:, PS_KELLY_WINS].clamp(min=0.0)  # [n]
-    losses = ps[:, PS_KELLY_LOSSES].clamp(min=0.0)  # [n]
-    win_sum = ps[:, PS_KELLY_WIN_SUM].clamp(min=0.0)  # [n]
-    loss_sum = ps[:, PS_KELLY_LOSS_SUM].clamp(min=0.0)  # [n]
-    p = wins / torch.maximum(wins + losses, tiny)
-    odds = (win_sum / torch.maximum(wins, tiny)) / torch.maximum(loss_sum / torch.maximum(losses, tiny), tiny)
-    kelly = p - (1.0 - p) / torch.maximum(odds, tiny)
-    half = 0.5 * kelly.clamp(min=0.0)
-    return torch.where(torch.isfinite(half), half, torch.zeros_like(half))
+def env_statistics(ps: torch.Tensor) -> torch.Tensor:
+    """Each env's Kelly record [KELLY_STATS, n_envs] (wins, losses, win sum, loss sum; prior included, ≥ 0)."""
+    return torch.stack([ps[:, column].clamp(min=0.0) for column in (PS_KELLY_WINS, PS_KELLY_LOSSES,
+                                                                    PS_KELLY_WIN_SUM, PS_KELLY_LOSS_SUM)])  # fmt: skip
+
+
+def kelly_position(totals: torch.Tensor, params: KellyParams = KellyParams()) -> torch.Tensor:
+    """The Kelly position size (fraction of equity, before health and bounds) of pooled sums [KELLY_STATS].
+
+    n = W + L, μ = (WS − LS)/n (mean return per unit of position), m₂ = (WS²/W + LS²/L)/n (second
+    moment, each trade at its side's mean), μ_lcb = max(μ − z·sqrt(m₂/n), 0),
+    position = κ·μ_lcb/m₂ (continuous Kelly; for wins and losses of one size m it is (p − q)/m,
+    the binary f* = p − q/b divided by the loss per unit). 0, never NaN.
+    """
+    f32 = torch.float32
+    tiny = torch.tensor(TINY, dtype=f32, device=totals.device)
+    wins, losses, win_sum, loss_sum = totals.unbind(0)
+    trades = torch.maximum(wins + losses, tiny)
+    mean = (win_sum - loss_sum) / trades
+    second = (win_sum * win_sum / torch.maximum(wins, tiny) + loss_sum * loss_sum / torch.maximum(losses, tiny)) / trades
+    standard_error = torch.sqrt(second / trades)
+    edge = torch.clamp(mean - torch.tensor(params.confidence_z, dtype=f32) * standard_error, min=0.0)
+    position = torch.tensor(params.kelly_fraction, dtype=f32) * edge / torch.maximum(second, tiny)
+    return torch.where(torch.isfinite(position), position, torch.zeros_like(position))
 
 
 def _tree_sum(values: torch.Tensor) -> torch.Tensor:
@@ -131,20 +163,19 @@ def adaptive_kelly_cap_reference(
 ) -> None:
     """PyTorch twin of the two kernels, summing in the kernels' order (so CPU and GPU agree)."""
     n_envs = ps.shape[0]
-    blocks = workspace.shape[0]
-    half = env_half_kelly(ps)  # [n]
-    padded = torch.zeros(blocks * ADAPTIVE_BLOCK, dtype=torch.float32, device=ps.device)
-    padded[:n_envs] = half
-    workspace.copy_(_tree_sum(padded.view(blocks, ADAPTIVE_BLOCK)))  # [blocks]
-    lanes = torch.zeros(((blocks + ADAPTIVE_BLOCK - 1) // ADAPTIVE_BLOCK) * ADAPTIVE_BLOCK, dtype=torch.float32,
-                        device=ps.device)  # fmt: skip
-    lanes[:blocks] = workspace
-    strided = lanes.view(-1, ADAPTIVE_BLOCK)  # [rounds, 256]: lane t sums rounds in index order
-    running = strided[0].clone()
-    for row in strided[1:]:
-        running = running + row
-    total = _tree_sum(running)
+    blocks = workspace.shape[1]
+    padded = torch.zeros(KELLY_STATS, blocks * ADAPTIVE_BLOCK, dtype=torch.float32, device=ps.device)
+    padded[:, :n_envs] = env_statistics(ps)
+    workspace.copy_(_tree_sum(padded.view(KELLY_STATS, blocks, ADAPTIVE_BLOCK)))  # [KELLY_STATS, blocks]
+    rounds = (blocks + ADAPTIVE_BLOCK - 1) // ADAPTIVE_BLOCK
+    lanes = torch.zeros(KELLY_STATS, rounds * ADAPTIVE_BLOCK, dtype=torch.float32, device=ps.device)
+    lanes[:, :blocks] = workspace
+    strided = lanes.view(KELLY_STATS, rounds, ADAPTIVE_BLOCK)  # lane t sums rounds in index order
+    running = strided[:, 0].clone()
+    for index in range(1, rounds):
+        running = running + strided[:, index]
+    totals = _tree_sum(running)  # [KELLY_STATS]
     raw_health = isv[ISV_LEARNING_HEALTH].to(ps.device)
     health = torch.where(torch.isfinite(raw_health), raw_health.clamp(0.0, 1.0), torch.zeros_like(raw_health))
-    cap = total / float(max(n_envs, 1)) * (0.5 + 0.5 * health)
+    cap = kelly_position(totals, params) * (0.5 + 0.5 * health)
     isv[ISV_KELLY_CAP] = torch.clamp(cap, params.cap_floor, params.cap_max).to(isv.device)

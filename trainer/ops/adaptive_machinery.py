@@ -16,11 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from trainer.isv import Isv
-from trainer.ops.adaptive_atom_support import (
-    AtomSupportParams,
-    adaptive_atom_support,
-    greedy_return_moments,
-)
+from trainer.ops.adaptive_atom_support import AtomSupportParams, adaptive_atom_support
 from trainer.ops.adaptive_kelly_cap import (
     KellyParams,
     adaptive_kelly_cap,
@@ -47,6 +43,7 @@ class AdaptiveParams:
                 tau=config.schedule.tau, gamma=config.loss.gamma, epsilon=max(config.schedule.epsilon, 0.02)
             ),
             atoms=AtomSupportParams(
+                n_step=config.loss.n_step,
                 v_min=config.loss.v_min,
                 v_max=config.loss.v_max,
                 half_width_floor=min(1.0, 0.25 * (config.loss.v_max - config.loss.v_min)),
@@ -65,23 +62,14 @@ class AdaptiveMachinery:
     def named_tensors(self) -> dict[str, torch.Tensor]:
         return {"adaptive.kelly_workspace": self.kelly_workspace}
 
-    def after_update(
-        self,
-        ps: torch.Tensor,
-        probs: torch.Tensor,
-        supports: torch.Tensor,
-        grad_norm: torch.Tensor,
-        action_mask: torch.Tensor | None = None,
-    ) -> None:
+    def after_update(self, ps: torch.Tensor, td_targets: torch.Tensor, grad_norm: torch.Tensor) -> None:
         """Inside the step, after the optimizer: support per branch, drift EMA, Sharpe/grad EMAs, health.
 
-        ``probs``: the online network's C51 probabilities on the training batch [B, N_BRANCHES,
-        A_max, N] (``action_mask`` [N_BRANCHES, A_max] marks real sub-actions); ``supports``: the
-        atoms they were computed on [N_BRANCHES, N]; ``grad_norm``: the global gradient norm of
-        this update (a device scalar).
+        ``td_targets``: per sample of the training batch, the mean of each branch's TD target
+        r + γⁿ·E[Z′] [B, N_BRANCHES] (``C51Terms.target_mean`` transposed); ``grad_norm``: the
+        global gradient norm of this update (a device scalar).
         """
-        mean, variance = greedy_return_moments(probs.detach(), supports.detach(), action_mask)  # [B, D] each
-        adaptive_atom_support(mean, variance, self.isv.tensor, self.params.atoms)
+        adaptive_atom_support(td_targets.detach().to(torch.float32).contiguous(), self.isv.tensor, self.params.atoms)
         adaptive_learning_health(ps, grad_norm.detach().to(torch.float32).reshape(1), self.isv.tensor, self.params.health)
 
     def begin_epoch(self, epoch: int, total_epochs: int, ps: torch.Tensor) -> None:

@@ -5,11 +5,15 @@ operation, in f32, so parity holds to rounding); the CPU backend runs the refere
 outputs are preallocated tensors so a captured CUDA graph can replay the step with no allocation
 and no host read. The counter advances by K in place: replays never repeat random numbers.
 
-Physics (see docs/trainer-env.md): target position from the joint action, capped by the ISV
-Kelly cap; fills at close moved against the trader (market: half spread + slippage × impact per
+Physics (see docs/trainer-env.md): target position from the joint action, the magnitude fraction
+times the ISV Kelly cap; fills at close moved against the trader (market: half spread + slippage × impact per
 urgency; limit: earns a share of the half spread and fills with a probability per urgency);
 fee = fee_rate × |units| × fill; equity = cash + position × close (trainer.env.accounting); reward
 = differential Sharpe ratio of the per-bar net return with warm-up, variance floor and clip.
+Episodes end at the data end, at the time limit or at ruin; only ruin is a terminal
+(``terminals``), and ``final_ps`` keeps, for the bars that end an episode, the state it reached
+before the restart — what a truncated episode bootstraps from (Pardo et al. 2018); its other rows
+are left as they were.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ from trainer.ops.rng import philox_words, words_to_uniform
 OP = "env_step"
 
 
-def _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_index) -> None:
+def _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_index, terminals, final_ps) -> None:
     """Shape/dtype/device checks on host metadata only (no device reads: capture-safe)."""
     problems = []
     if ps.dim() != 2 or ps.shape[1] != PS_STRIDE or ps.dtype != torch.float32:
@@ -85,7 +89,11 @@ def _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_
                                 ("obs_index", obs_index, torch.int32)):  # fmt: skip
         if tensor.shape != actions.shape or tensor.dtype != dtype:
             problems.append(f"{name} {tuple(tensor.shape)} {tensor.dtype} vs {tuple(actions.shape)} {dtype}")
-    devices = {t.device for t in (ps, actions, close, spread, counter, rewards, dones, obs_index)}
+    if terminals.shape != actions.shape or terminals.dtype != torch.float32:
+        problems.append(f"terminals {tuple(terminals.shape)} {terminals.dtype} vs {tuple(actions.shape)} float32")
+    if final_ps.shape != (*actions.shape, PS_STRIDE) or final_ps.dtype != torch.float32:
+        problems.append(f"final_ps {tuple(final_ps.shape)} {final_ps.dtype} vs {(*actions.shape, PS_STRIDE)} float32")
+    devices = {t.device for t in (ps, actions, close, spread, counter, rewards, dones, obs_index, terminals, final_ps)}
     if len(devices) != 1:
         problems.append(f"tensors on {sorted(map(str, devices))} vs one device")
     if problems:
@@ -104,11 +112,14 @@ def env_step(
     rewards: torch.Tensor,
     dones: torch.Tensor,
     obs_index: torch.Tensor,
+    terminals: torch.Tensor,
+    final_ps: torch.Tensor,
 ) -> None:
-    """Step every env K = actions.shape[0] bars; writes ps, rewards, dones, obs_index in place; counter += K."""
-    _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_index)
+    """Step every env K = actions.shape[0] bars; writes ps, rewards, dones, obs_index, terminals and
+    final_ps in place; counter += K."""
+    _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_index, terminals, final_ps)
     if not ps.is_cuda:
-        env_step_reference(ps, isv, actions, close, spread, counter, seed, rewards, dones, obs_index)
+        env_step_reference(ps, isv, actions, close, spread, counter, seed, rewards, dones, obs_index, terminals, final_ps)
         return
     n_envs, k_steps = ps.shape[0], actions.shape[0]
     kernel = loader.load_kernel(OP, OP, ps.device)
@@ -116,7 +127,8 @@ def env_step(
         loader.pointer(ps), loader.pointer(isv), loader.pointer(actions), loader.pointer(close),
         loader.pointer(spread), loader.pointer(counter), np.uint64(seed & 0xFFFFFFFFFFFFFFFF),
         np.int32(n_envs), np.int32(close.shape[0]), np.int32(k_steps),
-        loader.pointer(rewards), loader.pointer(dones), loader.pointer(obs_index),
+        loader.pointer(rewards), loader.pointer(dones), loader.pointer(obs_index), loader.pointer(terminals),
+        loader.pointer(final_ps),
     )  # fmt: skip
     loader.launch(kernel, n_envs, args, ps.device)
     counter.add_(k_steps)
@@ -133,6 +145,8 @@ def env_step_reference(
     rewards: torch.Tensor,
     dones: torch.Tensor,
     obs_index: torch.Tensor,
+    terminals: torch.Tensor,
+    final_ps: torch.Tensor,
 ) -> None:
     """Vectorised PyTorch twin of the kernel (whole batches, a loop over the K bars only)."""
     device = ps.device
@@ -170,7 +184,7 @@ def env_step_reference(
         direction, magnitude, order_type, urgency = decode_joint_action(actions[k].to(torch.int64))
         price = close[t]
         half_spread = 0.5 * spread[t] / price
-        units = torch.minimum(magnitude_fraction[magnitude], kelly_cap) * pv / price
+        units = magnitude_fraction[magnitude] * kelly_cap * pv / price
         target = torch.where(direction == DIRECTION_LONG, units, -units)
         target = torch.where(direction == DIRECTION_FLAT, zero, target)
         target = torch.where(direction == DIRECTION_HOLD, pos, target)
@@ -215,10 +229,21 @@ def env_step_reference(
         dsr_a = dsr_a + eta * delta_a
         dsr_b = dsr_b + eta * delta_b
         last_reward, last_return = reward, ret
-
-        done = (t_next >= n_bars - 1) | (has_length & (steps >= episode_length)) | ~(pv_next > 0)
+        bar = t_next.to(torch.float32)
+        reached = {
+            PS_POSITION: new_pos, PS_CASH: cash, PS_PORTFOLIO_VALUE: pv_next, PS_ENTRY_PRICE: entry,
+            PS_DSR_A: dsr_a, PS_DSR_B: dsr_b, PS_KELLY_WINS: wins, PS_KELLY_LOSSES: losses,
+            PS_KELLY_WIN_SUM: win_sum, PS_KELLY_LOSS_SUM: loss_sum, PS_BAR_INDEX: bar,
+            PS_EPISODE_START: episode_start, PS_EPISODE_STEPS: steps, PS_LAST_REWARD: last_reward,
+            PS_LAST_RETURN: last_return, PS_LAST_COST: last_cost, PS_TRADE_COUNT: trades,
+        }  # fmt: skip
+        terminal = ~(pv_next > 0)  # ruin: nothing follows
+        done = terminal | (t_next >= n_bars - 1) | (has_length & (steps >= episode_length))
+        for column, values in reached.items():  # the state an ended episode reached (bootstrap source)
+            final_ps[k, :, column] = torch.where(done, values, final_ps[k, :, column])
         rewards[k] = reward
         dones[k] = done.to(torch.float32)
+        terminals[k] = terminal.to(torch.float32)
         start = torch.minimum((u_start * (max_start + 1).to(torch.float32)).to(torch.int64), max_start)
         start_f = start.to(torch.float32)
         pos = torch.where(done, zero, new_pos)
@@ -229,7 +254,7 @@ def env_step_reference(
         dsr_b = torch.where(done, zero, dsr_b)
         steps = torch.where(done, zero, steps)
         trades = torch.where(done, zero, trades)
-        bar = torch.where(done, start_f, t_next.to(torch.float32))
+        bar = torch.where(done, start_f, bar)
         episode_start = torch.where(done, start_f, episode_start)
         obs_index[k] = bar.to(torch.int32)
 

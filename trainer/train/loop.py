@@ -227,6 +227,7 @@ def train(
     progress: ProgressCallback | None = None,
     stop_after_epochs: int | None = None,
     make_plots: bool = True,
+    adjust: Callable[[SplitRun], None] | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) training; returns the final metrics.json content (``{}`` when interrupted).
 
@@ -235,6 +236,8 @@ def train(
     ``out_dir/fold-KK/`` (each a complete run directory) and ``out_dir/metrics.json`` holds their
     mean. ``stop_after_epochs`` ends the call after that many epochs (an interruption, as when a job
     is killed after a checkpoint); ``resume=True`` continues from the newest checkpoints.
+    ``adjust`` is called with every split's freshly built run before it trains (experiments that
+    change an object the configuration does not reach, e.g. ``benchmarks/ablations.py``).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -248,7 +251,7 @@ def train(
     write_text_atomic(out / CONFIG_FILENAME, config_text(config, splits))
     if config.data.folds == 0:
         result = train_split(config, market, splits[0], out, device, resume=resume, progress=progress,
-                             stop_after_epochs=stop_after_epochs, make_plots=make_plots)  # fmt: skip
+                             stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust)  # fmt: skip
         return result.metrics
 
     carry = config.data.fold < 0  # the agent walks forward through the folds
@@ -261,7 +264,7 @@ def train(
         result = train_split(
             config, market, split, fold_dir, device, previous=previous, resume=resume and has_checkpoint(fold_dir),
             progress=progress, progress_offset=offset, progress_total=len(splits) * config.run.steps,
-            stop_after_epochs=budget, make_plots=make_plots,
+            stop_after_epochs=budget, make_plots=make_plots, adjust=adjust,
         )  # fmt: skip
         if not result.metrics:
             return {}  # interrupted inside this fold; --resume continues it
@@ -310,11 +313,14 @@ def train_split(
     progress_total: int | None = None,
     stop_after_epochs: int | None = None,
     make_plots: bool = True,
+    adjust: Callable[[SplitRun], None] | None = None,
 ) -> SplitResult:
     """The epoch driver: train on ``split.train`` in epochs, validate and select after each, then
     backtest the selected checkpoint once on ``split.test``; writes a complete run directory."""
     out.mkdir(parents=True, exist_ok=True)
     run = start_split(config, market, split, device, previous)
+    if adjust is not None:
+        adjust(run)
     state, step = run.state, run.step
     checkpoints = out / CHECKPOINT_DIRNAME
     fold_start = {"steps": state.steps_done, "epoch": state.epoch}  # a carried walk-forward state counts on

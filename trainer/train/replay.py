@@ -7,6 +7,11 @@ index of its states instead of the K-bar feature window (the window is gathered 
 tensor at sampling time: K× less memory), and the n raw rewards plus done flags instead of a
 discounted sum, so the per-branch γ (an ISV slot that GPU kernels may change) applies when the
 batch is drawn.
+
+Terminal vs truncated (Pardo et al. 2018): ``dones`` marks every episode end (it cuts the n-step
+sum), ``terminals`` only the ends with nothing after them (ruin); a transition whose window holds
+an episode end takes the state that episode *reached* as its next state (the env's final
+observation, not the restart), so a time limit is bootstrapped through.
 """
 
 from __future__ import annotations
@@ -24,19 +29,21 @@ class Transitions:
     portfolio: torch.Tensor  # [M, P] f32: portfolio inputs of the start state
     actions: torch.Tensor  # [M, n_branches] int64
     rewards: torch.Tensor  # [M, n] f32: raw per-step rewards
-    dones: torch.Tensor  # [M, n] f32: 1 where the episode ended after that step
-    next_bar_index: torch.Tensor  # [M] int64: bar of the state n steps later
+    dones: torch.Tensor  # [M, n] f32: 1 where the episode ended after that step (terminal or truncated)
+    terminals: torch.Tensor  # [M, n] f32: 1 where it ended with nothing after it (no bootstrap)
+    next_bar_index: torch.Tensor  # [M] int64: bar of the bootstrap state (n steps later, or the episode's end)
     next_portfolio: torch.Tensor  # [M, P] f32
 
 
-_FIELDS = ("bar_index", "portfolio", "actions", "rewards", "dones", "next_bar_index", "next_portfolio")
+_FIELDS = ("bar_index", "portfolio", "actions", "rewards", "dones", "terminals", "next_bar_index", "next_portfolio")
 
 
 class NStepWindow:
-    """The last n (state, action, reward, done) of every env, oldest first.
+    """The last n (state, action, reward, done, terminal, reached state) of every env, oldest first.
 
     ``push`` shifts the window by one step (fixed-shape copies, capture-safe) and returns the
-    completed transition that starts at the oldest step. Its first n − 1 outputs after a fresh
+    completed transition that starts at the oldest step; its next state is the state reached at
+    the window's first episode end, or at its last step. Its first n − 1 outputs after a fresh
     start are incomplete; the training loop fills the window with n − 1 steps before storing
     (``filled_steps`` tracks that on the host, and it is checkpointed with the window).
     """
@@ -48,6 +55,12 @@ class NStepWindow:
         self.actions = torch.zeros(n_step, n_envs, n_branches, dtype=torch.int64, device=device)  # [n, E, D]
         self.rewards = torch.zeros(n_step, n_envs, device=device)  # [n, E]
         self.dones = torch.zeros(n_step, n_envs, device=device)  # [n, E]
+        self.terminals = torch.zeros(n_step, n_envs, device=device)  # [n, E]
+        self.next_bar_index = torch.zeros(n_step, n_envs, dtype=torch.int64, device=device)  # [n, E]
+        self.next_portfolio = torch.zeros(n_step, n_envs, n_portfolio, device=device)  # [n, E, P]
+        last = torch.zeros(n_step, 1, device=device)
+        last[-1] = 1.0
+        self._last_step = last  # [n, 1] constant: the window's last step is a bootstrap point
 
     def named_tensors(self) -> dict[str, torch.Tensor]:
         return {
@@ -56,6 +69,9 @@ class NStepWindow:
             "nstep.actions": self.actions,
             "nstep.rewards": self.rewards,
             "nstep.dones": self.dones,
+            "nstep.terminals": self.terminals,
+            "nstep.next_bar_index": self.next_bar_index,
+            "nstep.next_portfolio": self.next_portfolio,
         }
 
     def push(
@@ -65,27 +81,38 @@ class NStepWindow:
         actions: torch.Tensor,
         rewards: torch.Tensor,
         dones: torch.Tensor,
+        terminals: torch.Tensor,
         next_bar_index: torch.Tensor,
         next_portfolio: torch.Tensor,
     ) -> Transitions:
+        """One step of every env: its state, action, reward, done, terminal and the state it
+        reached (before any restart: ``VectorEnv.final_bar_index`` / ``final_portfolio_inputs``)."""
         for buffer, value in (
             (self.bar_index, bar_index),
             (self.portfolio, portfolio),
             (self.actions, actions),
             (self.rewards, rewards),
             (self.dones, dones),
+            (self.terminals, terminals),
+            (self.next_bar_index, next_bar_index),
+            (self.next_portfolio, next_portfolio),
         ):
             if self.n_step > 1:
                 buffer[:-1].copy_(buffer[1:].clone())
             buffer[-1].copy_(value)
+        # The bootstrap state: the first step whose episode ended, else the last (one-hot over n).
+        alive = torch.cumprod(1.0 - self.dones, dim=0)  # [n, E]: still running after step i
+        alive_before = torch.cat([torch.ones_like(alive[:1]), alive[:-1]], dim=0)  # [n, E]
+        pick = alive_before * torch.maximum(self.dones, self._last_step)  # [n, E], one 1 per env
         return Transitions(
             bar_index=self.bar_index[0],
             portfolio=self.portfolio[0],
             actions=self.actions[0],
             rewards=self.rewards.transpose(0, 1),  # [E, n]
             dones=self.dones.transpose(0, 1),  # [E, n]
-            next_bar_index=next_bar_index,
-            next_portfolio=next_portfolio,
+            terminals=self.terminals.transpose(0, 1),  # [E, n]
+            next_bar_index=(pick.to(torch.int64) * self.next_bar_index).sum(0),  # [E]
+            next_portfolio=(pick.unsqueeze(-1) * self.next_portfolio).sum(0),  # [E, P]
         )
 
 
@@ -103,6 +130,7 @@ class ReplayBuffer:
             actions=torch.zeros(capacity, n_branches, dtype=torch.int64, device=device),
             rewards=torch.zeros(capacity, n_step, device=device),
             dones=torch.zeros(capacity, n_step, device=device),
+            terminals=torch.zeros(capacity, n_step, device=device),
             next_bar_index=torch.zeros(capacity, dtype=torch.int64, device=device),
             next_portfolio=torch.zeros(capacity, n_portfolio, device=device),
         )

@@ -117,6 +117,7 @@ class TrainerState:
             counter=self.counter,
         )  # fmt: skip
         self.env.outputs(1)  # allocate the one-bar step buffers now (checkpoints list them)
+        self.env.bootstrap_outputs(1)
         shape = network_shape(config, self.features.shape[1])
         self.online = BranchingDistributionalNet(shape).to(device)
         self.target = copy.deepcopy(self.online).requires_grad_(False)
@@ -178,6 +179,9 @@ class TrainerState:
         named["env.rewards"] = rewards
         named["env.dones"] = dones
         named["env.obs_index"] = obs_index
+        terminals, final_ps = self.env.bootstrap_outputs(1)
+        named["env.terminals"] = terminals
+        named["env.final_ps"] = final_ps
         named["rng.counter"] = self.counter
         named["isv"] = self.isv.tensor
         named["isv_local"] = self.isv_local
@@ -308,9 +312,13 @@ class TrainStep:
         actions = self.act(bar, portfolio)  # [E, D]
         joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [E]
         rewards, dones, _ = state.env.step(joint)  # advances state.counter by one
+        # Only a terminal stops the bootstrap; a time limit is bootstrapped through from the state
+        # the episode reached (env.time_limit_terminal restores the old "every end is terminal").
+        terminals = dones if state.config.env.time_limit_terminal else state.env.terminals()
         transitions = state.window.push(
-            bar, portfolio, actions, rewards, dones, state.env.bar_index(), state.env.portfolio_inputs()
-        )
+            bar, portfolio, actions, rewards, dones, terminals, state.env.final_bar_index(),
+            state.env.final_portfolio_inputs(),
+        )  # fmt: skip
         if store:
             state.replay.add(transitions)
         counts = one_hot(actions + self.sub_action_offsets, N_SUB_ACTIONS).sum((0, 1))  # [ΣA]
@@ -329,7 +337,6 @@ class TrainStep:
 
         losses = self.losses(batch, taus, taus_target)
         c51, iqn, cql, total = losses.c51, losses.iqn, losses.cql, losses.total
-        log_probs, supports, mask = losses.log_probs, losses.supports, losses.mask
 
         state.optimizer.zero_grad(set_to_none=False)
         total.backward()
@@ -339,7 +346,7 @@ class TrainStep:
         else:
             grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))
         state.optimizer.step()
-        state.adaptive.after_update(state.env.ps, log_probs.exp(), supports, grad_norm, mask)  # ISV, on the device
+        state.adaptive.after_update(state.env.ps, c51.target_mean.t(), grad_norm)  # ISV, on the device
         tau = state.isv_local[ISV_TAU]
         with torch.no_grad():
             for target_param, online_param in zip(state.target.parameters(), state.online.parameters(), strict=True):
@@ -361,7 +368,8 @@ class TrainStep:
         config = state.config
         isv = state.isv_local
         gammas = isv[ISV_GAMMA : ISV_GAMMA + N_BRANCHES]  # [D]
-        returns, discounts = n_step_returns(batch.rewards * config.loss.reward_scale, batch.dones, gammas)  # [D, B]
+        returns, discounts = n_step_returns(batch.rewards * config.loss.reward_scale, batch.dones, batch.terminals,
+                                            gammas)  # [D, B]  # fmt: skip
         supports = state.supports()  # [D, N]
         taken = _branch_one_hots(batch.actions)
 
@@ -380,8 +388,11 @@ class TrainStep:
         c51 = branching_c51_loss(log_probs, taken, next_online, next_target, returns, discounts, supports, mask,
                                  double_q=config.loss.double_q)  # fmt: skip
         quantiles = state.online.quantiles(embedding, taus)  # [B, N, D, A]
+        # Normalised IQN: TD errors per unit of the branch's atom half-width, averaged over τ, so
+        # its gradient into the trunk is on C51's scale whatever the return scale.
+        scale = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES] if config.loss.iqn_normalise else None
         iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
-                                 config.loss.huber_kappa)  # fmt: skip
+                                 config.loss.huber_kappa, scale=scale)  # fmt: skip
         cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
         total = c51.total + config.loss.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
         return StepLosses(c51=c51, iqn=iqn, cql=cql, total=total, log_probs=log_probs, supports=supports, mask=mask)

@@ -105,20 +105,34 @@ def test_targets_hold_flat_and_kelly_cap():
     _pin_start(env, 0)
     env.isv.tensor[ISV_KELLY_CAP] = 0.3
     env.step(_action(DIRECTION_LONG, MAGNITUDE_QUARTER))
-    assert _only(env, PS_POSITION) == pytest.approx(0.25 * 1000 / 100)
-    env.step(_action(DIRECTION_LONG, MAGNITUDE_FULL))  # 1.0 clipped to the cap 0.3
+    assert _only(env, PS_POSITION) == pytest.approx(0.25 * 0.3 * 1000 / 100)  # magnitude × cap
+    env.step(_action(DIRECTION_LONG, MAGNITUDE_FULL))  # the full magnitude is the cap
     assert _only(env, PS_POSITION) == pytest.approx(0.3 * 1000 / 100)
     assert float(env.portfolio_inputs()[0, PORTFOLIO_INPUT_POSITION_FRACTION]) == pytest.approx(0.3)
     env.step(_action(DIRECTION_HOLD, MAGNITUDE_QUARTER))
     assert _only(env, PS_POSITION) == pytest.approx(3.0)
     env.step(_action(DIRECTION_SHORT, MAGNITUDE_HALF))
-    assert _only(env, PS_POSITION) == pytest.approx(-3.0)
+    assert _only(env, PS_POSITION) == pytest.approx(-1.5)
     env.step(_action(DIRECTION_FLAT))
     assert _only(env, PS_POSITION) == 0.0
     assert _only(env, PS_ENTRY_PRICE) == 0.0
     env.isv.tensor[ISV_KELLY_CAP] = -0.5  # a negative cap means no exposure, never a flipped one
     env.step(_action(DIRECTION_LONG))
     assert _only(env, PS_POSITION) == 0.0
+
+
+def test_every_magnitude_stays_distinct_below_a_quarter_cap():
+    # The regression of issue 9: units = min(fraction, cap) made ¼, ½ and 1 the same position
+    # whenever the cap was below ¼ (the cap's floor is 0.1), so the magnitude branch learned nothing.
+    close = torch.full((20,), 100.0)
+    positions = []
+    for magnitude in (MAGNITUDE_QUARTER, MAGNITUDE_HALF, MAGNITUDE_FULL):
+        env = _env(close, FEE_RATE=0.0, SLIPPAGE=0.0, INIT_CASH=1000.0)
+        _pin_start(env, 0)
+        env.isv.tensor[ISV_KELLY_CAP] = 0.1
+        env.step(_action(DIRECTION_LONG, magnitude))
+        positions.append(_only(env, PS_POSITION))
+    assert positions == pytest.approx([0.25, 0.5, 1.0])  # fraction × 0.1 × 1000 / 100
 
 
 def test_dsr_warmup_zero_variance_and_formula():

@@ -99,9 +99,20 @@ def test_n_step_returns_mask_after_done_and_discount_per_branch():
     rewards = torch.tensor([[1.0, 2.0, 4.0], [1.0, 2.0, 4.0]])
     dones = torch.tensor([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     gammas = torch.tensor([0.5, 1.0])
-    returns, discounts = n_step_returns(rewards, dones, gammas)
+    returns, discounts = n_step_returns(rewards, dones, dones, gammas)  # every end a terminal
     torch.testing.assert_close(returns, torch.tensor([[1 + 1 + 1.0, 1 + 1.0], [7.0, 3.0]]))
     torch.testing.assert_close(discounts, torch.tensor([[0.125, 0.0], [1.0, 0.0]]))
+
+
+def test_a_truncated_episode_is_bootstrapped_from_where_it_ended():
+    # Pardo et al. 2018 (issue 9): a time limit is no terminal. Row 1 ends after step 1 (two steps
+    # taken): its bootstrap discount is γ², not 0; row 2 ends in ruin after step 0: no bootstrap.
+    rewards = torch.tensor([[1.0, 2.0, 4.0], [1.0, 2.0, 4.0], [1.0, 2.0, 4.0]])
+    dones = torch.tensor([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    terminals = torch.tensor([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    returns, discounts = n_step_returns(rewards, dones, terminals, torch.tensor([0.5]))
+    torch.testing.assert_close(returns, torch.tensor([[3.0, 2.0, 1.0]]))
+    torch.testing.assert_close(discounts, torch.tensor([[0.125, 0.25, 0.0]]))
 
 
 def test_double_q_selects_with_online_and_evaluates_with_target():

@@ -71,6 +71,26 @@ def test_branching_iqn_equals_per_branch_reference():
         assert abs(float(terms.per_branch[d]) - expected) < 1e-12
 
 
+def test_normalised_iqn_measures_td_errors_per_unit_of_scale_and_averages_over_taus():
+    # Issue 9: the raw IQN term's gradient into the trunk was ~150× C51's. Normalised, the loss of
+    # returns and quantiles scaled by s equals the raw loss of the unscaled ones, averaged over τ.
+    generator = torch.Generator().manual_seed(4)
+    batch, n, n_prime, branches, actions = 3, 4, 5, 2, 3
+    current = torch.randn(batch, n, branches, actions, generator=generator, dtype=torch.float64)
+    taus = torch.rand(batch, n, generator=generator, dtype=torch.float64)
+    next_q = torch.randn(batch, n_prime, branches, actions, generator=generator, dtype=torch.float64)
+    taken = torch.nn.functional.one_hot(torch.tensor([[0, 2]] * batch), actions).double()
+    next_one_hot = torch.nn.functional.one_hot(torch.tensor([[1, 1]] * batch), actions).double()
+    returns = torch.randn(branches, batch, generator=generator, dtype=torch.float64)
+    discounts = torch.rand(branches, batch, generator=generator, dtype=torch.float64)
+    raw = branching_iqn_loss(current, taken, taus, next_q, next_one_hot, returns, discounts)
+    scale = torch.tensor([7.0, 0.5], dtype=torch.float64)  # [D]
+    per_action = scale.unsqueeze(-1)  # [D, 1]: broadcast over [B, N, D, A]
+    scaled = branching_iqn_loss(current * per_action, taken, taus, next_q * per_action, next_one_hot,
+                                returns * scale.unsqueeze(-1), discounts, scale=scale)  # fmt: skip
+    torch.testing.assert_close(scaled.per_branch, raw.per_branch / n)
+
+
 def test_cql_gap_is_zero_for_a_dominant_data_action_and_ignores_padding():
     q = torch.tensor([[[100.0, 0.0, 500.0]]])  # [B=1, D=1, A=3]; action 2 is padding
     mask = torch.tensor([[True, True, False]])

@@ -12,7 +12,7 @@ def batch(start: int, count: int, n_step: int = 2) -> Transitions:
     return Transitions(
         bar_index=ids, portfolio=ids.float().unsqueeze(-1).repeat(1, 3), actions=ids.unsqueeze(-1).repeat(1, 4),
         rewards=ids.float().unsqueeze(-1).repeat(1, n_step), dones=torch.zeros(count, n_step),
-        next_bar_index=ids + 1, next_portfolio=ids.float().unsqueeze(-1).repeat(1, 3),
+        terminals=torch.zeros(count, n_step), next_bar_index=ids + 1, next_portfolio=ids.float().unsqueeze(-1).repeat(1, 3),
     )  # fmt: skip
 
 
@@ -43,11 +43,16 @@ def test_window_emits_the_transition_that_started_n_steps_ago():
     out = None
     for t in range(4):
         bar = torch.tensor([t, 100 + t])
+        done = torch.tensor([0.0, float(t == 2)])
         out = window.push(bar, bar.float().unsqueeze(-1), torch.full((2, 4), t), torch.tensor([float(t), -float(t)]),
-                          torch.tensor([0.0, float(t == 2)]), bar + 1, (bar + 1).float().unsqueeze(-1))  # fmt: skip
+                          done, torch.zeros(2), bar + 1, (bar + 1).float().unsqueeze(-1))  # fmt: skip
     # after 4 pushes the window holds steps 1, 2, 3: the transition starts at step 1
     assert out.bar_index.tolist() == [1, 101]
     assert out.actions[:, 0].tolist() == [1, 1]
     assert out.rewards.tolist() == [[1.0, 2.0, 3.0], [-1.0, -2.0, -3.0]]
     assert out.dones.tolist() == [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
-    assert out.next_bar_index.tolist() == [4, 104]
+    # env 0: no episode end, the state 3 steps on; env 1: its episode ended at step 2 (truncated):
+    # the state that episode reached (bar 103), not the restart and not the bar after it
+    assert out.next_bar_index.tolist() == [4, 103]
+    assert out.next_portfolio[:, 0].tolist() == [4.0, 103.0]
+    assert out.terminals.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]

@@ -116,3 +116,23 @@ def test_metric_update_follows_the_metrics_layout():
     assert update[METRIC_C51 + 1] == 1.0 and update[METRIC_UPDATES] == 10.0 * (len(METRICS.slots) - 1)
     with pytest.raises(ValueError, match=r"metric C51 has 3 values \(vs slot width 4\) — hint"):
         metric_update({**by_slot, "C51": torch.zeros(3)})
+
+
+@pytest.mark.parametrize("time_limit_terminal", [False, True])
+def test_a_time_limit_is_bootstrapped_from_the_bar_the_episode_reached(time_limit_terminal: bool):
+    # Issue 9 (Pardo et al. 2018): a transition that ends an episode at its time limit used the
+    # restarted env as its next state and stopped the bootstrap. Now its next state is the bar the
+    # episode reached, and it is no terminal (env.time_limit_terminal restores the old rule).
+    torch.set_num_threads(1)
+    config = tiny_config(env={"episode_length": 4, "time_limit_terminal": time_limit_terminal}, loss={"n_step": 1})
+    state = TrainerState(config, synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(6):
+        step.collect()
+    stored = int(state.replay.size)
+    storage = state.replay.storage
+    ended = storage.dones[:stored, 0] == 1.0
+    assert int(ended.sum()) == config.env.n_envs  # every env hit its 4-bar limit once in 6 steps
+    assert torch.equal(storage.next_bar_index[:stored][ended], storage.bar_index[:stored][ended] + 1)
+    want_terminal = 1.0 if time_limit_terminal else 0.0
+    assert bool((storage.terminals[:stored, 0][ended] == want_terminal).all())
