@@ -219,6 +219,8 @@ MARKET_FEATURES = (
     Slot("REALIZED_VOL_16"), Slot("REALIZED_VOL_64"), Slot("LOG_RANGE"),
     Slot("VOLUME_Z_16"), Slot("VOLUME_Z_64"), Slot("MOMENTUM_16"), Slot("MOMENTUM_64"),
     Slot("MTF_RET_4X"), Slot("MTF_VOL_4X"), Slot("MTF_RET_16X"), Slot("MTF_VOL_16X"),
+    Slot("AUTOCORR_16", doc="lag-1 autocorrelation of 1-bar returns over 16 bars: momentum (> 0) or reversal (< 0)"),
+    Slot("AUTOCORR_64", doc="lag-1 autocorrelation of 1-bar returns over 64 bars"),
 )  # fmt: skip
 ORDER_FLOW_FEATURES = (
     Slot("OFI", width=10, doc="multi-level OFI, depth-normalised, levels 1..10"),
@@ -230,7 +232,7 @@ FEATURE = Layout("FEATURE", MARKET_FEATURES + ORDER_FLOW_FEATURES, doc="per-bar 
 FEATURE_GROUPS = Layout(
     "FEATURE_GROUP",
     (
-        Slot("MARKET", width=15),
+        Slot("MARKET", width=17),
         Slot("ORDER_FLOW", width=14),
     ),
     doc="feature groups (offset + width into FEATURE)",
@@ -439,6 +441,8 @@ FEATURE_MTF_RET_4X: int = FEATURE.offsets["MTF_RET_4X"]
 FEATURE_MTF_VOL_4X: int = FEATURE.offsets["MTF_VOL_4X"]
 FEATURE_MTF_RET_16X: int = FEATURE.offsets["MTF_RET_16X"]
 FEATURE_MTF_VOL_16X: int = FEATURE.offsets["MTF_VOL_16X"]
+FEATURE_AUTOCORR_16: int = FEATURE.offsets["AUTOCORR_16"]
+FEATURE_AUTOCORR_64: int = FEATURE.offsets["AUTOCORR_64"]
 FEATURE_OFI: int = FEATURE.offsets["OFI"]
 FEATURE_OFI_WIDTH: int = FEATURE.slot("OFI").width
 FEATURE_QUEUE_IMBALANCE: int = FEATURE.offsets["QUEUE_IMBALANCE"]

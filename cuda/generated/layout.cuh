@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0x2E77D49B4355C8F1ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x4355C8F1u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x2E77D49Bu
+#define FOXHUNT_LAYOUT_FINGERPRINT 0x9F98AF8A720E7BF0ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x720E7BF0u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x9F98AF8Au
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -121,20 +121,22 @@ constexpr int FEATURE_MTF_RET_4X = 11;
 constexpr int FEATURE_MTF_VOL_4X = 12;
 constexpr int FEATURE_MTF_RET_16X = 13;
 constexpr int FEATURE_MTF_VOL_16X = 14;
-constexpr int FEATURE_OFI = 15;
+constexpr int FEATURE_AUTOCORR_16 = 15;
+constexpr int FEATURE_AUTOCORR_64 = 16;
+constexpr int FEATURE_OFI = 17;
 constexpr int FEATURE_OFI_WIDTH = 10;
-constexpr int FEATURE_QUEUE_IMBALANCE = 25;
-constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 26;
-constexpr int FEATURE_SPREAD_REL = 27;
-constexpr int FEATURE_BOOK_COM = 28;
-constexpr int FEATURE_STRIDE = 29;
+constexpr int FEATURE_QUEUE_IMBALANCE = 27;
+constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 28;
+constexpr int FEATURE_SPREAD_REL = 29;
+constexpr int FEATURE_BOOK_COM = 30;
+constexpr int FEATURE_STRIDE = 31;
 
 // feature groups (offset + width into FEATURE)
 constexpr int FEATURE_GROUP_MARKET = 0;
-constexpr int FEATURE_GROUP_MARKET_WIDTH = 15;
-constexpr int FEATURE_GROUP_ORDER_FLOW = 15;
+constexpr int FEATURE_GROUP_MARKET_WIDTH = 17;
+constexpr int FEATURE_GROUP_ORDER_FLOW = 17;
 constexpr int FEATURE_GROUP_ORDER_FLOW_WIDTH = 14;
-constexpr int FEATURE_GROUP_STRIDE = 29;
+constexpr int FEATURE_GROUP_STRIDE = 31;
 
 // RNG stream ids
 constexpr int RNG_STREAM_ENV = 0;

@@ -14,7 +14,8 @@ raw column goes through one of three treatments over a trailing window of ``norm
   momentum, OFI, book centre of mass), whose sign and zero must survive.
 * ``zscore`` — subtract the rolling mean, divide by the rolling std (ddof 0); for positive level
   quantities (volatility, range, spread). A zero std gives 0.
-* ``none``   — already unit-free (queue imbalance in [-1, 1], the volume z-scores).
+* ``none``   — already unit-free (queue imbalance and return autocorrelation in [-1, 1], the
+  volume z-scores).
 
 then clipping to ``±clip``. Undefined values (warm-up rows, a one-sided book) become 0 and are
 flagged in ``FeatureSet.valid``; ``valid_from`` is the first row with every column defined.
@@ -138,6 +139,20 @@ def _momentum(close: np.ndarray, window: int) -> np.ndarray:
     return np.log(close / mean_close)
 
 
+def _autocorrelation(log_close: np.ndarray, window: int) -> np.ndarray:
+    """Lag-1 autocorrelation of 1-bar log returns over the last ``window`` bars, Σ r_t·r_{t−1} / Σ r_t²
+    (zero-mean form: hourly means are negligible beside the noise), in [−1, 1]. Why a feature: whether
+    the market currently trends or reverts is a property of the recent bars' co-movement that a policy
+    cannot read off any single return, and it changes sign between regimes."""
+    r1 = _log_return(log_close, 1)
+    lagged = np.concatenate(([np.nan], r1[:-1]))
+    products = _rolling(r1 * lagged, window).sum().to_numpy()[:, 0]
+    energy = _rolling(r1 * r1, window).sum().to_numpy()[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(energy > 0.0, products / energy, 0.0)
+    return np.where(np.isnan(products) | np.isnan(energy), np.nan, np.clip(value, -1.0, 1.0))
+
+
 def _volume_z(bars: Bars, window: int) -> np.ndarray:
     if not bars.has_volume:
         return np.zeros(len(bars))
@@ -220,6 +235,7 @@ NORMALISATION: dict[str, str] = {
     "REALIZED_VOL_16": _ZSCORE, "REALIZED_VOL_64": _ZSCORE, "LOG_RANGE": _ZSCORE,
     "VOLUME_Z_16": _NONE, "VOLUME_Z_64": _NONE, "MOMENTUM_16": _SCALE, "MOMENTUM_64": _SCALE,
     "MTF_RET_4X": _SCALE, "MTF_VOL_4X": _ZSCORE, "MTF_RET_16X": _SCALE, "MTF_VOL_16X": _ZSCORE,
+    "AUTOCORR_16": _NONE, "AUTOCORR_64": _NONE,
     "OFI": _SCALE, "QUEUE_IMBALANCE": _NONE, "QUEUE_IMBALANCE_ALL": _NONE, "SPREAD_REL": _ZSCORE, "BOOK_COM": _SCALE,
 }  # fmt: skip
 
@@ -235,6 +251,7 @@ def raw_features(bars: Bars) -> dict[str, np.ndarray]:
         out[f"REALIZED_VOL_{window}"] = _realised_vol(log_close, window)
         out[f"VOLUME_Z_{window}"] = _volume_z(bars, window)
         out[f"MOMENTUM_{window}"] = _momentum(close, window)
+        out[f"AUTOCORR_{window}"] = _autocorrelation(log_close, window)
     out["LOG_RANGE"] = np.log(bars.high / bars.low)
     for factor in MTF_FACTORS:
         out[f"MTF_RET_{factor}X"], out[f"MTF_VOL_{factor}X"] = _coarse_bars(bars, factor)
