@@ -87,8 +87,10 @@ ABLATIONS = {
                  overrides={"loss": {"iqn_normalise": False}}),
         Ablation("time_limit_terminal", "episode time limits treated as terminals (no bootstrap through them)",
                  overrides={"env": {"time_limit_terminal": True}}),
-        Ablation("episodes_128", "128-bar training episodes (time limits 8× as frequent)",
+        Ablation("episodes_128", "128-bar training episodes (at the test size 1,024-bar episodes never end)",
                  overrides={"env": {"episode_length": 128}}),
+        Ablation("episodes_128_terminal", "128-bar episodes with their time limits treated as terminals",
+                 overrides={"env": {"episode_length": 128, "time_limit_terminal": True}}),
         Ablation("gamma_0.9", "γ = 0.9 (a ten-bar horizon)", overrides={"loss": {"gamma": 0.9}}),
         Ablation("reward_scale_0.25", "rewards × 0.25 before the targets", overrides={"loss": {"reward_scale": 0.25}}),
     )

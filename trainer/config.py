@@ -176,7 +176,7 @@ class LossConfig:
     huber_kappa: float = _bounded(1.0, Bound(0.0, 100.0, open_low=True))
     """κ of the quantile Huber loss."""
     iqn_normalise: bool = _bounded(True, Bound(choices=(True, False)))
-    """IQN TD errors per unit of the branch's atom half-width, averaged over τ: its trunk gradient stays on C51's scale."""
+    """IQN TD errors per unit of the branch's atom half-width: its trunk gradient stays on C51's scale."""
     cql_alpha: float = _bounded(0.0, Bound(0.0, 100.0))
     """Weight of the conservative (CQL) regulariser; 0 disables it."""
     reward_scale: float = _bounded(1.0, Bound(0.0, 1e6, open_low=True))

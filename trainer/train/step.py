@@ -388,8 +388,8 @@ class TrainStep:
         c51 = branching_c51_loss(log_probs, taken, next_online, next_target, returns, discounts, supports, mask,
                                  double_q=config.loss.double_q)  # fmt: skip
         quantiles = state.online.quantiles(embedding, taus)  # [B, N, D, A]
-        # Normalised IQN: TD errors per unit of the branch's atom half-width, averaged over τ, so
-        # its gradient into the trunk is on C51's scale whatever the return scale.
+        # Normalised IQN: TD errors per unit of the branch's atom half-width, so its gradient into
+        # the trunk is on C51's scale whatever the return scale.
         scale = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES] if config.loss.iqn_normalise else None
         iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
                                  config.loss.huber_kappa, scale=scale)  # fmt: skip

@@ -71,9 +71,9 @@ def test_branching_iqn_equals_per_branch_reference():
         assert abs(float(terms.per_branch[d]) - expected) < 1e-12
 
 
-def test_normalised_iqn_measures_td_errors_per_unit_of_scale_and_averages_over_taus():
+def test_normalised_iqn_measures_td_errors_per_unit_of_scale():
     # Issue 9: the raw IQN term's gradient into the trunk was ~150× C51's. Normalised, the loss of
-    # returns and quantiles scaled by s equals the raw loss of the unscaled ones, averaged over τ.
+    # returns and quantiles scaled by s per branch equals the raw loss of the unscaled ones.
     generator = torch.Generator().manual_seed(4)
     batch, n, n_prime, branches, actions = 3, 4, 5, 2, 3
     current = torch.randn(batch, n, branches, actions, generator=generator, dtype=torch.float64)
@@ -88,7 +88,7 @@ def test_normalised_iqn_measures_td_errors_per_unit_of_scale_and_averages_over_t
     per_action = scale.unsqueeze(-1)  # [D, 1]: broadcast over [B, N, D, A]
     scaled = branching_iqn_loss(current * per_action, taken, taus, next_q * per_action, next_one_hot,
                                 returns * scale.unsqueeze(-1), discounts, scale=scale)  # fmt: skip
-    torch.testing.assert_close(scaled.per_branch, raw.per_branch / n)
+    torch.testing.assert_close(scaled.per_branch, raw.per_branch)
 
 
 def test_cql_gap_is_zero_for_a_dominant_data_action_and_ignores_padding():
