@@ -161,9 +161,9 @@ class LossConfig:
     """n of the n-step return stored in every replay transition."""
     gamma: float = _bounded(0.99, Bound(0.0, 1.0))
     """Upper bound of the per-branch discount schedule (the GPU kernel writes γ into the ISV)."""
-    v_min: float = _bounded(-25.0, Bound(-1e6, 1e6))
+    v_min: float = _bounded(-10.0, Bound(-1e6, 1e6))
     """Lower bound of the C51 atom support that the adaptive support kernel may use."""
-    v_max: float = _bounded(25.0, Bound(-1e6, 1e6))
+    v_max: float = _bounded(10.0, Bound(-1e6, 1e6))
     """Upper bound of the C51 atom support; must exceed v_min."""
     double_q: bool = _bounded(True, Bound(choices=(True, False)))
     """Select next actions with the online network and evaluate them with the target (double DQN)."""
@@ -444,6 +444,6 @@ def reference_table() -> str:
             default = item.default
             rows.append(
                 f"| `{section_name}.{item.name}` | `{_toml_value(default)}` | "
-                f"{bound.describe() if bound else 'any string'} | {' '.join(docs.get(item.name, '').split())} |"
+                f"{bound.describe() if bound else 'any string'} | {docs.get(item.name, '')} |"
             )
     return "\n".join(rows)
