@@ -444,6 +444,6 @@ def reference_table() -> str:
             default = item.default
             rows.append(
                 f"| `{section_name}.{item.name}` | `{_toml_value(default)}` | "
-                f"{bound.describe() if bound else 'any string'} | {docs.get(item.name, '')} |"
+                f"{bound.describe() if bound else 'any string'} | {' '.join(docs.get(item.name, '').split())} |"
             )
     return "\n".join(rows)
