@@ -278,7 +278,7 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files)
+        raw = _run_project_rules(resolved, files, store)
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -306,11 +306,11 @@ def _project_pass(
     return kept
 
 
-def _run_project_rules(resolved: Resolved, files: list[Discovered]) -> list[Diagnostic]:
+def _run_project_rules(resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None) -> list[Diagnostic]:
     from foxaudit.engine.project import build_project
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files)
+    project = build_project(resolved, files, store)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)

@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import re
 import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import tree_sitter
 
-from foxaudit.files import write_text_atomic
 from foxaudit.program.globmatch import name_matches, path_matches
 from foxaudit.program.model import Program
 from foxaudit.program.pyscan import Span
@@ -565,11 +562,12 @@ def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
         if source.language == "python" and (not package or source_path.startswith(package + "/")):
             digest.update(source_path.encode())
             digest.update(hashlib.sha1(source.data).digest())
-    key = digest.hexdigest()
-    results = _header_results(program)
-    cached = results.get(key)
-    if cached is not None:
-        return HeaderCheck(path, command, bool(cached[0]), str(cached[1]))
+    key = "header-" + digest.hexdigest()
+    # The generator's verdict, cached by its inputs in the run's cache (data only).
+    store = program.cache.store
+    cached = store.get(key) if store is not None else None
+    if cached is not None and isinstance(cached.get("fresh"), bool) and isinstance(cached.get("message"), str):
+        return HeaderCheck(path, command, cached["fresh"], cached["message"])
     argv = [sys.executable if word in ("python", "python3") else word.replace("{path}", str(header)) for word in words]
     try:
         result = subprocess.run(argv, cwd=program.root, capture_output=True, text=True, timeout=program.settings.generator_timeout, check=False)
@@ -580,33 +578,6 @@ def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
     output = (result.stderr.strip() or result.stdout.strip()).splitlines()
     message = output[-1] if output else f"exit status {result.returncode}"
     fresh = result.returncode == 0
-    results[key] = [fresh, message]
-    _save_header_results(program, results)
+    if store is not None:
+        store.put(key, {"fresh": fresh, "message": message})
     return HeaderCheck(path, command, fresh, message)
-
-
-def _header_results_path(program: Program) -> Path:
-    return program.cache.root / "program-headers.json"
-
-
-def _header_results(program: Program) -> dict[str, list]:
-    """Results of generator commands by input digest (a small JSON file beside the summaries)."""
-    if not program.cache.enabled:
-        return {}
-    try:
-        data = json.loads(_header_results_path(program).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_header_results(program: Program, results: dict[str, list]) -> None:
-    if not program.cache.enabled:
-        return
-    path = _header_results_path(program)
-    kept = dict(list(results.items())[-64:])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(kept))
-    except OSError:
-        return

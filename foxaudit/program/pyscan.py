@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import pickle
 from dataclasses import dataclass
 
 import tree_sitter
@@ -169,13 +168,14 @@ _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
 class ModuleSummary:
-    """One module's facts in two tiers, so a large tree is not unpickled whole on every run.
+    """One module's facts in two tiers, so a large tree is not decoded whole on every run.
 
     The *index* (imports, definitions, ``with`` blocks, constants, the set of called method names
     and callee heads, the calls that may be transfers) is read with the summary. The *body* (every
-    call, assignment, subscript write and dict entry) stays a pickled blob until an analysis first
-    reads one of those lists; analyses consult the index to skip modules that cannot matter
-    (on pandas most modules' bodies are never unpickled). Either way the lists hold the same facts.
+    call, assignment, subscript write and dict entry) stays encoded bytes (``foxaudit.program.codec``)
+    until an analysis first reads one of those lists; analyses consult the index to skip modules
+    that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
+    hold the same facts.
     """
 
     def __init__(self, path: str):
@@ -193,6 +193,28 @@ class ModuleSummary:
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         self._blob: bytes | None = None
 
+    @classmethod
+    def from_index(cls, index: dict[str, object], body: bytes) -> ModuleSummary:
+        """A summary from decoded index fields and the still-encoded body (a cache entry).
+
+        Every index field must be present with the type a scan gives it; anything else is a
+        ValueError (the codec's callers treat it as a cache miss).
+        """
+        summary = cls("")
+        expected = {name: type(value) for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+        if index.keys() != expected.keys() or any(type(index[name]) is not kind for name, kind in expected.items()):
+            raise ValueError("summary index fields differ from this version's")
+        summary.__dict__.update(index)
+        summary._body = None
+        summary._blob = body
+        return summary
+
+    def body_bytes(self) -> bytes:
+        """The body in the codec's format (what a cache entry stores)."""
+        from foxaudit.program.codec import encode_body
+
+        return self._blob if self._body is None else encode_body(self._body)  # type: ignore[return-value]
+
     def finish(self) -> None:
         """Compute the index over the body (after scanning)."""
         calls = self.calls
@@ -209,7 +231,15 @@ class ModuleSummary:
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:
-            self._body = pickle.loads(self._blob)  # type: ignore[arg-type]
+            from foxaudit.program.codec import CodecError, decode_body
+
+            try:
+                body = decode_body(self._blob)  # type: ignore[arg-type]
+            except CodecError:
+                # A damaged cache entry whose index decoded: its body reads as empty (the file's
+                # next change, or --no-cache, rescans it) rather than failing every analysis.
+                body = {}
+            self._body = {name: body[name] if isinstance(body.get(name), list) else [] for name in _BODY}
             self._blob = None
         return self._body
 
@@ -232,15 +262,6 @@ class ModuleSummary:
     @property
     def dict_entries(self) -> list[DictEntry]:
         return self._loaded()["dict_entries"]
-
-    def __getstate__(self) -> dict:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
-        state["_blob"] = self._blob if self._body is None else pickle.dumps(self._body, protocol=pickle.HIGHEST_PROTOCOL)
-        state["_body"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ModuleSummary):

@@ -1,0 +1,141 @@
+"""Summaries ↔ bytes in a data-only format: JSON arrays of plain values, no code, no pickle.
+
+A summary file in the cache (or coming back from a scanning worker) is only ever parsed as JSON,
+and the only objects built from it are the summary classes listed in ``_CLASSES`` — each from
+its own fields, positionally — plus tuples, lists, sets, frozensets and dicts. A crafted file can
+therefore produce a wrong summary (a miss, when it does not even decode) but never run anything.
+
+Encoding: a JSON scalar is itself; every array is ``[tag, *items]`` with tag ``t`` tuple, ``l``
+list, ``s`` set, ``f`` frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too
+long for JSON's decimal form (hex text), or a class name followed by the field values in
+declaration order. A file holds ``key\\n index\\n body``: the key it was written for (a file
+copied under another name is a miss), the summary's index and its body, kept as raw bytes until
+an analysis first reads it (see ``ModuleSummary``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+from foxaudit.program.cudascan import CudaConstant, CudaSummary, Kernel, Launch, Memcpy
+from foxaudit.program.pyscan import (
+    Arg,
+    Assignment,
+    Call,
+    ClassDef,
+    DictEntry,
+    Function,
+    ImportRef,
+    ModuleSummary,
+    Span,
+    SubscriptWrite,
+    WithBlock,
+)
+
+_CLASSES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (Arg, Assignment, Call, ClassDef, DictEntry, Function, ImportRef, Span, SubscriptWrite, WithBlock,
+                CudaConstant, CudaSummary, Kernel, Launch, Memcpy)
+}  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES.values()}
+# Integers past this many bits print with more than CPython's 4,300-digit limit.
+_LONG_INT_BITS = 14_000
+_CONTAINERS = {"t": tuple, "l": list, "s": set, "f": frozenset}
+
+
+class CodecError(ValueError):
+    """The bytes are not a summary in this format (treated as a cache miss)."""
+
+
+def encode(value: Any) -> Any:
+    kind = type(value)
+    if value is None or kind is str or kind is bool or kind is float:
+        return value
+    if kind is int:
+        return value if value.bit_length() < _LONG_INT_BITS else ["i", hex(value)]
+    if kind is tuple:
+        return ["t", *map(encode, value)]
+    if kind is list:
+        return ["l", *map(encode, value)]
+    if kind is set or kind is frozenset:
+        # Sorted: the same summary always encodes to the same bytes.
+        return ["s" if kind is set else "f", *sorted(map(encode, value), key=repr)]
+    if kind is dict:
+        flat: list[Any] = ["d"]
+        for key, item in value.items():
+            flat.append(encode(key))
+            flat.append(encode(item))
+        return flat
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        raise TypeError(f"cannot encode a {kind.__name__} in a summary")
+    return [kind.__name__, *(encode(getattr(value, name)) for name in fields)]
+
+
+def decode(value: Any) -> Any:
+    if type(value) is not list:
+        return value
+    if not value or type(value[0]) is not str:
+        raise CodecError("an array without a tag")
+    tag = value[0]
+    container = _CONTAINERS.get(tag)
+    if container is not None:
+        return container(map(decode, value[1:]))
+    if tag == "d":
+        items = value[1:]
+        if len(items) % 2:
+            raise CodecError("a dict with an odd number of items")
+        return {decode(items[index]): decode(items[index + 1]) for index in range(0, len(items), 2)}
+    if tag == "i":
+        if len(value) != 2 or type(value[1]) is not str:
+            raise CodecError("a malformed long integer")
+        return int(value[1], 16)
+    cls = _CLASSES.get(tag)
+    if cls is None:
+        raise CodecError(f"unknown record type {tag!r}")
+    if len(value) != len(_FIELDS[cls]) + 1:
+        raise CodecError(f"{tag} with {len(value) - 1} fields vs {len(_FIELDS[cls])}")
+    return cls(*map(decode, value[1:]))
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(encode(value), separators=(",", ":")).encode()
+
+
+def encode_body(body: dict[str, list]) -> bytes:
+    return _dumps(body)
+
+
+def decode_body(data: bytes) -> dict[str, list]:
+    try:
+        body = decode(json.loads(data))
+    except (ValueError, TypeError) as error:
+        raise CodecError(str(error)) from None
+    if not isinstance(body, dict):
+        raise CodecError("a summary body that is not a dict")
+    return body
+
+
+def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
+    if isinstance(summary, CudaSummary):
+        return b"\n".join((key.encode(), b"cuda", _dumps(summary)))
+    index = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+    return b"\n".join((key.encode(), b"py", _dumps(index), summary.body_bytes()))
+
+
+def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
+    """The summary stored in ``data`` for ``key``; raises CodecError for anything else."""
+    parts = data.split(b"\n", 3)
+    if len(parts) < 3 or parts[0] != key.encode():
+        raise CodecError("not the entry of this key")
+    try:
+        payload = decode(json.loads(parts[2]))
+    except (ValueError, TypeError) as error:
+        raise CodecError(str(error)) from None
+    if parts[1] == b"cuda" and isinstance(payload, CudaSummary):
+        return payload
+    if parts[1] != b"py" or len(parts) != 4 or not isinstance(payload, dict):
+        raise CodecError("a malformed summary")
+    return ModuleSummary.from_index(payload, parts[3])
