@@ -449,23 +449,30 @@ class LayoutSync:
 
 def layout_sync(program: Program, model: LayoutModel | None) -> LayoutSync:
     settings = program.settings
-    python: dict[str, tuple[object, Site]] = {}
-    if model is not None:
-        for name, (value, site) in model.constants().items():
-            python[name] = (value, site)
+    # Every Python copy of every constant: a CUDA constant is compared with each of them (the
+    # first copy alone let a change in a second module's mirror pass unnoticed).
+    copies: dict[str, list[tuple[object, Site]]] = {}
+    layout_constants = model.constants() if model is not None else {}
+    for name, (value, site) in layout_constants.items():
+        copies[name] = [(value, site)]
+    first = {name: value for name, (value, _) in layout_constants.items()}
     for module in program.modules.values():
         if not any(path_matches(module.path, pattern) for pattern in (*settings.constant_modules, settings.layout_module) if pattern):
             continue
-        known = {name: value for name, (value, _) in python.items()}
+        # A name means the module's own copy when it has one, else the first copy seen.
+        known = dict(first)
         for name, arg in module.summary.constants.items():
-            if not name.isupper() or name in python:
+            if not name.isupper() or name in layout_constants:
                 continue
             value = _evaluate_python(arg.text, known)
-            if value is not None:
-                known[name] = value
-                assignment = next((a for a in module.summary.assignments if a.target == name and not a.scope), None)
-                span = assignment.span if assignment else Span(1, 1, 1, 1)
-                python[name] = (value, Site(module.path, span))
+            if value is None:
+                continue
+            known[name] = value
+            first.setdefault(name, value)
+            assignment = next((a for a in module.summary.assignments if a.target == name and not a.scope), None)
+            span = assignment.span if assignment else Span(1, 1, 1, 1)
+            copies.setdefault(name, []).append((value, Site(module.path, span)))
+    python = {name: found[0] for name, found in copies.items()}
     mismatches: list[ConstantMismatch] = []
     generated_defs: dict[str, Site] = {}
     generated_paths = {path for path, summary in program.cuda.items() if summary.generated} | set(settings.generated_headers)
@@ -481,9 +488,10 @@ def layout_sync(program: Program, model: LayoutModel | None) -> LayoutSync:
             continue
         for constant in summary.constants:
             site = Site(path, constant.span)
-            entry = python.get(constant.name)
-            if entry is not None and constant.value is not None and not _equal(constant.value, entry[0]):
-                mismatches.append(ConstantMismatch(constant.name, site, constant.text, entry[1], entry[0]))
+            if constant.value is not None:
+                for value, python_site in copies.get(constant.name, ()):
+                    if not _equal(constant.value, value):
+                        mismatches.append(ConstantMismatch(constant.name, site, constant.text, python_site, value))
             if path not in generated_paths and constant.name in generated_defs:
                 redefinitions.append(Redefinition(constant.name, site, generated_defs[constant.name]))
     headers = [_check_header(program, path, command) for path, command in sorted(settings.generated_headers.items())]

@@ -113,7 +113,13 @@ def test_a_planted_cache_entry_never_runs_code(tmp_path: Path) -> None:
 
 
 def test_codec_round_trips_every_summary_value() -> None:
-    from foxaudit.program.codec import CodecError, decode, dump_summary, encode, load_summary
+    from foxaudit.program.codec import (
+        CodecError,
+        decode,
+        dump_summary,
+        encode,
+        load_summary,
+    )
 
     source = SourceFile.from_text("pkg/m.py", "import torch as t\nS = {'a': 1}\n\ndef f(x, y=(1, 'a', -2.5)):\n    return t.zeros(3, dtype=x).item()\n")
     summary = scan_python(source, "pkg.m", False)
