@@ -151,8 +151,12 @@ def _check_once(
             deferred[relative] = entry["s"]
     if scope is not None:
         reported = {item.relative for item in files}
+        # `foxaudit check .` names every file: it is the whole project, and the findings placed on
+        # the configuration (pyproject.toml, which is no source file) belong to it as they do to
+        # a bare `foxaudit check`.
+        whole = scope is files or reported == {item.relative for item in scope}
         found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store)
-        diagnostics.extend(d for d in found if d.path in reported or scope is files)
+        diagnostics.extend(d for d in found if whole or d.path in reported)
     diagnostics.sort()
     return CheckResult(
         diagnostics=diagnostics,

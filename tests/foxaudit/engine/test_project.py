@@ -57,3 +57,21 @@ def test_no_project_rules_enabled_costs_nothing(project, tmp_path, project_rule)
     root = project(FILES)
     check(resolve(Settings(root=root, select=("FX001",))), use_cache=False)
     assert project_rule.calls == []
+
+
+def test_check_dot_and_bare_check_agree_on_configuration_findings(project, monkeypatch, run_cli):
+    """FX207/FX303 sit on pyproject.toml: `foxaudit check .` used to print "All checks passed"
+    where `foxaudit check` printed them."""
+    config = (
+        '[tool.foxaudit]\nselect = ["FX207", "FX303"]\n\n[tool.foxaudit.program]\n'
+        'entry-points = ["pkg.main"]\nlayout-module = "pkg/missing.py"\nhot-path-roots = ["pkg.main:nothing_*"]\n'
+    )
+    project({"pkg/__init__.py": "", "pkg/main.py": "def run():\n    return 1\n"}, config)
+    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+    bare = run_cli("check", "--no-cache")
+    dot = run_cli("check", "--no-cache", ".")
+    assert bare.code == dot.code == 1
+    assert bare.out == dot.out
+    assert [line.split(" ")[1] for line in bare.out.splitlines() if line.startswith("pyproject.toml")] == ["FX207", "FX303"]
+    one_file = run_cli("check", "--no-cache", "pkg/main.py")
+    assert one_file.code == 0  # a pre-commit run on one file does not repeat configuration findings
