@@ -156,7 +156,11 @@ def _check_once(
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
         found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store)
-        diagnostics.extend(d for d in found if whole or d.path in reported)
+        # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
+        unparsable = {d.path for d in diagnostics if d.code == "FX001"}
+        diagnostics.extend(
+            d for d in found if (whole or d.path in reported) and not (d.code == "FX001" and d.path in unparsable)
+        )
     diagnostics.sort()
     return CheckResult(
         diagnostics=diagnostics,
@@ -325,6 +329,15 @@ def _run_project_rules(resolved: Resolved, files: list[Discovered], store: cache
             found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
         except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
             found.append(internal_failure(config_name, f"whole-project rule {code} ({rule_class.name})", error))
+    program = project.memo.get("program")
+    for path, failure in sorted(getattr(program, "scan_failures", {}).items()):
+        found.append(
+            Diagnostic(
+                path=path, line=1, column=1, end_line=1, end_column=1, code="FX001",
+                message=f"file left out of the whole-project rules ({failure} vs a nesting depth the summariser can walk)",
+                hint="split the deeply nested expression; until then no whole-project rule sees this file",
+            )
+        )  # fmt: skip
     # The program model refers back to the project (a cycle): break it so the summaries are freed
     # by reference counting, without a collection.
     project.memo.clear()

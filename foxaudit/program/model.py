@@ -111,17 +111,34 @@ class _SummaryCache:
             self.store.put_bytes(name, data, self.SUFFIX)
 
 
-def _scan_task(task: tuple[str, bytes, str, str, bool, str, str | None]) -> tuple[str, str, bytes]:
+def scan_file(source: SourceFile, name: str, is_package: bool) -> tuple[ModuleSummary | CudaSummary, str]:
+    """(summary, failure): a file the scanner cannot summarise (nested past Python's recursion
+    limit) gets an empty summary and the reason, so one file never fails the whole program."""
+    try:
+        with no_gc():
+            if source.language == "cuda":
+                return scan_cuda(source), ""
+            return scan_python(source, name, is_package), ""
+    except RecursionError as error:
+        empty: ModuleSummary | CudaSummary
+        if source.language == "cuda":
+            empty = CudaSummary(path=source.path)
+        else:
+            empty = ModuleSummary(source.path)
+            empty.finish()
+        return empty, f"{type(error).__name__}: {error}"
+
+
+def _scan_task(task: tuple[str, bytes, str, str, bool, str, str | None]) -> tuple[str, str, bytes, str]:
     """Worker: summarise one file, store it in the cache (in the worker: writes run in parallel
     too), return it encoded (the parent decodes it with the same data-only codec)."""
     path, data, language, name, is_package, entry, cache_dir = task
     source = SourceFile(path=path, data=data, language=language)  # type: ignore[arg-type]
-    with no_gc():
-        summary = scan_cuda(source) if language == "cuda" else scan_python(source, name, is_package)
-        encoded = dump_summary(entry, summary)
-    if cache_dir is not None:
+    summary, failure = scan_file(source, name, is_package)
+    encoded = dump_summary(entry, summary)
+    if cache_dir is not None and not failure:
         Store(Path(cache_dir)).put_bytes(entry, encoded, _SummaryCache.SUFFIX)
-    return path, entry, encoded
+    return path, entry, encoded, failure
 
 
 # Below this many files to summarise, scanning in-process beats starting workers.
@@ -187,6 +204,9 @@ class Program:
         self.functions: dict[str, tuple[Module, Function]] = {}
         self.classes: dict[str, tuple[Module, ClassDef]] = {}
         self.method_names: set[str] = set()
+        # Files the scanner could not summarise (path → reason): left out of every analysis and
+        # reported as FX001 on the file itself.
+        self.scan_failures: dict[str, str] = {}
         self.cache = _SummaryCache(project.cache if use_cache else None)
         self._bindings: dict[str, dict[str, str]] = {}
         self._attr_types: dict[str, dict[str, str]] = {}
@@ -264,9 +284,12 @@ class Program:
         if len(missing) < PARALLEL_SCAN_LIMIT or default_jobs() < 2:
             for key, task in missing:
                 source = SourceFile(path=task[0], data=task[1], language=task[2])  # type: ignore[arg-type]
-                summary = scan_cuda(source) if task[2] == "cuda" else scan_python(source, task[3], task[4])
-                name = self.cache.name(key)
-                self.cache.put_bytes(name, dump_summary(name, summary))
+                summary, failure = scan_file(source, task[3], task[4])
+                if failure:
+                    self.scan_failures[task[0]] = failure
+                else:
+                    name = self.cache.name(key)
+                    self.cache.put_bytes(name, dump_summary(name, summary))
                 found[task[0]] = summary
             return found
         from concurrent.futures import ProcessPoolExecutor
@@ -281,8 +304,10 @@ class Program:
         workers = min(default_jobs(), len(ordered))
         chunk = max(1, min(16, len(ordered) // (workers * 16)))
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for path, name, data in pool.map(_scan_task, ordered, chunksize=chunk):
+            for path, name, data, failure in pool.map(_scan_task, ordered, chunksize=chunk):
                 found[path] = load_summary(name, data)
+                if failure:
+                    self.scan_failures[path] = failure
         return found
 
     def out_of_scope(self, path: str) -> bool:

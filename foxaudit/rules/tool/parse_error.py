@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import itertools
 import re
 from typing import ClassVar
 
@@ -95,6 +96,13 @@ class ParseError(Rule):
             )
             return
         if not source.tree.root_node.has_error:
+            # tree-sitter has no nesting limits; CPython does (200 open brackets, 100 indentation
+            # levels, a recursion limit while building the AST). Ask CPython when a cheap scan
+            # says the file may be past one of them, so such a file is not reported clean.
+            if source.language == "python" and may_exceed_cpython_limits(source.data):
+                located = python_syntax_error(source)
+                if located is not None:
+                    ctx.report(CODE, located[0], located[1], hint="split the nested expression or block; CPython cannot compile it")
             return
         located = python_syntax_error(source) if source.language == "python" else first_tree_error(source)
         if located is not None:
@@ -119,8 +127,33 @@ def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], 
         return (line, column, end_line, end_column), f"syntax error: {error.msg}"
     except ValueError as error:
         return (1, 1, 1, 1), f"syntax error: {error}"
+    except (RecursionError, MemoryError) as error:
+        # CPython's own verdict on a too deeply nested file (e.g. a 100,000-term sum).
+        return (1, 1, 1, 1), f"syntax error: nested too deeply for CPython ({type(error).__name__}: {error})"
     # tree-sitter's grammar lags CPython's: trust CPython, which accepts this file.
     return None
+
+
+# CPython's tokenizer limits (MAXLEVEL, MAXINDENT) and a line long enough to hold an expression
+# whose AST outgrows the recursion limit. Crossing one only means "ask CPython": brackets in
+# strings or comments count too, which costs a compile, never a false report.
+_CPYTHON_MAX_BRACKETS = 200
+_DEEP_INDENT = re.compile(rb"^[ \t]{100,}\S", re.MULTILINE)
+_LONG_LINE = 10_000
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"()[]{}")))
+_BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
+
+
+def may_exceed_cpython_limits(data: bytes) -> bool:
+    """True when ``data`` may nest deeper than CPython compiles (C-speed scans, no parse)."""
+    brackets = data.translate(None, _NOT_BRACKETS)
+    if len(brackets) > _CPYTHON_MAX_BRACKETS:
+        steps = map(int.__sub__, brackets.translate(_BRACKET_STEP), itertools.repeat(1))
+        if max(itertools.accumulate(steps)) >= _CPYTHON_MAX_BRACKETS:
+            return True
+    if len(data) > _LONG_LINE and max(map(len, data.split(b"\n"))) > _LONG_LINE:
+        return True
+    return _DEEP_INDENT.search(data) is not None
 
 
 @functools.cache

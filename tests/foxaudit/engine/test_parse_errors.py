@@ -91,3 +91,38 @@ def test_rule_with_unknown_node_type_is_reported_and_others_run(magic_rule, monk
     assert [d.code for d in found] == ["FX001"]
     assert "node type the python grammar lacks (got 'no_such_node'" in found[0].message
     assert check_source("k.cu", "int a = 42;\n", select=["FX001", "FX099"])[0].code == "FX099"
+
+
+def test_nesting_cpython_rejects_is_fx001_even_when_tree_sitter_parses_it():
+    """3,000 nested parentheses (CPython: "too many nested parentheses") used to pass clean."""
+    (diagnostic,) = _fx001("deep.py", "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n")
+    assert diagnostic.message == "syntax error: too many nested parentheses"
+    (chain,) = _fx001("chain.py", "x = " + " + ".join(["1"] * 100_000) + "\n")
+    assert "nested too deeply for CPython (RecursionError" in chain.message
+    assert "split the nested expression" in chain.hint
+    indented = "".join(" " * level + f"if x{level}:\n" for level in range(101)) + " " * 101 + "pass\n"
+    (block,) = _fx001("blocks.py", indented)
+    assert "too many levels of indentation" in block.message
+
+
+def test_brackets_in_strings_only_cost_a_compile():
+    assert _fx001("strings.py", "x = '" + "(" * 300 + "'\ny = '" + "a" * 20_000 + "'\n") == []
+
+
+def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_rule(project, run_cli):
+    """A file nested past Python's recursion limit used to fail all 16 whole-project rules with
+    "internal error" findings at pyproject.toml:1:1 that named no file."""
+    project({
+        "pkg/__init__.py": "",
+        "pkg/rejected.py": "x = " + "[" * 3000 + "1" + "]" * 3000 + "\n",  # CPython rejects it too
+        "pkg/accepted.py": "x = a" + ".b()" * 1500 + "\n",  # CPython compiles it; the summariser cannot
+        "pkg/calls.py": "x = f()" + "()" * 5000 + "\n",  # took minutes (parent walks), now instant
+    }, '[project]\nname = "pkg"\nversion = "0"\n')  # fmt: skip
+    result = run_cli("check", "--no-cache")
+    lines = result.out.splitlines()
+    assert not [line for line in lines if "internal error" in line]
+    fx001 = {line.split(":")[0]: line for line in lines if " FX001 " in line}
+    assert sorted(fx001) == ["pkg/accepted.py", "pkg/calls.py", "pkg/rejected.py"]
+    assert "too many nested parentheses" in fx001["pkg/rejected.py"]
+    assert "nested too deeply for CPython" in fx001["pkg/calls.py"]
+    assert "file left out of the whole-project rules (RecursionError" in fx001["pkg/accepted.py"]
