@@ -110,9 +110,9 @@ def _check_once(
                 data = handle.read()
         except OSError as error:
             if "FX001" in resolved.codes_for(item.relative):
-                from foxaudit.rules.tool.parse_error import internal_failure
+                from foxaudit.rules.tool.parse_error import unreadable as unreadable_file
 
-                unreadable.append(internal_failure(item.relative, "reading the file", error))
+                unreadable.append(unreadable_file(item.relative, item.absolute, error))
             continue
         digest = hashlib.sha256(data).digest()
         digests[item.relative] = digest
@@ -236,9 +236,9 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
         with open(absolute, "rb") as handle:
             data = handle.read()
     except OSError as error:
-        from foxaudit.rules.tool.parse_error import internal_failure
+        from foxaudit.rules.tool.parse_error import unreadable
 
-        return relative, {"d": cache_module.encode_diagnostics([internal_failure(relative, "reading the file", error)])}
+        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}
     outcome = analyzer.analyze(relative, data)
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
     if outcome.deferred:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import errno
 import functools
 import itertools
+import os
 import re
 from typing import ClassVar
 
@@ -270,6 +272,26 @@ def undecodable(path: str, data: bytes, error: UnicodeDecodeError) -> Diagnostic
         end_column=column + 1,
         hint="re-save the file as UTF-8",
     )
+
+
+def unreadable(path: str, absolute: str, error: OSError) -> Diagnostic:
+    """FX001 for a file that cannot be read: a broken symbolic link, permissions, an I/O error.
+
+    These are problems of the checkout, not of foxaudit, so the hint says what to fix there."""
+    if os.path.islink(absolute):
+        try:
+            target = os.readlink(absolute)
+        except OSError:
+            target = "?"
+        if error.errno == errno.ELOOP:
+            return _file_level(path, f"symbolic link loop (got {target!r}, which leads back to itself, vs a link to a file)",
+                               "point the link at a real file or delete it")
+        if not os.path.exists(absolute):
+            return _file_level(path, f"dangling symbolic link (got {target!r} vs an existing file)",
+                               "restore the link's target or delete the link")
+    reason = error.strerror or type(error).__name__
+    return _file_level(path, f"cannot read the file ({reason} vs a readable file)",
+                       "fix its permissions (or the disk), or leave it out with `exclude`")
 
 
 def internal_failure(path: str, what: str, error: BaseException) -> Diagnostic:

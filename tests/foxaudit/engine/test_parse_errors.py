@@ -126,3 +126,16 @@ def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_r
     assert "too many nested parentheses" in fx001["pkg/rejected.py"]
     assert "nested too deeply for CPython" in fx001["pkg/calls.py"]
     assert "file left out of the whole-project rules (RecursionError" in fx001["pkg/accepted.py"]
+
+
+def test_unreadable_file_hint_is_about_the_checkout_not_a_foxaudit_bug(tmp_path):
+    """The hint used to say "report this to foxaudit" for a file the checkout makes unreadable.
+    (Tests run as root, where permissions never deny a read: a directory gives the real OSError.)"""
+    from foxaudit.rules.tool.parse_error import unreadable
+
+    try:
+        open(tmp_path, "rb")  # noqa: SIM115 — opened only for its error
+    except OSError as error:
+        diagnostic = unreadable("pkg/x.py", str(tmp_path), error)
+    assert diagnostic.message == "cannot read the file (Is a directory vs a readable file)"
+    assert diagnostic.hint == "fix its permissions (or the disk), or leave it out with `exclude`"
