@@ -118,7 +118,9 @@ class ParseError(Rule):
 def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
     """CPython's verdict on a file tree-sitter found an error in (None: CPython accepts it)."""
     try:
-        compile(source.data, source.path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        # A re-encoded file is compiled as text: its bytes no longer match its coding declaration.
+        code = source.data if source.encoding == "utf-8" else source.text
+        compile(code, source.path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         line = max(error.lineno or 1, 1)
         column = max(error.offset or 1, 1)
@@ -267,11 +269,15 @@ def undecodable(path: str, data: bytes, error: UnicodeDecodeError) -> Diagnostic
         line=line,
         column=column,
         code=CODE,
-        message=f"invalid UTF-8 (got byte 0x{data[error.start]:02x} vs UTF-8 text)",
+        message=f"invalid {_codec_name(error.encoding)} (got byte 0x{data[error.start]:02x} vs {_codec_name(error.encoding)} text)",
         end_line=line,
         end_column=column + 1,
         hint="re-save the file as UTF-8",
     )
+
+
+def _codec_name(encoding: str) -> str:
+    return "UTF-8" if encoding in ("utf-8", "utf8") else encoding
 
 
 def unreadable(path: str, absolute: str, error: OSError) -> Diagnostic:

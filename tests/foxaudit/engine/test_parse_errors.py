@@ -139,3 +139,21 @@ def test_unreadable_file_hint_is_about_the_checkout_not_a_foxaudit_bug(tmp_path)
         diagnostic = unreadable("pkg/x.py", str(tmp_path), error)
     assert diagnostic.message == "cannot read the file (Is a directory vs a readable file)"
     assert diagnostic.hint == "fix its permissions (or the disk), or leave it out with `exclude`"
+
+
+def test_latin1_file_with_a_pep263_declaration_is_valid():
+    """A valid Latin-1 file with `# -*- coding: latin-1 -*-` used to be FX001 (invalid UTF-8)."""
+    data = "# -*- coding: latin-1 -*-\nname = 'café'\n".encode("latin-1")
+    assert _fx001("legacy.py", data) == []
+    (late,) = _fx001("late.py", "x = 1\n# coding: latin-1\ny = 'é'\n".encode("latin-1"))  # line 2 after code: not a declaration
+    assert late.message.startswith("invalid UTF-8 (got byte 0xe9")
+    (wrong,) = _fx001("ascii.py", "# coding: ascii\ny = 'é'\n".encode("latin-1"))
+    assert wrong.message.startswith("invalid ascii (got byte 0xe9") and (wrong.line, wrong.column) == (2, 6)
+
+
+def test_latin1_file_positions_and_fixes_keep_its_encoding(project, magic_rule):
+    """Findings count characters; --fix writes the file back in its declared encoding."""
+    root = project({"legacy.py": "# -*- coding: latin-1 -*-\ns = 'é'; x = 42\n".encode("latin-1")})
+    result = check(resolve(Settings(root=root, select=("FX001", "FX099"))), use_cache=False, fix=True)
+    assert result.fixed == 1 and [d.code for d in result.diagnostics] == []
+    assert (root / "legacy.py").read_bytes() == "# -*- coding: latin-1 -*-\ns = 'é'; x = MAGIC\n".encode("latin-1")
