@@ -246,6 +246,8 @@ def command_rule(code: str) -> int:
 
 def rule_documentation(code: str, rule: type, status: str) -> str:
     """Everything `foxaudit rule CODE` prints: header, docstring, options, examples."""
+    from foxaudit.rules.docs import toml_value
+
     lines = [f"{code} {rule.name} ({status}, invariant {rule.invariant})", "", rule.summary, ""]
     lines.append(inspect.cleandoc(rule.__doc__ or ""))
     options_class = rule.options_class
@@ -260,7 +262,7 @@ def rule_documentation(code: str, rule: type, status: str) -> str:
             else:
                 default = "(required)"
             help_text = option.metadata.get("help", "")
-            lines.append(f"{option.name.replace('_', '-')} = {_toml(default)}")
+            lines.append(f"{option.name.replace('_', '-')} = {toml_value(default)}")
             if help_text:
                 lines.append(f"    {help_text}")
     else:
@@ -270,25 +272,13 @@ def rule_documentation(code: str, rule: type, status: str) -> str:
             continue
         lines += ["", f"## {title} examples"]
         for example in examples:
-            lines += ["", f"{example.path}:", *("    " + line for line in example.code.splitlines())]
+            # An example written for non-default options says which: under the defaults it would
+            # read as wrong (FX901's `docstrings = false` example flags nothing otherwise).
+            header = f"{example.path}" + (f" (with {toml_value(dict(example.options))})" if example.options else "")
+            lines += ["", f"{header}:", *("    " + line for line in example.code.splitlines())]
             if not example.code:
                 lines.append("    (empty file)")
     return "\n".join(lines)
-
-
-def _toml(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, (list, tuple, frozenset, set)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return "[" + ", ".join(_toml(item) for item in items) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        return "{ " + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + " }"
-    return str(value)
 
 
 if __name__ == "__main__":

@@ -117,3 +117,14 @@ def test_reader_closing_the_pipe_is_not_an_internal_error(tree: Path, tmp_path: 
     stderr = process.stderr.read().decode()
     assert process.wait(timeout=60) == 141
     assert stderr == ""
+
+
+def test_rule_docs_show_the_options_an_example_assumes(tree: Path):
+    """`foxaudit rule FX901` printed `"""TODO in a docstring, but docstrings are off."""` as a
+    valid example without saying `docstrings = false` (under the defaults it is reported)."""
+    result = _foxaudit(tree, "rule", "FX901")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    at = lines.index('    """TODO in a docstring, but docstrings are off."""')
+    assert lines[at - 1] == "example.py (with { docstrings = false }):"
+    assert "example.py (with { tags = [\"WIP\"] }):" in lines
