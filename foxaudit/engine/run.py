@@ -110,7 +110,9 @@ def _check_once(
                 data = handle.read()
         except OSError as error:
             if "FX001" in resolved.codes_for(item.relative):
-                from foxaudit.rules.tool.parse_error import unreadable as unreadable_file
+                from foxaudit.rules.tool.parse_error import (
+                    unreadable as unreadable_file,
+                )
 
                 unreadable.append(unreadable_file(item.relative, item.absolute, error))
             continue

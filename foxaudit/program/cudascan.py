@@ -15,6 +15,7 @@ import tree_sitter
 
 from foxaudit.program.pyscan import Span
 from foxaudit.sources.base import SourceFile, ts_language
+from foxaudit.sources.constexpr import evaluate
 
 _QUERY_TEXT = """
 (function_definition) @def
@@ -206,54 +207,8 @@ def _strip_comment(text: str) -> str:
     return text.split("//", 1)[0].strip()
 
 
-_NUMBER = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)([uUlLfF]*)$")
-_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+\.?\d*(?:[eE][+-]?\d+)?[uUlLfF]*|\.\d+(?:[eE][+-]?\d+)?[fF]?|[A-Za-z_]\w*|<<|>>|[-+*/%()|&^~])")
 
 
 def evaluate_c(text: str, known: dict[str, float | int | None]) -> float | int | None:
-    """Value of a simple C constant expression (numbers, known names, + - * / % << >> | & ^, casts
-    of the form ``(int)`` are not supported); None when it is anything else."""
-    text = text.strip()
-    if not text:
-        return None
-    tokens = []
-    position = 0
-    while position < len(text):
-        match = _TOKEN.match(text, position)
-        if match is None:
-            return None
-        tokens.append(match.group(1))
-        position = match.end()
-    python = []
-    for token in tokens:
-        if token[0].isdigit() or token[0] == ".":
-            number = _NUMBER.match(token)
-            if number is None:
-                return None
-            literal, suffix = number.group(1), number.group(2)
-            if literal.lower().startswith("0x"):
-                python.append(str(int(literal, 16)))
-            elif "f" in suffix.lower() or any(ch in literal for ch in ".eE"):
-                python.append(repr(float(literal)))
-            else:
-                python.append(str(int(literal)))
-        elif token[0].isalpha() or token[0] == "_":
-            value = known.get(token)
-            if value is None:
-                return None
-            python.append(repr(value))
-        elif token == "/":
-            python.append("/")
-        else:
-            python.append(token)
-    expression = " ".join(python)
-    integer_division = "." not in expression and "e" not in expression
-    if integer_division:
-        expression = expression.replace("/", "//")
-    try:
-        value = eval(expression, {"__builtins__": {}}, {})
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError, OverflowError):
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value
+    """Value of a C constant expression, or None (``foxaudit.sources.constexpr``, C dialect)."""
+    return evaluate(text, known, "c")

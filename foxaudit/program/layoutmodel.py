@@ -37,6 +37,7 @@ from foxaudit.program.model import Program
 from foxaudit.program.pyscan import Span
 from foxaudit.program.wiring import Site
 from foxaudit.sources.base import SourceFile
+from foxaudit.sources.constexpr import evaluate
 
 
 @dataclass(frozen=True)
@@ -505,48 +506,9 @@ def _equal(left: object, right: object) -> bool:
         return left == right
 
 
-_BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-    ast.LShift: lambda a, b: a << b,
-    ast.RShift: lambda a, b: a >> b,
-    ast.BitOr: lambda a, b: a | b,
-    ast.BitAnd: lambda a, b: a & b,
-    ast.BitXor: lambda a, b: a ^ b,
-}
-_UNARY = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a, ast.Invert: lambda a: ~a}
-
-
 def _evaluate_python(text: str, known: dict[str, object]) -> int | float | None:
-    """Value of a constant expression of numbers and known names; None for anything else."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return None
-
-    def value(node: ast.AST) -> int | float:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.Name) and isinstance(known.get(node.id), (int, float)):
-            return known[node.id]  # type: ignore[return-value]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            left, right = value(node.left), value(node.right)
-            if isinstance(node.op, ast.LShift) and (not isinstance(right, int) or right > 128):
-                raise ValueError("shift too large")
-            return _BINARY[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return _UNARY[type(node.op)](value(node.operand))
-        raise ValueError("not a constant expression")
-
-    try:
-        result = value(tree.body)
-    except (ArithmeticError, ValueError, TypeError):
-        return None
-    return result if isinstance(result, (int, float)) and not isinstance(result, bool) else None
+    """Value of a Python constant expression, or None (``foxaudit.sources.constexpr``)."""
+    return evaluate(text, known, "python")
 
 
 def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
