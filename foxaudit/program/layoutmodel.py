@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from foxaudit.program.globmatch import name_matches, path_matches
+from foxaudit.globs import name_matches, path_matches
 from foxaudit.program.model import Program
 from foxaudit.program.pyscan import Span
 from foxaudit.program.wiring import Site

@@ -312,7 +312,7 @@ class Program:
 
     def out_of_scope(self, path: str) -> bool:
         """Paths under `out-of-scope` globs: classified in the audit, never reported."""
-        from foxaudit.program.globmatch import first_path_match
+        from foxaudit.globs import first_path_match
 
         return first_path_match(path, self.settings.out_of_scope) is not None
 
