@@ -16,6 +16,7 @@ import tree_sitter
 from foxaudit.program.pyscan import Span
 from foxaudit.sources.base import SourceFile, ts_language
 from foxaudit.sources.constexpr import evaluate
+from foxaudit.sources.cuda import enclosing_function, execution_spaces, function_name
 
 _QUERY_TEXT = """
 (function_definition) @def
@@ -108,7 +109,7 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
         qualifiers = {child.type for child in node.children if not child.is_named}
         if "__global__" not in qualifiers:
             continue
-        name = _function_name(node)
+        name = function_name(node)
         if name is None:
             continue
         template = node.parent is not None and node.parent.type == "template_declaration"
@@ -161,31 +162,15 @@ def kernels_in_source_text(text: str) -> list[str]:
     return _GLOBAL_IN_TEXT.findall(text)
 
 
-def _function_name(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None:
-        return None
-    name = declarator.child_by_field_name("declarator")
-    while name is not None and name.type not in ("identifier", "field_identifier"):
-        if name.type in ("qualified_identifier", "template_function"):
-            name = name.child_by_field_name("name")
-        else:
-            return None
-    return name
-
-
 def _enclosing_function(source: SourceFile, node: tree_sitter.Node) -> tuple[str, bool]:
-    current = node.parent
-    while current is not None:
-        if current.type == "function_definition":
-            name = _function_name(current)
-            qualifiers = {child.type for child in current.children if not child.is_named}
-            device = bool(qualifiers & {"__global__", "__device__"}) and "__host__" not in qualifiers
-            return (source.node_text(name) if name is not None else ""), device
-        current = current.parent
-    return "", False
+    """(name of the enclosing C++ function, whether it is device code)."""
+    definition = enclosing_function(node)
+    if definition is None:
+        return "", False
+    name = function_name(definition)
+    spaces = execution_spaces(definition)
+    device = bool(spaces & {"__global__", "__device__"}) and "__host__" not in spaces
+    return (source.node_text(name) if name is not None else ""), device
 
 
 def _direction(source: SourceFile, callee: str, node: tree_sitter.Node) -> str:
