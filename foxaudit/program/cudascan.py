@@ -106,8 +106,7 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
         return Span(line, column, end_line, end_column)
 
     for node in captures.get("def", ()):
-        qualifiers = {child.type for child in node.children if not child.is_named}
-        if "__global__" not in qualifiers:
+        if "__global__" not in execution_spaces(node):
             continue
         name = function_name(node)
         if name is None:
