@@ -324,13 +324,18 @@ def _run_project_rules(resolved: Resolved, files: list[Discovered], store: cache
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)
+    # One finding per failure: rules sharing a broken analysis re-raise the same exception.
+    failures: dict[int, tuple[BaseException, list[str]]] = {}
     for code in sorted(resolved.project_codes):
         rule_class = table[code].rule
         try:
             rule = rule_class()  # type: ignore[call-arg]
             found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
         except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
-            found.append(internal_failure(config_name, f"whole-project rule {code} ({rule_class.name})", error))
+            failures.setdefault(id(error), (error, []))[1].append(f"{code} ({rule_class.name})")
+    for error, rules in failures.values():
+        what = f"whole-project rule{'s' if len(rules) > 1 else ''} {', '.join(rules)}"
+        found.append(internal_failure(config_name, what, error))
     program = project.memo.get("program")
     for path, failure in sorted(getattr(program, "scan_failures", {}).items()):
         found.append(

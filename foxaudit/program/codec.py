@@ -7,7 +7,7 @@ therefore produce a wrong summary (a miss, when it does not even decode) but nev
 
 Encoding: a JSON scalar is itself; every array is ``[tag, *items]`` with tag ``t`` tuple, ``l``
 list, ``s`` set, ``f`` frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too
-long for JSON's decimal form (hex text), or a class name followed by the field values in
+long for JSON's decimal form (hex text), ``c`` a complex number (real, imaginary), or a class name followed by the field values in
 declaration order. A file holds ``key\\n index\\n body``: the key it was written for (a file
 copied under another name is a miss), the summary's index and its body, kept as raw bytes until
 an analysis first reads it (see ``ModuleSummary``).
@@ -55,6 +55,8 @@ def encode(value: Any) -> Any:
         return value
     if kind is int:
         return value if value.bit_length() < _LONG_INT_BITS else ["i", hex(value)]
+    if kind is complex:
+        return ["c", value.real, value.imag]
     if kind is tuple:
         return ["t", *map(encode, value)]
     if kind is list:
@@ -88,6 +90,10 @@ def decode(value: Any) -> Any:
         if len(items) % 2:
             raise CodecError("a dict with an odd number of items")
         return {decode(items[index]): decode(items[index + 1]) for index in range(0, len(items), 2)}
+    if tag == "c":
+        if len(value) != 3 or not all(type(part) in (int, float) for part in value[1:]):
+            raise CodecError("a malformed complex number")
+        return complex(value[1], value[2])
     if tag == "i":
         if len(value) != 2 or type(value[1]) is not str:
             raise CodecError("a malformed long integer")

@@ -371,9 +371,11 @@ class _Scanner:
             if text.isdigit():
                 return Arg("int", text, int(text))
             try:
-                return Arg("int", text, ast.literal_eval(text))
+                value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
                 return Arg("other", text)
+            # tree-sitter calls `1j` an integer too: an imaginary literal is no int constant.
+            return Arg("int", text, value) if type(value) is int else Arg("other", text)
         if kind == "float":
             try:
                 return Arg("float", text, float(text.replace("_", "")))

@@ -155,3 +155,18 @@ def test_cuda_kernels_survive_error_nodes_and_constants_evaluate() -> None:
     assert values == {"BLOCK": 256, "HALF": 128, "N": 129}
     assert evaluate_c("0x10u << 2", {}) == 64
     assert evaluate_c("sizeof(float)", {}) is None  # not guessed
+
+
+def test_imaginary_literals_summarise_and_round_trip(tmp_path: Path) -> None:
+    """pandas has `x = 1j`: tree-sitter calls it an integer, the summary codec could not encode the
+    complex value, and every whole-project rule failed (and rebuilt the program) on pandas."""
+    from foxaudit.program.codec import decode, dump_summary, encode, load_summary
+
+    files = {"pkg/__init__.py": "", "pkg/a.py": "I = 1j\nJ = 2.5j\n\ndef f(x):\n    return x * 3j\n"}
+    summary = scan_python(SourceFile.from_text("pkg/a.py", files["pkg/a.py"]), "pkg.a", False)
+    assert summary.constants["I"].kind == "other"
+    assert load_summary("k", dump_summary("k", summary)) == summary
+    assert decode(encode(1 + 2j)) == 1 + 2j
+    store = Store(tmp_path / "cache")
+    Program(_project(tmp_path, files, store), ProgramSettings())
+    assert Program(_project(tmp_path, files, store), ProgramSettings()).cache.dirty is False
