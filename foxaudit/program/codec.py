@@ -40,6 +40,7 @@ _CLASSES: dict[str, type] = {
                 CudaConstant, CudaSummary, Kernel, Launch, Memcpy)
 }  # fmt: skip
 _FIELDS: dict[type, tuple[str, ...]] = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES.values()}
+_new = object.__new__
 # Integers past this many bits print with more than CPython's 4,300-digit limit.
 _LONG_INT_BITS = 14_000
 _CONTAINERS = {"t": tuple, "l": list, "s": set, "f": frozenset}
@@ -82,28 +83,34 @@ def decode(value: Any) -> Any:
     if not value or type(value[0]) is not str:
         raise CodecError("an array without a tag")
     tag = value[0]
+    # Scalars are decoded inline (no call per leaf): most items of a summary are strings and ints.
+    items = [item if type(item) is not list else decode(item) for item in value[1:]]
+    cls = _CLASSES.get(tag)
+    if cls is not None:
+        fields = _FIELDS[cls]
+        if len(items) != len(fields):
+            raise CodecError(f"{tag} with {len(items)} fields vs {len(fields)}")
+        # What the generated __init__ would store, without its per-field object.__setattr__
+        # (frozen dataclasses): the records have no __post_init__ and no derived fields.
+        record = _new(cls)
+        record.__dict__.update(zip(fields, items))
+        return record
     container = _CONTAINERS.get(tag)
     if container is not None:
-        return container(map(decode, value[1:]))
+        return container(items)
     if tag == "d":
-        items = value[1:]
         if len(items) % 2:
             raise CodecError("a dict with an odd number of items")
-        return {decode(items[index]): decode(items[index + 1]) for index in range(0, len(items), 2)}
+        return dict(zip(items[::2], items[1::2]))
     if tag == "c":
-        if len(value) != 3 or not all(type(part) in (int, float) for part in value[1:]):
+        if len(items) != 2 or not all(type(part) in (int, float) for part in items):
             raise CodecError("a malformed complex number")
-        return complex(value[1], value[2])
+        return complex(items[0], items[1])
     if tag == "i":
-        if len(value) != 2 or type(value[1]) is not str:
+        if len(items) != 1 or type(items[0]) is not str:
             raise CodecError("a malformed long integer")
-        return int(value[1], 16)
-    cls = _CLASSES.get(tag)
-    if cls is None:
-        raise CodecError(f"unknown record type {tag!r}")
-    if len(value) != len(_FIELDS[cls]) + 1:
-        raise CodecError(f"{tag} with {len(value) - 1} fields vs {len(_FIELDS[cls])}")
-    return cls(*map(decode, value[1:]))
+        return int(items[0], 16)
+    raise CodecError(f"unknown record type {tag!r}")
 
 
 def _dumps(value: Any) -> bytes:
