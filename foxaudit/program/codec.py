@@ -2,13 +2,13 @@
 
 A summary file in the cache (or coming back from a scanning worker) is only ever parsed as JSON,
 and the only objects built from it are the summary classes listed in ``_CLASSES`` — each from
-its own fields, positionally — plus tuples, lists, sets, frozensets and dicts. A crafted file can
+its own fields — plus tuples, lists, sets, frozensets, dicts and complex numbers. A crafted file can
 therefore produce a wrong summary (a miss, when it does not even decode) but never run anything.
 
 Encoding: a JSON scalar is itself; every array is ``[tag, *items]`` with tag ``t`` tuple, ``l``
 list, ``s`` set, ``f`` frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too
-long for JSON's decimal form (hex text), ``c`` a complex number (real, imaginary), or a class name followed by the field values in
-declaration order. A file holds ``key\\n index\\n body``: the key it was written for (a file
+long for JSON's decimal form (hex text), ``c`` a complex number (real, imaginary), or a class
+name followed by the field values in declaration order. A file holds ``key\\n index\\n body``: the key it was written for (a file
 copied under another name is a miss), the summary's index and its body, kept as raw bytes until
 an analysis first reads it (see ``ModuleSummary``).
 """
