@@ -50,18 +50,22 @@ class CodecError(ValueError):
     """The bytes are not a summary in this format (treated as a cache miss)."""
 
 
+_SCALARS = frozenset({str, int, bool, float, type(None)})
+
+
 def encode(value: Any) -> Any:
     kind = type(value)
-    if value is None or kind is str or kind is bool or kind is float:
+    if kind in _SCALARS:
+        if kind is int and value.bit_length() >= _LONG_INT_BITS:
+            return ["i", hex(value)]
         return value
-    if kind is int:
-        return value if value.bit_length() < _LONG_INT_BITS else ["i", hex(value)]
+    if kind is tuple or kind is list:
+        # Scalars inline (no call per leaf); only long ints need encode() among them.
+        return ["t" if kind is tuple else "l", *[
+            item if type(item) in _SCALARS and type(item) is not int else encode(item) for item in value
+        ]]
     if kind is complex:
         return ["c", value.real, value.imag]
-    if kind is tuple:
-        return ["t", *map(encode, value)]
-    if kind is list:
-        return ["l", *map(encode, value)]
     if kind is set or kind is frozenset:
         # Sorted: the same summary always encodes to the same bytes.
         return ["s" if kind is set else "f", *sorted(map(encode, value), key=repr)]
@@ -74,7 +78,10 @@ def encode(value: Any) -> Any:
     fields = _FIELDS.get(kind)
     if fields is None:
         raise TypeError(f"cannot encode a {kind.__name__} in a summary")
-    return [kind.__name__, *(encode(getattr(value, name)) for name in fields)]
+    # A record's __dict__ holds its fields in declaration order (set by __init__, or by decode).
+    return [kind.__name__, *[
+        item if type(item) in _SCALARS and type(item) is not int else encode(item) for item in value.__dict__.values()
+    ]]
 
 
 def decode(value: Any) -> Any:
