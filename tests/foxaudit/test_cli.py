@@ -120,8 +120,8 @@ def test_reader_closing_the_pipe_is_not_an_internal_error(tree: Path, tmp_path: 
 
 
 def test_rule_docs_show_the_options_an_example_assumes(tree: Path):
-    """`foxaudit rule FX901` printed its "TODO in a docstring, but docstrings are off" example as
-    valid without saying `docstrings = false` (under the defaults it is reported)."""
+    """`foxaudit rule FX901` printed its docstring-marker example as valid without saying
+    `docstrings = false` (under the defaults it is reported)."""
     result = _foxaudit(tree, "rule", "FX901")
     assert result.returncode == 0
     lines = result.stdout.splitlines()
