@@ -1,6 +1,7 @@
 """``foxaudit`` command line: check · rules · rule CODE · audit · history.
 
-Exit status: 0 clean, 1 findings, 2 usage or configuration error. No traceback reaches the
+Exit status: 0 clean, 1 findings, 2 usage or configuration error, 141 when the reader of the
+output went away (``foxaudit check | head``). No traceback reaches the
 user: configuration and usage problems are listed in the house format, and anything
 unexpected is reported in one line (set FOXAUDIT_DEBUG=1 to see the traceback).
 """
@@ -19,6 +20,7 @@ from typing import NoReturn
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader went away
 
 
 class UsageError(Exception):
@@ -71,7 +73,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        status = _main(list(sys.argv[1:] if argv is None else argv))
+        # Flush here, not at interpreter exit, so a closed pipe is caught below.
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # `foxaudit check | head`: the reader has what it wanted. Point stdout at /dev/null so the
+        # interpreter's final flush does not fail again, and exit like a process killed by SIGPIPE.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except UsageError as error:
         print(f"foxaudit: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -170,9 +181,7 @@ def command_check(args: argparse.Namespace) -> int:
 
         print("\n".join(statistics_table(result.diagnostics)), file=sys.stderr)
     if args.output:
-        from foxaudit.engine.cache import _write_atomic
-
-        _write_atomic(args.output.resolve(), output.encode("utf-8"))
+        _write_report(args.output, output)
     else:
         sys.stdout.write(output)
     if result.diagnostics and not args.exit_zero:
@@ -180,14 +189,33 @@ def command_check(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _write_report(target: Path, text: str) -> None:
+    """``-o FILE``: atomic, and a file that cannot be written is a usage error (exit 2), not silence."""
+    from foxaudit.files import write_text_atomic
+
+    if not target.parent.is_dir():
+        raise UsageError(
+            f"cannot write the report ({target} vs an existing directory: {target.parent} does not exist)"
+            " — hint: create the directory first or choose another --output path"
+        )
+    try:
+        write_text_atomic(target, text)
+    except OSError as error:
+        raise UsageError(
+            f"cannot write the report ({target}: {error.strerror or error} vs a writable file)"
+            " — hint: check the path and its permissions, or omit --output to print to stdout"
+        ) from None
+
+
 def _engine_project(settings):  # -> foxaudit.program.project.Project
     """The Project `foxaudit check` would build (same discovery), for `foxaudit audit`."""
     from foxaudit.engine.discovery import discover
     from foxaudit.engine.project import build_project
     from foxaudit.engine.resolve import resolve
+    from foxaudit.engine.run import open_cache
 
     resolved = resolve(settings)
-    return build_project(resolved, discover(settings))
+    return build_project(resolved, discover(settings), open_cache(settings.root))
 
 
 def command_rules() -> int:
@@ -218,6 +246,8 @@ def command_rule(code: str) -> int:
 
 def rule_documentation(code: str, rule: type, status: str) -> str:
     """Everything `foxaudit rule CODE` prints: header, docstring, options, examples."""
+    from foxaudit.rules.docs import toml_value
+
     lines = [f"{code} {rule.name} ({status}, invariant {rule.invariant})", "", rule.summary, ""]
     lines.append(inspect.cleandoc(rule.__doc__ or ""))
     options_class = rule.options_class
@@ -232,7 +262,7 @@ def rule_documentation(code: str, rule: type, status: str) -> str:
             else:
                 default = "(required)"
             help_text = option.metadata.get("help", "")
-            lines.append(f"{option.name.replace('_', '-')} = {_toml(default)}")
+            lines.append(f"{option.name.replace('_', '-')} = {toml_value(default)}")
             if help_text:
                 lines.append(f"    {help_text}")
     else:
@@ -242,25 +272,13 @@ def rule_documentation(code: str, rule: type, status: str) -> str:
             continue
         lines += ["", f"## {title} examples"]
         for example in examples:
-            lines += ["", f"{example.path}:", *("    " + line for line in example.code.splitlines())]
+            # An example written for non-default options says which: under the defaults it would
+            # read as wrong (FX901's `docstrings = false` example flags nothing otherwise).
+            header = f"{example.path}" + (f" (with {toml_value(dict(example.options))})" if example.options else "")
+            lines += ["", f"{header}:", *("    " + line for line in example.code.splitlines())]
             if not example.code:
                 lines.append("    (empty file)")
     return "\n".join(lines)
-
-
-def _toml(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, (list, tuple, frozenset, set)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return "[" + ", ".join(_toml(item) for item in items) + "]"
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        return "{ " + ", ".join(f"{key} = {_toml(item)}" for key, item in value.items()) + " }"
-    return str(value)
 
 
 if __name__ == "__main__":

@@ -137,8 +137,9 @@ def _git_files(directory: str) -> list[str] | None:
         if not name:
             continue
         absolute = os.path.join(directory, name)
-        # -c lists files deleted from the work tree and submodule roots: keep real files only.
-        if os.path.isfile(absolute):
+        # -c lists files deleted from the work tree and submodule roots: keep real files only,
+        # and broken links (reported as FX001, as ruff does, instead of skipped in silence).
+        if os.path.isfile(absolute) or _broken_link(absolute):
             paths.append(absolute)
     return paths
 
@@ -171,13 +172,28 @@ def _walk(directory: str, root: Path, exclude: GlobSet) -> list[str]:
                 if exclude.matches(child):
                     continue
                 visit(entry.path, child)
-            elif entry.is_file():
+            elif _listable(entry):
                 paths.append(entry.path)
         if pushed:
             stack.pop()
 
     visit(directory, base)
     return paths
+
+
+def _listable(entry: os.DirEntry[str]) -> bool:
+    """A file, or a broken link to report (``is_file`` raises for a link loop)."""
+    try:
+        if entry.is_file():
+            return True
+    except OSError:
+        pass
+    return entry.is_symlink() and _broken_link(entry.path)
+
+
+def _broken_link(path: str) -> bool:
+    """A symbolic link that leads nowhere (dangling, or a loop): listed so the check reports it."""
+    return os.path.islink(path) and not os.path.exists(path)
 
 
 def _push_gitignore(stack: list[GitIgnore], directory: Path, relative: str) -> bool:

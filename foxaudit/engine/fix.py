@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from foxaudit.diagnostics import Diagnostic, Edit
 from foxaudit.files import write_bytes_atomic
+from foxaudit.sources.base import declared_encoding
 
 
 def plan_edits(diagnostics: Iterable[Diagnostic]) -> tuple[list[Edit], int]:
@@ -77,13 +78,15 @@ def fix_file(path: str, expected_digest: bytes, diagnostics: list[Diagnostic]) -
         data = handle.read()
     if hashlib.sha256(data).digest() != expected_digest:
         return 0
-    text = data.decode("utf-8")
+    # Written back in the encoding the file declares (PEP 263), as CPython will read it.
+    encoding = declared_encoding(data) if path.endswith((".py", ".pyi")) else "utf-8"
+    text = data.decode(encoding)
     # Diagnostics count columns without a byte-order mark (see analyze.py); keep the mark as it was.
     mark = "\ufeff" if text.startswith("\ufeff") else ""
     updated = mark + apply_edits(text[len(mark):], edits)
     if updated == text:
         return 0
-    write_atomic(path, updated.encode("utf-8"))
+    write_atomic(path, updated.encode(encoding))
     return fixed
 
 

@@ -1,92 +1,19 @@
-"""Glob matching for include/exclude/per-file-ignores, and .gitignore semantics for git-less trees.
+""".gitignore files for git-less trees (``!`` re-includes, last match wins, per directory).
 
-Two dialects, both compiled once to regular expressions:
-
-* foxaudit globs (``include``, ``exclude``, ``per-file-ignores`` keys): a pattern without ``/``
-  matches any single path component (``build`` skips every ``build`` directory, ``*.pyi`` every
-  stub); a pattern with ``/`` is anchored at the project root and matches the path or any parent
-  directory of it (``tests/fixtures`` skips everything below). ``**`` spans directories.
-* gitignore patterns (git's rules): ``!`` re-includes, a trailing ``/`` matches directories only,
-  a ``/`` at the start or middle anchors to the .gitignore's directory, last match wins.
+The patterns of the settings use the same dialect without ``!``: see ``foxaudit.globs``, which
+this module re-exports for the engine.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from foxaudit.globs import GlobSet, matches_name
+from foxaudit.globs import translate as _translate
 
-def _translate(pattern: str) -> str:
-    """The regex body for one glob (``*`` and ``?`` stay inside a component, ``**`` crosses them)."""
-    out: list[str] = []
-    index = 0
-    length = len(pattern)
-    while index < length:
-        char = pattern[index]
-        if char == "*":
-            if pattern.startswith("**", index):
-                index += 2
-                if index < length and pattern[index] == "/":
-                    index += 1
-                    out.append("(?:.*/)?")
-                else:
-                    out.append(".*")
-                continue
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "[":
-            end = pattern.find("]", index + 1)
-            if end == -1:
-                out.append(re.escape(char))
-            else:
-                body = pattern[index + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                index = end
-        elif char == "\\" and index + 1 < length:
-            index += 1
-            out.append(re.escape(pattern[index]))
-        else:
-            out.append(re.escape(char))
-        index += 1
-    return "".join(out)
-
-
-@functools.cache
-def _compile_glob(pattern: str) -> re.Pattern[str]:
-    stripped = pattern.strip("/") if pattern not in ("/", "") else pattern
-    if "/" in stripped:
-        # Anchored: the path itself or a directory above it.
-        return re.compile("^" + _translate(stripped) + "(?:/.*)?$")
-    return re.compile("(?:^|/)" + _translate(stripped) + "(?:/|$)")
-
-
-class GlobSet:
-    """A set of foxaudit globs matched against repository-relative POSIX paths."""
-
-    def __init__(self, patterns: Iterable[str]):
-        self.patterns = tuple(patterns)
-        self._regexes = [_compile_glob(pattern) for pattern in self.patterns]
-        # One combined regex: a single C-level search per path instead of one per pattern.
-        self._combined = re.compile("|".join(f"(?:{regex.pattern})" for regex in self._regexes)) if self._regexes else None
-
-    def __bool__(self) -> bool:
-        return bool(self.patterns)
-
-    def matches(self, path: str) -> bool:
-        return self._combined is not None and self._combined.search(path) is not None
-
-    def matching(self, path: str) -> list[str]:
-        return [pattern for pattern, regex in zip(self.patterns, self._regexes) if regex.search(path)]
-
-
-def matches_name(patterns: Iterable[str], name: str) -> bool:
-    """Whether a file name (no directory) matches any include glob written for names."""
-    return any(_compile_glob(pattern).search(name) for pattern in patterns)
+__all__ = ["GitIgnore", "GlobSet", "ignored", "matches_name"]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from foxaudit.engine.discovery import Discovered
 from foxaudit.engine.resolve import Resolved
 from foxaudit.program.project import Project
 from foxaudit.sources.base import SourceFile, language_of
+from foxaudit.store import Store
 
 
-def build_project(resolved: Resolved, files: list[Discovered]) -> Project:
+def build_project(resolved: Resolved, files: list[Discovered], cache: Store | None = None) -> Project:
     sources: list[SourceFile] = []
     for item in files:
         language = language_of(item.relative)
@@ -34,4 +35,5 @@ def build_project(resolved: Resolved, files: list[Discovered]) -> Project:
         pyproject=dict(resolved.settings.pyproject),
         settings=dict(resolved.program),
         program_keys=frozenset(resolved.settings.program),
+        cache=cache,
     )

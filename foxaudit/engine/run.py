@@ -110,9 +110,11 @@ def _check_once(
                 data = handle.read()
         except OSError as error:
             if "FX001" in resolved.codes_for(item.relative):
-                from foxaudit.rules.tool.parse_error import internal_failure
+                from foxaudit.rules.tool.parse_error import (
+                    unreadable as unreadable_file,
+                )
 
-                unreadable.append(internal_failure(item.relative, "reading the file", error))
+                unreadable.append(unreadable_file(item.relative, item.absolute, error))
             continue
         digest = hashlib.sha256(data).digest()
         digests[item.relative] = digest
@@ -151,8 +153,16 @@ def _check_once(
             deferred[relative] = entry["s"]
     if scope is not None:
         reported = {item.relative for item in files}
+        # `foxaudit check .` names every file: it is the whole project, and the findings placed on
+        # the configuration (pyproject.toml, which is no source file) belong to it as they do to
+        # a bare `foxaudit check`.
+        whole = scope is files or reported == {item.relative for item in scope}
         found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store)
-        diagnostics.extend(d for d in found if d.path in reported or scope is files)
+        # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
+        unparsable = {d.path for d in diagnostics if d.code == "FX001"}
+        diagnostics.extend(
+            d for d in found if (whole or d.path in reported) and not (d.code == "FX001" and d.path in unparsable)
+        )
     diagnostics.sort()
     return CheckResult(
         diagnostics=diagnostics,
@@ -228,9 +238,9 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
         with open(absolute, "rb") as handle:
             data = handle.read()
     except OSError as error:
-        from foxaudit.rules.tool.parse_error import internal_failure
+        from foxaudit.rules.tool.parse_error import unreadable
 
-        return relative, {"d": cache_module.encode_diagnostics([internal_failure(relative, "reading the file", error)])}
+        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}
     outcome = analyzer.analyze(relative, data)
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
     if outcome.deferred:
@@ -278,7 +288,7 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files)
+        raw = _run_project_rules(resolved, files, store)
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -306,21 +316,35 @@ def _project_pass(
     return kept
 
 
-def _run_project_rules(resolved: Resolved, files: list[Discovered]) -> list[Diagnostic]:
+def _run_project_rules(resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None) -> list[Diagnostic]:
     from foxaudit.engine.project import build_project
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files)
+    project = build_project(resolved, files, store)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)
+    # One finding per failure: rules sharing a broken analysis re-raise the same exception.
+    failures: dict[int, tuple[BaseException, list[str]]] = {}
     for code in sorted(resolved.project_codes):
         rule_class = table[code].rule
         try:
             rule = rule_class()  # type: ignore[call-arg]
             found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
         except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
-            found.append(internal_failure(config_name, f"whole-project rule {code} ({rule_class.name})", error))
+            failures.setdefault(id(error), (error, []))[1].append(f"{code} ({rule_class.name})")
+    for error, rules in failures.values():
+        what = f"whole-project rule{'s' if len(rules) > 1 else ''} {', '.join(rules)}"
+        found.append(internal_failure(config_name, what, error))
+    program = project.memo.get("program")
+    for path, failure in sorted(getattr(program, "scan_failures", {}).items()):
+        found.append(
+            Diagnostic(
+                path=path, line=1, column=1, end_line=1, end_column=1, code="FX001",
+                message=f"file left out of the whole-project rules ({failure} vs a nesting depth the summariser can walk)",
+                hint="split the deeply nested expression; until then no whole-project rule sees this file",
+            )
+        )  # fmt: skip
     # The program model refers back to the project (a cycle): break it so the summaries are freed
     # by reference counting, without a collection.
     project.memo.clear()

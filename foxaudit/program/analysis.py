@@ -74,7 +74,14 @@ class Analysis:
 
 def analysis_for(project: Project, *, use_cache: bool = True) -> Analysis:
     found = project.memo.get("analysis")
+    if isinstance(found, BaseException):
+        # The build failed for an earlier rule: the same failure, not a second build.
+        raise found
     if found is None:
-        found = Analysis(program_for(project, use_cache=use_cache))
+        try:
+            found = Analysis(program_for(project, use_cache=use_cache))
+        except Exception as error:
+            project.memo["analysis"] = error
+            raise
         project.memo["analysis"] = found
     return found  # type: ignore[return-value]

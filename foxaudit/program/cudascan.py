@@ -15,6 +15,8 @@ import tree_sitter
 
 from foxaudit.program.pyscan import Span
 from foxaudit.sources.base import SourceFile, ts_language
+from foxaudit.sources.constexpr import evaluate
+from foxaudit.sources.cuda import enclosing_function, execution_spaces, function_name
 
 _QUERY_TEXT = """
 (function_definition) @def
@@ -104,10 +106,9 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
         return Span(line, column, end_line, end_column)
 
     for node in captures.get("def", ()):
-        qualifiers = {child.type for child in node.children if not child.is_named}
-        if "__global__" not in qualifiers:
+        if "__global__" not in execution_spaces(node):
             continue
-        name = _function_name(node)
+        name = function_name(node)
         if name is None:
             continue
         template = node.parent is not None and node.parent.type == "template_declaration"
@@ -160,31 +161,15 @@ def kernels_in_source_text(text: str) -> list[str]:
     return _GLOBAL_IN_TEXT.findall(text)
 
 
-def _function_name(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None:
-        return None
-    name = declarator.child_by_field_name("declarator")
-    while name is not None and name.type not in ("identifier", "field_identifier"):
-        if name.type in ("qualified_identifier", "template_function"):
-            name = name.child_by_field_name("name")
-        else:
-            return None
-    return name
-
-
 def _enclosing_function(source: SourceFile, node: tree_sitter.Node) -> tuple[str, bool]:
-    current = node.parent
-    while current is not None:
-        if current.type == "function_definition":
-            name = _function_name(current)
-            qualifiers = {child.type for child in current.children if not child.is_named}
-            device = bool(qualifiers & {"__global__", "__device__"}) and "__host__" not in qualifiers
-            return (source.node_text(name) if name is not None else ""), device
-        current = current.parent
-    return "", False
+    """(name of the enclosing C++ function, whether it is device code)."""
+    definition = enclosing_function(node)
+    if definition is None:
+        return "", False
+    name = function_name(definition)
+    spaces = execution_spaces(definition)
+    device = bool(spaces & {"__global__", "__device__"}) and "__host__" not in spaces
+    return (source.node_text(name) if name is not None else ""), device
 
 
 def _direction(source: SourceFile, callee: str, node: tree_sitter.Node) -> str:
@@ -206,54 +191,8 @@ def _strip_comment(text: str) -> str:
     return text.split("//", 1)[0].strip()
 
 
-_NUMBER = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)([uUlLfF]*)$")
-_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+\.?\d*(?:[eE][+-]?\d+)?[uUlLfF]*|\.\d+(?:[eE][+-]?\d+)?[fF]?|[A-Za-z_]\w*|<<|>>|[-+*/%()|&^~])")
 
 
 def evaluate_c(text: str, known: dict[str, float | int | None]) -> float | int | None:
-    """Value of a simple C constant expression (numbers, known names, + - * / % << >> | & ^, casts
-    of the form ``(int)`` are not supported); None when it is anything else."""
-    text = text.strip()
-    if not text:
-        return None
-    tokens = []
-    position = 0
-    while position < len(text):
-        match = _TOKEN.match(text, position)
-        if match is None:
-            return None
-        tokens.append(match.group(1))
-        position = match.end()
-    python = []
-    for token in tokens:
-        if token[0].isdigit() or token[0] == ".":
-            number = _NUMBER.match(token)
-            if number is None:
-                return None
-            literal, suffix = number.group(1), number.group(2)
-            if literal.lower().startswith("0x"):
-                python.append(str(int(literal, 16)))
-            elif "f" in suffix.lower() or any(ch in literal for ch in ".eE"):
-                python.append(repr(float(literal)))
-            else:
-                python.append(str(int(literal)))
-        elif token[0].isalpha() or token[0] == "_":
-            value = known.get(token)
-            if value is None:
-                return None
-            python.append(repr(value))
-        elif token == "/":
-            python.append("/")
-        else:
-            python.append(token)
-    expression = " ".join(python)
-    integer_division = "." not in expression and "e" not in expression
-    if integer_division:
-        expression = expression.replace("/", "//")
-    try:
-        value = eval(expression, {"__builtins__": {}}, {})
-    except (SyntaxError, ZeroDivisionError, TypeError, ValueError, OverflowError):
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return value
+    """Value of a C constant expression, or None (``foxaudit.sources.constexpr``, C dialect)."""
+    return evaluate(text, known, "c")

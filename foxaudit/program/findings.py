@@ -204,7 +204,7 @@ def fx207(analysis: Analysis) -> list[Diagnostic]:
         if f"{module}:{qual}" not in program.functions:
             out.append(_diagnostic("FX207", pyproject, f"`kernel-loaders` names no function ({target!r} vs 'module:function' of the project)", "fix the qualified name"))
     # A glob that matches nothing silently disables what it configures (a renamed class, a typo).
-    from foxaudit.program.globmatch import name_matches
+    from foxaudit.globs import name_matches
 
     function_keys = list(program.functions)
     class_keys = list(program.classes)
@@ -231,7 +231,7 @@ def fx207(analysis: Analysis) -> list[Diagnostic]:
 
 
 def _match(path: str, pattern: str) -> bool:
-    from foxaudit.program.globmatch import path_matches
+    from foxaudit.globs import path_matches
 
     return path_matches(path, pattern)
 

@@ -19,8 +19,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foxaudit.globs import first_path_match
 from foxaudit.program.cudascan import scan_cuda
-from foxaudit.program.globmatch import first_path_match
 from foxaudit.program.layoutmodel import _LayoutReader
 from foxaudit.program.model import Program, module_name_for
 from foxaudit.program.project import Project

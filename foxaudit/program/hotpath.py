@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from foxaudit.program.globmatch import first_path_match, name_matches
+from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.model import MODULE_SCOPE, Module, Program, function_key
 from foxaudit.program.pyscan import Call
 from foxaudit.program.wiring import Site

@@ -24,22 +24,20 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 import re
 import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import tree_sitter
 
-from foxaudit.files import write_text_atomic
-from foxaudit.program.globmatch import name_matches, path_matches
+from foxaudit.globs import name_matches, path_matches
 from foxaudit.program.model import Program
 from foxaudit.program.pyscan import Span
 from foxaudit.program.wiring import Site
 from foxaudit.sources.base import SourceFile
+from foxaudit.sources.constexpr import evaluate
 
 
 @dataclass(frozen=True)
@@ -452,23 +450,30 @@ class LayoutSync:
 
 def layout_sync(program: Program, model: LayoutModel | None) -> LayoutSync:
     settings = program.settings
-    python: dict[str, tuple[object, Site]] = {}
-    if model is not None:
-        for name, (value, site) in model.constants().items():
-            python[name] = (value, site)
+    # Every Python copy of every constant: a CUDA constant is compared with each of them (the
+    # first copy alone let a change in a second module's mirror pass unnoticed).
+    copies: dict[str, list[tuple[object, Site]]] = {}
+    layout_constants = model.constants() if model is not None else {}
+    for name, (value, site) in layout_constants.items():
+        copies[name] = [(value, site)]
+    first = {name: value for name, (value, _) in layout_constants.items()}
     for module in program.modules.values():
         if not any(path_matches(module.path, pattern) for pattern in (*settings.constant_modules, settings.layout_module) if pattern):
             continue
-        known = {name: value for name, (value, _) in python.items()}
+        # A name means the module's own copy when it has one, else the first copy seen.
+        known = dict(first)
         for name, arg in module.summary.constants.items():
-            if not name.isupper() or name in python:
+            if not name.isupper() or name in layout_constants:
                 continue
             value = _evaluate_python(arg.text, known)
-            if value is not None:
-                known[name] = value
-                assignment = next((a for a in module.summary.assignments if a.target == name and not a.scope), None)
-                span = assignment.span if assignment else Span(1, 1, 1, 1)
-                python[name] = (value, Site(module.path, span))
+            if value is None:
+                continue
+            known[name] = value
+            first.setdefault(name, value)
+            assignment = next((a for a in module.summary.assignments if a.target == name and not a.scope), None)
+            span = assignment.span if assignment else Span(1, 1, 1, 1)
+            copies.setdefault(name, []).append((value, Site(module.path, span)))
+    python = {name: found[0] for name, found in copies.items()}
     mismatches: list[ConstantMismatch] = []
     generated_defs: dict[str, Site] = {}
     generated_paths = {path for path, summary in program.cuda.items() if summary.generated} | set(settings.generated_headers)
@@ -484,9 +489,10 @@ def layout_sync(program: Program, model: LayoutModel | None) -> LayoutSync:
             continue
         for constant in summary.constants:
             site = Site(path, constant.span)
-            entry = python.get(constant.name)
-            if entry is not None and constant.value is not None and not _equal(constant.value, entry[0]):
-                mismatches.append(ConstantMismatch(constant.name, site, constant.text, entry[1], entry[0]))
+            if constant.value is not None:
+                for value, python_site in copies.get(constant.name, ()):
+                    if not _equal(constant.value, value):
+                        mismatches.append(ConstantMismatch(constant.name, site, constant.text, python_site, value))
             if path not in generated_paths and constant.name in generated_defs:
                 redefinitions.append(Redefinition(constant.name, site, generated_defs[constant.name]))
     headers = [_check_header(program, path, command) for path, command in sorted(settings.generated_headers.items())]
@@ -500,48 +506,9 @@ def _equal(left: object, right: object) -> bool:
         return left == right
 
 
-_BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: a / b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Mod: lambda a, b: a % b,
-    ast.LShift: lambda a, b: a << b,
-    ast.RShift: lambda a, b: a >> b,
-    ast.BitOr: lambda a, b: a | b,
-    ast.BitAnd: lambda a, b: a & b,
-    ast.BitXor: lambda a, b: a ^ b,
-}
-_UNARY = {ast.USub: lambda a: -a, ast.UAdd: lambda a: a, ast.Invert: lambda a: ~a}
-
-
 def _evaluate_python(text: str, known: dict[str, object]) -> int | float | None:
-    """Value of a constant expression of numbers and known names; None for anything else."""
-    try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except SyntaxError:
-        return None
-
-    def value(node: ast.AST) -> int | float:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.Name) and isinstance(known.get(node.id), (int, float)):
-            return known[node.id]  # type: ignore[return-value]
-        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-            left, right = value(node.left), value(node.right)
-            if isinstance(node.op, ast.LShift) and (not isinstance(right, int) or right > 128):
-                raise ValueError("shift too large")
-            return _BINARY[type(node.op)](left, right)
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-            return _UNARY[type(node.op)](value(node.operand))
-        raise ValueError("not a constant expression")
-
-    try:
-        result = value(tree.body)
-    except (ArithmeticError, ValueError, TypeError):
-        return None
-    return result if isinstance(result, (int, float)) and not isinstance(result, bool) else None
+    """Value of a Python constant expression, or None (``foxaudit.sources.constexpr``)."""
+    return evaluate(text, known, "python")
 
 
 def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
@@ -565,11 +532,12 @@ def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
         if source.language == "python" and (not package or source_path.startswith(package + "/")):
             digest.update(source_path.encode())
             digest.update(hashlib.sha1(source.data).digest())
-    key = digest.hexdigest()
-    results = _header_results(program)
-    cached = results.get(key)
-    if cached is not None:
-        return HeaderCheck(path, command, bool(cached[0]), str(cached[1]))
+    key = "header-" + digest.hexdigest()
+    # The generator's verdict, cached by its inputs in the run's cache (data only).
+    store = program.cache.store
+    cached = store.get(key) if store is not None else None
+    if cached is not None and isinstance(cached.get("fresh"), bool) and isinstance(cached.get("message"), str):
+        return HeaderCheck(path, command, cached["fresh"], cached["message"])
     argv = [sys.executable if word in ("python", "python3") else word.replace("{path}", str(header)) for word in words]
     try:
         result = subprocess.run(argv, cwd=program.root, capture_output=True, text=True, timeout=program.settings.generator_timeout, check=False)
@@ -580,33 +548,6 @@ def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
     output = (result.stderr.strip() or result.stdout.strip()).splitlines()
     message = output[-1] if output else f"exit status {result.returncode}"
     fresh = result.returncode == 0
-    results[key] = [fresh, message]
-    _save_header_results(program, results)
+    if store is not None:
+        store.put(key, {"fresh": fresh, "message": message})
     return HeaderCheck(path, command, fresh, message)
-
-
-def _header_results_path(program: Program) -> Path:
-    return program.cache.root / "program-headers.json"
-
-
-def _header_results(program: Program) -> dict[str, list]:
-    """Results of generator commands by input digest (a small JSON file beside the summaries)."""
-    if not program.cache.enabled:
-        return {}
-    try:
-        data = json.loads(_header_results_path(program).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_header_results(program: Program, results: dict[str, list]) -> None:
-    if not program.cache.enabled:
-        return
-    path = _header_results_path(program)
-    kept = dict(list(results.items())[-64:])
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(kept))
-    except OSError:
-        return

@@ -20,18 +20,18 @@ import contextlib
 import gc
 import hashlib
 import os
-import pickle
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from foxaudit import __version__
-from foxaudit.files import write_bytes_atomic
+from foxaudit.program.codec import CodecError, dump_summary, load_summary
 from foxaudit.program.cudascan import CudaSummary, scan_cuda
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import Call, ClassDef, Function, ModuleSummary, scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
+from foxaudit.store import Store
 
 
 def _scanner_fingerprint() -> str:
@@ -77,87 +77,68 @@ def function_key(module: str, qualname: str) -> str:
 class _SummaryCache:
     """Summaries keyed by (kind, path, module name, sha1 of content): hit on a fresh checkout too.
 
-    One small pickle per summary under ``<cache>/program/`` (named by a hash of its key and the
-    scanner fingerprint), so a run after one edit writes one file — not the whole program again
-    (on pandas' 1,400 files the former single pickle cost ~7 s to rewrite and ~1.5 s to read).
-    Writes are atomic; summaries no run uses any more are pruned when the folder outgrows
-    the project.
+    One entry per summary in the run's cache (``foxaudit.store``, the same directory as the
+    per-file results, so ``--no-cache`` and ``--cache-dir`` govern both), in the codec's
+    data-only format: a run after one edit writes one entry, and an entry planted in the
+    repository can never run code. ``store`` None means no caching at all.
     """
 
-    def __init__(self, root: Path, enabled: bool):
-        # Same place as the engine's cache: $FOXAUDIT_CACHE_DIR, else <root>/.foxaudit_cache.
-        self.root = Path(os.environ.get("FOXAUDIT_CACHE_DIR") or str(root / ".foxaudit_cache"))
-        self.directory = self.root / "program"
-        self.enabled = enabled
-        self.used: set[str] = set()
+    SUFFIX = ".summary"
+
+    def __init__(self, store: Store | None):
+        self.store = store
         self.dirty = False
 
-    def _file(self, key: tuple) -> str:
-        name = hashlib.sha1(f"{CACHE_FORMAT}\0{key!r}".encode("utf-8", errors="surrogateescape")).hexdigest()
-        self.used.add(name)
-        return os.path.join(self.directory, name)
+    @staticmethod
+    def name(key: tuple) -> str:
+        return hashlib.sha256(f"{CACHE_FORMAT}\0{key!r}".encode("utf-8", errors="surrogateescape")).hexdigest()
 
-    def get(self, key: tuple) -> object | None:
-        if not self.enabled:
+    def get(self, key: tuple) -> ModuleSummary | CudaSummary | None:
+        if self.store is None:
+            return None
+        name = self.name(key)
+        data = self.store.get_bytes(name, self.SUFFIX)
+        if data is None:
             return None
         try:
-            with open(self._file(key), "rb") as handle:
-                return pickle.load(handle)
-        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, IndexError, KeyError, TypeError, ValueError):
+            return load_summary(name, data)
+        except CodecError:
             return None
 
-    def put(self, key: tuple, value: object) -> None:
-        self.put_bytes(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-
-    def put_bytes(self, key: tuple, data: bytes) -> None:
-        target = self.target(key)
-        if target is not None:
-            _write_atomic(target, data)
-
-    def target(self, key: tuple) -> str | None:
-        """Where the summary of ``key`` goes (None when caching is off); marks the cache written."""
-        target = self._file(key)
+    def put_bytes(self, name: str, data: bytes) -> None:
         self.dirty = True
-        if not self.enabled:
-            return None
-        with contextlib.suppress(OSError):
-            self.directory.mkdir(parents=True, exist_ok=True)
-        return target
-
-    def save(self) -> None:
-        """Prune summaries of old contents once they outnumber the live ones (cheap otherwise)."""
-        if not self.enabled or not self.dirty:
-            return
-        with contextlib.suppress(OSError):
-            os.unlink(self.root / "program.pickle")  # the single-file cache of earlier versions
-        try:
-            names = os.listdir(self.directory)
-        except OSError:
-            return
-        if len(names) <= 2 * len(self.used) + 64:
-            return
-        for name in names:
-            if name not in self.used and not name.startswith("."):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.directory, name))
+        if self.store is not None:
+            self.store.put_bytes(name, data, self.SUFFIX)
 
 
-def _write_atomic(target: str, data: bytes) -> None:
-    # A read-only checkout still gets correct results, only slower next time.
-    with contextlib.suppress(OSError):
-        write_bytes_atomic(target, data)
+def scan_file(source: SourceFile, name: str, is_package: bool) -> tuple[ModuleSummary | CudaSummary, str]:
+    """(summary, failure): a file the scanner cannot summarise (nested past Python's recursion
+    limit) gets an empty summary and the reason, so one file never fails the whole program."""
+    try:
+        with no_gc():
+            if source.language == "cuda":
+                return scan_cuda(source), ""
+            return scan_python(source, name, is_package), ""
+    except RecursionError as error:
+        empty: ModuleSummary | CudaSummary
+        if source.language == "cuda":
+            empty = CudaSummary(path=source.path)
+        else:
+            empty = ModuleSummary(source.path)
+            empty.finish()
+        return empty, f"{type(error).__name__}: {error}"
 
 
-def _scan_task(task: tuple[str, bytes, str, str, bool, str | None]) -> tuple[str, bytes]:
-    """Worker: summarise one file, store it in the cache (``target``), return it pickled."""
-    path, data, language, name, is_package, target = task
+def _scan_task(task: tuple[str, bytes, str, str, bool, str, str | None]) -> tuple[str, str, bytes, str]:
+    """Worker: summarise one file, store it in the cache (in the worker: writes run in parallel
+    too), return it encoded (the parent decodes it with the same data-only codec)."""
+    path, data, language, name, is_package, entry, cache_dir = task
     source = SourceFile(path=path, data=data, language=language)  # type: ignore[arg-type]
-    with no_gc():
-        summary = scan_cuda(source) if language == "cuda" else scan_python(source, name, is_package)
-        pickled = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
-    if target is not None:
-        _write_atomic(target, pickled)  # in the worker: the writes run in parallel too
-    return path, pickled
+    summary, failure = scan_file(source, name, is_package)
+    encoded = dump_summary(entry, summary)
+    if cache_dir is not None and not failure:
+        Store(Path(cache_dir)).put_bytes(entry, encoded, _SummaryCache.SUFFIX)
+    return path, entry, encoded, failure
 
 
 # Below this many files to summarise, scanning in-process beats starting workers.
@@ -223,7 +204,10 @@ class Program:
         self.functions: dict[str, tuple[Module, Function]] = {}
         self.classes: dict[str, tuple[Module, ClassDef]] = {}
         self.method_names: set[str] = set()
-        self.cache = _SummaryCache(self.root, use_cache)
+        # Files the scanner could not summarise (path → reason): left out of every analysis and
+        # reported as FX001 on the file itself.
+        self.scan_failures: dict[str, str] = {}
+        self.cache = _SummaryCache(project.cache if use_cache else None)
         self._bindings: dict[str, dict[str, str]] = {}
         self._attr_types: dict[str, dict[str, str]] = {}
         self._local_types: dict[tuple[str, str], dict[str, str]] = {}
@@ -236,7 +220,6 @@ class Program:
             # collector's sight, or every later collection re-walks ~a million objects on a large
             # tree (≈2 s on pandas). They are still freed by reference counting.
             gc.freeze()
-        self.cache.save()
 
     # -- construction ---------------------------------------------------------------------
     def _build(self) -> None:
@@ -301,24 +284,35 @@ class Program:
         if len(missing) < PARALLEL_SCAN_LIMIT or default_jobs() < 2:
             for key, task in missing:
                 source = SourceFile(path=task[0], data=task[1], language=task[2])  # type: ignore[arg-type]
-                summary = scan_cuda(source) if task[2] == "cuda" else scan_python(source, task[3], task[4])
-                self.cache.put(key, summary)
+                summary, failure = scan_file(source, task[3], task[4])
+                if failure:
+                    self.scan_failures[task[0]] = failure
+                else:
+                    name = self.cache.name(key)
+                    self.cache.put_bytes(name, dump_summary(name, summary))
                 found[task[0]] = summary
             return found
         from concurrent.futures import ProcessPoolExecutor
 
+        store = self.cache.store
+        cache_dir = str(store.directory) if store is not None else None
+        self.cache.dirty = True
         # Big files first, so both cores finish together.
-        ordered = sorted(((*task, self.cache.target(key)) for key, task in missing), key=lambda task: len(task[1]), reverse=True)
+        ordered = sorted(
+            ((*task, self.cache.name(key), cache_dir) for key, task in missing), key=lambda task: len(task[1]), reverse=True
+        )
         workers = min(default_jobs(), len(ordered))
         chunk = max(1, min(16, len(ordered) // (workers * 16)))
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            for path, data in pool.map(_scan_task, ordered, chunksize=chunk):
-                found[path] = pickle.loads(data)
+            for path, name, data, failure in pool.map(_scan_task, ordered, chunksize=chunk):
+                found[path] = load_summary(name, data)
+                if failure:
+                    self.scan_failures[path] = failure
         return found
 
     def out_of_scope(self, path: str) -> bool:
         """Paths under `out-of-scope` globs: classified in the audit, never reported."""
-        from foxaudit.program.globmatch import first_path_match
+        from foxaudit.globs import first_path_match
 
         return first_path_match(path, self.settings.out_of_scope) is not None
 

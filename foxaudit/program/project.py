@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from foxaudit.sources.base import SourceFile
+from foxaudit.store import Store
 
 
 @dataclass
@@ -25,6 +26,9 @@ class Project:
     # built by hand counts as configured). With no entry-point key written, the import graph
     # derives entry points (pytest-named tests, the distribution's package) instead.
     program_keys: frozenset[str] | None = None
+    # The run's cache (the engine's, honouring --no-cache / --cache-dir); None: summaries are
+    # neither read nor written (a Project built by hand writes nothing into the tree).
+    cache: Store | None = field(default=None, repr=False, compare=False)
     # Results that several whole-project rules share within one run (the program model, built
     # once); keyed by the producer's name. Not part of equality.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

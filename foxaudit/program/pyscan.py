@@ -13,8 +13,9 @@ nodes and walks up their parents (a few levels) to find the enclosing scope.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
-import pickle
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import tree_sitter
@@ -33,6 +34,7 @@ _QUERY_TEXT = """
 (augmented_assignment) @augassign
 (yield) @yield
 (pair) @pair
+(lambda) @lambda
 """
 
 
@@ -169,13 +171,14 @@ _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
 class ModuleSummary:
-    """One module's facts in two tiers, so a large tree is not unpickled whole on every run.
+    """One module's facts in two tiers, so a large tree is not decoded whole on every run.
 
     The *index* (imports, definitions, ``with`` blocks, constants, the set of called method names
     and callee heads, the calls that may be transfers) is read with the summary. The *body* (every
-    call, assignment, subscript write and dict entry) stays a pickled blob until an analysis first
-    reads one of those lists; analyses consult the index to skip modules that cannot matter
-    (on pandas most modules' bodies are never unpickled). Either way the lists hold the same facts.
+    call, assignment, subscript write and dict entry) stays encoded bytes (``foxaudit.program.codec``)
+    until an analysis first reads one of those lists; analyses consult the index to skip modules
+    that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
+    hold the same facts.
     """
 
     def __init__(self, path: str):
@@ -193,6 +196,28 @@ class ModuleSummary:
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         self._blob: bytes | None = None
 
+    @classmethod
+    def from_index(cls, index: dict[str, object], body: bytes) -> ModuleSummary:
+        """A summary from decoded index fields and the still-encoded body (a cache entry).
+
+        Every index field must be present with the type a scan gives it; anything else is a
+        ValueError (the codec's callers treat it as a cache miss).
+        """
+        summary = cls("")
+        expected = {name: type(value) for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+        if index.keys() != expected.keys() or any(type(index[name]) is not kind for name, kind in expected.items()):
+            raise ValueError("summary index fields differ from this version's")
+        summary.__dict__.update(index)
+        summary._body = None
+        summary._blob = body
+        return summary
+
+    def body_bytes(self) -> bytes:
+        """The body in the codec's format (what a cache entry stores)."""
+        from foxaudit.program.codec import encode_body
+
+        return self._blob if self._body is None else encode_body(self._body)  # type: ignore[return-value]
+
     def finish(self) -> None:
         """Compute the index over the body (after scanning)."""
         calls = self.calls
@@ -209,7 +234,15 @@ class ModuleSummary:
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:
-            self._body = pickle.loads(self._blob)  # type: ignore[arg-type]
+            from foxaudit.program.codec import CodecError, decode_body
+
+            try:
+                body = decode_body(self._blob)  # type: ignore[arg-type]
+            except CodecError:
+                # A damaged cache entry whose index decoded: its body reads as empty (the file's
+                # next change, or --no-cache, rescans it) rather than failing every analysis.
+                body = {}
+            self._body = {name: body[name] if isinstance(body.get(name), list) else [] for name in _BODY}
             self._blob = None
         return self._body
 
@@ -232,15 +265,6 @@ class ModuleSummary:
     @property
     def dict_entries(self) -> list[DictEntry]:
         return self._loaded()["dict_entries"]
-
-    def __getstate__(self) -> dict:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
-        state["_blob"] = self._blob if self._body is None else pickle.dumps(self._body, protocol=pickle.HIGHEST_PROTOCOL)
-        state["_body"] = None
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ModuleSummary):
@@ -287,12 +311,10 @@ class _Scanner:
 
     def scope_of(self, node: tree_sitter.Node) -> tuple[str, str]:
         """(qualified function scope, qualified class scope) enclosing ``node``."""
-        current = node.parent
-        while current is not None and current.type not in ("function_definition", "class_definition"):
-            current = current.parent
-        if current is None:
-            return "", ""
-        return self._definition_scope(current)
+        for current in self.nesting.enclosing(node):
+            if current.type in ("function_definition", "class_definition"):
+                return self._definition_scope(current)
+        return "", ""
 
     def _definition_scope(self, definition: tree_sitter.Node) -> tuple[str, str]:
         """Scopes *inside* ``definition`` (memoised per definition node)."""
@@ -349,9 +371,11 @@ class _Scanner:
             if text.isdigit():
                 return Arg("int", text, int(text))
             try:
-                return Arg("int", text, ast.literal_eval(text))
+                value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
                 return Arg("other", text)
+            # tree-sitter calls `1j` an integer too: an imaginary literal is no int constant.
+            return Arg("int", text, value) if type(value) is int else Arg("other", text)
         if kind == "float":
             try:
                 return Arg("float", text, float(text.replace("_", "")))
@@ -402,15 +426,12 @@ class _Scanner:
 
     def enclosing_withs(self, node: tree_sitter.Node) -> tuple[int, ...]:
         ids = []
-        current = node.parent
-        child = node
-        while current is not None and current.type not in ("function_definition", "class_definition", "lambda"):
-            if current.type == "with_statement":
-                body = current.child_by_field_name("body")
-                if body is not None and body.start_byte <= child.start_byte and child.end_byte <= body.end_byte:
-                    ids.append(self.with_ids.setdefault(current.id, len(self.with_ids)))
-            child = current
-            current = current.parent
+        for current in self.nesting.enclosing(node):
+            if current.type != "with_statement":
+                break  # a function, class or lambda: its body runs outside these `with` blocks
+            body = current.child_by_field_name("body")
+            if body is not None and body.start_byte <= node.start_byte and node.end_byte <= body.end_byte:
+                ids.append(self.with_ids.setdefault(current.id, len(self.with_ids)))
         return tuple(ids)
 
     def absolute(self, level: int, name: str) -> str:
@@ -432,6 +453,7 @@ class _Scanner:
             for name, nodes in tree_sitter.QueryCursor(_query()).captures(root).items()
         }
         summary = self.summary
+        self.nesting = _Nesting([*captures.get("def", ()), *captures.get("class", ()), *captures.get("with", ()), *captures.get("lambda", ())])
         for node in captures.get("with", ()):
             self.with_ids.setdefault(node.id, len(self.with_ids))
         generators: set[str] = set()
@@ -752,6 +774,35 @@ class _Scanner:
         self.summary.subscript_writes.append(
             SubscriptWrite(self.text(base), index_text, tuple(names), scope, self.span(node), how, value, key)
         )
+
+
+class _Nesting:
+    """Functions, classes, ``with`` statements and lambdas by byte range: what encloses a node,
+    innermost first, found by bisection. Walking ``node.parent`` instead costs the node's depth
+    per step (tree-sitter finds a parent by descending from the root), which made a chain of
+    5,000 calls take minutes."""
+
+    def __init__(self, nodes: list[tree_sitter.Node]):
+        self.nodes = sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte))
+        self.starts = [node.start_byte for node in self.nodes]
+        self.parents: list[int] = []  # index of the innermost enclosing node, -1 at the top
+        stack: list[int] = []
+        for index, node in enumerate(self.nodes):
+            while stack and self.nodes[stack[-1]].end_byte < node.end_byte:
+                stack.pop()
+            self.parents.append(stack[-1] if stack else -1)
+            stack.append(index)
+
+    def enclosing(self, node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+        start, end = node.start_byte, node.end_byte
+        # The innermost enclosing node is the last one that starts at or before ``node``, or one
+        # of its ancestors (ranges nest).
+        index = bisect.bisect_right(self.starts, start) - 1
+        while index >= 0:
+            candidate = self.nodes[index]
+            if end <= candidate.end_byte and candidate.id != node.id:
+                yield candidate
+            index = self.parents[index]
 
 
 def _plain_string(text: str) -> str | None:

@@ -32,8 +32,8 @@ import fnmatch
 from collections import deque
 from dataclasses import dataclass, field
 
+from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.cudascan import kernels_in_source_text
-from foxaudit.program.globmatch import first_path_match, name_matches
 from foxaudit.program.model import Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, Span
 

@@ -8,6 +8,7 @@ with ERROR nodes still yields the parts that parsed). Rules that need libcst's p
 from __future__ import annotations
 
 import bisect
+import codecs
 import functools
 import re
 from dataclasses import dataclass, field
@@ -48,6 +49,29 @@ def language_of(path: str | Path) -> Language | None:
     return None
 
 
+# PEP 263: a comment on line 1 or 2 naming the file's encoding (CPython's own pattern).
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def declared_encoding(data: bytes) -> str:
+    """The codec a Python file declares (PEP 263), "utf-8" without a usable declaration.
+
+    Like CPython, line 2 counts only when line 1 is blank or a comment; an unknown codec name is
+    left to CPython's verdict (FX001 reports its syntax error) and the bytes are read as UTF-8."""
+    for line in data.split(b"\n", 2)[:2]:
+        match = _CODING.match(line)
+        if match is not None:
+            try:
+                name = codecs.lookup(match.group(1).decode("ascii")).name
+            except (LookupError, UnicodeDecodeError):
+                return "utf-8"
+            return "utf-8" if name in ("utf-8", "utf-8-sig") else name
+        stripped = line.strip()
+        if stripped and not stripped.startswith(b"#"):
+            break
+    return "utf-8"
+
+
 @dataclass
 class SourceFile:
     """One file. ``path`` is repository-relative with POSIX separators."""
@@ -56,12 +80,19 @@ class SourceFile:
     data: bytes
     language: Language
     text: str = field(init=False)
+    # The encoding the bytes were written in: "utf-8", or a PEP 263 declaration's codec. A
+    # file in another encoding is held as UTF-8 (``data`` re-encoded) so every offset is UTF-8.
+    encoding: str = field(init=False, default="utf-8")
     _tree: tree_sitter.Tree | None = field(default=None, init=False, repr=False)
     _cst: object | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        # Invalid UTF-8 raises UnicodeDecodeError here; the engine turns it into FX001.
-        self.text = self.data.decode("utf-8")
+        # Invalid text raises UnicodeDecodeError here; the engine turns it into FX001.
+        encoding = declared_encoding(self.data) if self.language == "python" else "utf-8"
+        self.text = self.data.decode(encoding)
+        if encoding != "utf-8":
+            self.data = self.text.encode("utf-8")
+            self.encoding = encoding
 
     @functools.cached_property
     def _line_starts(self) -> list[int]:
@@ -90,7 +121,8 @@ class SourceFile:
         if self._cst is None:
             import libcst
 
-            self._cst = libcst.parse_module(self.data)
+            # Text, not bytes, for a re-encoded file: libcst would obey its coding declaration.
+            self._cst = libcst.parse_module(self.data if self.encoding == "utf-8" else self.text)
         return self._cst
 
     def node_text(self, node: tree_sitter.Node) -> str:

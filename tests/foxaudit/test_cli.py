@@ -85,3 +85,46 @@ def test_bad_config_exits_2_without_traceback(tree: Path):
 def test_no_subcommand_prints_help_and_exits_2(tree: Path):
     result = _foxaudit(tree)
     assert result.returncode == 2 and "check" in result.stderr
+
+
+def test_output_into_a_missing_directory_is_a_usage_error(tree: Path, tmp_path: Path):
+    """`-o` used to exit 0 and write nothing (the OSError was swallowed by a cache helper)."""
+    target = tmp_path / "nonexistent" / "dir" / "report.txt"
+    result = _foxaudit(tree, "check", "--no-cache", "-o", str(target))
+    assert result.returncode == 2
+    assert not target.exists()
+    assert "cannot write the report" in result.stderr and "does not exist" in result.stderr
+    assert "hint: create the directory first" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_output_onto_a_directory_is_a_usage_error(tree: Path, tmp_path: Path):
+    result = _foxaudit(tree, "check", "--no-cache", "-o", str(tmp_path))
+    assert result.returncode == 2
+    assert "cannot write the report" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_reader_closing_the_pipe_is_not_an_internal_error(tree: Path, tmp_path: Path):
+    """`foxaudit check | head -1` used to end in an internal BrokenPipeError."""
+    (tree / "pkg" / "bad.py").write_text("".join(f"x{n} = {n}  # TODO: finish {n}\n" for n in range(50)))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FOXAUDIT_CACHE_DIR": str(tmp_path / "cache")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "foxaudit", "check", "--select", "FX901"], cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdout is not None and process.stderr is not None
+    # The reader goes away before foxaudit writes its report (it takes ~1 s to start), so the
+    # write meets a closed pipe whatever the pipe buffers.
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 141
+    assert stderr == ""
+
+
+def test_rule_docs_show_the_options_an_example_assumes(tree: Path):
+    """`foxaudit rule FX901` printed its docstring-marker example as valid without saying
+    `docstrings = false` (under the defaults it is reported)."""
+    result = _foxaudit(tree, "rule", "FX901")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    at = lines.index('    """TODO in a docstring, but docstrings are off."""')
+    assert lines[at - 1] == "example.py (with { docstrings = false }):"
+    assert "example.py (with { tags = [\"WIP\"] }):" in lines

@@ -22,12 +22,9 @@ from pathlib import Path
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, language_of
+from foxaudit.sources.constexpr import Dialect, evaluate_int
 
 UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_C_INT_SUFFIX = re.compile(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]+\b")
-_C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-_C_CAST = re.compile(r"\(\s*(?:unsigned\s+|signed\s+|const\s+)*(?:int|long|short|size_t|int\d+_t|uint\d+_t)\s*\)")
-_C_OCTAL = re.compile(r"\b0([0-7]+)\b")
 
 
 @dataclass(frozen=True)
@@ -49,60 +46,9 @@ def python_module_for(path: str) -> str:
     return ".".join(parts)
 
 
-def evaluate(expression: str, known: Mapping[str, int]) -> int | None:
-    """The integer value of a small constant expression, or None when it is not one."""
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except (SyntaxError, ValueError):
-        return None
-    try:
-        value = _evaluate_node(tree.body, known)
-    except (KeyError, TypeError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-_BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.FloorDiv: lambda a, b: a // b,
-    ast.Div: lambda a, b: int(a / b),  # C integer division truncates toward zero
-    ast.Mod: lambda a, b: a % b,
-    ast.LShift: lambda a, b: a << b,
-    ast.RShift: lambda a, b: a >> b,
-    ast.BitOr: lambda a, b: a | b,
-    ast.BitAnd: lambda a, b: a & b,
-    ast.BitXor: lambda a, b: a ^ b,
-}
-
-
-def _evaluate_node(node: ast.expr, known: Mapping[str, int]) -> int:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    if isinstance(node, ast.Name):
-        return known[node.id]
-    if isinstance(node, ast.UnaryOp):
-        operand = _evaluate_node(node.operand, known)
-        if isinstance(node.op, ast.USub):
-            return -operand
-        if isinstance(node.op, ast.UAdd):
-            return operand
-        if isinstance(node.op, ast.Invert):
-            return ~operand
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate_node(node.left, known), _evaluate_node(node.right, known))
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" and len(node.args) == 1:
-        return _evaluate_node(node.args[0], known)
-    raise ValueError(ast.dump(node))
-
-
-def _c_to_python(expression: str) -> str:
-    text = _C_COMMENT.sub(" ", expression)
-    text = _C_CAST.sub(" ", text)
-    text = _C_INT_SUFFIX.sub(r"\1", text)
-    text = _C_OCTAL.sub(r"0o\1", text)
-    return text.replace("\\\n", " ").replace("\n", " ")
+def evaluate(expression: str, known: Mapping[str, int], dialect: Dialect = "python") -> int | None:
+    """The integer value of a small constant expression, or None (``foxaudit.sources.constexpr``)."""
+    return evaluate_int(expression, known, dialect)
 
 
 def _range_values(expression: str, known: Mapping[str, int]) -> list[int] | None:
@@ -113,11 +59,14 @@ def _range_values(expression: str, known: Mapping[str, int]) -> list[int] | None
         return None
     if not (isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id == "range"):
         return None
-    try:
-        arguments = [_evaluate_node(argument, known) for argument in tree.args]
-        return list(range(*arguments)) if 1 <= len(arguments) <= 3 else None
-    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+    arguments = [evaluate_int(ast.unparse(argument), known, "python") for argument in tree.args]
+    if not 1 <= len(arguments) <= 3 or None in arguments:
         return None
+    try:
+        values = range(*arguments)  # type: ignore[arg-type]
+    except ValueError:  # a zero step
+        return None
+    return list(values) if len(values) <= 4096 else None
 
 
 def _python_constants(source: SourceFile) -> tuple[dict[str, int], set[str]]:
@@ -169,7 +118,7 @@ def _cuda_constants(source: SourceFile) -> dict[str, int]:
         if node.type == "preproc_def":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
             if name is not None and value is not None and UPPER_NAME.match(name.text.decode()):
-                number = evaluate(_c_to_python(source.node_text(value)), found)
+                number = evaluate(source.node_text(value), found, "c")
                 if number is not None:
                     found[name.text.decode()] = number
         elif node.type == "init_declarator" and node.parent is not None and node.parent.type == "declaration":
@@ -177,7 +126,7 @@ def _cuda_constants(source: SourceFile) -> dict[str, int]:
             name, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
             if qualifiers & {"const", "constexpr"} and name is not None and value is not None \
                     and name.type == "identifier" and UPPER_NAME.match(name.text.decode()):
-                number = evaluate(_c_to_python(source.node_text(value)), found)
+                number = evaluate(source.node_text(value), found, "c")
                 if number is not None:
                     found[name.text.decode()] = number
         elif node.type == "enumerator_list":
@@ -187,7 +136,7 @@ def _cuda_constants(source: SourceFile) -> dict[str, int]:
                     continue
                 name, value = enumerator.child_by_field_name("name"), enumerator.child_by_field_name("value")
                 if value is not None:
-                    next_value = evaluate(_c_to_python(source.node_text(value)), found)
+                    next_value = evaluate(source.node_text(value), found, "c")
                 if name is not None and next_value is not None:
                     if UPPER_NAME.match(name.text.decode()):
                         found[name.text.decode()] = next_value

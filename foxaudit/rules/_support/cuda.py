@@ -1,47 +1,13 @@
-"""tree-sitter-cuda node helpers: function names, execution-space qualifiers."""
+"""The rules' import path for the CUDA node helpers, which live in ``foxaudit.sources.cuda``."""
 
 from __future__ import annotations
 
-import tree_sitter
+from foxaudit.sources.cuda import (
+    declared_name,
+    enclosing_function,
+    execution_spaces,
+    function_declarator,
+    function_name,
+)
 
-# Declarators that wrap a function declarator: `int* f()`, `T& f()`, `(f)()`.
-_WRAPPERS = frozenset({"pointer_declarator", "reference_declarator", "parenthesized_declarator"})
-_NAME_NODES = frozenset({"identifier", "field_identifier", "destructor_name", "operator_name"})
-
-
-def function_declarator(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The ``function_declarator`` of a definition/declaration node, or None for a variable."""
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type in _WRAPPERS:
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is not None and declarator.type == "function_declarator":
-        return declarator
-    return None
-
-
-def declared_name(declarator: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The name node of a function declarator (``ns::f`` → ``f``, ``f<T>`` → ``f``)."""
-    name = declarator.child_by_field_name("declarator")
-    while name is not None and name.type in ("qualified_identifier", "template_function"):
-        name = name.child_by_field_name("name")
-    if name is not None and name.type in _NAME_NODES:
-        return name
-    return None
-
-
-def function_name(definition: tree_sitter.Node) -> tree_sitter.Node | None:
-    declarator = function_declarator(definition)
-    return declared_name(declarator) if declarator is not None else None
-
-
-def enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The nearest enclosing ``function_definition`` (a lambda's encloser is the outer function)."""
-    parent = node.parent
-    while parent is not None and parent.type != "function_definition":
-        parent = parent.parent
-    return parent
-
-
-def execution_spaces(definition: tree_sitter.Node) -> frozenset[str]:
-    """``__global__``/``__device__``/``__host__`` tokens: anonymous children of the definition."""
-    return frozenset(child.type for child in definition.children if child.type.startswith("__") and not child.is_named)
+__all__ = ["declared_name", "enclosing_function", "execution_spaces", "function_declarator", "function_name"]

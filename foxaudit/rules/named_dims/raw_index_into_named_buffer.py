@@ -32,10 +32,14 @@ _PYTHON_NUMBERS = frozenset({"integer", "float"})
 _C_INTEGER = re.compile(r"^([+-]?)(0[xX][0-9a-fA-F']+|0[bB][01']+|0[0-7']*|[1-9][0-9']*)[uUlLzZ]*$")
 
 
+# Buffer names guessed for any project; a list of one's own is a statement that they are buffers.
+DEFAULT_BUFFERS = ("ps", "isv")
+
+
 @dataclass(frozen=True)
 class RawIndexIntoNamedBufferOptions(RuleOptions):
     buffers: tuple[str, ...] = field(
-        default=("ps", "isv"),
+        default=DEFAULT_BUFFERS,
         metadata={"help": "Names of multi-field buffers; matched on the subscripted expression's last name (ps, self.ps)."},
     )
     definition_sites: tuple[str, ...] = field(
@@ -61,8 +65,9 @@ class RawIndexIntoNamedBufferOptions(RuleOptions):
     )
     require_layout: bool = field(
         default=True,
-        metadata={"help": "Report only in a project that names its slots: a `constants-from` file defines "
-                          "constants or `constants` is set. false: report in every project."},
+        metadata={"help": "With the default `buffers`, report only in a project that names its slots: a "
+                          "`constants-from` file defines constants or `constants` is set. false: report in every "
+                          "project. A `buffers` list of your own is always checked."},
     )
 
     def __post_init__(self) -> None:
@@ -149,7 +154,8 @@ class RawIndexIntoNamedBuffer(Rule):
     repository without a layout has nothing to name a slot with, and there a `ps` is far more
     likely an ordinary list (`ps = [proc_a, proc_b]; ps[0].wait()`) than a multi-field buffer,
     so reporting would only be noise. Set `require-layout = false` (as Foxhunt itself does) to
-    report in every project.
+    report in every project. A `buffers` list of your own (anything but the default
+    `["ps", "isv"]`) is always checked: configuring it says those names are multi-field buffers.
 
     The message names the constant to use when the `constants-from` files define exactly one
     constant with that value and the buffer's prefix (`prefixes`, `PS_` for `ps`): Python
@@ -192,7 +198,8 @@ class RawIndexIntoNamedBuffer(Rule):
     - `prefixes`: buffer → constant-name prefix (default `{isv = "ISV_", ps = "PS_"}`).
     - `constants`, `constants-module`: extra constants given inline, and the module `--fix`
       imports them from.
-    - `require-layout`: report only when the project defines slot constants (default true).
+    - `require-layout`: with the default `buffers`, report only when the project defines slot
+      constants (default true); configured `buffers` are always checked.
     """
 
     code = CODE
@@ -252,6 +259,8 @@ class RawIndexIntoNamedBuffer(Rule):
         Example("x = ps[2.0]\n", options=_ANYWHERE, expect=1),
         Example("async def f(ps):\n    return f'{ps[3]}'\n", options=_LAYOUT, expect=1),
         Example("x = weights[3]\n", options={"buffers": ["weights"], "require-layout": False}, expect=1),
+        # Explicit `buffers` without any layout file: still checked (no constant to offer).
+        Example("x = weights[3]\n", options={"buffers": ["weights"]}, expect=1),
         Example("__global__ void k(float* ps, int env) {\n  ps[env * 38 + 3] = 0.0f;\n}\n", path="k.cu",
                 options=_LAYOUT, expect=2,
                 fixed="__global__ void k(float* ps, int env) {\n  ps[env * PS_STRIDE + PS_CASH] = 0.0f;\n}\n"),
@@ -296,7 +305,10 @@ class RawIndexIntoNamedBuffer(Rule):
         if not literals:
             return
         if state.layout_known is None:
-            state.layout_known = not options.require_layout or _names_slots(ctx, options)
+            # Configured buffers are checked anywhere: naming them says they are multi-field buffers.
+            state.layout_known = (
+                not options.require_layout or options.buffers != DEFAULT_BUFFERS or _names_slots(ctx, options)
+            )
         if not state.layout_known:
             return
         for literal in literals:

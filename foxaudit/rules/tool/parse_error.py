@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import errno
 import functools
+import itertools
+import os
 import re
 from typing import ClassVar
 
@@ -95,6 +98,13 @@ class ParseError(Rule):
             )
             return
         if not source.tree.root_node.has_error:
+            # tree-sitter has no nesting limits; CPython does (200 open brackets, 100 indentation
+            # levels, a recursion limit while building the AST). Ask CPython when a cheap scan
+            # says the file may be past one of them, so such a file is not reported clean.
+            if source.language == "python" and may_exceed_cpython_limits(source.data):
+                located = python_syntax_error(source)
+                if located is not None:
+                    ctx.report(CODE, located[0], located[1], hint="split the nested expression or block; CPython cannot compile it")
             return
         located = python_syntax_error(source) if source.language == "python" else first_tree_error(source)
         if located is not None:
@@ -108,7 +118,9 @@ class ParseError(Rule):
 def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
     """CPython's verdict on a file tree-sitter found an error in (None: CPython accepts it)."""
     try:
-        compile(source.data, source.path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        # A re-encoded file is compiled as text: its bytes no longer match its coding declaration.
+        code = source.data if source.encoding == "utf-8" else source.text
+        compile(code, source.path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         line = max(error.lineno or 1, 1)
         column = max(error.offset or 1, 1)
@@ -119,8 +131,33 @@ def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], 
         return (line, column, end_line, end_column), f"syntax error: {error.msg}"
     except ValueError as error:
         return (1, 1, 1, 1), f"syntax error: {error}"
+    except (RecursionError, MemoryError) as error:
+        # CPython's own verdict on a too deeply nested file (e.g. a 100,000-term sum).
+        return (1, 1, 1, 1), f"syntax error: nested too deeply for CPython ({type(error).__name__}: {error})"
     # tree-sitter's grammar lags CPython's: trust CPython, which accepts this file.
     return None
+
+
+# CPython's tokenizer limits (MAXLEVEL, MAXINDENT) and a line long enough to hold an expression
+# whose AST outgrows the recursion limit. Crossing one only means "ask CPython": brackets in
+# strings or comments count too, which costs a compile, never a false report.
+_CPYTHON_MAX_BRACKETS = 200
+_DEEP_INDENT = re.compile(rb"^[ \t]{100,}\S", re.MULTILINE)
+_LONG_LINE = 10_000
+_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"()[]{}")))
+_BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
+
+
+def may_exceed_cpython_limits(data: bytes) -> bool:
+    """True when ``data`` may nest deeper than CPython compiles (C-speed scans, no parse)."""
+    brackets = data.translate(None, _NOT_BRACKETS)
+    if len(brackets) > _CPYTHON_MAX_BRACKETS:
+        steps = map(int.__sub__, brackets.translate(_BRACKET_STEP), itertools.repeat(1))
+        if max(itertools.accumulate(steps)) >= _CPYTHON_MAX_BRACKETS:
+            return True
+    if len(data) > _LONG_LINE and max(map(len, data.split(b"\n"))) > _LONG_LINE:
+        return True
+    return _DEEP_INDENT.search(data) is not None
 
 
 @functools.cache
@@ -232,11 +269,35 @@ def undecodable(path: str, data: bytes, error: UnicodeDecodeError) -> Diagnostic
         line=line,
         column=column,
         code=CODE,
-        message=f"invalid UTF-8 (got byte 0x{data[error.start]:02x} vs UTF-8 text)",
+        message=f"invalid {_codec_name(error.encoding)} (got byte 0x{data[error.start]:02x} vs {_codec_name(error.encoding)} text)",
         end_line=line,
         end_column=column + 1,
         hint="re-save the file as UTF-8",
     )
+
+
+def _codec_name(encoding: str) -> str:
+    return "UTF-8" if encoding in ("utf-8", "utf8") else encoding
+
+
+def unreadable(path: str, absolute: str, error: OSError) -> Diagnostic:
+    """FX001 for a file that cannot be read: a broken symbolic link, permissions, an I/O error.
+
+    These are problems of the checkout, not of foxaudit, so the hint says what to fix there."""
+    if os.path.islink(absolute):
+        try:
+            target = os.readlink(absolute)
+        except OSError:
+            target = "?"
+        if error.errno == errno.ELOOP:
+            return _file_level(path, f"symbolic link loop (got {target!r}, which leads back to itself, vs a link to a file)",
+                               "point the link at a real file or delete it")
+        if not os.path.exists(absolute):
+            return _file_level(path, f"dangling symbolic link (got {target!r} vs an existing file)",
+                               "restore the link's target or delete the link")
+    reason = error.strerror or type(error).__name__
+    return _file_level(path, f"cannot read the file ({reason} vs a readable file)",
+                       "fix its permissions (or the disk), or leave it out with `exclude`")
 
 
 def internal_failure(path: str, what: str, error: BaseException) -> Diagnostic:

@@ -107,3 +107,25 @@ def test_gitignore_semantics():
     assert not ignored(stack, "a/top", True)
     assert ignored(stack, "docs/a.md", False) and not ignored(stack, "x/docs/a.md", False)
     assert ignored(stack, "sub/x.py", False) and not ignored(stack, "x.py", False)
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_broken_symbolic_links_are_reported_not_skipped(project, run_cli, git):
+    """A dangling link and a link loop used to be skipped in silence (ruff reports them)."""
+    import os
+    import subprocess
+
+    root = project({"pkg/__init__.py": "", "pkg/real.py": "x = 1\n"}, '[tool.foxaudit]\nselect = ["FX001"]\n')
+    os.symlink("gone.py", root / "pkg" / "dangling.py")
+    os.symlink("loop.py", root / "pkg" / "loop.py")
+    os.symlink("real.py", root / "pkg" / "alias.py")  # a working link is checked like its target
+    if git:
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    result = run_cli("check", "--no-cache")
+    assert result.code == 1
+    lines = sorted(line for line in result.out.splitlines() if " FX001 " in line)
+    assert lines[0].startswith("pkg/dangling.py:1:1: FX001 dangling symbolic link (got 'gone.py' vs an existing file)")
+    assert "hint: restore the link's target or delete the link" in lines[0]
+    assert lines[1].startswith("pkg/loop.py:1:1: FX001 symbolic link loop (got 'loop.py'")
+    assert "report this to foxaudit" not in result.out
+    assert len(lines) == 2

@@ -91,3 +91,69 @@ def test_rule_with_unknown_node_type_is_reported_and_others_run(magic_rule, monk
     assert [d.code for d in found] == ["FX001"]
     assert "node type the python grammar lacks (got 'no_such_node'" in found[0].message
     assert check_source("k.cu", "int a = 42;\n", select=["FX001", "FX099"])[0].code == "FX099"
+
+
+def test_nesting_cpython_rejects_is_fx001_even_when_tree_sitter_parses_it():
+    """3,000 nested parentheses (CPython: "too many nested parentheses") used to pass clean."""
+    (diagnostic,) = _fx001("deep.py", "x = " + "(" * 3000 + "1" + ")" * 3000 + "\n")
+    assert diagnostic.message == "syntax error: too many nested parentheses"
+    (chain,) = _fx001("chain.py", "x = " + " + ".join(["1"] * 100_000) + "\n")
+    assert "nested too deeply for CPython (RecursionError" in chain.message
+    assert "split the nested expression" in chain.hint
+    indented = "".join(" " * level + f"if x{level}:\n" for level in range(101)) + " " * 101 + "pass\n"
+    (block,) = _fx001("blocks.py", indented)
+    assert "too many levels of indentation" in block.message
+
+
+def test_brackets_in_strings_only_cost_a_compile():
+    assert _fx001("strings.py", "x = '" + "(" * 300 + "'\ny = '" + "a" * 20_000 + "'\n") == []
+
+
+def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_rule(project, run_cli):
+    """A file nested past Python's recursion limit used to fail all 16 whole-project rules with
+    "internal error" findings at pyproject.toml:1:1 that named no file."""
+    project({
+        "pkg/__init__.py": "",
+        "pkg/rejected.py": "x = " + "[" * 3000 + "1" + "]" * 3000 + "\n",  # CPython rejects it too
+        "pkg/accepted.py": "x = a" + ".b()" * 1500 + "\n",  # CPython compiles it; the summariser cannot
+        "pkg/calls.py": "x = f()" + "()" * 5000 + "\n",  # took minutes (parent walks), now instant
+    }, '[project]\nname = "pkg"\nversion = "0"\n')  # fmt: skip
+    result = run_cli("check", "--no-cache")
+    lines = result.out.splitlines()
+    assert not [line for line in lines if "internal error" in line]
+    fx001 = {line.split(":")[0]: line for line in lines if " FX001 " in line}
+    assert sorted(fx001) == ["pkg/accepted.py", "pkg/calls.py", "pkg/rejected.py"]
+    assert "too many nested parentheses" in fx001["pkg/rejected.py"]
+    assert "nested too deeply for CPython" in fx001["pkg/calls.py"]
+    assert "file left out of the whole-project rules (RecursionError" in fx001["pkg/accepted.py"]
+
+
+def test_unreadable_file_hint_is_about_the_checkout_not_a_foxaudit_bug(tmp_path):
+    """The hint used to say "report this to foxaudit" for a file the checkout makes unreadable.
+    (Tests run as root, where permissions never deny a read: a directory gives the real OSError.)"""
+    from foxaudit.rules.tool.parse_error import unreadable
+
+    try:
+        open(tmp_path, "rb")  # noqa: SIM115 — opened only for its error
+    except OSError as error:
+        diagnostic = unreadable("pkg/x.py", str(tmp_path), error)
+    assert diagnostic.message == "cannot read the file (Is a directory vs a readable file)"
+    assert diagnostic.hint == "fix its permissions (or the disk), or leave it out with `exclude`"
+
+
+def test_latin1_file_with_a_pep263_declaration_is_valid():
+    """A valid Latin-1 file with `# -*- coding: latin-1 -*-` used to be FX001 (invalid UTF-8)."""
+    data = "# -*- coding: latin-1 -*-\nname = 'café'\n".encode("latin-1")
+    assert _fx001("legacy.py", data) == []
+    (late,) = _fx001("late.py", "x = 1\n# coding: latin-1\ny = 'é'\n".encode("latin-1"))  # line 2 after code: not a declaration
+    assert late.message.startswith("invalid UTF-8 (got byte 0xe9")
+    (wrong,) = _fx001("ascii.py", "# coding: ascii\ny = 'é'\n".encode("latin-1"))
+    assert wrong.message.startswith("invalid ascii (got byte 0xe9") and (wrong.line, wrong.column) == (2, 6)
+
+
+def test_latin1_file_positions_and_fixes_keep_its_encoding(project, magic_rule):
+    """Findings count characters; --fix writes the file back in its declared encoding."""
+    root = project({"legacy.py": "# -*- coding: latin-1 -*-\ns = 'é'; x = 42\n".encode("latin-1")})
+    result = check(resolve(Settings(root=root, select=("FX001", "FX099"))), use_cache=False, fix=True)
+    assert result.fixed == 1 and [d.code for d in result.diagnostics] == []
+    assert (root / "legacy.py").read_bytes() == "# -*- coding: latin-1 -*-\ns = 'é'; x = MAGIC\n".encode("latin-1")

@@ -57,3 +57,44 @@ def test_no_project_rules_enabled_costs_nothing(project, tmp_path, project_rule)
     root = project(FILES)
     check(resolve(Settings(root=root, select=("FX001",))), use_cache=False)
     assert project_rule.calls == []
+
+
+def test_check_dot_and_bare_check_agree_on_configuration_findings(project, monkeypatch, run_cli):
+    """FX207/FX303 sit on pyproject.toml: `foxaudit check .` used to print "All checks passed"
+    where `foxaudit check` printed them."""
+    config = (
+        '[tool.foxaudit]\nselect = ["FX207", "FX303"]\n\n[tool.foxaudit.program]\n'
+        'entry-points = ["pkg.main"]\nlayout-module = "pkg/missing.py"\nhot-path-roots = ["pkg.main:nothing_*"]\n'
+    )
+    project({"pkg/__init__.py": "", "pkg/main.py": "def run():\n    return 1\n"}, config)
+    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+    bare = run_cli("check", "--no-cache")
+    dot = run_cli("check", "--no-cache", ".")
+    assert bare.code == dot.code == 1
+    assert bare.out == dot.out
+    assert [line.split(" ")[1] for line in bare.out.splitlines() if line.startswith("pyproject.toml")] == ["FX207", "FX303"]
+    one_file = run_cli("check", "--no-cache", "pkg/main.py")
+    assert one_file.code == 0  # a pre-commit run on one file does not repeat configuration findings
+
+
+def test_a_broken_program_model_is_built_once_and_reported_once(project, monkeypatch, run_cli):
+    """A failing program build used to be retried by each of the 16 whole-project rules (minutes on
+    pandas) and reported 16 times. The failure is forced here (no real input fails the build any
+    more): the scanner is replaced by one that raises."""
+    import foxaudit.program.model as model
+
+    calls = []
+
+    def broken(source, name, is_package):
+        calls.append(source.path)
+        raise TypeError("cannot encode a complex in a summary")
+
+    monkeypatch.setattr(model, "scan_file", broken)
+    project({"pkg/__init__.py": "", "pkg/a.py": "x = 1\n"}, '[project]\nname = "pkg"\nversion = "0"\n')
+    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+    result = run_cli("check", "--no-cache")
+    internal = [line for line in result.out.splitlines() if "internal error" in line]
+    assert len(internal) == 1, result.out
+    assert "whole-project rules FX101 (gpu-slot-host-write), FX102" in internal[0]
+    assert "TypeError: cannot encode a complex in a summary" in internal[0]
+    assert len(calls) == 1  # built (and failed) once

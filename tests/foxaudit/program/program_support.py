@@ -18,6 +18,7 @@ from foxaudit.engine.resolve import resolve
 from foxaudit.program.analysis import Analysis
 from foxaudit.program.findings import FINDERS, findings
 from foxaudit.program.project import Project
+from foxaudit.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).resolve().parents[3]
@@ -44,10 +45,11 @@ def line_of(root: Path, path: str, needle: str) -> int:
     raise AssertionError(f"{needle!r} not in {path}")
 
 
-def load_project(root: Path) -> Project:
-    """The Project `foxaudit check` would build for ``root`` (same discovery and settings)."""
+def load_project(root: Path, cache: Path | None = None) -> Project:
+    """The Project `foxaudit check` would build for ``root`` (same discovery and settings),
+    with the summary cache in ``cache`` (None: no cache)."""
     settings = load_settings(None, root)
-    return build_project(resolve(settings), discover(settings))
+    return build_project(resolve(settings), discover(settings), Store(cache) if cache is not None else None)
 
 
 def all_findings(analysis: Analysis) -> dict[str, list]:

@@ -114,3 +114,22 @@ def test_gpu_slot_that_no_kernel_writes(root, layout) -> None:
     dead = findings(layout, "FX103")  # GAMMA is GPU-computed; only TAU has a kernel writer
     assert [d.message.split(" ")[3] for d in dead] == ["ISV_GAMMA"]
     assert dead[0].path == "lay/layout.py" and dead[0].line == line_of(root, "lay/layout.py", 'Slot("GAMMA"')
+
+
+def test_every_python_copy_of_a_constant_is_compared(tmp_path, analyze) -> None:
+    """Two mirrors of one CUDA constant: only the first used to be compared, so changing the
+    second module's copy passed (ADAPTIVE_BLOCK in trainer/ops/adaptive_kelly_cap.py)."""
+    files = {
+        "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\nconstant-modules = ["ops/*.py"]\n',
+        "ops/__init__.py": "",
+        "ops/a_first.py": "BLOCK = 256  # mirrors cuda/reduce.cuh\n",
+        "ops/b_second.py": "BLOCK = 128  # mirrors cuda/reduce.cuh (edited, now wrong)\nHALF = BLOCK // 2\n",
+        "cuda/reduce.cuh": "#define BLOCK 256\n#define HALF 128\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = findings(analyze(tmp_path), "FX502")
+    assert [(d.path, d.line) for d in found] == [("cuda/reduce.cuh", 1), ("cuda/reduce.cuh", 2)]
+    assert "(256 vs 128 at ops/b_second.py:1)" in found[0].message
+    assert "(128 vs 64 at ops/b_second.py:2)" in found[1].message  # HALF from b_second's own BLOCK

@@ -9,11 +9,16 @@ from foxaudit.program.project import Project
 from foxaudit.program.pyscan import scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
+from foxaudit.store import Store
 
 
-def _project(root: Path, files: dict[str, str]) -> Project:
+def _project(root: Path, files: dict[str, str], cache: Store | None = None) -> Project:
     sources = [SourceFile.from_text(path, text) for path, text in sorted(files.items())]
-    return Project(root=root, files=sources)
+    return Project(root=root, files=sources, cache=cache)
+
+
+def _summary_entries(cache: Path) -> list[Path]:
+    return sorted(cache.glob("v1/*/*.summary"))
 
 
 def test_module_names_follow_source_roots() -> None:
@@ -55,19 +60,80 @@ def test_resolution_through_reexports_aliases_and_star(tmp_path: Path) -> None:
     assert program.resolve_call(star, star.summary.calls[0]).targets == ("pkg.impl:work",)
 
 
-def test_summary_cache_hits_and_survives_corruption(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+def test_summary_cache_hits_and_survives_corruption(tmp_path: Path) -> None:
     files = {"pkg/__init__.py": "", "pkg/a.py": "def f(x):\n    return x.item()\n"}
-    first = Program(_project(tmp_path, files), ProgramSettings())
-    cache = tmp_path / ".foxaudit_cache" / "program"
-    assert len(list(cache.iterdir())) == 2 and first.cache.dirty  # one summary per file
-    second = Program(_project(tmp_path, files), ProgramSettings())
+    store = Store(tmp_path / "cache")
+    first = Program(_project(tmp_path, files, store), ProgramSettings())
+    assert len(_summary_entries(tmp_path / "cache")) == 2 and first.cache.dirty  # one summary per file
+    assert (tmp_path / "cache" / ".gitignore").read_bytes().endswith(b"*\n")
+    second = Program(_project(tmp_path, files, store), ProgramSettings())
     assert not second.cache.dirty  # every summary came from the cache
     assert second.modules["pkg.a"].summary.calls == first.modules["pkg.a"].summary.calls
-    for entry in cache.iterdir():
-        entry.write_bytes(b"not a pickle")
-    third = Program(_project(tmp_path, files), ProgramSettings())
+    for entry in _summary_entries(tmp_path / "cache"):
+        entry.write_bytes(b"not a summary")
+    third = Program(_project(tmp_path, files, store), ProgramSettings())
+    assert third.cache.dirty  # corrupt entries are misses, rescanned
     assert third.modules["pkg.a"].summary.calls == first.modules["pkg.a"].summary.calls
+
+
+def test_project_without_a_cache_writes_nothing(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/a.py": "def f(x):\n    return x.item()\n"}
+    Program(_project(tmp_path, files), ProgramSettings())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_planted_cache_entry_never_runs_code(tmp_path: Path) -> None:
+    """Entry names are computable from public inputs: a commit can plant one where the next run
+    reads. The old pickle format ran the planted payload; the data-only format treats it as a miss."""
+    import pickle
+
+    from foxaudit.program.model import _SummaryCache
+
+    text = "def f(x):\n    return x.item()\n"
+    witness = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.write_text, (witness, "ran"))
+
+    import hashlib
+
+    key = ("py", "pkg/a.py", "pkg.a", False, hashlib.sha1(text.encode()).hexdigest())
+    name = _SummaryCache.name(key)
+    store = Store(tmp_path / "repo" / ".foxaudit_cache")
+    store.put_bytes(name, pickle.dumps(Payload()), _SummaryCache.SUFFIX)
+    # A well-formed entry that names a class outside the summary types is a miss as well.
+    crafted = _SummaryCache.name(("py", "pkg/__init__.py", "pkg", True, hashlib.sha1(b"").hexdigest()))
+    store.put_bytes(crafted, crafted.encode() + b'\npy\n["d","path",["os.system","touch pwned"]]\n[]', _SummaryCache.SUFFIX)
+    program = Program(_project(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/a.py": text}, store), ProgramSettings())
+    assert not witness.exists()
+    assert program.cache.dirty  # both planted entries were misses and got rescanned
+    assert [call.method for call in program.modules["pkg.a"].summary.calls] == ["item"]
+    assert program.modules["pkg"].summary.path == "pkg/__init__.py"
+
+
+def test_codec_round_trips_every_summary_value() -> None:
+    from foxaudit.program.codec import (
+        CodecError,
+        decode,
+        dump_summary,
+        encode,
+        load_summary,
+    )
+
+    source = SourceFile.from_text("pkg/m.py", "import torch as t\nS = {'a': 1}\n\ndef f(x, y=(1, 'a', -2.5)):\n    return t.zeros(3, dtype=x).item()\n")
+    summary = scan_python(source, "pkg.m", False)
+    copy = load_summary("k", dump_summary("k", summary))
+    assert not copy.body_loaded and copy == summary
+    assert copy.constants["S"] == summary.constants["S"]
+    assert decode(encode(1 << 20_000)) == 1 << 20_000  # past JSON's (CPython's) decimal limit
+    assert decode(encode({1: frozenset({"a"}), "x": [(None, True)]})) == {1: frozenset({"a"}), "x": [(None, True)]}
+    for bad in (b"k\npy\n[1]\n[]", b"other\npy\n[\"d\"]\n[]", b"k\npy\n[\"Span\",1]\n[]", b"k\ncuda\n[\"d\"]"):
+        try:
+            load_summary("k", bad)
+        except CodecError:
+            continue
+        raise AssertionError(f"{bad!r} decoded")
 
 
 def test_cuda_kernels_survive_error_nodes_and_constants_evaluate() -> None:
@@ -89,3 +155,18 @@ def test_cuda_kernels_survive_error_nodes_and_constants_evaluate() -> None:
     assert values == {"BLOCK": 256, "HALF": 128, "N": 129}
     assert evaluate_c("0x10u << 2", {}) == 64
     assert evaluate_c("sizeof(float)", {}) is None  # not guessed
+
+
+def test_imaginary_literals_summarise_and_round_trip(tmp_path: Path) -> None:
+    """pandas has `x = 1j`: tree-sitter calls it an integer, the summary codec could not encode the
+    complex value, and every whole-project rule failed (and rebuilt the program) on pandas."""
+    from foxaudit.program.codec import decode, dump_summary, encode, load_summary
+
+    files = {"pkg/__init__.py": "", "pkg/a.py": "I = 1j\nJ = 2.5j\n\ndef f(x):\n    return x * 3j\n"}
+    summary = scan_python(SourceFile.from_text("pkg/a.py", files["pkg/a.py"]), "pkg.a", False)
+    assert summary.constants["I"].kind == "other"
+    assert load_summary("k", dump_summary("k", summary)) == summary
+    assert decode(encode(1 + 2j)) == 1 + 2j
+    store = Store(tmp_path / "cache")
+    Program(_project(tmp_path, files, store), ProgramSettings())
+    assert Program(_project(tmp_path, files, store), ProgramSettings()).cache.dirty is False

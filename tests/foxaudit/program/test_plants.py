@@ -7,13 +7,11 @@ analysis on the copy. An anchor that no longer exists fails loudly: re-anchor th
 
 from __future__ import annotations
 
-import contextlib
 import re
-import shutil
 from pathlib import Path
 
 import pytest
-from program_support import REPO, copy_repository, load_project
+from program_support import copy_repository, load_project
 
 from foxaudit.program.analysis import analysis_for
 from foxaudit.program.findings import findings
@@ -21,21 +19,29 @@ from foxaudit.program.findings import findings
 pytestmark = pytest.mark.slow  # copies the repository and analyses it once per plant
 
 
+@pytest.fixture(scope="module")
+def summaries(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One summary cache for every plant: summaries are keyed by content, so the copies share
+    all but the planted file's (a warm start, same answers)."""
+    return tmp_path_factory.mktemp("summaries")
+
+
 @pytest.fixture
-def repo_copy(tmp_path: Path) -> Path:
+def repo_copy(tmp_path: Path, summaries: Path) -> Path:
     root = copy_repository(tmp_path / "repo")
-    cache = REPO / ".foxaudit_cache" / "program"
-    if cache.is_dir():  # summaries are keyed by content: a warm start, same answers
-        target = root / ".foxaudit_cache" / "program"
-        target.mkdir(parents=True)
-        for entry in cache.iterdir():
-            with contextlib.suppress(OSError):  # another run may prune the shared cache meanwhile
-                shutil.copyfile(entry, target / entry.name)
+    _CACHES[root] = summaries
     return root
 
 
+_CACHES: dict[Path, Path] = {}
+
+
+def _load(root: Path):
+    return load_project(root, _CACHES.get(root))
+
+
 def _codes_at(root: Path, code: str) -> list[tuple[str, int, str]]:
-    analysis = analysis_for(load_project(root))
+    analysis = analysis_for(_load(root))
     return [(d.path, d.line, d.message) for d in findings(analysis, code)]
 
 
@@ -50,7 +56,7 @@ def _edit(path: Path, pattern: str, replacement: str) -> int:
 
 
 def test_baseline_has_none_of_the_planted_findings(repo_copy) -> None:
-    analysis = analysis_for(load_project(repo_copy))
+    analysis = analysis_for(_load(repo_copy))
     for code in ("FX202", "FX203", "FX301", "FX101", "FX503"):
         assert findings(analysis, code) == [], code
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 
 from program_support import load_project
 
 from foxaudit.program.analysis import analysis_for
+from foxaudit.program.codec import dump_summary, load_summary
 from foxaudit.program.findings import findings
 from foxaudit.program.model import PARALLEL_SCAN_LIMIT, Program
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
+from foxaudit.store import Store
 
 CHAINED = "import torch\n\ndef f(x):\n    return x.detach().to('cpu').reshape(-1).tolist()\n"
 
@@ -27,15 +28,15 @@ def test_chained_calls_are_summarised_innermost_first_every_time() -> None:
     assert orders == {("detach", "to", "reshape", "tolist")}
 
 
-def test_summary_body_stays_pickled_until_read() -> None:
+def test_summary_body_stays_encoded_until_read() -> None:
     summary = scan_python(SourceFile.from_text("m.py", CHAINED + "y = print(1)\n"), "m", False)
     assert summary.call_methods == {"detach", "to", "reshape", "tolist", "print"}
     assert summary.call_heads == {"x", "print"}
     assert [call.method for call in summary.transfer_calls] == ["to", "tolist", "print"]
-    copy = pickle.loads(pickle.dumps(summary))
+    copy = load_summary("key", dump_summary("key", summary))
     assert not copy.body_loaded  # the index is readable without the body
     assert copy.functions == summary.functions and copy.call_methods == summary.call_methods
-    assert copy.calls == summary.calls  # first read unpickles the body
+    assert copy.calls == summary.calls  # first read decodes the body
     assert copy.body_loaded and copy == summary
 
 
@@ -45,34 +46,34 @@ def test_renamed_transfer_import_is_in_the_index() -> None:
     assert [call.func for call in summary.transfer_calls] == ["to_host"]
 
 
-def test_many_files_scan_in_parallel_with_the_same_summaries(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+def test_many_files_scan_in_parallel_with_the_same_summaries(tmp_path: Path) -> None:
     files = {"pkg/__init__.py": ""}
     for number in range(PARALLEL_SCAN_LIMIT + 6):
         files[f"pkg/m{number}.py"] = f"import torch\n\ndef f{number}(x):\n    return x.item() + {number}\n"
     sources = [SourceFile.from_text(path, text) for path, text in sorted(files.items())]
-    parallel = Program(Project(root=tmp_path, files=sources), ProgramSettings())
-    assert len(list((tmp_path / ".foxaudit_cache" / "program").iterdir())) == len(files)
+    store = Store(tmp_path / "cache")
+    parallel = Program(Project(root=tmp_path, files=sources, cache=store), ProgramSettings())
+    assert len(list((tmp_path / "cache").glob("v1/*/*.summary"))) == len(files)
     serial = Program(Project(root=tmp_path / "other", files=sources), ProgramSettings(), use_cache=False)
     assert parallel.modules.keys() == serial.modules.keys()
     for name, module in serial.modules.items():
         assert parallel.modules[name].summary == module.summary
-    cached = Program(Project(root=tmp_path, files=sources), ProgramSettings())
+    cached = Program(Project(root=tmp_path, files=sources, cache=store), ProgramSettings())
     assert not cached.cache.dirty  # every summary came back from the cache
     assert not any(module.summary.body_loaded for module in cached.modules.values())
 
 
-def test_a_pandas_like_tree_needs_few_bodies(tmp_path: Path, monkeypatch) -> None:
-    """Without torch, CuPy, kernels or capture, the analyses never unpickle a module's body."""
-    monkeypatch.delenv("FOXAUDIT_CACHE_DIR", raising=False)
+def test_a_pandas_like_tree_needs_few_bodies(tmp_path: Path) -> None:
+    """Without torch, CuPy, kernels or capture, the analyses never decode a module's body."""
     files = {
         "lib/__init__.py": "from lib.core import frame\n",
         "lib/core/__init__.py": "",
         "lib/core/frame.py": "import numpy as np\n\ndef total(values):\n    with open('x') as f:\n        return float(values.sum()), values.tolist(), {}.get('k')\n",
     }
     sources = [SourceFile.from_text(path, text) for path, text in sorted(files.items())]
-    Program(Project(root=tmp_path, files=sources), ProgramSettings())
-    analysis = analysis_for(Project(root=tmp_path, files=sources))
+    store = Store(tmp_path / "cache")
+    Program(Project(root=tmp_path, files=sources, cache=store), ProgramSettings())
+    analysis = analysis_for(Project(root=tmp_path, files=sources, cache=store))
     hot, kernels, imports = analysis.hot, analysis.kernels, analysis.imports
     assert [site.kind for site in hot.sites] == [".tolist()"] and not kernels.rows and imports.rows
     assert not any(module.summary.body_loaded for module in analysis.program.modules.values())

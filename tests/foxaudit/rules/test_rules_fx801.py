@@ -147,3 +147,13 @@ def test_quiet_without_a_layout_and_active_once_the_project_has_one(tmp_path: Pa
     layout.write_text("PS_POSITION = 0\n", encoding="utf-8")
     (found,) = check_text(text, "tools/run.py", RawIndexIntoNamedBuffer, defaults, tmp_path)
     assert "`PS_POSITION`" in found.message and "a multi-field buffer (FX801 `buffers`)" in found.message
+
+
+def test_explicit_buffers_are_checked_without_constants_from(tmp_path: Path) -> None:
+    """A project that configures `buffers` but no layout file used to get no FX801 at all."""
+    found = check_text("x = state[3]\ny = ps[3]\n", "pkg/env.py", RawIndexIntoNamedBuffer, {"buffers": ["state"]}, tmp_path)
+    assert [(d.line, d.message.split(" — ")[0]) for d in found] == [
+        (1, "raw index `3` into `state`, a multi-field buffer (FX801 `buffers`)")
+    ]
+    # The default buffers in a project without slot constants stay dormant (a `ps` list of processes).
+    assert check_text("y = ps[3]\n", "pkg/env.py", RawIndexIntoNamedBuffer, {}, tmp_path) == []
