@@ -46,8 +46,10 @@ class PreparedCuda:
 
 
 def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str | None] | None = None) -> PreparedCuda:
-    preprocessed = preprocess(data, defines)
-    text = normalise(preprocessed.data)
+    # Blanking keeps comments where they were, so one lexing pass serves both steps.
+    comments = comment_spans(data)
+    preprocessed = preprocess(data, defines, comments)
+    text = normalise(preprocessed.data, comments)
     tree = parser.parse(text)
     hidden: list[str] = []
     if tree.root_node.has_error:
@@ -55,13 +57,14 @@ def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str |
     return PreparedCuda(text, tree, preprocessed.inactive, tuple(hidden))
 
 
-def normalise(data: bytes) -> bytes:
+def normalise(data: bytes, comments: list[tuple[int, int]] | None = None) -> bytes:
     """``data`` with the table's forms rewritten (same length; comments and strings untouched)."""
-    if not any(hint in data for hint in _CHEAP_HINTS):
+    wanted = [(pattern, rewrite) for needle, pattern, rewrite in _NORMALISATIONS if needle in data]
+    if not wanted:
         return data
-    view = _code_view(data)
+    view = _code_view(data, comments)
     out = bytearray(data)
-    for pattern, rewrite in _NORMALISATIONS:
+    for pattern, rewrite in wanted:
         for match in pattern.finditer(view):
             rewrite(match, out, view)
     return bytes(out)
@@ -131,35 +134,35 @@ def _blank_typename(match: re.Match[bytes], out: bytearray, view: bytes) -> None
 # Calling-convention and export macros that sit between a return type and a function name.
 ATTRIBUTE_MACROS = ("CUDART_CB", "CUDA_CB", "CUDAAPI", "CALLBACK", "WINAPI", "APIENTRY", "__stdcall", "__cdecl")
 
-_NORMALISATIONS: tuple[tuple[re.Pattern[bytes], Callable[[re.Match[bytes], bytearray, bytes], None]], ...] = (
-    (re.compile(rb"\b(__align__\s*\([^()\n]*\))"), _blank_group(1)),
-    (re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
+# (needle, pattern, rewrite): a pattern runs only on files that contain its needle.
+_NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes], bytearray, bytes], None]], ...] = (
+    (b"__align__", re.compile(rb"\b(__align__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"]", re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
      _blank_group(1)),
-    (re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
+    (b"new", re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
      _blank_qualifiers_and_stars),
-    (re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),
-    (re.compile(rb"(?<![\w:])((?:extern\s+)?template\s+(?:class|struct)\s+[\w:]+\s*<[^;{}]*>\s*;)"), _blank_group(1)),
-    (re.compile(rb"\b(typeid)(?=\s*\()"), _replace_group(1, b"sizeof")),
-    (re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
-    (re.compile(rb"(?<![\w#])(" + b"|".join(re.escape(name.encode()) for name in ATTRIBUTE_MACROS) + rb")\b(?=\s*[\w*(])"),
-     _blank_group(1)),
+    (b"asm", re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),
+    (b"template", re.compile(rb"\b((?:extern\s+)?template\s+(?:class|struct)\s+[\w:]+\s*<[^;{}]*>\s*;)"), _blank_group(1)),
+    (b"typeid", re.compile(rb"\b(typeid)(?=\s*\()"), _replace_group(1, b"sizeof")),
+    (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
+    *((name.encode(), re.compile(rb"(?<![\w#])(" + re.escape(name.encode()) + rb")\b(?=\s*[\w*(])"), _blank_group(1))
+      for name in ATTRIBUTE_MACROS),
 )
-_CHEAP_HINTS = (b"__align__", b"__device__", b"__host__", b"new", b"typeid", b"typename", b"asm", b"template",
-                *(name.encode() for name in ATTRIBUTE_MACROS))
 
 
-def _code_view(data: bytes) -> bytes:
+def _code_view(data: bytes, comments: list[tuple[int, int]] | None = None) -> bytes:
     """``data`` with comments and string/char literal contents replaced by filler of equal length,
     so the normalisation patterns only ever match code."""
     view = bytearray(data)
-    for start, end in comment_spans(data):
-        view[start:end] = bytes(0x20 if byte != 0x0A else 0x0A for byte in data[start:end])
+    for start, end in comment_spans(data) if comments is None else comments:
+        view[start:end] = _NOT_NEWLINE.sub(b" ", data[start:end])
     for match in _LITERAL.finditer(bytes(view)):
         start, end = match.span()
         view[start + 1 : end - 1] = b"x" * max(end - start - 2, 0)
     return bytes(view)
 
 
+_NOT_NEWLINE = re.compile(rb"[^\n]")
 _LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*'")
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ grammar does not (see ``_NORMALISATIONS``).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -68,7 +69,8 @@ class Preprocessed:
         return any(region.first_line <= line <= region.last_line for region in self.inactive)
 
 
-def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None) -> Preprocessed:
+def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
+               comments: list[tuple[int, int]] | None = None) -> Preprocessed:
     """Resolve ``#if``/``#ifdef``/``#ifndef``/``#elif``/``#else``/``#endif`` (see the module doc).
 
     ``defines`` maps a macro to its value text, or to None to undefine a built-in one."""
@@ -80,54 +82,58 @@ def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None) -> 
             macros.pop(name, None)
         else:
             macros[name] = value
-    comments = comment_spans(data)
+    comments = comment_spans(data) if comments is None else comments
     out = bytearray(data)
     inactive: list[InactiveRegion] = []
-    # One frame per open #if group: (enclosing group active, a branch was taken, this branch active).
+    # One frame per open #if group: [enclosing group active, a branch was taken, this branch active].
     stack: list[list[bool]] = []
     open_region: tuple[int, str] | None = None  # (first line, directive) of the inactive run being built
+    code_from = 0  # start of the code between the previous directive and this one
 
     def active() -> bool:
         return all(frame[2] for frame in stack)
 
-    for start, end, line_number in _logical_lines(data, comments):
-        text = _without_comments(data, start, end, comments).strip()
-        directive, argument = _directive(text)
+    for start, end, line_number in _directive_lines(data, comments):
         was_active = active()
-        if directive in _CONDITIONALS:
-            _blank(out, start, end, comments)
-            if directive in ("if", "ifdef", "ifndef"):
-                taken = was_active and _condition(directive, argument, macros) is not False
-                stack.append([was_active, taken, taken])
-            elif not stack:
-                continue  # a stray #else/#elif/#endif: nvcc would reject it; keep going
-            elif directive == "endif":
-                stack.pop()
-            else:
-                frame = stack[-1]
-                if directive == "else":
-                    frame[2] = frame[0] and not frame[1]
-                else:  # elif, elifdef, elifndef
-                    kind = {"elif": "if", "elifdef": "ifdef", "elifndef": "ifndef"}[directive]
-                    frame[2] = frame[0] and not frame[1] and _condition(kind, argument, macros) is not False
-                frame[1] = frame[1] or frame[2]
-            now_active = active()
-            if was_active and not now_active:
-                open_region = (line_number + 1, text)
-            elif not was_active and now_active and open_region is not None:
-                inactive.append(InactiveRegion(open_region[0], line_number - 1, open_region[1]))
-                open_region = None
-            continue
         if not was_active:
-            _blank(out, start, end, comments)
+            _blank(out, code_from, start, comments)
+        code_from = end
+        directive, argument = _directive(_without_comments(data, start, end, comments).strip())
+        if directive not in _CONDITIONALS:
+            if not was_active:
+                _blank(out, start, end, comments)
+            elif directive == "define":
+                match = _DEFINE.match(argument)
+                if match:
+                    name, parameters, value = match.groups()
+                    macros[name] = FUNCTION_LIKE if parameters is not None else value.strip()
+            elif directive == "undef":
+                macros.pop(argument.split()[0] if argument.split() else "", None)
             continue
-        if directive == "define":
-            match = _DEFINE.match(argument)
-            if match:
-                name, parameters, value = match.groups()
-                macros[name] = FUNCTION_LIKE if parameters is not None else value.strip()
-        elif directive == "undef":
-            macros.pop(argument.split()[0] if argument.split() else "", None)
+        _blank(out, start, end, comments)
+        if directive in ("if", "ifdef", "ifndef"):
+            taken = was_active and _condition(directive, argument, macros) is not False
+            stack.append([was_active, taken, taken])
+        elif not stack:
+            continue  # a stray #else/#elif/#endif: nvcc would reject it; keep going
+        elif directive == "endif":
+            stack.pop()
+        else:
+            frame = stack[-1]
+            if directive == "else":
+                frame[2] = frame[0] and not frame[1]
+            else:  # elif, elifdef, elifndef
+                kind = {"elif": "if", "elifdef": "ifdef", "elifndef": "ifndef"}[directive]
+                frame[2] = frame[0] and not frame[1] and _condition(kind, argument, macros) is not False
+            frame[1] = frame[1] or frame[2]
+        now_active = active()
+        if was_active and not now_active:
+            open_region = (line_number + data.count(b"\n", start, end) + 1, f"#{directive} {argument}".strip())
+        elif not was_active and now_active and open_region is not None:
+            inactive.append(InactiveRegion(open_region[0], line_number - 1, open_region[1]))
+            open_region = None
+    if not active():
+        _blank(out, code_from, len(data), comments)
     if open_region is not None:
         inactive.append(InactiveRegion(open_region[0], data.count(b"\n") + 1, open_region[1]))
     return Preprocessed(bytes(out), tuple(region for region in inactive if region.first_line <= region.last_line))
@@ -341,61 +347,67 @@ def comment_spans(data: bytes) -> list[tuple[int, int]]:
 
 
 _LEXEME = re.compile(
-    rb'(?P<raw>R"(?P<delim>[^()\\\s]{0,16})\((?:.|\n)*?\)(?P=delim)")'
-    rb'|(?P<string>"(?:\\.|\\\n|[^"\\\n])*(?:"|$))'
-    rb"|(?P<char>(?<![\w'])'(?:\\.|[^'\\\n])*(?:'|$))"
-    rb"|(?P<comment>//(?:\\\n|[^\n])*|/\*(?:.|\n)*?(?:\*/|\Z))",
-    re.MULTILINE,
+    rb"(?=[/\"'R])(?:"
+    rb'(?P<raw>R"(?P<delim>[^()\\\s]{0,16})\(.*?\)(?P=delim)")'
+    rb'|(?P<string>"(?:[^"\\\n]|\\.)*(?:"|$))'
+    rb"|(?P<char>(?<![\w'])'(?:[^'\\\n]|\\.)*(?:'|$))"
+    rb"|(?P<comment>//[^\n]*(?:(?<=\\)\n[^\n]*)*|/\*.*?(?:\*/|\Z)))",
+    re.MULTILINE | re.DOTALL,
 )
 
 
-def _logical_lines(data: bytes, comments: list[tuple[int, int]]) -> Iterable[tuple[int, int, int]]:
-    """(start, end, 1-based line) of each line, a directive's backslash-continued lines joined;
-    a line that begins inside a block comment is never a directive."""
-    comment_index = 0
-    line_number = 1
-    position = 0
+_DIRECTIVE_START = re.compile(rb"^[ \t]*#", re.MULTILINE)
+
+
+def _directive_lines(data: bytes, comments: list[tuple[int, int]]) -> Iterable[tuple[int, int, int]]:
+    """(start, end, 1-based line) of each directive, its backslash-continued lines joined; a
+    ``#`` inside a block comment does not start one."""
+    comment_starts = [span[0] for span in comments]
+    line_number, counted_to, reach = 1, 0, 0
     length = len(data)
-    while position < length:
-        end = data.find(b"\n", position)
+    for match in _DIRECTIVE_START.finditer(data):
+        start = match.start()
+        if start < reach:
+            continue  # a continuation line of the previous directive
+        index = bisect.bisect_right(comment_starts, start) - 1
+        if index >= 0 and comments[index][0] < start < comments[index][1]:
+            continue
+        end = data.find(b"\n", start)
         end = length if end < 0 else end
-        while comment_index < len(comments) and comments[comment_index][1] <= position:
-            comment_index += 1
-        in_comment = comment_index < len(comments) and comments[comment_index][0] < position
-        first = _first_code_byte(data, position, end)
-        if not in_comment and first is not None and data[first] == 0x23:  # '#'
-            while end < length and data[position:end].rstrip(b"\r").endswith(b"\\"):
-                following = data.find(b"\n", end + 1)
-                end = length if following < 0 else following
-        yield position, end, line_number
-        line_number += data.count(b"\n", position, end) + (1 if end < length else 0)
-        position = end + 1
+        while end < length and data[start:end].rstrip(b"\r").endswith(b"\\"):
+            following = data.find(b"\n", end + 1)
+            end = length if following < 0 else following
+        line_number += data.count(b"\n", counted_to, start)
+        counted_to = start
+        reach = end
+        yield start, end, line_number
 
 
-def _first_code_byte(data: bytes, start: int, end: int) -> int | None:
-    for index in range(start, end):
-        if data[index] not in b" \t\r\f\v":
-            return index
-    return None
+def _overlapping(comments: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
+    # Comments are sorted and disjoint: bisect to the first one that may reach into [start, end).
+    index = max(bisect.bisect_right(comments, (start, start)) - 1, 0)
+    found = []
+    while index < len(comments) and comments[index][0] < end:
+        if comments[index][1] > start:
+            found.append((max(comments[index][0], start), min(comments[index][1], end)))
+        index += 1
+    return found
 
 
 def _without_comments(data: bytes, start: int, end: int, comments: list[tuple[int, int]]) -> str:
     chunk = bytearray(data[start:end])
-    for comment_start, comment_end in comments:
-        if comment_end <= start or comment_start >= end:
-            continue
-        for index in range(max(comment_start, start), min(comment_end, end)):
-            if chunk[index - start] != 0x0A:
-                chunk[index - start] = 0x20
+    for comment_start, comment_end in _overlapping(comments, start, end):
+        chunk[comment_start - start : comment_end - start] = _NOT_NEWLINE.sub(b" ", data[comment_start:comment_end])
     return chunk.decode("utf-8", errors="replace").replace("\\\r\n", " ").replace("\\\n", " ")
 
 
 def _blank(out: bytearray, start: int, end: int, comments: list[tuple[int, int]]) -> None:
     """Spaces over [start, end) except newlines and comments."""
-    kept = [(max(s, start), min(e, end)) for s, e in comments if e > start and s < end]
     position = start
-    for keep_start, keep_end in [*kept, (end, end)]:
-        for index in range(position, keep_start):
-            if out[index] not in (0x0A, 0x0D):
-                out[index] = 0x20
+    for keep_start, keep_end in [*_overlapping(comments, start, end), (end, end)]:
+        if keep_start > position:
+            out[position:keep_start] = _NOT_NEWLINE.sub(b" ", bytes(out[position:keep_start]))
         position = max(position, keep_end)
+
+
+_NOT_NEWLINE = re.compile(rb"[^\r\n]")
