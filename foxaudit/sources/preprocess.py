@@ -7,7 +7,7 @@ the conditionals the way the C preprocessor does and returns a copy of the file 
 line of an inactive branch, and every conditional directive line, is blanked (its bytes become
 spaces, its newline stays). Byte offsets, lines and columns are unchanged, so a node of the tree
 parsed from the copy points at the same place in the original file; comments are kept even in
-inactive branches, so marker rules (FX901) still see a TODO written there.
+inactive branches, so marker rules (FX901) still see a `TODO` written there.
 
 What decides a condition:
 - integer literals, ``true``/``false``, the operators of ``#if`` (``defined``, ``!``, ``&&``,

@@ -325,7 +325,7 @@ def _preproc_comment_start(text: str) -> int | None:
     return None
 
 
-# ruff's flake8-fixme codes, by tag: a `# noqa: FIX002` accepts a TODO on its line.
+# ruff's flake8-fixme codes, by tag: a `# noqa: FIX002` accepts a `TODO` on its line.
 _RUFF_CODES = {"fixme": "FIX001", "todo": "FIX002", "xxx": "FIX003", "hack": "FIX004"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _PYLINT_DISABLE = re.compile(r"#\s*pylint:\s*disable\s*=\s*(?P<names>[\w\-, ]+)")

@@ -27,7 +27,7 @@ RUFF_FIXME = [
     "x = 1  # TODO trailing",               # FIX002
     "# noqa: E501 # TODO after another tool's comment",
 ]
-# ruff flake8-todos: every TD rule fires on a line that has a TODO-like tag.
+# ruff flake8-todos: every TD rule fires on a line that has a `TODO`-like tag.
 RUFF_TODOS = [
     "# TODO(evanrittenhouse): this has an author",   # TD003 (no link)
     "# TODO: this has no author",                    # TD002
@@ -39,7 +39,7 @@ RUFF_TODOS = [
     "# XXX: also an invalid tag",                    # TD001
     "#TODO: no space after the hash",                # TD002/TD003
 ]
-# pylint fixme (W0511): notes FIXME, XXX, TODO after any `#`, any case.
+# pylint fixme (W0511): notes `FIXME`, `XXX`, `TODO` after any `#`, any case.
 PYLINT_FIXME = [
     "# FIXME: beep",
     "#TODO: this is broken",
