@@ -21,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(
             f"trainer: its dependencies are not installed (got no {', '.join(missing)} vs the `trainer` extra)"
-            ' — hint: python3 -m pip install -e ".[trainer]" (or ".[dev]" for the tests as well)',
+            ' — hint: python3 -m pip install "foxhunt[trainer]" (in a checkout: -e ".[dev]", which includes it)',
             file=sys.stderr,
         )
         return 2

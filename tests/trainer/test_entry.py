@@ -16,7 +16,7 @@ def test_missing_trainer_dependencies_name_the_extra(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     assert entry.main(["--help"]) == 2
     err = capsys.readouterr().err
-    assert "got no torch vs the `trainer` extra" in err and '".[trainer]"' in err
+    assert "got no torch vs the `trainer` extra" in err and '"foxhunt[trainer]"' in err
     assert "Traceback" not in err
 
 
