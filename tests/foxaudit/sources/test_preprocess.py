@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foxaudit.sources.base import SourceFile
 from foxaudit.sources.preprocess import BUILTIN_DEFINES, preprocess
@@ -78,3 +80,18 @@ def test_a_statement_split_across_branches_parses_as_nvcc_compiles_it() -> None:
     # Nodes point into the original file: line 5 is the compiled loop.
     loop = source.tree.root_node.named_children[0].child_by_field_name("body").named_children[0]
     assert loop.type == "for_statement" and loop.start_point.row == 4
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from([
+    "#if 0\n", "#if 1\n", "#ifdef X\n", "#ifndef X\n", "#elif A > 2\n", "#else\n", "#endif\n", "#define X 3\n",
+    "#undef X\n", "#if (1 +\n", "#if defined(\n", "int a;\n", "/* #if 0\n", "*/\n", "// c\n", '"str\n', "'\n",
+    "#if X \\\n", "  && Y\n", "\r\n", "é\n", "R\"(raw\n", ")\"\n", "#",
+]), max_size=30))
+def test_any_mix_of_directives_keeps_offsets_and_never_raises(pieces: list[str]) -> None:
+    data = "".join(pieces).encode()
+    result = preprocess(data)
+    assert len(result.data) == len(data)
+    assert [index for index, byte in enumerate(result.data) if byte == 10] == [
+        index for index, byte in enumerate(data) if byte == 10]
+    assert SourceFile(path="f.cu", data=data, language="cuda").tree is not None  # the whole preparation runs
