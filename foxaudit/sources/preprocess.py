@@ -65,9 +65,6 @@ class Preprocessed:
     data: bytes  # same length as the input; inactive branches and conditional directives blanked
     inactive: tuple[InactiveRegion, ...]
 
-    def is_inactive(self, line: int) -> bool:
-        return any(region.first_line <= line <= region.last_line for region in self.inactive)
-
 
 def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
                comments: list[tuple[int, int]] | None = None) -> Preprocessed:
