@@ -276,8 +276,11 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names:
     if holder is not None and holder.type == "decorated_definition":
         decorators = _name_pattern(options.exempt_decorators)
         for decorator in holder.named_children:
-            if decorator.type == "decorator" and decorators.match(
-                    resolve(_decorator_expression(decorator), names.aliases)):
+            # The written name or what the imports resolve it to: `@abstract` after `from abc import
+            # abstractmethod as abstract`, and torch's `from torch._jit_internal import _overload as overload`.
+            written = _decorator_expression(decorator)
+            if decorator.type == "decorator" and (
+                    decorators.match(written) or decorators.match(resolve(written, names.aliases))):
                 return True
         holder = holder.parent
     # holder is now the block the definition sits in.
@@ -335,7 +338,8 @@ class StubBody(Rule):
     Not stubs: functions decorated with one of `exempt-decorators` (`@abstractmethod`,
     `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, ...), also
     through an import alias (`from abc import abstractmethod as abstract`, `import typing as t`
-    then `@t.overload`); members of a class that lists a `protocol-bases` class among its bases,
+    then `@t.overload`; the written name counts too, as with torch's
+    `from torch._jit_internal import _overload as overload`); members of a class that lists a `protocol-bases` class among its bases,
     resolved through the file's imports (`typing.Protocol`, `from typing import Protocol`,
     `Protocol[T]`, `typing_extensions.Protocol`; a class that is merely *named* `Protocol` is
     not one); a base-class hook whose body raises `NotImplementedError` when a subclass in the
@@ -430,6 +434,7 @@ class StubBody(Rule):
         Example("from abc import ABC, abstractmethod as abstract\n\nclass Loader(ABC):\n    @abstract\n"
                 "    def load(self, path):\n        ...\n"),
         Example("from typing import overload as ov\n\n@ov\ndef get(key: int) -> int: ...\n"),
+        Example("from torch._jit_internal import _overload as overload\n\n@overload\ndef norm(a, p: int):\n    pass\n"),
         Example("import typing as t\n\n@t.overload\ndef get(key: int) -> int: ...\n"
                 "class Sink(t.Protocol):\n    def put(self, item) -> None: ...\n"),
         Example("from typing_extensions import Protocol as P\n\nclass Reader(P):\n    def read(self, n): ...\n"),
@@ -477,8 +482,8 @@ class StubBody(Rule):
         # A class merely named Protocol, or a Protocol that is not typing's, declares nothing.
         Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", expect=1),
         Example("from wire import Protocol\n\nclass Reader(Protocol):\n    def read(self, n):\n        pass\n", expect=1),
-        # An alias of something that is not abstractmethod exempts nothing.
-        Example("from functools import cache as abstractmethod\n\n@abstractmethod\ndef f(x):\n    pass\n", expect=1),
+        # An alias of an exempt decorator under another name exempts nothing by that other name.
+        Example("from abc import abstractmethod as abstract\n\n@abstract_later\ndef f(x):\n    pass\n", expect=1),
         # Several placeholders in one body.
         Example("def f(x):\n    pass\n    raise NotImplementedError\n", expect=1),
         Example("def f(x):\n    \"Doc.\"\n    ...\n    pass\n    return None\n", expect=1),
