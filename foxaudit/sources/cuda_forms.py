@@ -8,6 +8,7 @@ length, usually spaces), so every node of the resulting tree keeps its line and 
 nvcc accepts                          the grammar is given
 ====================================  ===========================================================
 ``struct __align__(16) Acc``          ``struct               Acc`` (alignment is not analysed)
+``__cluster_dims__(2, 1, 1) void k``  ``                          void k`` (also ``__maxnreg__(n)``)
 ``[=] __device__ (float v) {``        ``[=]            (float v) {`` (a plain lambda)
 ``new const float *[n]``              ``new const float  [n]`` (same allocation, one level less)
 ``typeid(Real) == typeid(double)``    ``sizeof(Real) == sizeof(double)`` (same shape of call)
@@ -137,6 +138,8 @@ ATTRIBUTE_MACROS = ("CUDART_CB", "CUDA_CB", "CUDAAPI", "CALLBACK", "WINAPI", "AP
 # (needle, pattern, rewrite): a pattern runs only on files that contain its needle.
 _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes], bytearray, bytes], None]], ...] = (
     (b"__align__", re.compile(rb"\b(__align__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"__cluster_dims__", re.compile(rb"\b(__cluster_dims__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"__maxnreg__", re.compile(rb"\b(__maxnreg__\s*\([^()\n]*\))"), _blank_group(1)),
     (b"]", re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
      _blank_group(1)),
     (b"new", re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
@@ -168,9 +171,9 @@ _LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*
 # ---------------------------------------------------------------------------------------------
 # Repair: hide a macro-like name that the grammar reads as broken code.
 
-# `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`, `C10_LAUNCH_BOUNDS_1(1024)`, `HD`: upper case with
+# `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`, `__KITTENS_DEFINE_OP__(load)`, `HD`: upper case with
 # an underscore or at most 3 letters; not followed by what makes it a value (`=`, `;`, `,`, `]`).
-_MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_?[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3})\b(?!\s*[=:;,\]])")
+_MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3})\b(?!\s*[=:;,\]])")
 _LOOKBACK_LINES = 3
 _MAX_REPAIRS = 6
 _MAX_ATTEMPTS = 24

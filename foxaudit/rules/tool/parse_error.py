@@ -207,24 +207,28 @@ def _error_regions(tree: tree_sitter.Tree) -> int:
     return regions
 
 
-# What the text at a CUDA parse error most likely is, checked in order (first match names it).
+# What the line of a CUDA parse error most likely holds, checked in order (first match names it).
 _CONSTRUCTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^\s*#"), "a preprocessor directive inside a declaration or statement"),
     (re.compile(r"\b(?:asm|__asm__)\b"), "an inline asm statement"),
+    (re.compile(r"::\s*\*"), "a pointer to member"),
     (re.compile(r"\btemplate\b|<[^<>]*>\s*::"), "a template construct tree-sitter-cuda does not know"),
     (re.compile(r"\boperator\b"), "an operator declaration"),
     (re.compile(r"\[[^\]]*\]\s*(?:__\w+__\s*)*\("), "a lambda"),
-    (re.compile(r"(?<![\w.])_?[A-Z][A-Z0-9]*_[A-Z0-9_]*\b"), "an unexpanded macro"),
 )
+# The failing token itself looks like a macro: `CUB_NAMESPACE_BEGIN`, `__KITTENS_OP__(x)`.
+_MACRO_TOKEN = re.compile(r"_*[A-Z][A-Z0-9]*_[A-Z0-9_]*\b")
 
 
 def _construct(source: SourceFile, start_byte: int) -> str:
     line, _ = source.position(start_byte)
+    if _MACRO_TOKEN.match(source.data[start_byte : start_byte + 80].decode("utf-8", errors="replace")):
+        return "construct: an unexpanded macro"
     text = source.line_text(line)
     for pattern, name in _CONSTRUCTS:
         if pattern.search(text):
             return "construct: " + name
-    return "construct: not one foxaudit knows how to normalise; nvcc may reject it too"
+    return "construct: one tree-sitter-cuda does not parse and foxaudit does not normalise"
 
 
 def binary_file(path: str) -> Diagnostic:

@@ -47,3 +47,12 @@ def test_cuda_config_errors_are_reported_with_a_hint(project, run_cli) -> None:
 def test_a_todo_in_a_comment_under_if_zero_is_still_found() -> None:
     (marker,) = check_source("k.cu", b"#if 0\n// TODO: port the old kernel\n#endif\n", select=["FX901"])
     assert marker.line == 2
+
+
+def test_a_remaining_parse_error_names_the_construct_once_per_file() -> None:
+    source = (b"auto f(void* p) { return static_cast<int Klass::*>(p); }\n"
+              b"void g() { int y = ; }\nvoid h() { int z = ; }\n")
+    (error,) = check_source("m.cuh", source, select=["FX001"])
+    assert error.line == 1
+    assert "construct: a pointer to member" in error.message
+    assert "unparsed regions in this file, reported once" in error.message

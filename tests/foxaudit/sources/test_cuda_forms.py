@@ -20,6 +20,7 @@ FORMS = {
     "typename temporary": "template <class X> void f() { auto v = typename X::type{}; g(typename X::type()); }\n",
     "calling convention macro": "static void CUDART_CB myHostNodeCallback(void *data) {\n  int x = 1;\n}\n",
     "explicit instantiation": "template class PiEstimator<float>;\nextern template class A<int>;\n",
+    "cluster dimensions": "__global__ void __cluster_dims__(C::CLUSTER_SIZE, 1, 1) k(float* x) { x[0] = 0; }\n",
 }
 RAW = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
@@ -48,6 +49,12 @@ def test_macro_that_breaks_the_parse_is_hidden_and_recorded() -> None:
     assert not source.tree.root_node.has_error
     assert source.cuda.hidden_macros == ("HD",)
     assert source.cuda.data.startswith(b"#define HD")  # the definition itself is kept
+
+
+def test_a_double_underscore_macro_statement_is_hidden() -> None:
+    source = SourceFile.from_text("tma.cuh", "#define __DEFINE_OP__(op) void op();\n__DEFINE_OP__(load_async)\nint x;\n")
+    assert not source.tree.root_node.has_error
+    assert source.cuda.hidden_macros == ("__DEFINE_OP__",)
 
 
 def test_a_real_syntax_error_survives_the_repairs() -> None:
