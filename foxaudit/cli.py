@@ -1,4 +1,4 @@
-"""``foxaudit`` command line: check · rules · rule CODE · audit · history.
+"""``foxaudit`` command line: check · baseline · rules · rule CODE · audit · history · install-hooks.
 
 Exit status: 0 clean, 1 findings, 2 usage or configuration error, 141 when the reader of the
 output went away (``foxaudit check | head``). No traceback reaches the
@@ -42,19 +42,21 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", parser_class=_Parser)
 
     check = commands.add_parser("check", help="check files (default: the whole project)")
-    check.add_argument("paths", nargs="*", help="files or directories (default: the project root)")
-    check.add_argument("--config", type=Path, help="TOML file with the settings (default: nearest pyproject.toml)")
-    check.add_argument("--select", action="append", type=_codes, help="codes or prefixes to enable (replaces the configured select)")
-    check.add_argument("--ignore", action="append", type=_codes, help="codes or prefixes to disable (added to the configured ignore)")
+    _selection_arguments(check)
     check.add_argument("--fix", action="store_true", help="apply the fixes diagnostics offer, then re-check")
-    check.add_argument("--jobs", "-j", type=int, help="worker processes (default: every core)")
-    check.add_argument("--no-project", action="store_true", help="skip the whole-project rules (per-file rules only)")
-    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
-    check.add_argument("--cache-dir", help="cache directory (default: $FOXAUDIT_CACHE_DIR or .foxaudit_cache)")
     check.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="output format")
     check.add_argument("--statistics", action="store_true", help="print counts per code instead of each finding")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--output", "-o", type=Path, help="write the report to this file instead of stdout")
+    check.add_argument("--baseline", type=Path, help="report only findings not recorded in this file (`foxaudit baseline`)")
+
+    baseline = commands.add_parser("baseline", help="record the current findings, so that `check --baseline` reports only new ones")
+    _selection_arguments(baseline)
+    baseline.add_argument("--output", "-o", type=Path, default=None,
+                          help="where to write it (default: .foxaudit-baseline.json at the project root)")
+
+    hooks = commands.add_parser("install-hooks", help="install foxaudit's plain git hooks (pre-commit, pre-push) in this repository")
+    hooks.add_argument("--force", action="store_true", help="replace existing hooks (they are kept as <hook>.foxaudit-backup)")
 
     commands.add_parser("rules", help="list every rule: code, name, status, summary")
     rule = commands.add_parser("rule", help="print one rule's documentation, options and examples")
@@ -69,6 +71,18 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("range", nargs="?", help="BASE..HEAD (default: $PRE_COMMIT_FROM_REF..$PRE_COMMIT_TO_REF, else @{upstream}..HEAD)")
     history.add_argument("--config", type=Path, help="TOML file with the settings (default: nearest pyproject.toml)")
     return parser
+
+
+def _selection_arguments(command: argparse.ArgumentParser) -> None:
+    """What `check` and `baseline` share: which files, which rules, how to run."""
+    command.add_argument("paths", nargs="*", help="files or directories (default: the project root)")
+    command.add_argument("--config", type=Path, help="TOML file with the settings (default: nearest pyproject.toml)")
+    command.add_argument("--select", action="append", type=_codes, help="codes or prefixes to enable (replaces the configured select)")
+    command.add_argument("--ignore", action="append", type=_codes, help="codes or prefixes to disable (added to the configured ignore)")
+    command.add_argument("--jobs", "-j", type=int, help="worker processes (default: every core)")
+    command.add_argument("--no-project", action="store_true", help="skip the whole-project rules (per-file rules only)")
+    command.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    command.add_argument("--cache-dir", help="cache directory (default: $FOXAUDIT_CACHE_DIR or .foxaudit_cache)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,6 +124,12 @@ def _main(argv: list[str]) -> int:
         return EXIT_CLEAN
     if args.command == "check":
         return command_check(args)
+    if args.command == "baseline":
+        return command_baseline(args)
+    if args.command == "install-hooks":
+        from foxaudit.hooks import command_install_hooks
+
+        return command_install_hooks(Path.cwd(), force=args.force)
     if args.command == "rules":
         return command_rules()
     if args.command == "rule":
@@ -126,12 +146,13 @@ def _main(argv: list[str]) -> int:
     return EXIT_USAGE
 
 
-def command_check(args: argparse.Namespace) -> int:
+def _run_check(args: argparse.Namespace):  # -> (Settings, CheckResult) | int
+    """Settings and the result of the run `check` and `baseline` both make; an exit status when
+    the configuration or the command line is wrong (already reported)."""
     from foxaudit.config import ConfigError, load_settings
     from foxaudit.engine.discovery import DiscoveryError
     from foxaudit.engine.resolve import resolve, resolve_cached
     from foxaudit.engine.run import check, open_cache
-    from foxaudit.report import render
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be positive (got {args.jobs} vs 1 or more) — hint: omit it to use every core")
@@ -163,14 +184,39 @@ def command_check(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             use_cache=not args.no_cache,
             cache_dir=args.cache_dir,
-            fix=args.fix,
+            fix=getattr(args, "fix", False),
             project=not args.no_project,
         )
     except DiscoveryError as error:
         raise UsageError(str(error)) from None
+    return settings, result
+
+
+def command_check(args: argparse.Namespace) -> int:
+    from foxaudit.report import render
+
+    known = None
+    if args.baseline is not None:
+        from foxaudit.report.baseline import BaselineError, read_baseline
+
+        try:
+            known = read_baseline(args.baseline)
+        except BaselineError as error:
+            raise UsageError(str(error)) from None
+    ran = _run_check(args)
+    if isinstance(ran, int):
+        return ran
+    settings, result = ran
+    diagnostics = result.diagnostics
+    if known is not None:
+        from foxaudit.report.baseline import new_findings
+
+        diagnostics, hidden = new_findings(diagnostics, known, settings.root)
+        print(f"foxaudit: {hidden} finding{'s' if hidden != 1 else ''} of the baseline {args.baseline} not shown",
+              file=sys.stderr)
     output = render(
         args.format,
-        result.diagnostics,
+        diagnostics,
         root=settings.root,
         files=result.files,
         fixed=result.fixed,
@@ -179,12 +225,12 @@ def command_check(args: argparse.Namespace) -> int:
     if args.format != "text" and args.statistics:
         from foxaudit.report.text import statistics_table
 
-        print("\n".join(statistics_table(result.diagnostics)), file=sys.stderr)
+        print("\n".join(statistics_table(diagnostics)), file=sys.stderr)
     if args.output:
         _write_report(args.output, output)
     else:
         sys.stdout.write(output)
-    if result.diagnostics and not args.exit_zero:
+    if diagnostics and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_CLEAN
 
@@ -205,6 +251,24 @@ def _write_report(target: Path, text: str) -> None:
             f"cannot write the report ({target}: {error.strerror or error} vs a writable file)"
             " — hint: check the path and its permissions, or omit --output to print to stdout"
         ) from None
+
+
+def command_baseline(args: argparse.Namespace) -> int:
+    from foxaudit.report.baseline import DEFAULT_PATH, write_baseline
+
+    ran = _run_check(args)
+    if isinstance(ran, int):
+        return ran
+    settings, result = ran
+    target = (args.output or settings.root / DEFAULT_PATH).resolve()
+    try:
+        count = write_baseline(target, result.diagnostics, settings.root)
+    except OSError as error:
+        raise UsageError(f"cannot write the baseline ({error.strerror or error} vs a writable file {str(target)!r})"
+                         " — hint: pass another --output") from None
+    print(f"foxaudit: wrote {count} finding{'s' if count != 1 else ''} to {target}; commit it and run"
+          f" `foxaudit check --baseline {target.name}` to see only new ones", file=sys.stderr)
+    return EXIT_CLEAN
 
 
 def _engine_project(settings):  # -> foxaudit.program.project.Project

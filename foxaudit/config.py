@@ -13,13 +13,14 @@ rule codes and options classes (:func:`resolve_rule_options`). Whole-project set
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import json
 import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,9 @@ TOP_LEVEL_KEYS = {
     "per-file-ignores": "table: glob → codes or prefixes disabled for matching files",
     "rules": "table: rule code → that rule's options",
     "program": "table: whole-project settings (entry points, hot-path roots, ...)",
+    "cuda": "table: how CUDA files are preprocessed (defines = {NAME = value})",
 }
+CUDA_KEYS = {"defines": "table: macro → value (string or integer; true defines it as 1, false undefines it)"}
 
 
 class ConfigError(Exception):
@@ -85,6 +88,8 @@ class Settings:
     rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     program: Mapping[str, Any] = field(default_factory=dict)
     pyproject: Mapping[str, Any] = field(default_factory=dict)
+    # [tool.foxaudit.cuda] defines: (macro, value text or None to undefine), sorted by name.
+    cuda_defines: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def label(self) -> str:
@@ -190,6 +195,8 @@ def load_settings(
         errors.append(_wrong_type(label, "[tool.foxaudit] key 'program'", program, "table"))
         program = {}
 
+    cuda_defines = _cuda_defines(table.get("cuda", {}), label, errors)
+
     if overrides:
         if overrides.get("select") is not None:
             select = _selector_list(list(overrides["select"]), "--select", "command line", errors)
@@ -209,6 +216,7 @@ def load_settings(
         rules={code: dict(options) for code, options in rules.items() if isinstance(options, dict)},
         program=dict(program),
         pyproject=pyproject,
+        cuda_defines=cuda_defines,
     )
 
 
@@ -226,7 +234,8 @@ def resolve_rule_options(
         if code not in options_classes:
             errors.append(
                 f"{settings.label}: [tool.foxaudit.rules] key {code!r}: unknown rule code"
-                f" (got {code!r} vs a registered code) — hint: `foxaudit rules` lists them"
+                f" (got {code!r} vs a registered code) — hint: "
+                + did_you_mean(code, options_classes, "`foxaudit rules` lists them")
             )
     for code, options_class in options_classes.items():
         raw = settings.rules.get(code, {})
@@ -417,6 +426,32 @@ def _selector_list(value: Any, key: str, label: str, errors: list[str]) -> tuple
     return tuple(good)
 
 
+def _cuda_defines(table: Any, label: str, errors: list[str]) -> tuple[tuple[str, str | None], ...]:
+    if not isinstance(table, dict):
+        errors.append(_wrong_type(label, "[tool.foxaudit] key 'cuda'", table, "table"))
+        return ()
+    for key in table:
+        if key not in CUDA_KEYS:
+            errors.append(_unknown(label, "tool.foxaudit.cuda", key, CUDA_KEYS))
+    defines = table.get("defines", {})
+    if not isinstance(defines, dict):
+        errors.append(_wrong_type(label, "[tool.foxaudit.cuda] key 'defines'", defines, "table of macro → value"))
+        return ()
+    resolved: list[tuple[str, str | None]] = []
+    for name, value in sorted(defines.items()):
+        if not re.fullmatch(r"[A-Za-z_]\w*", name):
+            errors.append(f"{label}: [tool.foxaudit.cuda.defines] key {name!r}: not a macro name (got {name!r}"
+                          " vs an identifier) — hint: write the name alone, e.g. ENABLE_BF16 = true")
+        elif isinstance(value, bool):
+            resolved.append((name, "1" if value else None))
+        elif isinstance(value, (int, str)):
+            resolved.append((name, str(value)))
+        else:
+            errors.append(_wrong_type(label, f"[tool.foxaudit.cuda.defines] key {name!r}", value,
+                                      "string, integer or boolean"))
+    return tuple(resolved)
+
+
 def _globs(table: Mapping[str, Any], key: str, label: str, errors: list[str]) -> tuple[str, ...]:
     value = table[key]
     if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
@@ -427,7 +462,17 @@ def _globs(table: Mapping[str, Any], key: str, label: str, errors: list[str]) ->
 
 def _unknown(label: str, table: str, key: str, allowed: Mapping[str, Any]) -> str:
     choices = ", ".join(sorted(allowed)) or "none"
-    return f"{label}: [{table}] unknown key {key!r} (got {key!r} vs one of: {choices}) — hint: remove or rename it"
+    return f"{label}: [{table}] unknown key {key!r} (got {key!r} vs one of: {choices}) — hint: {did_you_mean(key, allowed)}"
+
+
+def did_you_mean(word: str, choices: Iterable[str], otherwise: str = "remove or rename it") -> str:
+    """``did you mean 'x'?`` for the closest choice (spelling, ``_`` for ``-``, case), else ``otherwise``."""
+    candidates = {choice: choice for choice in choices}
+    folded = {choice.lower().replace("_", "-"): choice for choice in candidates}
+    exact = folded.get(word.lower().replace("_", "-"))
+    close = [exact] if exact else [folded[match] for match in difflib.get_close_matches(
+        word.lower().replace("_", "-"), list(folded), n=1, cutoff=0.6)]
+    return f"did you mean {close[0]!r}?" if close else otherwise
 
 
 def _wrong_type(label: str, key: str, value: Any, expected: str) -> str:

@@ -81,7 +81,7 @@ class Analyzer:
         # Editors, CPython and libcst do not count a byte-order mark as a column of line 1.
         data = data.removeprefix(UTF8_BOM)
         try:
-            source = SourceFile(path=relative, data=data, language=language)
+            source = SourceFile(path=relative, data=data, language=language, defines=self.resolved.settings.cuda_defines)
         except UnicodeDecodeError as error:
             return FileResult([parse_error.undecodable(relative, data, error)] if PARSE_ERROR in codes else [])
         active = [rule for rule in self.rules if rule.code in codes and language in rule.languages]

@@ -25,7 +25,8 @@ def build_project(resolved: Resolved, files: list[Discovered], cache: Store | No
                 data = handle.read()
             if b"\0" in data:
                 continue
-            sources.append(SourceFile(path=item.relative, data=data, language=language))
+            sources.append(SourceFile(path=item.relative, data=data, language=language,
+                                      defines=resolved.settings.cuda_defines))
         except (OSError, UnicodeDecodeError):
             # Reported as FX001 by the per-file pass; the project model leaves the file out.
             continue

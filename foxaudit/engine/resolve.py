@@ -21,6 +21,7 @@ from typing import Any
 import foxaudit
 from foxaudit.config import (
     ConfigError,
+    did_you_mean,
     Settings,
     fingerprint,
     resolve_program,
@@ -118,7 +119,7 @@ def expand(selectors: tuple[str, ...], table: dict[str, Any], where: str, errors
         if not matched and not any(code.startswith(prefix) for code in table):
             errors.append(
                 f"{where}: no rule matches {selector!r} (got {selector!r} vs a code or prefix of a registered"
-                " rule) — hint: `foxaudit rules` lists the codes"
+                " rule) — hint: " + did_you_mean(selector, table, "`foxaudit rules` lists the codes")
             )
         codes |= matched
     return codes
@@ -164,7 +165,7 @@ def _resolve(settings: Settings) -> tuple[Resolved, str, list[str], str, list[st
             for dependency in table[code].rule.dependencies(options[code])  # type: ignore[union-attr]
         }
     )
-    base = _base_fingerprint(file_codes, options)
+    base = _base_fingerprint(file_codes, options, settings.cuda_defines)
     # Whole-project rules may also read files that are not sources (the generated audit docs):
     # their content joins the project fingerprint so that regenerating them invalidates the cache.
     project_dependency_paths = sorted(
@@ -196,7 +197,7 @@ def _resolve(settings: Settings) -> tuple[Resolved, str, list[str], str, list[st
     return resolved, base, dependency_paths, project_base, project_dependency_paths
 
 
-def _base_fingerprint(file_codes: frozenset[str], options: dict[str, Any]) -> str:
+def _base_fingerprint(file_codes: frozenset[str], options: dict[str, Any], cuda_defines: tuple = ()) -> str:
     # Only per-file rules: turning whole-project rules on or off keeps per-file entries valid
     # (the codes enabled for each file are part of each file's key anyway).
     return fingerprint(
@@ -204,6 +205,7 @@ def _base_fingerprint(file_codes: frozenset[str], options: dict[str, Any]) -> st
             "tool": tool_fingerprint(),
             "file_codes": sorted(file_codes),
             "options": {code: options[code] for code in sorted(file_codes)},
+            "cuda_defines": cuda_defines,
         }
     )
 
@@ -232,6 +234,7 @@ def resolve_cached(settings: Settings, store: Cache | None) -> Resolved:
             "rules": settings.rules,
             "program": settings.program,
             "pyproject": settings.pyproject,
+            "cuda_defines": settings.cuda_defines,
         }
     )
     entry = store.get(key)

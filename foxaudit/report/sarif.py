@@ -2,14 +2,14 @@
 
 Rules carry ``shortDescription`` (the summary), ``fullDescription`` (the "What it does"
 section) and ``help`` (the whole documentation, as text and markdown). Results point at
-repository-relative URIs under ``%SRCROOT%`` and carry ``partialFingerprints`` computed from
-the code, the path and the stripped text of the flagged line (plus an occurrence counter), so a
-finding keeps its identity when unrelated lines above it move.
+repository-relative URIs under ``%SRCROOT%`` and carry ``partialFingerprints``
+(foxaudit/report/fingerprints.py), so a finding keeps its identity when unrelated lines above it
+move. ``%SRCROOT%`` is left for the consumer to bind (GitHub binds it to the checkout): the log
+names no absolute path of the machine that produced it, so it can be published as it is.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import Any
 
 import foxaudit
 from foxaudit.diagnostics import Diagnostic
+from foxaudit.report.fingerprints import fingerprints
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/foxhunt/foxhunt/blob/main/docs/foxaudit.md"
@@ -63,14 +64,8 @@ def sarif_log(diagnostics: list[Diagnostic], root: Path) -> dict[str, Any]:
     live = [entry for entry in REGISTRY if entry.status != "removed"]
     rules = [rule_descriptor(entry.code, entry.rule, entry.status) for entry in live]
     rule_index = {entry.code: index for index, entry in enumerate(live)}
-    lines = _LineReader(root)
-    occurrences: dict[str, int] = {}
     results = []
-    for diagnostic in diagnostics:
-        text = " ".join(lines.get(diagnostic.path, diagnostic.line).split())
-        base = hashlib.sha256(f"{diagnostic.code}\0{diagnostic.path}\0{text}".encode()).hexdigest()[:32]
-        occurrence = occurrences.get(base, 0) + 1
-        occurrences[base] = occurrence
+    for diagnostic, fingerprint in fingerprints(diagnostics, root):
         message = diagnostic.message + (f" — hint: {diagnostic.hint}" if diagnostic.hint else "")
         result: dict[str, Any] = {
             "ruleId": diagnostic.code,
@@ -84,7 +79,7 @@ def sarif_log(diagnostics: list[Diagnostic], root: Path) -> dict[str, Any]:
                     }
                 }
             ],
-            "partialFingerprints": {"primaryLocationLineHash": f"{base}:{occurrence}"},
+            "partialFingerprints": {"primaryLocationLineHash": fingerprint},
         }
         if diagnostic.code in rule_index:
             result["ruleIndex"] = rule_index[diagnostic.code]
@@ -103,7 +98,7 @@ def sarif_log(diagnostics: list[Diagnostic], root: Path) -> dict[str, Any]:
                         "rules": rules,
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": root.resolve().as_uri() + "/"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the root of the analysed repository"}}},
                 "columnKind": "unicodeCodePoints",
                 "results": results,
             }
@@ -117,20 +112,3 @@ def _region(diagnostic: Diagnostic) -> dict[str, int]:
     if (end_line, end_column) <= (diagnostic.line, diagnostic.column):
         end_line, end_column = diagnostic.line, diagnostic.column + 1
     return {"startLine": diagnostic.line, "startColumn": diagnostic.column, "endLine": end_line, "endColumn": end_column}
-
-
-class _LineReader:
-    """Line text of repository files, read once per file (for fingerprints)."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self.files: dict[str, list[str]] = {}
-
-    def get(self, path: str, line: int) -> str:
-        if path not in self.files:
-            try:
-                self.files[path] = (self.root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                self.files[path] = []
-        content = self.files[path]
-        return content[line - 1] if 0 < line <= len(content) else ""

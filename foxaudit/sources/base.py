@@ -13,9 +13,12 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import tree_sitter
+
+if TYPE_CHECKING:
+    from foxaudit.sources.cuda_forms import PreparedCuda
 
 Language = Literal["python", "cuda"]
 
@@ -79,6 +82,9 @@ class SourceFile:
     path: str
     data: bytes
     language: Language
+    # Macros for CUDA conditional compilation ([tool.foxaudit.cuda] defines): name → value text,
+    # None to undefine a built-in one. See foxaudit/sources/preprocess.py.
+    defines: tuple[tuple[str, str | None], ...] = ()
     text: str = field(init=False)
     # The encoding the bytes were written in: "utf-8", or a PEP 263 declaration's codec. A
     # file in another encoding is held as UTF-8 (``data`` re-encoded) so every offset is UTF-8.
@@ -110,8 +116,19 @@ class SourceFile:
     @property
     def tree(self) -> tree_sitter.Tree:
         if self._tree is None:
-            self._tree = _parser(self.language).parse(self.data)
+            if self.language == "cuda":
+                self._tree = self.cuda.tree
+            else:
+                self._tree = _parser(self.language).parse(self.data)
         return self._tree
+
+    @functools.cached_property
+    def cuda(self) -> PreparedCuda:
+        """The CUDA file as nvcc sees it (conditionals resolved, forms the grammar lacks
+        normalised, same byte offsets) and its tree; see foxaudit/sources/cuda_forms.py."""
+        from foxaudit.sources.cuda_forms import prepare
+
+        return prepare(self.data, _parser("cuda"), dict(self.defines))
 
     @property
     def is_stub_file(self) -> bool:

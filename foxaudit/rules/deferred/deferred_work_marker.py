@@ -38,6 +38,11 @@ class DeferredWorkMarkerOptions(RuleOptions):
         default=True,
         metadata={"help": "Also check docstrings and other bare string statements (attribute docs)."},
     )
+    honour_peer_suppressions: bool = field(
+        default=False,
+        metadata={"help": "Skip a marker on a line that ruff or pylint is told to accept: a bare `# noqa`,"
+                          " `# noqa: FIX001`-`FIX004` for the tag's code, `# pylint: disable=fixme` (or W0511)."},
+    )
 
     def __post_init__(self) -> None:
         tags = string_tuple(CODE, "tags", self.tags, allow_empty=False)
@@ -48,6 +53,9 @@ class DeferredWorkMarkerOptions(RuleOptions):
         if not isinstance(self.docstrings, bool):
             raise option_error(CODE, "docstrings", "expected a boolean", self.docstrings, "true or false",
                                "write docstrings = true or docstrings = false")
+        if not isinstance(self.honour_peer_suppressions, bool):
+            raise option_error(CODE, "honour-peer-suppressions", "expected a boolean", self.honour_peer_suppressions,
+                               "true or false", "write honour-peer-suppressions = true")
         freeze(self, "tags", tags)
 
 
@@ -176,6 +184,11 @@ class DeferredWorkMarker(Rule):
     ## Options
     - `tags`: the marker words (default `["TODO", "FIXME", "XXX", "HACK", "TBD"]`).
     - `docstrings`: whether docstrings and bare string statements are checked (default true).
+    - `honour-peer-suppressions`: when migrating from ruff or pylint, accept the markers those
+      tools were already told to accept on the same line — a bare `# noqa`, `# noqa: FIX001`
+      (`FIXME`), `FIX002` (`TODO`), `FIX003` (`XXX`), `FIX004` (`HACK`) for the tag found, and
+      `# pylint: disable=fixme` / `disable=W0511` (default false: a peer's suppression carries
+      no reason, foxaudit's `# foxaudit: ignore[FX901] -- reason` does).
     """
 
     code = CODE
@@ -201,6 +214,9 @@ class DeferredWorkMarker(Rule):
         Example("x = 1  # foxaudit: ignore[FX401] -- documented reason\n"),
         Example('"""TODO in a docstring, but docstrings are off."""\n', options={"docstrings": False}),
         Example("# TODO is not a tag here\n", options={"tags": ["WIP"]}),
+        Example("# TODO: port the cache  # noqa: FIX002\n# FIXME: later  # noqa: FIX001, E501\n"
+                "x = 1  # XXX  # noqa\n# HACK around it  # pylint: disable=fixme\n# TODO: y  # pylint: disable=W0511\n",
+                options={"honour-peer-suppressions": True}),
         Example('def update(grid, todo):\n    """Update the grid.\n\n    Parameters\n    ----------\n'
                 "    todo : string (one of 'left', 'right')\n    \"\"\"\n    return grid[todo]\n"),
         Example('static const char* kTag = "TODO"; // the tag the scanner searches for\n', path="scan.cu"),
@@ -227,6 +243,10 @@ class DeferredWorkMarker(Rule):
                 expect=1),
         Example("if TYPE_CHECKING:\n    # TODO drop after 3.12\n    from x import Y\n", expect=1),
         Example("# WIP: half done\n", options={"tags": ["WIP"]}, expect=1),
+        # Peer suppressions count only when asked for, and only for the tag's own code.
+        Example("# TODO: port the cache  # noqa: FIX002\n", expect=1),
+        Example("# TODO: port the cache  # noqa: FIX001\n# FIXME  # noqa: E501\n# XXX  # pylint: disable=line-too-long\n",
+                options={"honour-peer-suppressions": True}, expect=3),
         Example("// TODO: vectorise\n__global__ void k(float* x) { x[0] = 1; }\n", path="k.cu", expect=1),
         Example("/* fixme: bank conflicts */\n", path="k.cuh", expect=1),
         Example("/**\n * Reduce a block.\n * @todo handle n % 32 != 0\n */\n", path="r.cuh", expect=1),
@@ -305,10 +325,35 @@ def _preproc_comment_start(text: str) -> int | None:
     return None
 
 
+# ruff's flake8-fixme codes, by tag: a `# noqa: FIX002` accepts a `TODO` on its line.
+_RUFF_CODES = {"fixme": "FIX001", "todo": "FIX002", "xxx": "FIX003", "hack": "FIX004"}
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_PYLINT_DISABLE = re.compile(r"#\s*pylint:\s*disable\s*=\s*(?P<names>[\w\-, ]+)")
+
+
+def peer_suppressed(line_text: str, tag: str) -> bool:
+    """A ruff ``# noqa`` (bare, or naming the tag's FIX code) or pylint ``disable=fixme`` on the line."""
+    for match in _NOQA.finditer(line_text):
+        codes = match.group("codes")
+        if codes is None:
+            return True  # a bare `# noqa` silences every ruff rule on the line
+        wanted = _RUFF_CODES.get(tag.lower())
+        if wanted is not None and wanted in re.split(r"[\s,]+", codes.upper()):
+            return True
+    for match in _PYLINT_DISABLE.finditer(line_text):
+        names = {name.strip().lower() for name in match.group("names").split(",")}
+        if names & {"fixme", "w0511", "all"}:
+            return True
+    return False
+
+
 def _report(ctx: FileContext, node: tree_sitter.Node, text: str, found: tuple[int, str], where: str) -> None:
     offset, tag = found
     start_byte = node.start_byte + len(text[:offset].encode("utf-8"))
     line, column = ctx.source.position(start_byte)
+    options: DeferredWorkMarkerOptions = ctx.options(CODE)
+    if options.honour_peer_suppressions and peer_suppressed(ctx.source.line_text(line), tag):
+        return
     span = (line, column, line, column + len(tag))
     ctx.report(
         CODE,

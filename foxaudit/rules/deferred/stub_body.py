@@ -11,6 +11,7 @@ import tree_sitter
 
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
+from foxaudit.rules._support.python_names import import_aliases, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
 
 CODE = "FX902"
@@ -35,8 +36,10 @@ class StubBodyOptions(RuleOptions):
         metadata={"help": "Decorators (last dotted name part) whose functions are declarations, not stubs."},
     )
     protocol_bases: tuple[str, ...] = field(
-        default=("Protocol",),
-        metadata={"help": "Base classes (last dotted name part) whose members are interface declarations."},
+        default=("typing.Protocol", "typing_extensions.Protocol"),
+        metadata={"help": "Base classes whose members are interface declarations: a qualified name is matched"
+                          " after resolving the file's imports (`from typing import Protocol as P`); a name"
+                          " without a dot matches the last part of any base."},
     )
     docstring_only: bool = field(
         default=True,
@@ -120,7 +123,7 @@ def _parameter_names(parameters: tree_sitter.Node | None) -> list[str]:
 
 
 def _python_placeholder(function: tree_sitter.Node, options: StubBodyOptions) -> str | None:
-    """What the body is, when it is only a placeholder; None for a real body."""
+    """What the body is, when it is only placeholders (one or several); None for a real body."""
     body = function.child_by_field_name("body")
     if body is None:
         return None
@@ -129,18 +132,38 @@ def _python_placeholder(function: tree_sitter.Node, options: StubBodyOptions) ->
         statements = statements[1:]
         if not statements:
             return "a docstring" if options.docstring_only else None
-    if len(statements) != 1:
+    if not statements:
         return None
-    statement = statements[0]
+    found = []
+    for statement in statements:
+        placeholder = _statement_placeholder(statement, function)
+        if placeholder is None:
+            return None
+        if placeholder and placeholder not in found:
+            found.append(placeholder)
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+
+def _statement_placeholder(statement: tree_sitter.Node, function: tree_sitter.Node) -> str | None:
+    """A placeholder statement's description, "" for a bare string (a second docstring), None
+    for a statement that does something."""
     kind = statement.type
     if kind == "pass_statement":
         return "`pass`"
     if kind == "expression_statement":
         value = _first_named(statement)
-        return "`...`" if statement.named_child_count == 1 and value is not None and value.type == "ellipsis" else None
+        if statement.named_child_count == 1 and value is not None and value.type == "ellipsis":
+            return "`...`"
+        return "" if _is_docstring(statement) else None
     if kind == "raise_statement":
         return "`raise NotImplementedError`" if _raises_not_implemented(statement) else None
     if kind == "return_statement":
+        if _function_name(function) in _EXIT_METHODS:
+            # `def __exit__(self, *exc): return False`: the context-manager protocol fixes the
+            # signature, and "do not swallow the exception" is the answer, not a placeholder.
+            return None
         value = _first_named(statement)
         if value is None or value.type == "none":
             return "`return None`" if value is not None else "a bare `return`"
@@ -152,6 +175,14 @@ def _python_placeholder(function: tree_sitter.Node, options: StubBodyOptions) ->
             shown = ", ".join(f"`{name}`" for name in ignored)
             return f"a constant `{_one_line(value.text.decode())}` that ignores {shown}"
     return None
+
+
+def _function_name(function: tree_sitter.Node) -> str:
+    name = function.child_by_field_name("name")
+    return name.text.decode() if name is not None else ""
+
+
+_EXIT_METHODS = frozenset({"__exit__", "__aexit__"})
 
 
 def _one_line(text: str, limit: int = 40) -> str:
@@ -176,23 +207,94 @@ def _decorator_expression(decorator: tree_sitter.Node) -> str:
     return decorator.text.decode()
 
 
-def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions) -> bool:
-    """Abstract/overload members, Protocol members and `if TYPE_CHECKING:` definitions."""
+@dataclass
+class _FileNames:
+    """Per-file facts FX902 resolves names with: imports, and each class's bases and methods."""
+
+    aliases: dict[str, str]
+    bases: dict[str, set[str]]  # class name → last parts of its resolved base names
+    methods: dict[str, set[str]]  # class name → names of the functions defined in its body
+
+
+def _file_names(ctx: FileContext) -> _FileNames:
+    state = ctx.state.get(CODE)
+    if state is None:
+        root = ctx.source.tree.root_node
+        aliases = import_aliases(root)
+        bases: dict[str, set[str]] = {}
+        methods: dict[str, set[str]] = {}
+        for definition in tree_sitter.QueryCursor(_class_query()).captures(root).get("c", []):
+            name = definition.child_by_field_name("name")
+            if name is None:
+                continue
+            superclasses = definition.child_by_field_name("superclasses")
+            bases.setdefault(name.text.decode(), set()).update(
+                resolve(base.text.decode(), aliases).rsplit(".", 1)[-1]
+                for base in (superclasses.named_children if superclasses is not None else ())
+                if base.type != "keyword_argument")
+            body = definition.child_by_field_name("body")
+            members = methods.setdefault(name.text.decode(), set())
+            for statement in body.named_children if body is not None else ():
+                member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
+                if member is not None and member.type == "function_definition":
+                    member_name = member.child_by_field_name("name")
+                    if member_name is not None:
+                        members.add(member_name.text.decode())
+        state = ctx.state[CODE] = _FileNames(aliases, bases, methods)
+    return state
+
+
+@functools.cache
+def _class_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(class_definition) @c")
+
+
+def _overridden_in_subclass(class_name: str, method: str, names: _FileNames) -> bool:
+    """Some class of the file derives (directly or not) from ``class_name`` and defines ``method``."""
+    for candidate in names.bases:
+        if candidate == class_name or method not in names.methods.get(candidate, set()):
+            continue
+        seen: set[str] = set()
+        frontier = set(names.bases.get(candidate, set()))
+        while frontier:
+            base = frontier.pop()
+            if base == class_name:
+                return True
+            if base not in seen:
+                seen.add(base)
+                frontier |= names.bases.get(base, set())
+    return False
+
+
+def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names: _FileNames,
+                    placeholder: str) -> bool:
+    """Abstract/overload members, Protocol members, hooks that subclasses override and
+    `if TYPE_CHECKING:` definitions."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         decorators = _name_pattern(options.exempt_decorators)
         for decorator in holder.named_children:
-            if decorator.type == "decorator" and decorators.match(_decorator_expression(decorator)):
+            # The written name or what the imports resolve it to: `@abstract` after `from abc import
+            # abstractmethod as abstract`, and torch's `from torch._jit_internal import _overload as overload`.
+            written = _decorator_expression(decorator)
+            if decorator.type == "decorator" and (
+                    decorators.match(written) or decorators.match(resolve(written, names.aliases))):
                 return True
         holder = holder.parent
     # holder is now the block the definition sits in.
     owner = holder.parent if holder is not None else None
     if owner is not None and owner.type == "class_definition":
         bases = owner.child_by_field_name("superclasses")
-        protocol = _name_pattern(options.protocol_bases)
         for base in bases.named_children if bases is not None else ():
-            if protocol.match(base.text.decode()):
+            if _is_protocol(resolve(base.text.decode(), names.aliases), options.protocol_bases):
                 return True
+        class_name = owner.child_by_field_name("name")
+        method = function.child_by_field_name("name")
+        if (placeholder == "`raise NotImplementedError`" and class_name is not None and method is not None
+                and _overridden_in_subclass(class_name.text.decode(), method.text.decode(), names)):
+            return True  # a base-class hook: the subclasses in this file implement it
     while owner is not None:
         if owner.type == "if_statement" and holder is not None and holder.type == "block":
             condition = owner.child_by_field_name("condition")
@@ -201,6 +303,15 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions) -> boo
                     and _TYPE_CHECKING.match(condition.text.decode())):
                 return True
         holder, owner = owner, owner.parent
+    return False
+
+
+def _is_protocol(qualified: str, protocol_bases: tuple[str, ...]) -> bool:
+    for entry in protocol_bases:
+        if "." in entry and qualified == entry:
+            return True
+        if "." not in entry and qualified.rsplit(".", 1)[-1] == entry:
+            return True
     return False
 
 
@@ -221,12 +332,22 @@ class StubBody(Rule):
     parameter (`def f(*args, **kwargs): return 0` is a stub). Lambdas are expressions and are not
     checked.
 
+    A body of several placeholders (`pass` then `raise NotImplementedError`, a docstring, `...`
+    and `pass`) is a stub too.
+
     Not stubs: functions decorated with one of `exempt-decorators` (`@abstractmethod`,
-    `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, ...), members of
-    a class that lists a `protocol-bases` class (`Protocol`, `typing.Protocol`, `Protocol[T]`)
-    among its bases, definitions inside `if TYPE_CHECKING:` (declarations for type checkers),
-    everything in `.pyi` files, and a `pass` that is not the whole function body (an
-    `except: pass` inside a real body).
+    `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, ...), also
+    through an import alias (`from abc import abstractmethod as abstract`, `import typing as t`
+    then `@t.overload`; the written name counts too, as with torch's
+    `from torch._jit_internal import _overload as overload`); members of a class that lists a `protocol-bases` class among its bases,
+    resolved through the file's imports (`typing.Protocol`, `from typing import Protocol`,
+    `Protocol[T]`, `typing_extensions.Protocol`; a class that is merely *named* `Protocol` is
+    not one); a base-class hook whose body raises `NotImplementedError` when a subclass in the
+    same file overrides it (the base declares the interface its subclasses implement);
+    `__exit__`/`__aexit__` returning a constant (`return False`: the exception propagates);
+    definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
+    `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
+    real body).
 
     In CUDA it reports a function with one of `cuda-qualifiers` (`__global__`, `__device__`,
     including templates and `extern "C"` blocks) whose body is empty (`{}`, comments only) or
@@ -255,7 +376,8 @@ class StubBody(Rule):
 
     ## Options
     - `exempt-decorators`: decorator names that make a body a declaration.
-    - `protocol-bases`: base classes whose members are declarations.
+    - `protocol-bases`: base classes whose members are declarations (qualified names are
+      matched after resolving imports; a bare name matches any base's last part).
     - `docstring-only`: whether a docstring-only body is a stub (default true).
     - `cuda-qualifiers`: CUDA qualifiers whose functions need a body.
     """
@@ -308,6 +430,21 @@ class StubBody(Rule):
         Example("from typing import overload\n\nclass Stamp:\n    @overload  # type: ignore[override]\n"
                 "    def __add__(self, other: int) -> int: ...\n    def __add__(self, other):\n"
                 "        return other\n"),
+        # Decorators and Protocol through import aliases.
+        Example("from abc import ABC, abstractmethod as abstract\n\nclass Loader(ABC):\n    @abstract\n"
+                "    def load(self, path):\n        ...\n"),
+        Example("from typing import overload as ov\n\n@ov\ndef get(key: int) -> int: ...\n"),
+        Example("from torch._jit_internal import _overload as overload\n\n@overload\ndef norm(a, p: int):\n    pass\n"),
+        Example("import typing as t\n\n@t.overload\ndef get(key: int) -> int: ...\n"
+                "class Sink(t.Protocol):\n    def put(self, item) -> None: ...\n"),
+        Example("from typing_extensions import Protocol as P\n\nclass Reader(P):\n    def read(self, n): ...\n"),
+        # A base-class hook that the subclasses of the file implement.
+        Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Double(Op):\n"
+                "    def apply(self, x):\n        return 2 * x\n"),
+        Example("class Base:\n    def run(self, x):\n        raise NotImplementedError(type(self).__name__)\n"
+                "class Middle(Base):\n    pass\nclass Leaf(Middle):\n    def run(self, x):\n        return x\n"),
+        Example("class Guard:\n    def __enter__(self):\n        return self\n"
+                "    def __exit__(self, exc_type, exc, tb):\n        return False\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -342,6 +479,19 @@ class StubBody(Rule):
         Example("struct Indexer {\n  __device__ Indexer(int n) : n_(n) {}\n  __device__ void set(int i) {\n  }\n"
                 "  int n_;\n};\n", path="indexer.cuh", expect=1),
         Example("@cache  # memoised\ndef table(n):\n    pass\n", expect=1),
+        # A class merely named Protocol, or a Protocol that is not typing's, declares nothing.
+        Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", expect=1),
+        Example("from wire import Protocol\n\nclass Reader(Protocol):\n    def read(self, n):\n        pass\n", expect=1),
+        # An alias of an exempt decorator under another name exempts nothing by that other name.
+        Example("from abc import abstractmethod as abstract\n\n@abstract_later\ndef f(x):\n    pass\n", expect=1),
+        # Several placeholders in one body.
+        Example("def f(x):\n    pass\n    raise NotImplementedError\n", expect=1),
+        Example("def f(x):\n    \"Doc.\"\n    ...\n    pass\n    return None\n", expect=1),
+        # A hook no subclass overrides is a stub; so is a `pass` hook even when one does.
+        Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
+                "    def other(self):\n        return 1\n", expect=1),
+        Example("class Op:\n    def apply(self, x):\n        pass\n\nclass Double(Op):\n"
+                "    def apply(self, x):\n        return 2 * x\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -352,7 +502,7 @@ class StubBody(Rule):
         if ctx.source.is_stub_file:
             return
         placeholder = _python_placeholder(node, options)
-        if placeholder is None or _is_declaration(node, options):
+        if placeholder is None or _is_declaration(node, options, _file_names(ctx), placeholder):
             return
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"

@@ -11,6 +11,7 @@ from typing import ClassVar
 import tree_sitter
 
 from foxaudit.rules._support.cuda import enclosing_function, function_name
+from foxaudit.rules._support.cuda_types import Kind, declared_names, kind_of_expression, kind_of_type
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
@@ -80,6 +81,12 @@ class AtomicInKernelOptions(RuleOptions):
         default=DEFAULT_FUNCTIONS,
         metadata={"help": "Atomic functions to report; each also matches with the _block and _system suffixes."},
     )
+    allow_order_independent: bool = field(
+        default=False,
+        metadata={"help": "Accept atomics whose final value does not depend on thread order (integer counters,"
+                          " tickets, integer min/max, bitwise and/or/xor); floating-point accumulation and"
+                          " exchange/compare-and-swap are still reported."},
+    )
     # Declared as TOML gives it (tables of strings); __post_init__ turns each into an AllowEntry.
     allow: tuple[dict[str, str], ...] = field(
         default=(),
@@ -88,6 +95,9 @@ class AtomicInKernelOptions(RuleOptions):
 
     def __post_init__(self) -> None:
         freeze(self, "functions", string_tuple(CODE, "functions", self.functions, allow_empty=False))
+        if not isinstance(self.allow_order_independent, bool):
+            raise option_error(CODE, "allow-order-independent", "expected a boolean", self.allow_order_independent,
+                               "true or false", "write allow-order-independent = true")
         if isinstance(self.allow, (str, Mapping)) or not isinstance(self.allow, (list, tuple)):
             raise option_error(CODE, "allow", "expected a list of tables", self.allow,
                                '[{function = "...", reason = "..."}]', "wrap the entry in [ ... ]")
@@ -103,24 +113,83 @@ _CALLEE_WRAPPERS = frozenset({"qualified_identifier", "template_function"})
 # Macro bodies are raw text to tree-sitter: skip literals and comments, find `name(` or `name<..>(`.
 _MACRO_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*|/\*.*?\*/|(?:::\s*)?\b(\w+)\s*(?:<[^<>()]*>\s*)?\(',
                            re.DOTALL)
+# `atomic##op(...)` in a macro body builds atomicAdd, atomicMax, ... from the macro's argument.
+_PASTED = re.compile(r"\batomic\s*##\s*(\w+)")
+_MACRO_NAME = re.compile(r"[A-Za-z_]\w*")
+
+# What each atomic does, by the function's name (CUDA's scope suffixes removed first).
+_FUNCTION_OPS = {"atomicAdd": "add", "atomicSub": "sub", "atomicExch": "exch", "atomicMin": "min", "atomicMax": "max",
+                 "atomicInc": "inc", "atomicDec": "dec", "atomicCAS": "cas", "atomicAnd": "and", "atomicOr": "or",
+                 "atomicXor": "xor"}
+# cuda::atomic_ref / cuda::std::atomic members that read-modify-write.
+_MEMBER_OPS = {"fetch_add": "add", "fetch_sub": "sub", "fetch_min": "min", "fetch_max": "max", "fetch_and": "and",
+               "fetch_or": "or", "fetch_xor": "xor", "exchange": "exch", "compare_exchange_weak": "cas",
+               "compare_exchange_strong": "cas"}
+_COMPOUND_OPS = {"+=": "add", "-=": "sub", "&=": "and", "|=": "or", "^=": "xor", "++": "add", "--": "sub"}
+# __nv_atomic_fetch_add, __nv_atomic_add, __nv_atomic_exchange_n, ... (loads, stores and fences are not RMW).
+_NV_ATOMIC = re.compile(r"__nv_atomic_(?:fetch_)?(add|sub|min|max|and|or|xor|exchange|compare_exchange)(?:_n)?$")
+_NV_OPS = {"exchange": "exch", "compare_exchange": "cas"}
+# The atomic class templates: cuda::atomic_ref<T>, cuda::std::atomic<T>, cuda::atomic<T>, std::atomic_ref<T>.
+_ATOMIC_TYPE = re.compile(r"(?:\b(?:cuda::(?:std::)?|std::))?\batomic(?:_ref)?\s*<\s*([^,<>]+(?:<[^<>]*>)?)")
+# Inline PTX: red.global.add.f32, atom.shared.cas.b32, red.relaxed.gpu.global.add.u64, ...
+_PTX = re.compile(r"\b(red|atom)((?:\.\w+)+)")
+_PTX_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
+# cg::reduce_update_async(tile, atomic, value, op): the operator object names the operation.
+_REDUCE_UPDATE = frozenset({"reduce_update_async"})
+_CG_OPS = re.compile(r"\b(plus|less|greater|bit_and|bit_or|bit_xor)\s*<\s*([^<>]+)>")
+_CG_OP_NAMES = {"plus": "add", "less": "min", "greater": "max", "bit_and": "and", "bit_or": "or", "bit_xor": "xor"}
+_BITWISE = frozenset({"and", "or", "xor", "inc", "dec"})
+
+
+def order_dependence(op: str, kind: Kind) -> tuple[bool, str]:
+    """(depends on thread order, why) for one atomic operation on one element kind."""
+    if op in ("exch", "cas"):
+        return True, "which thread's value is kept depends on the order threads arrive"
+    if op in _BITWISE:
+        return False, f"integer {op}: the final value is the same in any order (the value each thread gets back is not)"
+    if kind == "integer":
+        return False, f"integer {op}: the final value is the same in any order (the value each thread gets back is not)"
+    if kind == "float":
+        if op in ("min", "max"):
+            return True, f"floating-point {op}: the order threads arrive picks between -0.0 and +0.0 and among NaNs"
+        return True, "floating-point accumulation: the rounding of the sum depends on the order threads arrive"
+    return True, "element type not resolved in this file, so assumed to be floating point"
 
 
 class AtomicInKernel(Rule):
-    """Flags atomic read-modify-write calls (`atomicAdd`, `atomicCAS`, ...) in CUDA sources.
+    """Flags atomic read-modify-write operations (`atomicAdd`, `atomic_ref::fetch_add`, PTX `red.`) in CUDA sources.
 
     ## What it does
-    Reports every call in a `.cu`/`.cuh` file of one of the `functions` — by default
-    `atomicAdd`, `atomicSub`, `atomicExch`, `atomicMin`, `atomicMax`, `atomicInc`, `atomicDec`,
-    `atomicCAS`, `atomicAnd`, `atomicOr`, `atomicXor` — and their scoped variants
-    (`atomicAdd_block`, `atomicAdd_system`), whether called plainly, through a namespace
-    (`::atomicAdd`) or with template arguments (`atomicAdd<float>`), in kernels, device
-    functions, lambdas and templates alike, and inside `#define` macro bodies (which the parser
-    keeps as raw text; the macro's name stands in for the enclosing function). Mentions in
-    comments and string literals are not calls. Where the grammar could not parse a region (an
-    ERROR node, e.g. behind an unexpanded attribute macro), a name followed by `(` still counts
-    as a call; only `path` entries of `allow` apply there, since the enclosing function cannot
-    be known. A call inside a function (or macro) or file
-    matched by an `allow` entry is accepted; every entry must give a `reason`.
+    Reports, in `.cu`/`.cuh` files, every form of atomic read-modify-write a CUDA programmer
+    writes, and says whether its result depends on the order threads arrive:
+    - calls of the `functions` — by default `atomicAdd`, `atomicSub`, `atomicExch`,
+      `atomicMin`, `atomicMax`, `atomicInc`, `atomicDec`, `atomicCAS`, `atomicAnd`, `atomicOr`,
+      `atomicXor` — and their scoped variants (`atomicAdd_block`, `atomicAdd_system`), plainly,
+      through a namespace (`::atomicAdd`) or with template arguments (`atomicAdd<float>`);
+    - libcu++ atomics: `fetch_add`/`fetch_sub`/`fetch_min`/`fetch_max`/`fetch_and`/`fetch_or`/
+      `fetch_xor`/`exchange`/`compare_exchange_*` on a `cuda::atomic_ref<T>`,
+      `cuda::std::atomic<T>` or `cuda::atomic<T>` (a variable, parameter or temporary), and
+      compound assignment or `++`/`--` on such a variable;
+    - NVIDIA's builtins `__nv_atomic_fetch_add`, `__nv_atomic_exchange`, ... (not loads, stores
+      or fences);
+    - inline PTX `red.*` and `atom.*` instructions in `asm(...)` statements;
+    - `cg::reduce_update_async` (a cooperative-groups reduction into an atomic);
+    - inside `#define` bodies (raw text to the parser; the macro's name stands in for the
+      enclosing function): calls of the functions, token pasting `atomic##op(...)`, and
+      object-like aliases (`#define ATOMIC_ADD atomicAdd`, whose calls are reported where the
+      alias is called).
+    Code the preprocessor drops (`#if 0`, the branch of an `#ifdef` on an undefined macro) is
+    not compiled and not reported. Mentions in comments and string literals are not calls.
+    Where the grammar could not parse a region, a function name followed by `(` still counts
+    as a call; only `path` entries of `allow` apply there. A call inside a function (or macro)
+    or file matched by an `allow` entry is accepted; every entry must give a `reason`.
+
+    The message says whether the result depends on thread order: floating-point accumulation,
+    floating-point min/max (signed zeros, NaN), exchange and compare-and-swap do; integer
+    add/sub/min/max (counters, tickets) and bitwise and/or/xor/inc/dec do not (the final value is
+    the same in every run). The element type comes from the atomic's template argument, the
+    pointer's or value's declared type in the file, a cast or a literal (`1.0f`); when none is
+    known the atomic is assumed to accumulate floating point.
 
     ## Why is this bad
     Invariant 4, deterministic reductions. Floating-point addition is not associative, and the
@@ -155,6 +224,8 @@ class AtomicInKernel(Rule):
 
     ## Options
     - `functions`: the atomic function names (scoped variants included automatically).
+    - `allow-order-independent`: accept the atomics whose final value does not depend on thread
+      order (integer counters and tickets, integer min/max, bitwise operations); default false.
     - `allow`: accepted uses, e.g.
       `allow = [{function = "claim_slot", reason = "integer ticket counter, order-independent"}]`;
       `function` and `path` are globs (the function is the enclosing function's name), and an
@@ -163,10 +234,11 @@ class AtomicInKernel(Rule):
 
     code = CODE
     name = "atomic-in-kernel"
-    summary = "Atomic read-modify-write call (atomicAdd, atomicCAS, ...) makes a reduction nondeterministic"
+    summary = "Atomic read-modify-write (atomicAdd, atomic_ref::fetch_add, PTX red.) makes a reduction nondeterministic"
     invariant = 4
     languages = frozenset({"cuda"})
-    cuda_nodes = ("call_expression", "preproc_arg", "ERROR")
+    cuda_nodes = ("call_expression", "preproc_arg", "ERROR", "declaration", "parameter_declaration",
+                  "assignment_expression", "update_expression", "gnu_asm_expression")
     options_class = AtomicInKernelOptions
 
     VALID: ClassVar[list[Example]] = [
@@ -189,6 +261,23 @@ class AtomicInKernel(Rule):
                 options={"allow": [{"path": "third_party/**", "reason": "vendored CUB, not our kernels"}]}),
         Example("#define ATOMIC_NAME atomicAdd_name\n#define CLAIM(c) atomicAdd(c, 1)\n", path="m.cuh",
                 options={"allow": [{"function": "CLAIM", "reason": "ticket counter macro"}]}),
+        # Dead code: nvcc never compiles it.
+        Example("__global__ void k(float* t) {\n#if 0\n  atomicAdd(t, 1.0f);\n#endif\n}\n", path="dead.cu"),
+        Example("__global__ void k(float* t) {\n#ifdef USE_ATOMICS\n  atomicAdd(t, 1.0f);\n#endif\n}\n", path="opt.cu"),
+        # Order-independent kinds, accepted with allow-order-independent.
+        Example("__global__ void count(const float* x, unsigned* hits, int n) {\n"
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n && x[i] > 0.f) atomicAdd(hits, 1u);\n"
+                "  atomicMax((int*)hits + 1, i); atomicOr(hits + 2, 4u);\n}\n",
+                path="count.cu", options={"allow-order-independent": True}),
+        Example("__global__ void k(int* c) {\n  cuda::atomic_ref<int, cuda::thread_scope_device> ref(*c);\n"
+                "  ref.fetch_add(1); ref += 2; ++ref;\n}\n", path="ref.cu", options={"allow-order-independent": True}),
+        Example('__device__ void bump(unsigned* p) { asm volatile("red.global.add.u32 [%0], 1;" :: "l"(p)); }\n',
+                path="ptx.cu", options={"allow-order-independent": True}),
+        # Not atomics: a plain vector's members, a load, PTX that only loads.
+        Example("void f(std::vector<float>& v, float x) { v.exchange(x); }\n", path="host.cu"),
+        Example("__device__ int f(int* p) { return __nv_atomic_load_n(p, __NV_ATOMIC_ACQUIRE); }\n", path="ld.cu"),
+        Example('__device__ float ld(const float* p) { float v; asm("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(p));'
+                " return v; }\n", path="ld.cu"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("__global__ void sum(const float* r, float* total, int n) {\n"
@@ -218,30 +307,137 @@ class AtomicInKernel(Rule):
         Example("enum\n{\n  return atomicAdd(d_counters + FILL, num_items);\n", path="grid_queue.cuh", expect=1),
         Example("__global__ void claim(int* c) { atomicAdd(c, 1); }\n__global__ void other(int* c) { atomicAdd(c, 1); }\n",
                 path="k.cu", options={"allow": [{"function": "claim", "reason": "ticket counter"}]}, expect=1),
+        # libcu++: atomic_ref / atomic members, compound assignment, increments, temporaries.
+        Example("__global__ void k(float* p, float v) {\n  cuda::atomic_ref<float, cuda::thread_scope_device> ref(*p);\n"
+                "  ref.fetch_add(v);\n  ref += v;\n  ref.fetch_sub(v, cuda::memory_order_relaxed);\n}\n",
+                path="ref.cu", expect=3),
+        Example("__global__ void k(cuda::std::atomic<int>* counter, cuda::atomic<float>& sum, float v) {\n"
+                "  counter->fetch_add(1); (*counter)++; sum.fetch_add(v); sum.exchange(0.f);"
+                " sum.compare_exchange_strong(v, 1.f);\n}\n", path="std.cu", expect=5),
+        Example("__global__ void k(double* d, int* c) {\n  cuda::atomic_ref<double>(*d).fetch_add(1.0);\n"
+                "  cuda::std::atomic_ref<int>{*c}.fetch_max(3);\n}\n", path="tmp.cu", expect=2),
+        # Inline PTX reductions and atomics.
+        Example('__device__ void acc(float* p, float v) { asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v)); }\n'
+                '__device__ int cas(int* p) { int old; asm volatile("atom.global.cas.b32 %0, [%1], 0, 1;" : "=r"(old) : "l"(p));'
+                " return old; }\n", path="ptx.cu", expect=2),
+        # NVIDIA's builtins.
+        Example("__device__ void f(float* p, int* c) {\n  __nv_atomic_fetch_add(p, 1.0f, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
+                "  __nv_atomic_add(c, 1, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
+                "  __nv_atomic_exchange_n(c, 0, __NV_ATOMIC_SEQ_CST, __NV_THREAD_SCOPE_SYSTEM);\n}\n",
+                path="nv.cu", expect=3),
+        # Macros: token pasting and object-like aliases.
+        Example("#define DEFINE_UPDATE(op) __device__ void update_##op(float* p, float v) { atomic##op(p, v); }\n"
+                "DEFINE_UPDATE(Add)\n", path="paste.cuh", expect=1),
+        Example("#define ATOMIC_ADD atomicAdd\n#define ACC ATOMIC_ADD\n"
+                "__global__ void k(float* p) { ATOMIC_ADD(p, 1.0f); ACC(p, 2.0f); }\n", path="alias.cu", expect=2),
+        # Cooperative groups: a tile's reduction applied to an atomic.
+        Example("__global__ void k(float* total, float v) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
+                "  cuda::atomic_ref<float, cuda::thread_scope_device> ref(*total);\n"
+                "  cg::reduce_update_async(tile, ref, v, cg::plus<float>());\n}\n", path="cg.cu", expect=1),
+        # The order-dependent kinds stay reported when order-independent ones are allowed.
+        Example("__global__ void k(float* t, int* c, float v) {\n  atomicAdd(t, v);\n  atomicAdd(c, 1);\n"
+                "  atomicExch(c, 0);\n  atomicCAS(c, 0, 1);\n}\n",
+                path="mixed.cu", options={"allow-order-independent": True}, expect=3),
+        Example("#if 1\n__global__ void k(float* t) { atomicAdd(t, 1.0f); }\n#endif\n", path="live.cu", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
-        if node.type == "preproc_arg":
+        kind = node.type
+        if kind == "preproc_arg":
             self._visit_macro(node, ctx)
-            return
-        if node.type == "ERROR":
+        elif kind == "ERROR":
             self._visit_unparsed(node, ctx)
-            return
+        elif kind in ("declaration", "parameter_declaration"):
+            self._record_atomic_variables(node, ctx)
+        elif kind == "call_expression":
+            self._visit_call(node, ctx)
+        elif kind in ("assignment_expression", "update_expression"):
+            self._visit_compound(node, ctx)
+        elif kind == "gnu_asm_expression":
+            self._visit_asm(node, ctx)
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def _visit_call(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         callee = node.child_by_field_name("function")
+        if callee is not None and callee.type == "field_expression":
+            self._visit_member_call(node, callee, ctx)
+            return
         while callee is not None and callee.type in _CALLEE_WRAPPERS:
             callee = callee.child_by_field_name("name")
         if callee is None or callee.type != "identifier":
             return
         options: AtomicInKernelOptions = ctx.options(CODE)
         name = callee.text.decode()
-        if name not in _atomic_names(options.functions):
+        arguments = _arguments(node)
+        scope = enclosing_function(node)
+        if name in _atomic_names(options.functions):
+            self._report_op(ctx, node, callee, f"`{name}`", _function_op(name), _pointee_kind(arguments, scope))
             return
-        encloser = enclosing_function(node)
-        encloser_name = function_name(encloser) if encloser is not None else None
-        function = encloser_name.text.decode() if encloser_name is not None else ""
-        if any(entry.allows(function, ctx.path) for entry in options.allow):
+        alias = _state(ctx)["aliases"].get(name)
+        if alias is not None and alias in _atomic_names(options.functions):
+            self._report_op(ctx, node, callee, f"`{name}` (alias of `{alias}`)", _function_op(alias),
+                            _pointee_kind(arguments, scope))
             return
-        self._report(ctx, callee, name, f" in `{function}`" if function else "")
+        nv = _NV_ATOMIC.match(name)
+        if nv is not None:
+            op = _NV_OPS.get(nv.group(1), nv.group(1))
+            self._report_op(ctx, node, callee, f"`{name}`", op, _pointee_kind(arguments, scope))
+            return
+        if name in _REDUCE_UPDATE:
+            operator = _CG_OPS.search(ctx.source.node_text(node))
+            op, kind = ("add", "unknown") if operator is None else (_CG_OP_NAMES[operator.group(1)],
+                                                                    kind_of_type(operator.group(2)))
+            self._report_op(ctx, node, callee, f"`{name}`", op, kind)
+
+    def _visit_member_call(self, node: tree_sitter.Node, callee: tree_sitter.Node, ctx: FileContext) -> None:
+        field_node = callee.child_by_field_name("field")
+        receiver = callee.child_by_field_name("argument")
+        if field_node is None or receiver is None:
+            return
+        op = _MEMBER_OPS.get(field_node.text.decode())
+        if op is None:
+            return
+        element = _atomic_element(receiver, ctx)
+        if element is None:
+            return
+        self._report_op(ctx, node, field_node, f"`{field_node.text.decode()}` on an atomic", op, kind_of_type(element))
+
+    def _visit_compound(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        operator = node.child_by_field_name("operator")
+        op = _COMPOUND_OPS.get(operator.text.decode()) if operator is not None else None
+        target = node.child_by_field_name("left") if node.type == "assignment_expression" else node.child_by_field_name("argument")
+        if op is None or target is None:
+            return
+        element = _atomic_element(target, ctx)
+        if element is None:
+            return
+        self._report_op(ctx, node, node, f"`{operator.text.decode()}` on an atomic", op, kind_of_type(element))
+
+    def _visit_asm(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        for string in (child for child in node.named_children if child.type in ("string_literal", "concatenated_string")):
+            for match in _PTX.finditer(ctx.source.node_text(string)):
+                parts = match.group(2).strip(".").split(".")
+                op = next((part for part in parts if part in _PTX_OPS), None)
+                if op is None:
+                    continue  # e.g. atom.global.v4.f32 without an operation we know: not RMW
+                suffix = parts[-1]
+                kind: Kind = "float" if suffix.startswith(("f", "bf")) else "integer" if suffix[:1] in "usb" else "unknown"
+                if suffix.startswith("b") and op == "add":
+                    kind = "integer"
+                self._report_op(ctx, node, string, f"inline PTX `{match.group(0)}`", op, kind)
+
+    def _record_atomic_variables(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        type_node = node.child_by_field_name("type")
+        if type_node is None:
+            return
+        match = _ATOMIC_TYPE.search(type_node.text.decode())
+        if match is None:
+            return
+        for name in declared_names(node):
+            _state(ctx)["atomics"][name] = match.group(1)
+
+    # -- macros and unparsed regions -------------------------------------------------------
 
     def _visit_unparsed(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         """Inside an ERROR node the grammar gave up and a call is loose tokens (`atomicAdd`, `(`,
@@ -262,33 +458,106 @@ class AtomicInKernel(Rule):
             # a function far above), so it is neither named nor matched against `function` globs.
             if any(entry.allows("", ctx.path) for entry in options.allow if not entry.function):
                 continue
-            self._report(ctx, child, name, " (in code the CUDA grammar could not parse)")
+            self._report(ctx, child, f"`{name}` (in code the CUDA grammar could not parse)",
+                         *order_dependence(_function_op(name), "unknown"))
 
     def _visit_macro(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         text = ctx.source.node_text(node)
+        macro = node.parent.child_by_field_name("name") if node.parent is not None else None
+        macro_name = macro.text.decode() if macro is not None else ""
+        if node.parent is not None and node.parent.type == "preproc_def" and _MACRO_NAME.fullmatch(text.strip()):
+            # `#define ATOMIC_ADD atomicAdd` (or an alias of an alias): calls of the alias are the
+            # atomics, reported where they are called.
+            target = text.strip()
+            aliases = _state(ctx)["aliases"]
+            aliases[macro_name] = aliases.get(target, target)
+            return
         if "atomic" not in text:
             return
         options: AtomicInKernelOptions = ctx.options(CODE)
         names = _atomic_names(options.functions)
-        macro = node.parent.child_by_field_name("name") if node.parent is not None else None
-        macro_name = macro.text.decode() if macro is not None else ""
         if any(entry.allows(macro_name, ctx.path) for entry in options.allow):
             return
-        for match in _MACRO_TOKENS.finditer(text):
-            name = match.group(1)
-            if name is None or name not in names:
-                continue
-            start_byte = node.start_byte + len(text[: match.start(1)].encode("utf-8"))
+        if options.allow_order_independent and not _PASTED.search(text) and all(
+                not order_dependence(_function_op(match.group(1)), "unknown")[0]
+                for match in _MACRO_TOKENS.finditer(text) if match.group(1) in names):
+            return
+        found = [(match.start(1), match.group(1), _function_op(match.group(1)))
+                 for match in _MACRO_TOKENS.finditer(text) if match.group(1) is not None and match.group(1) in names]
+        found += [(match.start(), match.group(0).replace(" ", ""), "add") for match in _PASTED.finditer(text)]
+        for offset, name, op in sorted(found):
+            start_byte = node.start_byte + len(text[:offset].encode("utf-8"))
             line, column = ctx.source.position(start_byte)
-            self._report(ctx, (line, column, line, column + len(name)), name, f" in macro `{macro_name}`")
+            self._report(ctx, (line, column, line, column + len(name)), f"`{name}` in macro `{macro_name}`",
+                         *order_dependence(op, "unknown"))
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def _report_op(self, ctx: FileContext, node: tree_sitter.Node, where: tree_sitter.Node, what: str, op: str,
+                   kind: Kind) -> None:
+        options: AtomicInKernelOptions = ctx.options(CODE)
+        depends, why = order_dependence(op, kind)
+        if not depends and options.allow_order_independent:
+            return
+        encloser = enclosing_function(node)
+        encloser_name = function_name(encloser) if encloser is not None else None
+        function = encloser_name.text.decode() if encloser_name is not None else ""
+        if any(entry.allows(function, ctx.path) for entry in options.allow):
+            return
+        self._report(ctx, where, what + (f" in `{function}`" if function else ""), depends, why)
 
     @staticmethod
-    def _report(ctx: FileContext, where: tree_sitter.Node | tuple[int, int, int, int], name: str, place: str) -> None:
-        ctx.report(
-            CODE,
-            where,
-            f"`{name}`{place}: atomics make the result depend on thread order, so runs are not bitwise "
-            "reproducible — invariant 4: deterministic reductions only",
-            hint="reduce with a shared-memory tree or per-sample partials summed in a second pass; "
-            "or add an `allow` entry with a reason",
-        )
+    def _report(ctx: FileContext, where: tree_sitter.Node | tuple[int, int, int, int], what: str, depends: bool,
+                why: str) -> None:
+        if depends:
+            message = (f"{what}: the result depends on thread order ({why}), so runs are not bitwise reproducible"
+                       " — invariant 4: deterministic reductions only")
+            hint = ("reduce with a shared-memory tree or per-sample partials summed in a second pass; "
+                    "or add an `allow` entry with a reason")
+        else:
+            message = (f"{what}: order-independent ({why}) — invariant 4 allows it only where configured")
+            hint = "set `allow-order-independent = true` to accept order-independent atomics, or add an `allow` entry"
+        ctx.report(CODE, where, message, hint=hint)
+
+
+def _state(ctx: FileContext) -> dict[str, dict[str, str]]:
+    return ctx.state.setdefault(CODE, {"atomics": {}, "aliases": {}})
+
+
+def _function_op(name: str) -> str:
+    for suffix in ("_block", "_system"):
+        name = name.removesuffix(suffix)
+    return _FUNCTION_OPS.get(name, "add")
+
+
+def _arguments(call: tree_sitter.Node) -> list[tree_sitter.Node]:
+    arguments = call.child_by_field_name("arguments")
+    return [child for child in arguments.named_children if child.type != "comment"] if arguments is not None else []
+
+
+def _pointee_kind(arguments: list[tree_sitter.Node], scope: tree_sitter.Node | None) -> Kind:
+    """float / integer from the pointer argument's declared type, else from the value argument."""
+    if not arguments:
+        return "unknown"
+    kind = kind_of_expression(arguments[0], scope)
+    if kind == "unknown" and len(arguments) > 1:
+        kind = kind_of_expression(arguments[1], scope)
+    return kind
+
+
+def _atomic_element(expression: tree_sitter.Node, ctx: FileContext) -> str | None:
+    """The element type when ``expression`` is an atomic object (a declared atomic variable,
+    ``*p`` or ``p->`` of one, or a temporary ``cuda::atomic_ref<T>(x)``); None otherwise."""
+    node: tree_sitter.Node | None = expression
+    while node is not None and node.type in ("parenthesized_expression", "pointer_expression"):
+        node = node.child_by_field_name("argument") or (node.named_children[0] if node.named_children else None)
+    if node is None:
+        return None
+    if node.type == "identifier":
+        return _state(ctx)["atomics"].get(node.text.decode())
+    if node.type in ("call_expression", "compound_literal_expression", "initializer_list"):
+        match = _ATOMIC_TYPE.search(ctx.source.node_text(node))
+        head = ctx.source.node_text(node).split("(", 1)[0].split("{", 1)[0]
+        if match is not None and _ATOMIC_TYPE.search(head):
+            return match.group(1)
+    return None

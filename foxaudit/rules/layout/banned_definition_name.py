@@ -19,7 +19,7 @@ CODE = "FX501"
 @dataclass(frozen=True)
 class BannedDefinitionNameOptions(RuleOptions):
     patterns: tuple[str, ...] = field(
-        default=("^(migrate|upgrade)_isv",),
+        default=("^_*(migrate|upgrade)_isv",),
         metadata={"help": "Python regular expressions (re.search) matched against each defined name."},
     )
 
@@ -39,8 +39,12 @@ class BannedDefinitionName(Rule):
     Reports a Python `def`/`async def`/`class` (at any depth, decorated or not) and a CUDA
     function definition or prototype (including templates, `extern "C"` blocks and member
     functions declared in a struct) whose name matches one of `patterns` (Python `re.search`;
-    default `^(migrate|upgrade)_isv`). Assignments such as `migrate_isv = lambda s: s` are not
-    definitions and are not checked.
+    default `^_*(migrate|upgrade)_isv`, so private helpers such as `_migrate_isv_v1` count).
+    A function bound by assignment counts as a definition too: a banned name given a lambda,
+    a function or a `staticmethod(...)`/`classmethod(...)`/`partial(...)` (`migrate_isv =
+    lambda s: s`), and, in a class body, any attribute bound to a function with a banned name
+    (`load = staticmethod(_migrate_isv_v1)`). A banned name given a plain value
+    (`migrate_isv_count = 0`) is data and is not reported.
 
     ## Why is this bad
     Invariant 5, one layout, fail fast. Every multi-field buffer has one source of truth and a
@@ -68,7 +72,7 @@ class BannedDefinitionName(Rule):
     summary = "Definition named like a layout migration (layouts fail fast, they are never migrated)"
     invariant = 5
     languages = frozenset({"python", "cuda"})
-    python_nodes = ("function_definition", "class_definition")
+    python_nodes = ("function_definition", "class_definition", "assignment")
     cuda_nodes = ("function_definition", "declaration", "field_declaration")
     options_class = BannedDefinitionNameOptions
 
@@ -80,6 +84,8 @@ class BannedDefinitionName(Rule):
         Example("__global__ void write_isv(float* isv) { isv[0] = 1.0f; }\n", path="isv.cu"),
         Example("float migrate_isv_scale = 1.0f;\n", path="isv.cuh"),
         Example("def migrate_config(cfg):\n    return cfg\n", options={"patterns": ["^migrate_isv"]}),
+        Example("class Loader:\n    migrate_isv_count = 0\n    load = staticmethod(read_checkpoint)\n"),
+        Example("handler = migrate_isv_table[0]\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def migrate_isv(isv):\n    return isv\n", expect=1),
@@ -96,9 +102,18 @@ class BannedDefinitionName(Rule):
                 path="m.cuh", expect=1),
         Example("struct Bus {\n  void migrate_isv(float* isv);\n};\n", path="bus.cuh", expect=1),
         Example("namespace fx {\nvoid upgrade_isv(float* isv) { }\n}\n", path="host.cu", expect=1),
+        Example("def _migrate_isv_v1(isv):\n    return isv\n", expect=1),
+        Example("def __upgrade_isv(isv):\n    return isv\n", expect=1),
+        Example("migrate_isv = lambda isv: isv\n", expect=1),
+        Example("from legacy import convert\n\nclass Checkpoint:\n    upgrade_isv = staticmethod(convert)\n", expect=1),
+        Example("from legacy import _migrate_isv_v1\n\nclass Checkpoint:\n    load = staticmethod(_migrate_isv_v1)\n"
+                "    fix = legacy.upgrade_isv_v2\n    again = functools.partial(_migrate_isv_v1, strict=True)\n", expect=3),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        if node.type == "assignment":
+            self._visit_assignment(node, ctx)
+            return
         if ctx.language == "python":
             name = node.child_by_field_name("name")
         else:
@@ -106,15 +121,57 @@ class BannedDefinitionName(Rule):
             name = declared_name(declarator) if declarator is not None else None
         if name is None:
             return
-        text = name.text.decode()
+        self._check(name, name.text.decode(), "", ctx)
+
+    def _visit_assignment(self, node: tree_sitter.Node, ctx: FileContext) -> None:
+        target = node.child_by_field_name("left")
+        value = node.child_by_field_name("right")
+        if target is None or value is None or target.type != "identifier":
+            return
+        bound = _bound_function(value)
+        if bound is None:
+            return  # a plain value (`migrate_isv_count = 0`) is data, not a definition
+        if self._check(target, target.text.decode(), "", ctx):
+            return
+        statement = node.parent
+        block = statement.parent if statement is not None and statement.type == "expression_statement" else None
+        if block is None or block.parent is None or block.parent.type != "class_definition":
+            return
+        if bound.type in ("identifier", "attribute"):
+            name = bound.child_by_field_name("attribute") if bound.type == "attribute" else bound
+            if name is not None:
+                self._check(name, name.text.decode(), f" (bound as class attribute `{target.text.decode()}`)", ctx)
+
+    @staticmethod
+    def _check(where: tree_sitter.Node, text: str, note: str, ctx: FileContext) -> bool:
         options: BannedDefinitionNameOptions = ctx.options(CODE)
         for pattern in _compiled(options.patterns):
             if pattern.search(text):
                 ctx.report(
                     CODE,
-                    name,
-                    f"`{text}` matches banned name pattern `{pattern.pattern}` — invariant 5: layouts fail "
+                    where,
+                    f"`{text}`{note} matches banned name pattern `{pattern.pattern}` — invariant 5: layouts fail "
                     "fast on a fingerprint mismatch (retrain required), they are never migrated",
                     hint="delete the migration; change trainer/layout.py, regenerate the header and retrain",
                 )
-                return
+                return True
+        return False
+
+
+# Calls that turn a function into another callable without running it.
+_WRAPPERS = frozenset({"staticmethod", "classmethod", "partial", "functools.partial", "property"})
+
+
+def _bound_function(value: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The function an assignment binds: the lambda, the name or attribute, or the first argument
+    of staticmethod/classmethod/partial; None for any other value (a number, a call's result)."""
+    if value.type in ("lambda", "identifier", "attribute"):
+        return value
+    if value.type == "call":
+        function = value.child_by_field_name("function")
+        arguments = value.child_by_field_name("arguments")
+        if function is not None and function.text.decode() in _WRAPPERS and arguments is not None:
+            first = next((child for child in arguments.named_children if child.type != "comment"), None)
+            if first is not None and first.type in ("identifier", "attribute", "lambda"):
+                return first
+    return None

@@ -31,13 +31,17 @@ class ParseError(Rule):
     (the exception text is the message: no traceback ever reaches the user). The run goes on
     with the next file; CUDA rules still run on the parts of a CUDA file that parsed.
 
-    tree-sitter-cuda parses without a preprocessor, so a header that nvcc compiles can still
-    have ERROR nodes: an object-like macro used as a keyword or attribute
-    (`CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE _CCCL_FORCEINLINE int f()`) reads as broken
-    code. When blanking an upper-case macro-like name on the error line or just above it (in a
-    scratch copy) moves the first error further down, the message names that macro as the
-    cause. Vendored third-party headers are best excluded (`exclude`) or given a
-    `per-file-ignores` entry.
+    A CUDA file is checked as nvcc sees it (foxaudit/sources/preprocess.py and cuda_forms.py):
+    `#if`/`#ifdef`/`#elif`/`#else` are resolved first (only the compiled branch is parsed, so a
+    statement split across branches is fine and code under `#if 0` is not looked at), then the
+    forms nvcc accepts and tree-sitter-cuda does not are normalised column for column
+    (`__align__(n)`, `__device__` lambdas, `new T*[n]`, asm operand lists, `typeid`,
+    `typename X::type{}`, `CUDART_CB`-style attribute macros, explicit template instantiations),
+    and a macro-like name that still breaks the parse (`CUB_NAMESPACE_BEGIN`,
+    `_CCCL_HOST_DEVICE`) is hidden when that lets the parse go further. What still fails is
+    reported once per file, at the first failing region, as a note that names the construct
+    and how many regions failed. Vendored third-party headers are best excluded (`exclude`)
+    or given a `per-file-ignores` entry.
 
     An empty Python file is legal (an empty ``__init__.py`` is the normal way to mark a
     package) and is not reported. An empty ``.cu``/``.cuh`` is: such a file only exists to be
@@ -77,14 +81,28 @@ class ParseError(Rule):
         Example("def launch(grid):\n    return grid\n"),
         Example("", path="pkg/__init__.py"),
         Example("__global__ void k(float* x) { x[threadIdx.x] = 0.0f; }\n", path="k.cu"),
+        # nvcc's view: one branch of the #if, the forms the grammar lacks normalised.
+        Example("__global__ void k(float* x, int n) {\n#if USE_REVERSE\n  for (int i = n - 1; i >= 0; i--) {\n"
+                "#else\n  for (int i = 0; i < n; i++) {\n#endif\n    x[i] = 0.0f;\n  }\n}\n", path="k.cu"),
+        Example("#if 0\nthis is not C at all {\n#endif\n", path="dead.cu"),
+        Example("struct __align__(16) Acc { float s; };\n", path="a.cuh"),
+        Example("void f(float* a) {\n  auto g = [=] __host__ __device__ (int i) { a[i] = 0; };\n}\n", path="l.cu"),
+        Example("void f(int n) { const float** p = new const float*[n]; }\n", path="n.cu"),
+        Example('__device__ void st(unsigned v, void* p) { asm volatile("st [%1], %0;" ::"r"(v) "l"(p) : "memory"); }\n',
+                path="a.cu"),
+        Example("template <class R> bool f() { return typeid(R) == typeid(double); }\n", path="t.cu"),
+        Example("template <class X> auto f() { return typename X::type{}; }\n", path="t.cu"),
+        Example("static void CUDART_CB done(cudaStream_t s, cudaError_t e, void* d) { }\n", path="cb.cu"),
+        Example("template class Estimator<float>;\n", path="e.cu"),
+        Example("CUB_NAMESPACE_BEGIN\n\nnamespace detail\n{\nint x;\n}\nCUB_NAMESPACE_END\n", path="agent.cuh"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def launch(grid:\n    return grid\n", expect=1),
         Example("x = (1,\ny = 2\n", expect=1),
         Example("__global__ void k(float* x) { x[0] = ; }\n", path="k.cu", expect=1),
         Example("", path="empty.cu", expect=1),
-        Example("CUB_NAMESPACE_BEGIN\n\nnamespace detail\n{\nint x;\n}\nCUB_NAMESPACE_END\n", path="agent.cuh",
-                expect=1),
+        Example("#if 1\n__global__ void k(float* x) { x[0] = ; }\n#else\nint fine;\n#endif\n", path="k.cu", expect=1),
+        Example("__global__ void k(float* x) { x[0] = ; }\nvoid g() { int y = ; }\n", path="k.cu", expect=1),
     ]
 
     def begin(self, ctx: FileContext) -> None:
@@ -166,7 +184,8 @@ def _error_query(language: Language) -> tree_sitter.Query:
 
 
 def first_tree_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str] | None:
-    """The first ERROR or MISSING node of the tree, located and described.
+    """The first ERROR or MISSING node of the tree, located and described, with the construct
+    named and, for CUDA, how many separate regions of the file failed (one note per file).
 
     tree-sitter can wrap a whole file in one ERROR root that starts at its first byte (a licence
     comment, an ``#include``); that says nothing about where parsing failed, so the earliest
@@ -176,13 +195,13 @@ def first_tree_error(source: SourceFile) -> tuple[tuple[int, int, int, int], str
         return None
     line, column = source.position(start_byte)
     note = ""
-    cause = _macro_cause(source, line, start_byte)
-    if cause is not None:
-        name, cause_line = cause
-        note = " (tree-sitter-cuda does not expand macros" + (
-            ")" if source.data.startswith(name.encode(), start_byte)  # the snippet already shows it
-            else f"; `{name}` on line {cause_line} is the cause)"
-        )
+    if source.language == "cuda":
+        regions = _error_regions(source.tree)
+        construct = _construct(source, start_byte)
+        hidden = source.cuda.hidden_macros
+        note = f" ({construct}" + (
+            f"; already hidden as macros: {', '.join(f'`{name}`' for name in hidden)}" if hidden else ""
+        ) + (f"; {regions} unparsed regions in this file, reported once" if regions > 1 else "") + ")"
     if node.is_missing:
         return (line, column, line, column + 1), f"parse error: missing `{node.type}`{note}"
     first_line = source.data[start_byte : node.end_byte].split(b"\n", 1)[0]
@@ -213,45 +232,40 @@ def _first_error(tree: tree_sitter.Tree, language: Language) -> tuple[int, tree_
     return start_byte, node
 
 
-# An object-like macro used as a statement or attribute: `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`,
-# `C10_LAUNCH_BOUNDS_1(1024)`. tree-sitter does not run the preprocessor, so it reads these as
-# types or expressions; they are the most common reason a compiling CUDA file has ERROR nodes.
-_MACRO_WORD = re.compile(r"(?<![\w#.>:])(_?[A-Z][A-Z0-9]*_[A-Z0-9_]*)\b(?!\s*[=:;,\]])")
-_LOOKBACK_LINES = 3
+def _error_regions(tree: tree_sitter.Tree) -> int:
+    """How many separate ERROR/MISSING regions (outermost ones, the root excluded) the tree has."""
+    nodes = tree_sitter.QueryCursor(_error_query("cuda")).captures(tree.root_node).get("e", [])
+    spans = sorted((node.start_byte, node.end_byte) for node in nodes if node.parent is not None) or [(0, 0)]
+    regions, reach = 0, -1
+    for start, end in spans:
+        if start >= reach:
+            regions += 1
+        reach = max(reach, end)
+    return regions
 
 
-def _macro_cause(source: SourceFile, line: int, start_byte: int) -> tuple[str, int] | None:
-    """(name, line) of a macro-like upper-case name on the error line or on one of the few code
-    lines above it, when hiding that name (blanking it, and its argument list, in a copy) moves
-    the first error past this one or removes every error; None otherwise."""
-    if source.language != "cuda":
-        return None
-    seen = 0
-    for number in range(line, 0, -1):
-        code = source.line_text(number).split("//", 1)[0].strip()
-        if not code or code.startswith(("*", "/*", "#")):
-            if number < line:
-                continue
-        else:
-            for match in _MACRO_WORD.finditer(code):
-                if _hiding_helps(source, match.group(1), start_byte):
-                    return match.group(1), number
-        seen += 1
-        if seen > _LOOKBACK_LINES:
-            break
-    return None
+# What the line of a CUDA parse error most likely holds, checked in order (first match names it).
+_CONSTRUCTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^\s*#"), "a preprocessor directive inside a declaration or statement"),
+    (re.compile(r"\b(?:asm|__asm__)\b"), "an inline asm statement"),
+    (re.compile(r"::\s*\*"), "a pointer to member"),
+    (re.compile(r"\btemplate\b|<[^<>]*>\s*::"), "a template construct tree-sitter-cuda does not know"),
+    (re.compile(r"\boperator\b"), "an operator declaration"),
+    (re.compile(r"\[[^\]]*\]\s*(?:__\w+__\s*)*\("), "a lambda"),
+)
+# The failing token itself looks like a macro: `CUB_NAMESPACE_BEGIN`, `__KITTENS_OP__(x)`.
+_MACRO_TOKEN = re.compile(r"_*[A-Z][A-Z0-9]*_[A-Z0-9_]*\b")
 
 
-def _hiding_helps(source: SourceFile, name: str, start_byte: int) -> bool:
-    pattern = re.compile(rb"(?<![\w#])" + re.escape(name.encode()) + rb"\b(?:[ \t]*\([^()\n]*\))?")
-    masked = pattern.sub(lambda match: b" " * len(match.group()), source.data)
-    found = _first_error(_cuda_parser().parse(masked), "cuda")
-    return found is None or found[0] > start_byte
-
-
-@functools.cache
-def _cuda_parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(ts_language("cuda"))
+def _construct(source: SourceFile, start_byte: int) -> str:
+    line, _ = source.position(start_byte)
+    if _MACRO_TOKEN.match(source.data[start_byte : start_byte + 80].decode("utf-8", errors="replace")):
+        return "construct: an unexpanded macro"
+    text = source.line_text(line)
+    for pattern, name in _CONSTRUCTS:
+        if pattern.search(text):
+            return "construct: " + name
+    return "construct: one tree-sitter-cuda does not parse and foxaudit does not normalise"
 
 
 def binary_file(path: str) -> Diagnostic:

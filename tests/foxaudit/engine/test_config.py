@@ -148,3 +148,15 @@ def test_check_value(value, hint, ok, converted):
     assert (problem == "") is ok
     if ok:
         assert result == converted
+
+
+def test_config_errors_suggest_the_closest_name(project, run_cli) -> None:
+    project({"a.py": "x = 1\n"}, config=(
+        "[tool.foxaudit]\nselct = ['FX9']\nignore = ['FX91']\n[tool.foxaudit.rules.FX4O1]\nallow = []\n"
+        "[tool.foxaudit.rules.FX401]\nfunction = ['atomicAdd']\n"))
+    result = run_cli("check", "--no-project")
+    assert result.code == 2
+    assert "unknown key 'selct'" in result.err and "did you mean 'select'?" in result.err
+    assert "key 'FX4O1': unknown rule code" in result.err and "did you mean 'FX401'?" in result.err
+    assert "unknown key 'function'" in result.err and "did you mean 'functions'?" in result.err
+    assert "no rule matches 'FX91'" in result.err and "did you mean 'FX901'?" in result.err

@@ -1,0 +1,260 @@
+"""CUDA text prepared for tree-sitter-cuda: preprocessed, normalised, column for column.
+
+``prepare`` runs ``preprocess`` (conditional compilation), then rewrites the forms nvcc accepts
+and the grammar does not, without moving a byte (a rewrite replaces text by text of the same
+length, usually spaces), so every node of the resulting tree keeps its line and column:
+
+====================================  ===========================================================
+nvcc accepts                          the grammar is given
+====================================  ===========================================================
+``struct __align__(16) Acc``          ``struct               Acc`` (alignment is not analysed)
+``__cluster_dims__(2, 1, 1) void k``  ``                          void k`` (also ``__maxnreg__(n)``)
+``[=] __device__ (float v) {``        ``[=]            (float v) {`` (a plain lambda)
+``new const float *[n]``              ``new const float  [n]`` (same allocation, one level less)
+``typeid(Real) == typeid(double)``    ``sizeof(Real) == sizeof(double)`` (same shape of call)
+``auto v = typename X::type{};``      ``auto v =          X::type{};``
+``void CUDART_CB f(void*)``           ``void           f(void*)`` (calling-convention macros)
+====================================  ===========================================================
+
+When the tree still has errors, an upper-case, macro-like name on or just above the first error
+(``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXTENSION_LIST(X)``) is hidden, with its
+argument list, wherever it occurs — kept only when that moves the first error further down —
+up to ``_MAX_REPAIRS`` times. What was hidden is recorded, so a remaining parse error can say
+what foxaudit already tried. Comments and string literals are never rewritten.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import tree_sitter
+
+from foxaudit.sources.preprocess import InactiveRegion, comment_spans, preprocess
+
+
+@dataclass(frozen=True)
+class PreparedCuda:
+    data: bytes  # what tree-sitter parses: same length and newlines as the file
+    tree: tree_sitter.Tree
+    inactive: tuple[InactiveRegion, ...]  # branches not compiled (#if 0, #else of a true #if, ...)
+    hidden_macros: tuple[str, ...]  # macro-like names hidden because they broke the parse
+
+    def is_inactive(self, line: int) -> bool:
+        return any(region.first_line <= line <= region.last_line for region in self.inactive)
+
+
+def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str | None] | None = None) -> PreparedCuda:
+    # Blanking keeps comments where they were, so one lexing pass serves both steps.
+    comments = comment_spans(data)
+    preprocessed = preprocess(data, defines, comments)
+    text = normalise(preprocessed.data, comments)
+    tree = parser.parse(text)
+    hidden: list[str] = []
+    if tree.root_node.has_error:
+        text, tree, hidden = _repair(text, tree, parser)
+    return PreparedCuda(text, tree, preprocessed.inactive, tuple(hidden))
+
+
+def normalise(data: bytes, comments: list[tuple[int, int]] | None = None) -> bytes:
+    """``data`` with the table's forms rewritten (same length; comments and strings untouched)."""
+    wanted = [(pattern, rewrite) for needle, pattern, rewrite in _NORMALISATIONS if needle in data]
+    if not wanted:
+        return data
+    view = _code_view(data, comments)
+    out = bytearray(data)
+    for pattern, rewrite in wanted:
+        for match in pattern.finditer(view):
+            rewrite(match, out, view)
+    return bytes(out)
+
+
+def _blank_group(group: int) -> Callable[[re.Match[bytes], bytearray, bytes], None]:
+    def rewrite(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+        start, end = match.span(group)
+        for index in range(start, end):
+            if out[index] not in (0x0A, 0x0D):
+                out[index] = 0x20
+
+    return rewrite
+
+
+def _replace_group(group: int, replacement: bytes) -> Callable[[re.Match[bytes], bytearray, bytes], None]:
+    def rewrite(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+        start, end = match.span(group)
+        if end - start == len(replacement):
+            out[start:end] = replacement
+
+    return rewrite
+
+
+def _blank_qualifiers_and_stars(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `new const float *[n]` → `new       float  [n]`: the grammar takes neither in a new-expression.
+    start, end = match.span(1)
+    for word in re.finditer(rb"\b(?:const|volatile)\b|\*", view[start:end]):
+        out[start + word.start() : start + word.end()] = b" " * (word.end() - word.start())
+
+
+def _blank_asm_operands(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `asm volatile("st [%1], %0;" ::"r"(v) "l"(p) : "memory")`: the operand lists (`:` ...) are
+    # blanked, the instruction template (the string, which FX401 reads) is kept.
+    depth = 0
+    colon = None
+    for index in range(match.end() - 1, len(view)):
+        byte = view[index]
+        if byte == 0x28:  # (
+            depth += 1
+        elif byte == 0x29:  # )
+            depth -= 1
+            if depth == 0:
+                if colon is not None:
+                    _blank_span(out, colon, index)
+                return
+        elif byte == 0x3A and depth == 1 and colon is None:  # :
+            colon = index
+        elif byte == 0x3B:  # ; before the closing parenthesis: not an asm statement
+            return
+
+
+def _blank_span(out: bytearray, start: int, end: int) -> None:
+    for index in range(start, end):
+        if out[index] not in (0x0A, 0x0D):
+            out[index] = 0x20
+
+
+def _blank_typename(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # Only in an expression (after `=`, `(`, `,`, `{`, `return`, `?`, `:`): in a declaration
+    # (`typename X::type v;`) or a template parameter list the grammar reads `typename` fine.
+    before = view[: match.start()].rstrip()
+    if before.endswith((b"=", b"(", b",", b"{", b"?", b"return")) or (before.endswith(b":") and not before.endswith(b"::")):
+        _blank_group(1)(match, out, view)
+
+
+# Calling-convention and export macros that sit between a return type and a function name.
+ATTRIBUTE_MACROS = ("CUDART_CB", "CUDA_CB", "CUDAAPI", "CALLBACK", "WINAPI", "APIENTRY", "__stdcall", "__cdecl")
+
+# (needle, pattern, rewrite): a pattern runs only on files that contain its needle.
+_NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes], bytearray, bytes], None]], ...] = (
+    (b"__align__", re.compile(rb"\b(__align__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"__cluster_dims__", re.compile(rb"\b(__cluster_dims__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"__maxnreg__", re.compile(rb"\b(__maxnreg__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"]", re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
+     _blank_group(1)),
+    (b"new", re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
+     _blank_qualifiers_and_stars),
+    (b"asm", re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),
+    (b"template", re.compile(rb"\b((?:extern\s+)?template\s+(?:class|struct)\s+[\w:]+\s*<[^;{}]*>\s*;)"), _blank_group(1)),
+    (b"typeid", re.compile(rb"\b(typeid)(?=\s*\()"), _replace_group(1, b"sizeof")),
+    (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
+    *((name.encode(), re.compile(rb"(?<![\w#])(" + re.escape(name.encode()) + rb")\b(?=\s*[\w*(])"), _blank_group(1))
+      for name in ATTRIBUTE_MACROS),
+)
+
+
+def _code_view(data: bytes, comments: list[tuple[int, int]] | None = None) -> bytes:
+    """``data`` with comments and string/char literal contents replaced by filler of equal length,
+    so the normalisation patterns only ever match code."""
+    view = bytearray(data)
+    for start, end in comment_spans(data) if comments is None else comments:
+        view[start:end] = _NOT_NEWLINE.sub(b" ", data[start:end])
+    for match in _LITERAL.finditer(bytes(view)):
+        start, end = match.span()
+        view[start + 1 : end - 1] = b"x" * max(end - start - 2, 0)
+    return bytes(view)
+
+
+_NOT_NEWLINE = re.compile(rb"[^\n]")
+_LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*'")
+
+# ---------------------------------------------------------------------------------------------
+# Repair: hide a macro-like name that the grammar reads as broken code.
+
+# `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`, `__KITTENS_DEFINE_OP__(load)`, `HD`: upper case with
+# an underscore or at most 3 letters; not followed by what makes it a value (`=`, `;`, `,`, `]`).
+_MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3})\b(?!\s*[=:;,\]])")
+_LOOKBACK_LINES = 3
+_MAX_REPAIRS = 6
+_MAX_ATTEMPTS = 24
+
+
+def first_error_byte(tree: tree_sitter.Tree) -> int | None:
+    """Start byte of the earliest ERROR/MISSING node below the root (leading comments skipped)."""
+    nodes = tree_sitter.QueryCursor(_error_query()).captures(tree.root_node).get("e", [])
+    if not nodes:
+        return None
+    inner = [candidate for candidate in nodes if candidate.parent is not None]
+    node = min(inner or nodes, key=lambda candidate: (candidate.start_byte, -candidate.end_byte))
+    if not node.is_missing:
+        for child in node.children:
+            if child.type != "comment":
+                return child.start_byte
+    return node.start_byte
+
+
+@functools.cache
+def _error_query() -> tree_sitter.Query:
+    import tree_sitter_cuda
+
+    return tree_sitter.Query(tree_sitter.Language(tree_sitter_cuda.language()), "[(ERROR) (MISSING)] @e")
+
+
+def _repair(text: bytes, tree: tree_sitter.Tree, parser: tree_sitter.Parser) -> tuple[bytes, tree_sitter.Tree, list[str]]:
+    hidden: list[str] = []
+    tried: set[bytes] = set()
+    attempts = 0
+    error = first_error_byte(tree)
+    while error is not None and len(hidden) < _MAX_REPAIRS and attempts < _MAX_ATTEMPTS:
+        improved = False
+        for name in _candidates(text, error):
+            if name in tried:
+                continue
+            tried.add(name)
+            attempts += 1
+            masked = _hide(text, name)
+            candidate_tree = parser.parse(masked)
+            candidate_error = first_error_byte(candidate_tree)
+            if candidate_error is None or candidate_error > error:
+                text, tree, error = masked, candidate_tree, candidate_error
+                hidden.append(name.decode())
+                improved = True
+                break
+            if attempts >= _MAX_ATTEMPTS:
+                break
+        if not improved:
+            break
+    return text, tree, hidden
+
+
+def _candidates(text: bytes, error: int) -> list[bytes]:
+    """Macro-like names on the error line and the few code lines above it, nearest first."""
+    line_start = text.rfind(b"\n", 0, error) + 1
+    names: list[bytes] = []
+    lines_seen = 0
+    end = text.find(b"\n", error)
+    end = len(text) if end < 0 else end
+    while line_start >= 0 and lines_seen <= _LOOKBACK_LINES:
+        code = text[line_start:end].split(b"//", 1)[0]
+        if code.strip() and not code.lstrip().startswith((b"*", b"/*", b"#")):
+            names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names)
+            lines_seen += 1
+        if line_start == 0:
+            break
+        end = line_start - 1
+        line_start = text.rfind(b"\n", 0, end) + 1
+    return names
+
+
+def _hide(text: bytes, name: bytes) -> bytes:
+    pattern = re.compile(rb"(?<![\w#])" + re.escape(name) + rb"\b(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?")
+    view = _code_view(text)
+    out = bytearray(text)
+    for match in pattern.finditer(view):
+        line_start = view.rfind(b"\n", 0, match.start()) + 1
+        if view[line_start : match.start()].lstrip().startswith(b"#"):
+            continue  # the macro's own #define (or an #include) stays as written
+        for index in range(*match.span()):
+            if out[index] not in (0x0A, 0x0D):
+                out[index] = 0x20
+    return bytes(out)

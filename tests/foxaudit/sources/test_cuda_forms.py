@@ -1,0 +1,63 @@
+"""Normalised CUDA forms: each nvcc-accepted construct parses, with its columns kept."""
+
+from __future__ import annotations
+
+import pytest
+import tree_sitter
+import tree_sitter_cuda
+
+from foxaudit.sources.base import SourceFile
+from foxaudit.sources.cuda_forms import normalise
+
+FORMS = {
+    "align": "struct __align__(16) Acc { float s; };\n",
+    "align in a declaration": "__shared__ int __align__(8) s_data[1024];\n",
+    "device lambda": "void f(float* a) {\n  auto add = [=] __device__ (float v) { a[0] = v; };\n}\n",
+    "host device lambda": "void f(int* a) { g(x, [=] __host__ __device__ (int i) { a[i] = 0; }); }\n",
+    "new of pointers": "void f(int n) { float** p = new float*[n]; const float** q = new const float *[n]; }\n",
+    "asm operands": '__device__ void f(unsigned r, void* a) { asm volatile("st [%1], %0;" ::"r"(r) "l"(a) : "memory"); }\n',
+    "typeid": "template <class R> bool f() { return typeid(R) == typeid(double); }\n",
+    "typename temporary": "template <class X> void f() { auto v = typename X::type{}; g(typename X::type()); }\n",
+    "calling convention macro": "static void CUDART_CB myHostNodeCallback(void *data) {\n  int x = 1;\n}\n",
+    "explicit instantiation": "template class PiEstimator<float>;\nextern template class A<int>;\n",
+    "cluster dimensions": "__global__ void __cluster_dims__(C::CLUSTER_SIZE, 1, 1) k(float* x) { x[0] = 0; }\n",
+}
+RAW = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_form_fails_raw_and_parses_prepared(name: str) -> None:
+    data = FORMS[name].encode()
+    assert RAW.parse(data).root_node.has_error, "the grammar learnt this form: drop the normalisation"
+    prepared = normalise(data)
+    assert len(prepared) == len(data) and prepared.count(b"\n") == data.count(b"\n")
+    assert not RAW.parse(prepared).root_node.has_error, prepared.decode()
+
+
+def test_comments_and_strings_are_never_rewritten() -> None:
+    data = b'// typeid(x) and __align__(4)\nconst char* s = "new float*[n] __align__(8)";\n'
+    assert normalise(data) == data
+
+
+def test_the_typename_of_a_declaration_is_kept() -> None:
+    data = b"template <typename T> void f() { typename T::type v; }\n"
+    assert normalise(data) == data
+
+
+def test_macro_that_breaks_the_parse_is_hidden_and_recorded() -> None:
+    source = SourceFile.from_text("h.cuh", "#define HD __host__ __device__\nHD float f() { return 1.0f; }\n")
+    assert not source.tree.root_node.has_error
+    assert source.cuda.hidden_macros == ("HD",)
+    assert source.cuda.data.startswith(b"#define HD")  # the definition itself is kept
+
+
+def test_a_double_underscore_macro_statement_is_hidden() -> None:
+    source = SourceFile.from_text("tma.cuh", "#define __DEFINE_OP__(op) void op();\n__DEFINE_OP__(load_async)\nint x;\n")
+    assert not source.tree.root_node.has_error
+    assert source.cuda.hidden_macros == ("__DEFINE_OP__",)
+
+
+def test_a_real_syntax_error_survives_the_repairs() -> None:
+    source = SourceFile.from_text("k.cu", "__global__ void k(float* x) { x[0] = ; }\n")
+    assert source.tree.root_node.has_error
+    assert source.cuda.hidden_macros == ()
