@@ -13,10 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from trainer.data.bars import format_ts
-from trainer.errors import UserError
+from trainer.errors import UserError, os_error_text
+from trainer.train.stop import RunInterrupted
 from trainer.eval import metrics
 
 if TYPE_CHECKING:  # rich, pandas, pyarrow and databento-dbn load inside the commands that use them
+    from pathlib import Path
+
+    from trainer.config import TrainConfig
     from trainer.data import Bars, DbnOptions, FeatureConfig
 
 EXIT_USER_ERROR = 2
@@ -54,8 +58,12 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available, else cpu")
     train.add_argument("--seed", type=int, default=None, help="seed of every random stream (overrides run.seed)")
     train.add_argument("--steps", type=int, default=None, help="training steps (overrides run.steps)")
-    train.add_argument("--out", default=None, metavar="DIR", help="run directory (default runs/<UTC timestamp>)")
-    train.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
+    train.add_argument("--out", default=None, metavar="DIR", help="run directory, new or empty (default: a new runs/<UTC timestamp>)")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the run in --out from its newest checkpoint, with the config stored there")
+    train.add_argument("--resume-from", default=None, metavar="CHECKPOINT",
+                       help="continue from this checkpoint manifest (RUN_DIR/checkpoints/step-N.json); implies --resume")
+    train.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier run in --out")
     train.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
                        help="walk-forward: train fold by fold over K folds, validate each out of sample (writes folds.json)")
@@ -202,32 +210,14 @@ def _cmd_data_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
-    import time
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    from rich.table import Table
-
+def _train_config(args: argparse.Namespace, resume_dir: Path | None) -> TrainConfig:
+    """The run's config: ``--config`` (default: a resumed run's own ``config.toml``, else the
+    default config), the command-line overrides, and the device resolved (``auto`` → what runs)."""
     from trainer.config import load_config
-    from trainer.train.loop import train
+    from trainer.train.loop import CONFIG_FILENAME, resolve_device
 
-    if args.folds is not None:
-        from functools import partial
-
-        from trainer.train.folds import train_folds
-
-        train = partial(train_folds, n_folds=args.folds)
-
-    config = load_config(args.config)
+    stored = resume_dir / CONFIG_FILENAME if resume_dir is not None else None
+    config = load_config(stored if args.config is None and stored is not None and stored.exists() else args.config)
     overrides: dict[str, dict[str, object]] = {"run": {}, "data": {}}
     if args.data is not None:
         overrides["data"]["path"] = args.data
@@ -238,37 +228,92 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.steps is not None:
         overrides["run"]["steps"] = args.steps
     config = config.replace(**overrides)
-    if args.resume and args.out is None:
-        raise UserError("--resume needs the run to continue", got="no --out", expected="--out RUN_DIR", hint="pass the run directory of the stopped run")
-    out = Path(args.out) if args.out else Path("runs") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return config.replace(run={"device": resolve_device(config.run.device).type})
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    import shlex
+    import time
+    from functools import partial
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    from trainer.train.loop import train
+    from trainer.train.rundir import open_run_directory
+    from trainer.train.stop import RunControl
+
+    run = open_run_directory(
+        args.out, partial(_train_config, args), resume=args.resume, resume_from=args.resume_from, overwrite=args.overwrite
+    )
+    config, out = run.config, run.path
     console = Console(stderr=True)
-    latest: dict[str, str] = {"text": "warming up", "rate": ""}
-    window: dict[str, float] = {"time": 0.0, "steps": -1.0}  # steps/s over training chunks only
-    if args.no_progress:
-        def report(done: int, total: int, info: dict | None) -> None:
-            if info is not None:
-                console.print(f"step {done}/{total}: {_epoch_text(info)}")
+    for note in run.notes:
+        console.print(f"trainer: {note}", highlight=False)
+    control = RunControl(config.run.checkpoint_minutes, resume_command=f"trainer train --resume --out {shlex.quote(str(out))}")
+    if args.folds is not None:
+        from trainer.train.folds import train_folds
 
-        metrics = train(config, out, resume=args.resume, progress=report)
+        train = partial(train_folds, n_folds=args.folds)
     else:
-        with Progress(
-            TextColumn("[bold]train"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(), TextColumn("{task.fields[latest]}"), console=console,
-        ) as progress:  # fmt: skip
-            task = progress.add_task("train", total=config.run.steps * (args.folds or 1), rate="", latest=latest["text"])
+        train = partial(train, resume_from=run.resume_from, control=control)
+    latest: dict[str, str] = {"text": "", "rate": ""}
+    window: dict[str, float] = {"time": 0.0, "steps": -1.0}  # steps/s over training chunks only
+    started = time.perf_counter()
+    first: dict[str, float] = {}  # the first (time, step) this process trained: the ETA's base
 
+    def eta_text(done: int, total: int) -> str:
+        now = time.perf_counter()
+        first.setdefault("time", now)
+        first.setdefault("steps", float(done))
+        rate = (done - first["steps"]) / max(now - first["time"], 1e-9)
+        if rate <= 0:
+            return "ETA n/a"
+        return f"ETA {_duration((total - done) / rate)}"
+
+    with control.handling_signals():
+        if args.no_progress:
             def report(done: int, total: int, info: dict | None) -> None:
-                now = time.perf_counter()
-                if info is not None or window["steps"] < 0:  # first chunk or epoch end (after validation)
-                    if info is not None:
-                        latest["text"] = _epoch_text(info)
-                    window.update(time=now, steps=done)
-                elif done > window["steps"]:
-                    rate = (done - window["steps"]) / max(now - window["time"], 1e-9)
-                    latest["rate"] = f"{rate:,.1f} steps/s"
-                progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
+                if info is not None and "warmup" not in info:
+                    console.print(f"step {done}/{total} ({eta_text(done, total)}, {_duration(time.perf_counter() - started)} "
+                                  f"elapsed): {_epoch_text(info)}", highlight=False)  # fmt: skip
+                elif info is not None and info["warmup"][0] == info["warmup"][1]:
+                    console.print(f"replay warm-up: {info['warmup'][1]} collect steps done, training", highlight=False)
+                else:
+                    eta_text(done, total)
 
             metrics = train(config, out, resume=args.resume, progress=report)
+        else:
+            with Progress(
+                TextColumn("[bold]train"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[latest]}"),
+                console=console,
+            ) as progress:  # fmt: skip
+                task = progress.add_task("train", total=config.run.steps * (args.folds or 1), rate="", latest=latest["text"])
+
+                def report(done: int, total: int, info: dict | None) -> None:
+                    now = time.perf_counter()
+                    if info is not None and "warmup" in info:
+                        collected, needed = info["warmup"]
+                        latest["text"] = f"replay warm-up {collected}/{needed} collect steps (no learning yet)"
+                        window.update(time=now, steps=-1.0)
+                    elif info is not None or window["steps"] < 0:  # first chunk or epoch end (after validation)
+                        latest["text"] = _epoch_text(info) if info is not None else "first epoch running (no validation yet)"
+                        window.update(time=now, steps=done)
+                    elif done > window["steps"]:
+                        rate = (done - window["steps"]) / max(now - window["time"], 1e-9)
+                        latest["rate"] = f"{rate:,.1f} steps/s"
+                    progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
+
+                metrics = train(config, out, resume=args.resume, progress=report)
     table = Table(title=f"out-of-sample backtest — {out}")
     for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
         table.add_column(column)
@@ -277,6 +322,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     Console().print(table)
     Console().print(f"run directory: {out}")
     return 0
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(int(round(seconds)), 0)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def _fmt(value: object) -> str:
@@ -302,8 +353,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return int(args.handler(args))
+    except RunInterrupted as exc:
+        print(f"trainer: {exc}", file=sys.stderr)
+        return exc.exit_code
     except UserError as exc:
         print(f"trainer: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as exc:  # a user path the system refused (permissions, read-only, full disk, missing)
+        print(f"trainer: error: {os_error_text(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("trainer: interrupted", file=sys.stderr)

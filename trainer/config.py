@@ -217,6 +217,8 @@ class RunConfig:
     """On CUDA, capture the training step once and replay it (false = eager, same code)."""
     keep_checkpoints: int = _bounded(2, Bound(1, 1_000))
     """Most recent checkpoints kept in the run directory."""
+    checkpoint_minutes: float = _bounded(0.0, Bound(0.0, 10_080.0))
+    """Also save a checkpoint (mid-epoch) after this many minutes since the last one; 0 = only at epoch ends."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))
     """torch intra-op threads on the CPU (the default network is small: one thread is fastest)."""
 

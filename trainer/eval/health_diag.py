@@ -250,10 +250,13 @@ class HealthDiagWriter:
         payload = record.to_dict() if isinstance(record, HealthDiagRecord) else _clean(dict(record))
         validate_record(payload)
         line = json.dumps(payload, sort_keys=False, allow_nan=False) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as error:  # a failed write() names no file; the user needs to know which
+            raise OSError(error.errno, error.strerror, str(self.path)) from error
         return payload
 
 

@@ -30,7 +30,7 @@ from trainer.eval.health_diag import (
     HEALTH_DIAG_FILENAME,
     HealthDiagRecord,
     HealthDiagWriter,
-    read_health_diag,
+    iter_health_diag,
 )
 from trainer.eval.metrics import periods_per_year_from_timestamps
 from trainer.files import write_text_atomic
@@ -50,6 +50,7 @@ from trainer.train.checkpoint import latest_checkpoint, load_checkpoint, save_ch
 from trainer.train.grad_diag import epoch_grad_norms
 from trainer.train.graph import StepRunner, pin_cublas_workspace
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
+from trainer.train.stop import RunControl
 from trainer.train.validate import validation_curves
 
 CONFIG_FILENAME = "config.toml"
@@ -156,15 +157,18 @@ def train(
     out_dir: str | Path,
     *,
     resume: bool = False,
+    resume_from: str | Path | None = None,
     progress: ProgressCallback | None = None,
     stop_after_epochs: int | None = None,
     make_plots: bool = True,
+    control: RunControl | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) training; returns the final metrics.json content.
 
     ``stop_after_epochs`` ends the run early after that many epochs of *this call* (an
     interruption, as when a job is killed after a checkpoint); ``resume=True`` continues from the
-    newest checkpoint in ``out_dir``.
+    newest checkpoint in ``out_dir`` (or from the manifest ``resume_from``). ``control``
+    (``trainer.train.stop``) saves checkpoints between step chunks on a signal or a timer.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -177,8 +181,10 @@ def train(
     state = TrainerState(config, market.training_window(), device)
     step = TrainStep(state)
     checkpoints = out / CHECKPOINT_DIRNAME
-    if resume:
-        load_checkpoint(state, latest_checkpoint(checkpoints))
+    epoch_open = False  # resuming a checkpoint saved mid-epoch: its epoch has begun already
+    if resume or resume_from is not None:
+        manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints))
+        epoch_open = bool(manifest.get("extra", {}).get("epoch_open", False))
     write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
@@ -190,24 +196,33 @@ def train(
     total_epochs = max(1, math.ceil(total_steps / config.run.epoch_steps), state.epoch + remaining_epochs)
     state.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
     monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
-    if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
-        monitors.restore([record.monitors for record in read_health_diag(out) if record.epoch < state.epoch])
+    if resume or resume_from is not None:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
+        log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
+        monitors.restore([record.monitors for record in iter_health_diag(log) if record.epoch < state.epoch] if log.exists() else [])
     collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
     while state.collect_steps < collects_before_learning:
         step.collect()
+        if progress is not None:
+            progress(state.steps_done, total_steps, {"warmup": [state.collect_steps, collects_before_learning]})
 
     started = time.perf_counter()
     report: dict[str, Any] = {}
     curves: dict[str, EquityCurve] = {}
     epochs_this_call = 0
     while state.steps_done < total_steps:
-        state.adaptive.begin_epoch(state.epoch, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+        if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
+            state.adaptive.begin_epoch(state.epoch, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+        epoch_open = False
         epoch_end = min(total_steps, state.steps_done + config.run.epoch_steps - state.steps_done % config.run.epoch_steps)
         while state.steps_done < epoch_end:
             chunk = min(PROGRESS_CHUNK, epoch_end - state.steps_done)
             runner.run(chunk)
             if progress is not None:
                 progress(state.steps_done, total_steps, None)
+            if control is not None and state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
+                extra = {"runner_mode": runner.mode, "epoch_open": True}
+                manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
+                control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         monitors.observe_all()
@@ -231,7 +246,9 @@ def train(
         state.metrics.zero_()
         state.action_counts.zero_()
         state.epoch += 1
-        save_checkpoint(state, checkpoints, extra={"runner_mode": runner.mode}, keep=config.run.keep_checkpoints)
+        manifest_path = save_checkpoint(state, checkpoints, extra={"runner_mode": runner.mode}, keep=config.run.keep_checkpoints)
+        if control is not None:
+            control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
         epochs_this_call += 1
         if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
             break
