@@ -257,7 +257,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     config, out = run.config, run.path
     console = Console(stderr=True)
     for note in run.notes:
-        console.print(f"trainer: {note}", highlight=False)
+        print(f"trainer: {note}", file=sys.stderr)
     control = RunControl(config.run.checkpoint_minutes, resume_command=f"trainer train --resume --out {shlex.quote(str(out))}")
     if args.folds is not None:
         from trainer.train.folds import train_folds
@@ -275,6 +275,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
         first.setdefault("time", now)
         first.setdefault("steps", float(done))
         rate = (done - first["steps"]) / max(now - first["time"], 1e-9)
+        if done >= total:
+            return "done"
         if rate <= 0:
             return "ETA n/a"
         return f"ETA {_duration((total - done) / rate)}"
@@ -282,13 +284,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     with control.handling_signals():
         if args.no_progress:
             def report(done: int, total: int, info: dict | None) -> None:
+                eta = eta_text(done, total)  # the first call (warm-up or first chunk) is the ETA's base
                 if info is not None and "warmup" not in info:
-                    console.print(f"step {done}/{total} ({eta_text(done, total)}, {_duration(time.perf_counter() - started)} "
-                                  f"elapsed): {_epoch_text(info)}", highlight=False)  # fmt: skip
+                    elapsed = _duration(time.perf_counter() - started)
+                    print(f"step {done}/{total} ({eta}, {elapsed} elapsed): {_epoch_text(info)}", file=sys.stderr, flush=True)
                 elif info is not None and info["warmup"][0] == info["warmup"][1]:
-                    console.print(f"replay warm-up: {info['warmup'][1]} collect steps done, training", highlight=False)
-                else:
-                    eta_text(done, total)
+                    print(f"replay warm-up done: {info['warmup'][1]} collect steps before learning", file=sys.stderr, flush=True)
 
             metrics = train(config, out, resume=args.resume, progress=report)
         else:

@@ -57,10 +57,15 @@ _OS_ERROR_HELP = {
 }
 
 
+def os_error_help(error: OSError) -> tuple[str, str]:
+    """(what the user must provide, the hint) for an OSError, by its errno."""
+    return _OS_ERROR_HELP.get(error.errno or -1, ("a usable path", "check the path, its permissions and the free space"))
+
+
 def os_error_text(error: OSError) -> str:
     """One line for an OSError on a user's path: which path, what the system said, what to do."""
     path = error.filename if error.filename is not None else "a file"
     if error.filename2 is not None:
         path = f"{path} → {error.filename2}"
-    expected, hint = _OS_ERROR_HELP.get(error.errno or -1, ("a usable path", "check the path, its permissions and the free space"))
+    expected, hint = os_error_help(error)
     return UserError(f"file system error on {path}", got=error.strerror or str(error), expected=expected, hint=hint).render()

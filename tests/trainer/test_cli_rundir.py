@@ -196,14 +196,16 @@ def test_os_error_text_names_the_path_and_says_what_to_do(tmp_path):
 
 def test_sigterm_checkpoints_the_current_step_and_prints_the_resume_command(tmp_path, tiny_toml):
     out = tmp_path / "run"
+    one_long_epoch = tmp_path / "long.toml"
+    one_long_epoch.write_text(tiny_toml.read_text().replace("epoch_steps = 10", "epoch_steps = 100000"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "trainer.cli", "train", "--config", str(tiny_toml), "--device", "cpu",
+    command = [sys.executable, "-m", "trainer.cli", "train", "--config", str(one_long_epoch), "--device", "cpu",
                "--out", str(out), "--steps", "100000", "--no-progress"]  # fmt: skip
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stderr_lines = []
-    for line in process.stderr:  # wait for the first epoch: training is under way
+    for line in process.stderr:  # wait until training is under way (the first epoch would take minutes)
         stderr_lines.append(line)
-        if line.startswith("step "):
+        if line.startswith("replay warm-up done"):
             break
     process.terminate()
     _, rest = process.communicate(timeout=120)
@@ -212,4 +214,5 @@ def test_sigterm_checkpoints_the_current_step_and_prints_the_resume_command(tmp_
     assert "stopped by SIGTERM at step " in err and f"resume with: trainer train --resume --out {out}" in err
     manifests = sorted((out / "checkpoints").glob("step-*.json"))
     saved = json.loads(manifests[-1].read_text())
-    assert saved["steps_done"] > 10 and f"step {saved['steps_done']:,} of 100,000" in err
+    assert 0 < saved["steps_done"] < 100_000 and saved["extra"]["epoch_open"]  # mid-epoch, at the current step
+    assert f"step {saved['steps_done']:,} of 100,000; checkpoint saved to {manifests[-1]}" in err

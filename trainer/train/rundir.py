@@ -7,7 +7,7 @@ another config) must surface before the first step rather than after an hour of 
 
 Rules (``open_run_directory``):
 
-* A new run needs a new or empty directory; a non-empty one is refused unless ``--resume``
+* A new run needs a new or empty directory (empty subdirectories allowed); one holding files is refused unless ``--resume``
   (continue it) or ``--overwrite`` (remove the trainer's own outputs first; other files stay).
 * Without ``--out`` the directory is ``runs/<UTC timestamp>``, created with ``mkdir`` (atomic: of
   two runs started in the same second, one gets ``<timestamp>-2``).
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.config import TrainConfig, config_from_mapping, load_config
-from trainer.errors import UserError
+from trainer.errors import UserError, os_error_help
 from trainer.eval.diag import DIAG_DIRNAME
 from trainer.eval.health_diag import HEALTH_DIAG_FILENAME, iter_health_diag
 from trainer.files import write_text_atomic
@@ -95,10 +95,11 @@ def probe_writable(directory: Path) -> None:
         os.close(handle)
         os.unlink(probe)
     except OSError as error:
+        expected, hint = os_error_help(error)
         raise UserError(
-            "run directory is not writable", got=f"{error.filename or directory}: {error.strerror}",
-            expected="a directory the trainer can write", hint="fix its permissions or free space, or pass another --out",
-        ) from error  # fmt: skip
+            "run directory is not writable", got=f"{directory}: {error.strerror}", expected=expected,
+            hint=f"{hint} (pass another --out)",
+        ) from error
 
 
 def config_differences(stored: TrainConfig, requested: TrainConfig) -> list[str]:
@@ -166,6 +167,11 @@ def _cut_health_diag(run_dir: Path, step: int) -> int:
         text = "".join(json.dumps(record.to_dict(), allow_nan=False) + "\n" for record in kept)
         write_text_atomic(path, text)
     return len(records) - len(kept)
+
+
+def _holds_files(path: Path) -> bool:
+    """Whether anything but empty directories is inside (empty ``checkpoints/`` made ahead lose nothing)."""
+    return any(not entry.is_dir() or entry.is_symlink() for entry in path.rglob("*"))
 
 
 def _refuse_non_empty(path: Path) -> None:
@@ -265,13 +271,13 @@ def open_run_directory(
             path = Path(out)
             if path.exists() and not path.is_dir():
                 raise UserError("run directory is a file", got=str(path), expected="a directory", hint="pass another --out")
-            if path.is_dir() and any(path.iterdir()):
+            if path.is_dir() and _holds_files(path):
                 if not overwrite:
                     _refuse_non_empty(path)
                 removed = _overwrite(path)
                 if removed:
                     notes.append(f"--overwrite: removed {', '.join(removed)} from {path}")
-                if any(path.iterdir()):
+                if _holds_files(path):
                     notes.append(f"--overwrite: left the other files in {path} untouched")
         resolved = config(None) if callable(config) else config
         run = RunDirectory(path, resolved, None, notes)
