@@ -82,6 +82,65 @@ def _add_diag_command(commands: argparse._SubParsersAction) -> None:
     diag.set_defaults(handler=_cmd_diag)
 
 
+def _add_eval_command(commands: argparse._SubParsersAction) -> None:
+    evaluate = commands.add_parser(
+        "eval", help="backtest a saved policy (a checkpoint) on its run's validation window or on any data",
+        description="Load CHECKPOINT (its run's config and every tensor), trade greedily through the training "
+        "environment and write metrics.json (agent vs buy-and-hold vs flat), eval.json and plots/ into --out.",
+    )  # fmt: skip
+    evaluate.add_argument("checkpoint", metavar="CHECKPOINT", help="a checkpoint manifest, RUN_DIR/checkpoints/step-N.json")
+    evaluate.add_argument("--data", default=None, metavar="PATH",
+                          help="CSV/Parquet/DBN file or 'default' to backtest on, all usable bars (default: the run's validation window)")
+    evaluate.add_argument("--out", default=None, metavar="DIR", help="where the results go, new or empty (default: a new runs/eval/<UTC timestamp>)")
+    evaluate.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier evaluation in --out")
+    evaluate.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available, else cpu")
+    evaluate.add_argument("--no-plots", action="store_true", help="metrics only")
+    evaluate.set_defaults(handler=_cmd_eval)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from trainer.train.evaluate import evaluate_checkpoint
+    from trainer.train.loop import PLOTS_DIRNAME
+    from trainer.train.rundir import DEFAULT_RUNS_ROOT, open_run_directory
+
+    out = args.out
+    if out is None:
+        from trainer.train.rundir import new_run_directory
+
+        out = new_run_directory(DEFAULT_RUNS_ROOT / "eval")
+    # the same gate as a run (never mix two results in one directory), for what an evaluation writes
+    run = open_run_directory(out, overwrite=args.overwrite, subdirectories=(PLOTS_DIRNAME,))
+    metrics = evaluate_checkpoint(args.checkpoint, run.path, data=args.data, device=args.device or "auto", make_plots=not args.no_plots)
+    Console().print(_metrics_table(metrics, f"backtest of {args.checkpoint} — {args.data or 'its validation window'}"))
+    Console().print(f"results: {run.path}", highlight=False)
+    return 0
+
+
+def _metrics_table(metrics: dict, title: str):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
+        table.add_column(column)
+    for name, values in metrics.items():
+        table.add_row(name, *(_fmt(values.get(key)) for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "trade_count")))
+    return table
+
+
+def _version_text() -> str:
+    from importlib import metadata
+
+    import trainer
+
+    try:
+        version = metadata.version("foxhunt")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        version = trainer.__version__
+    return f"trainer {version} (foxhunt, Python {sys.version.split()[0]})"
+
+
 def _cmd_diag(args: argparse.Namespace) -> int:
     from trainer.eval.diag import run_diag
 
@@ -91,9 +150,11 @@ def _cmd_diag(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainer", description="GPU-resident distributional DQN trainer for trading.")
+    parser.add_argument("--version", action="version", version=_version_text())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_data_command(commands)
     _add_train_command(commands)
+    _add_eval_command(commands)
     _add_diag_command(commands)
     return parser
 
@@ -245,8 +306,6 @@ def _cmd_train(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
-    from rich.table import Table
-
     from trainer.train.loop import train
     from trainer.train.rundir import open_run_directory
     from trainer.train.stop import RunControl
@@ -315,12 +374,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
                     progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
 
                 metrics = train(config, out, resume=args.resume, progress=report)
-    table = Table(title=f"out-of-sample backtest — {out}")
-    for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
-        table.add_column(column)
-    for name, values in metrics.items():
-        table.add_row(name, *(_fmt(values.get(key)) for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "trade_count")))
-    Console().print(table)
+    Console().print(_metrics_table(metrics, f"out-of-sample backtest — {out}"))
     Console().print(f"run directory: {out}")
     return 0
 

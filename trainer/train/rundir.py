@@ -64,7 +64,7 @@ class RunDirectory:
     """A run directory checked for the run about to start (``resume_from`` set when resuming)."""
 
     path: Path
-    config: TrainConfig
+    config: TrainConfig | None
     resume_from: Path | None = None
     notes: list[str] = field(default_factory=list)  # what the gate did, one line each, for the user
 
@@ -128,7 +128,7 @@ def stored_config(run_dir: Path, manifest: dict[str, Any]) -> TrainConfig:
     return config_from_mapping(manifest.get("config", {}), source=f"the checkpoint's config ({run_dir})")
 
 
-def _manifest_path(path: Path) -> Path:
+def checkpoint_manifest(path: Path) -> Path:
     """A checkpoint named by either of its files (the manifest or the tensors)."""
     if path.name.endswith(TENSORS_SUFFIX):
         path = path.with_suffix(MANIFEST_SUFFIX)
@@ -199,7 +199,7 @@ def _overwrite(path: Path) -> list[str]:
 
 def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -> RunDirectory:
     checkpoints = path / CHECKPOINT_DIRNAME
-    manifest_path = _manifest_path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints)
+    manifest_path = checkpoint_manifest(resume_from) if resume_from is not None else latest_checkpoint(checkpoints)
     if manifest_path.resolve().parent != checkpoints.resolve():
         raise UserError(
             "checkpoint is not one of this run's", got=str(manifest_path), expected=f"a manifest in {checkpoints}",
@@ -226,7 +226,7 @@ def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -
 
 def run_directory_of(checkpoint: Path) -> Path:
     """The run directory a checkpoint belongs to (``RUN_DIR/checkpoints/step-….json``)."""
-    manifest = _manifest_path(checkpoint)
+    manifest = checkpoint_manifest(checkpoint)
     if manifest.parent.name != CHECKPOINT_DIRNAME:
         raise UserError(
             "cannot tell which run the checkpoint belongs to", got=str(manifest),
@@ -237,16 +237,18 @@ def run_directory_of(checkpoint: Path) -> Path:
 
 def open_run_directory(
     out: str | Path | None,
-    config: TrainConfig | Callable[[Path | None], TrainConfig],
+    config: TrainConfig | Callable[[Path | None], TrainConfig] | None = None,
     *,
     resume: bool = False,
     resume_from: str | Path | None = None,
     overwrite: bool = False,
+    subdirectories: tuple[str, ...] = (CHECKPOINT_DIRNAME, PLOTS_DIRNAME),
 ) -> RunDirectory:
     """Check (and create) the run directory for a new run or a resume; see the module docstring.
 
     ``config`` may be a function of the run directory to resume (``None`` for a new run): the CLI
-    builds a resume's config on top of the one stored there.
+    builds a resume's config on top of the one stored there. A resume needs one (it compares
+    it with the stored one). ``subdirectories`` are probed for writability with the directory.
     """
     if resume and overwrite:
         raise UserError("--resume and --overwrite contradict each other", got="both", expected="one of them",
@@ -262,6 +264,8 @@ def open_run_directory(
             raise UserError("run directory to resume does not exist", got=str(path), expected="the --out directory of an earlier run",
                             hint="check the path; start a new run without --resume")  # fmt: skip
         resolved = config(path) if callable(config) else config
+        if resolved is None:
+            raise TypeError("open_run_directory: a resume needs the config to compare with the stored one")
         run = _prepare_resume(path, resolved, checkpoint)
     else:
         notes: list[str] = []
@@ -281,6 +285,6 @@ def open_run_directory(
                     notes.append(f"--overwrite: left the other files in {path} untouched")
         resolved = config(None) if callable(config) else config
         run = RunDirectory(path, resolved, None, notes)
-    for directory in (run.path, run.path / CHECKPOINT_DIRNAME, run.path / PLOTS_DIRNAME):
+    for directory in (run.path, *(run.path / name for name in subdirectories)):
         probe_writable(directory)
     return run
