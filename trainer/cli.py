@@ -65,6 +65,8 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
                        help="continue from this checkpoint manifest (RUN_DIR/checkpoints/step-N.json); implies --resume")
     train.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier run in --out")
     train.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
+    train.add_argument("--tensorboard", action="store_true",
+                       help="also write TensorBoard scalars to RUN_DIR/tensorboard (needs the tensorboard extra)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
                        help="walk-forward: train fold by fold over K folds, validate each out of sample (writes folds.json)")
     train.set_defaults(handler=_cmd_train)
@@ -310,6 +312,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     from trainer.train.rundir import open_run_directory
     from trainer.train.stop import RunControl
 
+    if args.tensorboard:
+        from trainer.eval.tensorboard import require_tensorboard
+
+        require_tensorboard()  # before the run directory is made or any data loaded
     run = open_run_directory(
         args.out, partial(_train_config, args), resume=args.resume, resume_from=args.resume_from, overwrite=args.overwrite
     )
@@ -323,7 +329,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
         train = partial(train_folds, n_folds=args.folds)
     else:
-        train = partial(train, resume_from=run.resume_from, control=control)
+        train = partial(train, resume_from=run.resume_from, control=control, tensorboard=args.tensorboard)
     latest: dict[str, str] = {"text": "", "rate": ""}
     window: dict[str, float] = {"time": 0.0, "steps": -1.0}  # steps/s over training chunks only
     started = time.perf_counter()

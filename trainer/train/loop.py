@@ -33,6 +33,7 @@ from trainer.eval.health_diag import (
     iter_health_diag,
 )
 from trainer.eval.metrics import periods_per_year_from_timestamps
+from trainer.eval.tensorboard import TensorBoardMirror
 from trainer.files import write_text_atomic
 from trainer.layout import (
     BRANCH_CHOICES,
@@ -162,13 +163,15 @@ def train(
     stop_after_epochs: int | None = None,
     make_plots: bool = True,
     control: RunControl | None = None,
+    tensorboard: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) training; returns the final metrics.json content.
 
     ``stop_after_epochs`` ends the run early after that many epochs of *this call* (an
     interruption, as when a job is killed after a checkpoint); ``resume=True`` continues from the
     newest checkpoint in ``out_dir`` (or from the manifest ``resume_from``). ``control``
-    (``trainer.train.stop``) saves checkpoints between step chunks on a signal or a timer.
+    (``trainer.train.stop``) saves checkpoints between step chunks on a signal or a timer;
+    ``tensorboard`` mirrors every HEALTH_DIAG record as TensorBoard scalars.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -186,7 +189,7 @@ def train(
         manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints))
         epoch_open = bool(manifest.get("extra", {}).get("epoch_open", False))
     write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
-    writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
+    writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME, mirrors=[TensorBoardMirror(out)] if tensorboard else [])
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
 
     total_steps = config.run.steps

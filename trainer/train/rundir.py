@@ -37,6 +37,7 @@ from trainer.config import TrainConfig, config_from_mapping, load_config
 from trainer.errors import UserError, os_error_help
 from trainer.eval.diag import DIAG_DIRNAME
 from trainer.eval.health_diag import HEALTH_DIAG_FILENAME, iter_health_diag
+from trainer.eval.tensorboard import TENSORBOARD_DIRNAME
 from trainer.files import write_text_atomic
 from trainer.train.checkpoint import (
     CHECKPOINT_PREFIX,
@@ -53,7 +54,7 @@ DEFAULT_RUNS_ROOT = Path("runs")
 # Everything `trainer train` / `trainer diag` write into a run directory (what --overwrite removes).
 TRAINER_OUTPUTS = (
     CONFIG_FILENAME, HEALTH_DIAG_FILENAME, METRICS_FILENAME, FOLDS_FILENAME, CHECKPOINT_DIRNAME, PLOTS_DIRNAME,
-    DIAG_DIRNAME, "tensorboard",
+    DIAG_DIRNAME, TENSORBOARD_DIRNAME,
 )  # fmt: skip
 # Settings a resume may change: they decide how long the run is and what is kept, not what a step computes.
 RESUMABLE_CHANGES = frozenset({("run", "steps"), ("run", "keep_checkpoints"), ("run", "checkpoint_minutes")})
