@@ -127,8 +127,17 @@ def _metrics_table(metrics: dict, title: str):
     for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
         table.add_column(column)
     for name, values in metrics.items():
-        table.add_row(name, *(_fmt(values.get(key)) for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "trade_count")))
+        table.add_row(
+            name, _fmt(values.get("sharpe_ratio")), _fmt(values.get("sortino_ratio")), _percent(values.get("max_drawdown")),
+            _percent(values.get("annual_return")), _fmt(values.get("trade_count")),
+        )  # fmt: skip
     return table
+
+
+def _percent(value: object) -> str:
+    """Returns and drawdowns on screen in percent, as `trainer data info` and the plots show them
+    (metrics.json keeps fractions)."""
+    return f"{value:+.2%}" if isinstance(value, float) and value == value else "n/a"
 
 
 def _version_text() -> str:

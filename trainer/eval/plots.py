@@ -39,6 +39,11 @@ def _save(figure, path: Path) -> None:
         figure.savefig(temporary, dpi=110, bbox_inches="tight")
 
 
+def _legend_outside(axis, **options) -> None:
+    """A legend beside the axes, never over the lines it names."""
+    axis.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **options)
+
+
 def drawdown(equity: np.ndarray) -> np.ndarray:
     """Fractional drawdown from the running peak (≤ 0), anchored at the first value."""
     peak = np.maximum.accumulate(equity)
@@ -53,7 +58,7 @@ def plot_equity(curves: Mapping[str, EquityCurve], path: Path) -> None:
     axis.set_xlabel("validation bar")
     axis.set_ylabel("equity (× initial)")
     axis.set_title("Out-of-sample equity")
-    axis.legend()
+    _legend_outside(axis)
     axis.grid(alpha=0.3)
     _save(figure, path)
     plt.close(figure)
@@ -67,7 +72,7 @@ def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path) -> None:
     axis.set_xlabel("validation bar")
     axis.set_ylabel("drawdown (%)")
     axis.set_title("Drawdown")
-    axis.legend()
+    _legend_outside(axis)
     axis.grid(alpha=0.3)
     _save(figure, path)
     plt.close(figure)
@@ -80,6 +85,7 @@ def plot_actions(actions: Mapping[str, Mapping[str, float]], path: Path) -> None
     for axis, (branch, fractions) in zip(axes[0], actions.items(), strict=False):
         axis.bar(list(fractions), list(fractions.values()), color="tab:blue")
         axis.set_ylim(0, 1)
+        axis.set_ylabel("share of validation bars")
         axis.set_title(branch.replace("_", " "))
         axis.tick_params(axis="x", labelrotation=45)
     figure.suptitle("Action distribution per branch (validation, greedy)", y=1.05)
@@ -87,26 +93,43 @@ def plot_actions(actions: Mapping[str, Mapping[str, float]], path: Path) -> None
     plt.close(figure)
 
 
-def plot_losses(run_dir: Path, path: Path) -> None:
-    """Losses per epoch from the run's HEALTH_DIAG log (log scale where positive)."""
+def unweighted_terms(records) -> list[str]:
+    """Loss terms whose weight was 0 in every epoch (CQL at α = 0): computed, but not in the total."""
+    alphas = [record.isv.get("CQL_ALPHA") for record in records]
+    return ["cql"] if alphas and all(alpha == 0.0 for alpha in alphas) else []
+
+
+def plot_losses(run_dir: Path, path: Path) -> list[str]:
+    """Losses per epoch from the run's HEALTH_DIAG log; returns the series drawn.
+
+    A term whose weight is 0 (CQL at α = 0) is left out and named in the title: drawn beside
+    the others it would look as if it counted.
+    """
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(9, 4))
     try:
         records = read_health_diag(run_dir / HEALTH_DIAG_FILENAME)
         loss_series = series(records, "losses")
+        left_out = unweighted_terms(records)
     except HealthDiagError:
-        loss_series = {}
-    for name, values in loss_series.items():
+        loss_series, left_out = {}, []
+    drawn = [name for name in loss_series if name.split(".")[0] not in left_out]
+    for name in drawn:
+        values = loss_series[name]
         xs = [i for i, v in enumerate(values) if v is not None]
         axis.plot(xs, [values[i] for i in xs], marker="o", label=name)
     axis.set_xlabel("epoch")
-    axis.set_ylabel("mean loss")
-    axis.set_title("Training losses")
-    if loss_series:
-        axis.legend(fontsize=7)
+    axis.set_ylabel("mean loss per update")
+    title = "Training losses"
+    if left_out:
+        title += f" ({', '.join(left_out)} not drawn: weight 0)"
+    axis.set_title(title)
+    if drawn:
+        _legend_outside(axis, fontsize=7)
     axis.grid(alpha=0.3)
     _save(figure, path)
     plt.close(figure)
+    return drawn
 
 
 def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve]) -> list[Path]:
