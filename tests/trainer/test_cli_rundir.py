@@ -216,3 +216,21 @@ def test_sigterm_checkpoints_the_current_step_and_prints_the_resume_command(tmp_
     saved = json.loads(manifests[-1].read_text())
     assert 0 < saved["steps_done"] < 100_000 and saved["extra"]["epoch_open"]  # mid-epoch, at the current step
     assert f"step {saved['steps_done']:,} of 100,000; checkpoint saved to {manifests[-1]}" in err
+
+
+def test_config_toml_records_the_device_that_ran(tmp_path, tiny_toml):
+    out = tmp_path / "run"
+    assert main(["train", "--config", str(tiny_toml), "--steps", "10", "--out", str(out), "--no-progress"]) == 0  # device auto
+    import torch
+
+    expected = "cuda" if torch.cuda.is_available() else "cpu"
+    assert f'device = "{expected}"' in (out / "config.toml").read_text()
+
+
+def test_too_few_bars_without_folds_says_how_many_are_needed(tmp_path, tiny_toml, capsys):
+    rows = ["time,open,high,low,close"] + [f"2024-01-01 {h:02d}:00:00,1.0,1.2,0.9,1.1" for h in range(24)]
+    short = tmp_path / "short.csv"
+    short.write_text("\n".join(rows) + "\n")
+    assert train(tiny_toml, tmp_path / "run", "--data", str(short)) == 2
+    err = capsys.readouterr().err
+    assert "too few bars to train and validate (" in err and "usable bars vs >= " in err and "fold" not in err
