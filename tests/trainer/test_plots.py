@@ -94,3 +94,47 @@ def test_losses_plot_leaves_out_cql_when_its_weight_is_zero(tmp_path):
 
 def test_returns_and_drawdowns_show_in_percent():
     assert _percent(-0.01234) == "-1.23%" and _percent(0.5) == "+50.00%" and _percent(None) == "n/a"
+
+
+def curves_and_times(n_bars: int = 200):
+    import numpy as np
+
+    from trainer.eval.backtest import EquityCurve
+
+    rng = np.random.default_rng(0)
+    equity = 100_000.0 * np.cumprod(1.0 + rng.normal(0, 1e-3, n_bars - 1))  # the rollout covers n − 1 bars
+    curves = {name: EquityCurve(equity=equity * scale, exposure=np.zeros(n_bars - 2), units=np.zeros(n_bars - 2))
+              for name, scale in (("agent", 1.0), ("buy_and_hold", 1.01), ("flat", 1.0))}  # fmt: skip
+    start = np.datetime64("2017-03-01T00:00:00", "ns").astype(np.int64)
+    return curves, start + np.arange(n_bars, dtype=np.int64) * 3_600_000_000_000
+
+
+def test_equity_and_drawdown_plots_have_dates_labels_and_a_legend_beside_the_lines():
+    from matplotlib import pyplot as plt
+
+    from trainer.eval.plots import drawdown_figure, equity_figure
+
+    curves, times = curves_and_times()
+    for build in (equity_figure, drawdown_figure):
+        figure = build(curves, times)
+        axis = figure.axes[0]
+        figure.canvas.draw()
+        renderer = figure.canvas.get_renderer()
+        assert axis.get_xlabel() == "time (UTC)" and axis.get_ylabel()
+        ticks = " ".join(label.get_text() for label in axis.get_xticklabels())
+        assert "Mar" in ticks or "2017" in ticks, ticks  # dates, not bar numbers
+        legend = axis.get_legend()
+        assert [text.get_text() for text in legend.get_texts()] == ["agent", "buy and hold", "flat"]
+        assert not legend.get_window_extent(renderer).overlaps(axis.get_window_extent(renderer))  # hides no line
+        plt.close(figure)
+
+
+def test_action_plot_has_y_labels_in_percent():
+    from matplotlib import pyplot as plt
+
+    from trainer.eval.plots import actions_figure
+
+    figure = actions_figure({"direction": {"short": 0.2, "hold": 0.8}, "magnitude": {"small": 1.0}})
+    assert [axis.get_ylabel() for axis in figure.axes] == ["share of bars (%)"] * 2
+    assert figure.axes[0].patches[1].get_height() == 80.0
+    plt.close(figure)

@@ -50,47 +50,85 @@ def drawdown(equity: np.ndarray) -> np.ndarray:
     return equity / peak - 1.0
 
 
-def plot_equity(curves: Mapping[str, EquityCurve], path: Path) -> None:
+def _time_axis(curve: EquityCurve, timestamps: np.ndarray | None):
+    """x values of a curve: the bars' UTC dates when known (``timestamps`` in ns, one per bar of
+    the window, the curve covering its first ``len(equity)``), else bar numbers."""
+    if timestamps is None:
+        return np.arange(curve.equity.shape[0]), "validation bar"
+    return np.asarray(timestamps[: curve.equity.shape[0]], dtype="datetime64[ns]"), "time (UTC)"
+
+
+def _date_ticks(axis, dated: bool) -> None:
+    if dated:
+        import matplotlib.dates as mdates
+
+        locator = mdates.AutoDateLocator()
+        axis.xaxis.set_major_locator(locator)
+        axis.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+
+
+def equity_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None):
     plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(9, 4))
+    figure, axis = plt.subplots(figsize=(10, 4), layout="constrained")
+    label = "validation bar"
     for name, curve in curves.items():
-        axis.plot(curve.equity / curve.equity[0], label=name.replace("_", " "))
-    axis.set_xlabel("validation bar")
+        x, label = _time_axis(curve, timestamps)
+        axis.plot(x, curve.equity / curve.equity[0], label=name.replace("_", " "))
+    _date_ticks(axis, timestamps is not None)
+    axis.set_xlabel(label)
     axis.set_ylabel("equity (× initial)")
     axis.set_title("Out-of-sample equity")
     _legend_outside(axis)
     axis.grid(alpha=0.3)
-    _save(figure, path)
-    plt.close(figure)
+    return figure
 
 
-def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path) -> None:
+def drawdown_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None):
     plt = _pyplot()
-    figure, axis = plt.subplots(figsize=(9, 3))
+    figure, axis = plt.subplots(figsize=(10, 3), layout="constrained")
+    label = "validation bar"
     for name, curve in curves.items():
-        axis.plot(100.0 * drawdown(curve.equity), label=name.replace("_", " "))
-    axis.set_xlabel("validation bar")
+        x, label = _time_axis(curve, timestamps)
+        axis.plot(x, 100.0 * drawdown(curve.equity), label=name.replace("_", " "))
+    _date_ticks(axis, timestamps is not None)
+    axis.set_xlabel(label)
     axis.set_ylabel("drawdown (%)")
     axis.set_title("Drawdown")
     _legend_outside(axis)
     axis.grid(alpha=0.3)
+    return figure
+
+
+def _write(figure, path: Path) -> None:
     _save(figure, path)
-    plt.close(figure)
+    _pyplot().close(figure)
+
+
+def plot_equity(curves: Mapping[str, EquityCurve], path: Path, timestamps: np.ndarray | None = None) -> None:
+    _write(equity_figure(curves, timestamps), path)
+
+
+def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path, timestamps: np.ndarray | None = None) -> None:
+    _write(drawdown_figure(curves, timestamps), path)
+
+
+def actions_figure(actions: Mapping[str, Mapping[str, float]]):
+    """One bar chart per branch: the share of each sub-action in the greedy validation run."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, max(len(actions), 1), figsize=(3 * max(len(actions), 1), 3.4), squeeze=False,
+                                layout="constrained")  # fmt: skip
+    for axis, (branch, fractions) in zip(axes[0], actions.items(), strict=False):
+        axis.bar(list(fractions), [100.0 * share for share in fractions.values()], color="tab:blue")
+        axis.set_ylim(0, 100)
+        axis.set_ylabel("share of bars (%)")
+        axis.set_title(branch.replace("_", " "))
+        axis.tick_params(axis="x", labelrotation=45)
+    figure.suptitle("Action distribution per branch (validation, greedy)")
+    return figure
 
 
 def plot_actions(actions: Mapping[str, Mapping[str, float]], path: Path) -> None:
-    """One bar chart per branch: the share of each sub-action in the greedy validation run."""
-    plt = _pyplot()
-    figure, axes = plt.subplots(1, max(len(actions), 1), figsize=(3 * max(len(actions), 1), 3), squeeze=False)
-    for axis, (branch, fractions) in zip(axes[0], actions.items(), strict=False):
-        axis.bar(list(fractions), list(fractions.values()), color="tab:blue")
-        axis.set_ylim(0, 1)
-        axis.set_ylabel("share of validation bars")
-        axis.set_title(branch.replace("_", " "))
-        axis.tick_params(axis="x", labelrotation=45)
-    figure.suptitle("Action distribution per branch (validation, greedy)", y=1.05)
-    _save(figure, path)
-    plt.close(figure)
+    _write(actions_figure(actions), path)
 
 
 def unweighted_terms(records) -> list[str]:
@@ -132,12 +170,13 @@ def plot_losses(run_dir: Path, path: Path) -> list[str]:
     return drawn
 
 
-def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve]) -> list[Path]:
-    """Every PNG of a run into ``run_dir/plots``; returns their paths."""
+def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None) -> list[Path]:
+    """Every PNG of a run into ``run_dir/plots``; returns their paths (``timestamps``: the window's
+    bar times in ns, for dates on the time axes)."""
     plots = Path(run_dir) / "plots"
     paths = [plots / name for name in PLOT_FILES]
-    plot_equity(curves, paths[0])
-    plot_drawdown(curves, paths[1])
+    plot_equity(curves, paths[0], timestamps)
+    plot_drawdown(curves, paths[1], timestamps)
     plot_actions(curves["agent"].actions if "agent" in curves else {}, paths[2])
     plot_losses(Path(run_dir), paths[3])
     return paths

@@ -66,7 +66,8 @@ def evaluate_checkpoint(
         from trainer.eval.plots import plot_actions, plot_drawdown, plot_equity
 
         plots = out / PLOTS_DIRNAME
-        plot_equity(curves, plots / "equity.png")
-        plot_drawdown(curves, plots / "drawdown.png")
+        timestamps = None if market.timestamps is None else market.timestamps[market.val]
+        plot_equity(curves, plots / "equity.png", timestamps)
+        plot_drawdown(curves, plots / "drawdown.png", timestamps)
         plot_actions(curves["agent"].actions, plots / "actions.png")
     return report

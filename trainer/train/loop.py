@@ -72,6 +72,7 @@ class PreparedMarket:
     val: slice
     periods_per_year: float
     source: str
+    timestamps: np.ndarray | None = None  # [T] int64 ns, bar starts (dates on the plots' time axes)
 
     def training_window(self) -> MarketWindow:
         return MarketWindow(
@@ -121,6 +122,7 @@ def prepare_market(config: TrainConfig) -> PreparedMarket:
         val=val,
         periods_per_year=float(periods),
         source=bars.source,
+        timestamps=np.asarray(bars.timestamps, dtype=np.int64),
     )
 
 
@@ -262,7 +264,7 @@ def train(
     if make_plots:
         from trainer.eval.plots import write_run_plots
 
-        write_run_plots(out, curves)
+        write_run_plots(out, curves, None if market.timestamps is None else market.timestamps[market.val])
     return report
 
 
