@@ -68,7 +68,7 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--tensorboard", action="store_true",
                        help="also write TensorBoard scalars to RUN_DIR/tensorboard (needs the tensorboard extra)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
-                       help="walk-forward: train fold by fold over K folds, validate each out of sample (writes folds.json)")
+                       help="walk-forward: train fold by fold over K folds (overrides data.folds), each in RUN_DIR/fold-KK/")
     train.set_defaults(handler=_cmd_train)
 
 
@@ -126,7 +126,8 @@ def _metrics_table(metrics: dict, title: str):
     table = Table(title=title)
     for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
         table.add_column(column)
-    for name, values in metrics.items():
+    for name in ("agent", "buy_and_hold", "flat"):
+        values = metrics.get(name, {})
         table.add_row(
             name, _fmt(values.get("sharpe_ratio")), _fmt(values.get("sortino_ratio")), _percent(values.get("max_drawdown")),
             _percent(values.get("annual_return")), _fmt(values.get("trade_count")),
@@ -299,6 +300,8 @@ def _train_config(args: argparse.Namespace, resume_dir: Path | None) -> TrainCon
         overrides["run"]["seed"] = args.seed
     if args.steps is not None:
         overrides["run"]["steps"] = args.steps
+    if args.folds is not None:
+        overrides["data"]["folds"] = args.folds
     config = config.replace(**overrides)
     return config.replace(run={"device": resolve_device(config.run.device).type})
 
@@ -333,12 +336,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
     for note in run.notes:
         print(f"trainer: {note}", file=sys.stderr)
     control = RunControl(config.run.checkpoint_minutes, resume_command=f"trainer train --resume --out {shlex.quote(str(out))}")
-    if args.folds is not None:
-        from trainer.train.folds import train_folds
-
-        train = partial(train_folds, n_folds=args.folds)
-    else:
-        train = partial(train, resume_from=run.resume_from, control=control, tensorboard=args.tensorboard)
+    train = partial(train, resume_from=run.resume_from, control=control, tensorboard=args.tensorboard)
     latest: dict[str, str] = {"text": "", "rate": ""}
     window: dict[str, float] = {"time": 0.0, "steps": -1.0}  # steps/s over training chunks only
     started = time.perf_counter()
@@ -372,7 +370,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[latest]}"),
                 console=console,
             ) as progress:  # fmt: skip
-                task = progress.add_task("train", total=config.run.steps * (args.folds or 1), rate="", latest=latest["text"])
+                folds_trained = (config.data.folds if config.data.fold < 0 else 1) or 1
+                task = progress.add_task("train", total=config.run.steps * folds_trained, rate="", latest=latest["text"])
 
                 def report(done: int, total: int, info: dict | None) -> None:
                     now = time.perf_counter()
@@ -389,7 +388,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
                     progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
 
                 metrics = train(config, out, resume=args.resume, progress=report)
-    Console().print(_metrics_table(metrics, f"out-of-sample backtest — {out}"))
+    if not metrics:  # stopped by stop_after_epochs-style interruption: nothing to report yet
+        return 0
+    selection = metrics.get("selection") or {}
+    where = f"selected epoch {selection['epoch']}" if selection.get("epoch") is not None else f"mean of {metrics.get('n_folds')} folds"
+    Console().print(_metrics_table(metrics, f"test-window backtest ({where}) — {out}"))
     Console().print(f"run directory: {out}")
     return 0
 

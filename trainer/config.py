@@ -89,9 +89,22 @@ class DataConfig:
     path: str = ""
     """Market data file (OHLCV CSV/Parquet or Databento DBN); empty = the embedded EURUSD dataset."""
     validation_fraction: float = _bounded(0.2, Bound(0.05, 0.5))
-    """Share of the bars (at the end of the series) held out for the out-of-sample backtest."""
+    """Share of the usable bars in the validation window (after training, before test): it chooses the
+    reported checkpoint and when to stop early. Single split only (folds halve their own window)."""
+    test_fraction: float = _bounded(0.2, Bound(0.05, 0.5))
+    """Share of the usable bars in the test window at the end of the series, touched once, at the end,
+    by the selected checkpoint (metrics.json). Single split only."""
     embargo_bars: int = _bounded(24, Bound(0, 10_000))
-    """Bars skipped between the training and validation windows so no feature straddles both."""
+    """Bars skipped between consecutive windows (train | validation | test) so no sample straddles two."""
+    folds: int = _bounded(0, Bound(0, 100))
+    """Walk-forward folds; 0 = one train | validation | test split. Fold k trains on every bar before its
+    out-of-sample window (minus the embargo) and halves that window into validation | test."""
+    fold: int = _bounded(-1, Bound(-1, 99))
+    """With folds > 0: -1 trains every fold in turn, carrying the agent from fold to fold; k trains and
+    tests fold k only, from scratch (one cell of a seeds × folds validation)."""
+    fold_train_fraction: float = _bounded(0.5, Bound(0.1, 0.9))
+    """With folds > 0: share of the usable bars fold 0 trains on; the rest is cut into the folds'
+    out-of-sample windows."""
     periods_per_year: float = _bounded(0.0, Bound(0.0, 1e7))
     """Bars per year used to annualise metrics; 0 = estimate from the timestamps."""
 
@@ -216,9 +229,14 @@ class RunConfig:
     cuda_graph: bool = _bounded(True, Bound(choices=(True, False)))
     """On CUDA, capture the training step once and replay it (false = eager, same code)."""
     keep_checkpoints: int = _bounded(2, Bound(1, 1_000))
-    """Most recent checkpoints kept in the run directory."""
+    """Most recent periodic checkpoints kept in the run directory (``best`` is kept besides them)."""
     checkpoint_minutes: float = _bounded(0.0, Bound(0.0, 10_080.0))
     """Also save a checkpoint (mid-epoch) after this many minutes since the last one; 0 = only at epoch ends."""
+    select: str = _bounded("sharpe_ratio", Bound(choices=("sharpe_ratio", "sortino_ratio", "annual_return", "last")))
+    """Validation metric that selects the reported checkpoint (best epoch, earliest on ties); "last" =
+    the last epoch, no selection."""
+    patience: int = _bounded(0, Bound(0, 1_000_000))
+    """Early stopping: stop after this many epochs without a better validation score; 0 = never."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))
     """torch intra-op threads on the CPU (the default network is small: one thread is fastest)."""
 
@@ -359,6 +377,15 @@ def _cross_checks(config: TrainConfig) -> list[str]:
         problems.append(
             f"model.scan_channels × model.scan_state = {lanes} (vs a multiple of 32 in [32, 1024]: "
             f"one CUDA block holds every channel×state lane)"
+        )
+    if config.data.validation_fraction + config.data.test_fraction > 0.8:
+        problems.append(
+            f"data.validation_fraction + data.test_fraction = "
+            f"{config.data.validation_fraction + config.data.test_fraction:g} (vs ≤ 0.8: leave bars to train on)"
+        )
+    if config.data.fold >= max(config.data.folds, 0) and config.data.fold != -1:
+        problems.append(
+            f"data.fold = {config.data.fold} with data.folds = {config.data.folds} (vs -1, or 0 ≤ fold < folds)"
         )
     if config.loss.n_step >= config.env.episode_length:
         problems.append(

@@ -1,4 +1,4 @@
-"""`trainer eval CHECKPOINT`: the run's own backtest reproduced from a checkpoint, other data, errors; `--version`."""
+"""`trainer eval CHECKPOINT`: the run's test backtest reproduced from its best checkpoint, other data, errors; `--version`."""
 
 from __future__ import annotations
 
@@ -30,13 +30,15 @@ def _private_feature_cache(finished_run, monkeypatch):
     monkeypatch.setenv("FXCACHE_DIR", str(finished_run.parent / "fxcache"))
 
 
-def test_eval_of_the_final_checkpoint_reproduces_the_runs_metrics(finished_run, tmp_path, capsys):
-    checkpoint = finished_run / "checkpoints" / "step-0000000020.json"
+def test_eval_of_the_selected_checkpoint_reproduces_the_runs_test_metrics(finished_run, tmp_path, capsys):
+    checkpoint = finished_run / "checkpoints" / "best.json"
     out = tmp_path / "eval"
     assert main(["eval", str(checkpoint), "--out", str(out), "--device", "cpu"]) == 0
-    assert json.loads((out / "metrics.json").read_text()) == json.loads((finished_run / "metrics.json").read_text())
+    run = json.loads((finished_run / "metrics.json").read_text())
+    assert json.loads((out / "metrics.json").read_text()) == {name: run[name] for name in ("agent", "buy_and_hold", "flat")}
     described = json.loads((out / "eval.json").read_text())
-    assert described["checkpoint"] == str(checkpoint) and described["steps_done"] == 20 and described["device"] == "cpu"
+    assert described["checkpoint"] == str(checkpoint) and described["device"] == "cpu"
+    assert described["steps_done"] == run["selection"]["step"] and described["window"] == run["splits"]["test"]
     for name in ("equity.png", "drawdown.png", "actions.png"):
         assert (out / "plots" / name).read_bytes()[:4] == b"\x89PNG", name
     assert f"results: {out}" in capsys.readouterr().out
@@ -46,10 +48,9 @@ def test_eval_on_other_data_backtests_every_usable_bar(finished_run, tmp_path):
     checkpoint = finished_run / "checkpoints" / "step-0000000020.json"
     out = tmp_path / "eval"
     assert main(["eval", str(checkpoint), "--data", "default", "--out", str(out), "--device", "cpu", "--no-plots"]) == 0
-    own = json.loads((finished_run / "metrics.json").read_text())
     window = json.loads((out / "eval.json").read_text())["window"]
-    assert window[1] == 6225 and window[1] - window[0] > 6000  # the whole EURUSD series, not its validation tail
-    assert set(json.loads((out / "metrics.json").read_text())) == set(own)
+    assert window[1] == 6225 and window[1] - window[0] > 6000  # the whole EURUSD series, not its test tail
+    assert set(json.loads((out / "metrics.json").read_text())) == {"agent", "buy_and_hold", "flat"}
     assert main(["eval", str(checkpoint), "--out", str(out), "--device", "cpu"]) == 2  # results are never mixed
 
 

@@ -60,13 +60,24 @@ def test_train_writes_every_output(tmp_path, tiny_toml, capsys):
     assert "EPSILON" in records[-1]["isv"]
     assert set(records[-1]["actions"]) == {"direction", "magnitude", "order_type", "urgency"}
     metrics = json.loads((out / "metrics.json").read_text())
-    assert set(metrics) == {"agent", "buy_and_hold", "flat"}
-    for strategy in metrics.values():
-        for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "turnover", "trade_count"):
-            assert key in strategy
+    assert set(metrics) == {"agent", "buy_and_hold", "flat", "validation", "selection", "splits"}
+    for block in (metrics, metrics["validation"]):  # the test window, and the validation window beside it
+        for strategy in ("agent", "buy_and_hold", "flat"):
+            for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "turnover", "trade_count"):
+                assert key in block[strategy]
     assert metrics["flat"]["trade_count"] == 0 and metrics["buy_and_hold"]["trade_count"] == 1
-    assert len(list((out / "checkpoints").glob("*.safetensors"))) == 2
-    for name in ("equity.png", "drawdown.png", "actions.png", "losses.png"):
+    assert metrics["selection"]["epoch"] in (0, 1) and metrics["selection"]["epochs_run"] == 2
+    splits = metrics["splits"]
+    assert splits["train"][1] + 24 == splits["validation"][0] and splits["validation"][1] + 24 == splits["test"][0]
+    assert "# fold 0: train" in (out / "config.toml").read_text()  # the split sizes are documented
+    checkpoints = {path.name for path in (out / "checkpoints").glob("*.safetensors")}
+    assert len(checkpoints) == 3 and "best.safetensors" in checkpoints  # two periodic + the selected one
+    from safetensors import safe_open
+
+    with safe_open(str(out / "checkpoints" / "best.safetensors"), "pt") as best:
+        names = set(best.keys())  # the selected network and its ISV, not the replay ring
+    assert "isv" in names and any(n.startswith("online.") for n in names) and not any(n.startswith("replay.") for n in names)
+    for name in ("equity.png", "drawdown.png", "actions.png", "losses.png", "learning_curve.png"):
         png = out / "plots" / name
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
 

@@ -54,14 +54,14 @@ def test_non_finite_values_become_null_and_tensors_become_floats(tmp_path):
     entry.isv["TAU"] = torch.tensor(0.25)
     HealthDiagWriter(path).write(entry)
     line = json.loads(path.read_text())
-    assert line["losses"]["iqn"] is None and line["isv"]["TAU"] == 0.25 and line["schema"] == 1
+    assert line["losses"]["iqn"] is None and line["isv"]["TAU"] == 0.25 and line["schema"] == 2
 
 
 def test_bad_records_are_rejected_with_what_and_how():
     good = record(0).to_dict()
     with pytest.raises(HealthDiagError, match=r"lacks isv \(vs all of .*\) — hint"):
         validate_record({key: value for key, value in good.items() if key != "isv"})
-    with pytest.raises(HealthDiagError, match=r"schema version mismatch \(7 vs 1\)"):
+    with pytest.raises(HealthDiagError, match=r"schema version mismatch \(7 vs 2\)"):
         validate_record({**good, "schema": 7})
     with pytest.raises(HealthDiagError, match=r"section 'losses' is a list \(vs a JSON object\)"):
         validate_record({**good, "losses": []})
@@ -99,7 +99,7 @@ def test_reader_names_the_file_and_line_of_a_corrupt_record(tmp_path):
     path = tmp_path / HEALTH_DIAG_FILENAME
     HealthDiagWriter(path).write(record(0))
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write('{"schema": 1, "epoch": 1, "fold": nu\n')
+        handle.write('{"schema": 2, "epoch": 1, "fold": nu\n')
     with pytest.raises(HealthDiagError, match=rf"not JSON \({path}:2: .* — hint: the run may have been killed"):
         read_health_diag(tmp_path)
     with pytest.raises(HealthDiagError, match=r"log not found .* — hint: pass the --out directory"):

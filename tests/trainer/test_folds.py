@@ -1,4 +1,4 @@
-"""Walk-forward folds: fold windows, FoldReset at every boundary (no leak), and the fold driver."""
+"""Walk-forward folds: fold windows, FoldReset at every boundary (no leak), and the one epoch driver over folds."""
 
 from __future__ import annotations
 
@@ -15,14 +15,7 @@ from trainer.errors import UserError
 from trainer.eval.health_diag import read_health_diag
 from trainer.layout import PS_DSR_A, PS_ENTRY_PRICE, PS_KELLY_LOSS_SUM, PS_POSITION
 from trainer.registry import FoldReset, SoftReset, TrainingPersist, WindowReset
-from trainer.train.folds import (
-    FOLDS_FILENAME,
-    fold_windows,
-    start_fold,
-    train_fold,
-    train_folds,
-)
-from trainer.train.loop import prepare_market
+from trainer.train.loop import prepare_market, run_splits, start_split, train, train_split
 
 TINY = {
     "data": {"embargo_bars": 3, "periods_per_year": 6048},
@@ -47,35 +40,44 @@ def tiny_config(path, **overrides) -> TrainConfig:
     return TrainConfig().replace(**sections)
 
 
+def folds_of(config: TrainConfig, n_folds: int):
+    config = config.replace(data={"folds": n_folds})
+    return config, prepare_market(config), run_splits(config, prepare_market(config))
+
+
 def test_fold_windows_walk_forward_with_an_embargo(market_file):
-    config = tiny_config(market_file)
-    market = prepare_market(config)
-    folds = fold_windows(market, config, 3)
+    config, market, folds = folds_of(tiny_config(market_file), 3)
+    embargo = config.data.embargo_bars
     assert [fold.index for fold in folds] == [0, 1, 2]
     for fold, later in pairwise(folds):
-        assert fold.val.stop == later.val.start  # consecutive validation windows
+        assert fold.test.stop == later.validation.start  # consecutive out-of-sample windows
+        assert later.train.stop == later.validation.start - embargo  # expanding: trains on everything before
     for fold in folds:
-        assert fold.train.start >= market.train.start  # features defined everywhere it trains
-        assert fold.val.start - fold.train.stop == config.data.embargo_bars
-    assert folds[-1].val.stop == market.close.shape[0]
-    with pytest.raises(UserError, match=r"too few bars for the folds"):
-        fold_windows(market, config, 400)
+        assert fold.train.start >= market.first  # features defined everywhere it trains
+        assert fold.validation.start - fold.train.stop == embargo
+        assert fold.test.start - fold.validation.stop == embargo
+    assert folds[-1].test.stop == market.close.shape[0]
+    with pytest.raises(UserError, match=r"too few bars for 100 walk-forward folds \(2 out-of-sample bars per fold "
+                       r"\(700 bars.* vs 19 per fold .*: at least \d+ bars in all\)"):
+        folds_of(tiny_config(market_file), 100)
 
 
-def test_fold_boundary_leaves_no_trace_of_the_previous_fold(market_file):
-    config = tiny_config(market_file)
-    market = prepare_market(config)
-    first, second = fold_windows(market, config, 2)
+def test_one_fold_of_many_is_the_same_windows(market_file):
+    config, _, folds = folds_of(tiny_config(market_file), 3)
+    only = config.replace(data={"fold": 1})
+    assert run_splits(only, prepare_market(only)) == [folds[1]]
+
+
+def test_fold_boundary_leaves_no_trace_of_the_previous_fold(market_file, tmp_path):
+    config, market, (first, second) = folds_of(tiny_config(market_file), 2)
     device = torch.device("cpu")
-    run = start_fold(config, market, first, device, None)
-    from trainer.eval.health_diag import HealthDiagWriter
-
-    train_fold(run, market, HealthDiagWriter(market_file.parent / "leak.jsonl"), started=0.0)
+    result = train_split(config, market, first, tmp_path / "fold-00", device, make_plots=False)
+    run = result.run
     trained = {name: tensor.clone() for name, tensor in run.state.named_tensors().items()}
     assert float(trained["replay.size"].sum()) > 0  # fold 0 did fill its replay
 
-    carried = start_fold(config, market, second, device, run.state)
-    fresh = start_fold(config, market, second, device, None)
+    carried = start_split(config, market, second, device, run.state)
+    fresh = start_split(config, market, second, device, None)
     after, baseline = carried.state.named_tensors(), fresh.state.named_tensors()
     checked = 0
     for name in after:
@@ -102,20 +104,29 @@ def test_fold_boundary_leaves_no_trace_of_the_previous_fold(market_file):
     assert carried.boundary["online"] == "carried" and carried.boundary["replay"] == "reset"
 
 
-def test_train_folds_validates_every_fold_and_writes_the_summary(market_file, tmp_path):
-    config = tiny_config(market_file)
-    summary = train_folds(config, tmp_path, n_folds=2)
-    payload = json.loads((tmp_path / FOLDS_FILENAME).read_text())
-    assert payload["n_folds"] == 2 and [fold["fold"] for fold in payload["folds"]] == [0, 1]
+def test_walk_forward_selects_and_tests_every_fold_and_writes_the_summary(market_file, tmp_path):
+    config = tiny_config(market_file, data={"folds": 2})
+    summary = train(config, tmp_path, make_plots=False)
+    payload = json.loads((tmp_path / "metrics.json").read_text())
+    assert payload == summary and payload["n_folds"] == 2 and [fold["fold"] for fold in payload["folds"]] == [0, 1]
     for fold in payload["folds"]:
-        assert set(fold["metrics"]) == {"agent", "buy_and_hold", "flat"}
+        assert {"agent", "buy_and_hold", "flat", "validation", "selection", "splits"} <= set(fold)
+        assert fold["selection"]["epoch"] is not None
+        assert (tmp_path / f"fold-{fold['fold']:02d}" / "checkpoints" / "best.json").is_file()
     assert "sharpe_ratio" in summary["agent"] and "sharpe_ratio_std" in summary["agent"]
-    records = read_health_diag(tmp_path)
-    assert [record.fold for record in records] == [0, 0, 1, 1]
-    assert [record.epoch for record in records] == [0, 1, 2, 3]
-    assert set(records[-1].monitors) >= {"tau", "kelly_cap", "learning_health", "atom_support_direction"}
-    with pytest.raises(UserError, match=r"walk-forward training cannot resume"):
-        train_folds(config, tmp_path, n_folds=2, resume=True)
+    assert "sharpe_ratio" in summary["validation"]["agent"]
+    first = read_health_diag(tmp_path / "fold-00")
+    second = read_health_diag(tmp_path / "fold-01")
+    assert [record.fold for record in first + second] == [0, 0, 1, 1]
+    assert [record.epoch for record in first + second] == [0, 1, 2, 3]  # the carried agent counts on
+    assert set(second[-1].monitors) >= {"tau", "kelly_cap", "learning_health", "atom_support_direction"}
+
+
+def test_walk_forward_resumes_bitwise(market_file, tmp_path):
+    config = tiny_config(market_file, data={"folds": 2})
+    whole = train(config, tmp_path / "whole", make_plots=False)
+    assert train(config, tmp_path / "cut", stop_after_epochs=3, make_plots=False) == {}  # stopped inside fold 1
+    assert train(config, tmp_path / "cut", resume=True, make_plots=False) == whole
 
 
 @pytest.mark.slow
@@ -123,6 +134,6 @@ def test_cli_train_with_folds(market_file, tmp_path, capsys):
     toml = tmp_path / "tiny.toml"
     toml.write_text(tiny_config(market_file).to_toml())
     assert main(["train", "--config", str(toml), "--folds", "2", "--out", str(tmp_path / "run"), "--no-progress"]) == 0
-    assert (tmp_path / "run" / FOLDS_FILENAME).is_file()
-    assert main(["diag", str(tmp_path / "run"), "--no-plots"]) == 0
+    assert (tmp_path / "run" / "metrics.json").is_file() and (tmp_path / "run" / "fold-01" / "metrics.json").is_file()
+    assert main(["diag", str(tmp_path / "run" / "fold-01"), "--no-plots"]) == 0
     assert "HEALTH_DIAG by epoch" in capsys.readouterr().out

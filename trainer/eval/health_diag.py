@@ -5,7 +5,7 @@ run directory all consume the same file. A record that drifts (a missing section
 number belongs) would silently blank a plot, so the writer validates every record before it reaches
 disk and the reader names the file and line of anything it cannot trust.
 
-Record (``SCHEMA_VERSION`` = 1), every section present, numbers are finite-or-null floats::
+Record (``SCHEMA_VERSION`` = 2), every section present, numbers are finite-or-null floats::
 
     {
       "schema": 1,
@@ -23,7 +23,8 @@ Record (``SCHEMA_VERSION`` = 1), every section present, numbers are finite-or-nu
       "isv": {"tau": .., "gamma_direction": .., ...},           # every ISV slot by name
       "monitors": {"tau": {"value": .., "fire_rate": .., ...}}, # AdaptiveMonitor.diagnose()
       "actions": {"direction": {"short": .., "hold": .., ...}, ...},  # fractions per branch
-      "validation": {"sharpe_ratio": .., ...}                   # out-of-sample metrics
+      "validation": {"agent": {"sharpe_ratio": .., ...}, ...},   # greedy backtest, validation window
+      "training": {"agent": {"sharpe_ratio": .., ...}}          # the same on the training window's tail
     }
 
 ``losses`` nests component → branch → float. ``grad_norms`` holds ``global`` (the mean over the
@@ -48,7 +49,7 @@ from typing import Any, Protocol
 
 from trainer.errors import UserError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 HEALTH_DIAG_FILENAME = "health_diag.jsonl"
 
 REQUIRED_SECTIONS: tuple[str, ...] = (
@@ -58,6 +59,7 @@ REQUIRED_SECTIONS: tuple[str, ...] = (
     "monitors",
     "actions",
     "validation",
+    "training",
 )
 
 
@@ -82,6 +84,7 @@ class HealthDiagRecord:
     monitors: NestedFloats = field(default_factory=dict)
     actions: NestedFloats = field(default_factory=dict)
     validation: NestedFloats = field(default_factory=dict)
+    training: NestedFloats = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         record = {
@@ -96,6 +99,7 @@ class HealthDiagRecord:
             "monitors": _clean(self.monitors),
             "actions": _clean(self.actions),
             "validation": _clean(self.validation),
+            "training": _clean(self.training),
         }
         validate_record(record)
         return record
@@ -114,6 +118,7 @@ class HealthDiagRecord:
             monitors=dict(record["monitors"]),
             actions=dict(record["actions"]),
             validation=dict(record["validation"]),
+            training=dict(record["training"]),
         )
 
 

@@ -1,4 +1,4 @@
-"""PNG plots of a run: equity against buy-and-hold, drawdown, action distribution, losses.
+"""PNG plots of a run: test equity against buy-and-hold, drawdown, action distribution, losses, learning curve.
 
 Why files, not a dashboard: a run directory must be self-explaining on a headless machine; the
 Agg backend renders without a display. matplotlib is imported here only (the training step
@@ -7,8 +7,9 @@ never needs it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from trainer.eval.health_diag import (
 )
 from trainer.files import atomic_path
 
-PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png")
+PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png", "learning_curve.png")
 
 
 def _pyplot():
@@ -54,7 +55,7 @@ def _time_axis(curve: EquityCurve, timestamps: np.ndarray | None):
     """x values of a curve: the bars' UTC dates when known (``timestamps`` in ns, one per bar of
     the window, the curve covering its first ``len(equity)``), else bar numbers."""
     if timestamps is None:
-        return np.arange(curve.equity.shape[0]), "validation bar"
+        return np.arange(curve.equity.shape[0]), "test bar"
     return np.asarray(timestamps[: curve.equity.shape[0]], dtype="datetime64[ns]"), "time (UTC)"
 
 
@@ -70,14 +71,14 @@ def _date_ticks(axis, dated: bool) -> None:
 def equity_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None):
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(10, 4), layout="constrained")
-    label = "validation bar"
+    label = "test bar"
     for name, curve in curves.items():
         x, label = _time_axis(curve, timestamps)
         axis.plot(x, curve.equity / curve.equity[0], label=name.replace("_", " "))
     _date_ticks(axis, timestamps is not None)
     axis.set_xlabel(label)
     axis.set_ylabel("equity (× initial)")
-    axis.set_title("Out-of-sample equity")
+    axis.set_title("Out-of-sample equity (test window, selected checkpoint)")
     _legend_outside(axis)
     axis.grid(alpha=0.3)
     return figure
@@ -86,14 +87,14 @@ def equity_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | No
 def drawdown_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None):
     plt = _pyplot()
     figure, axis = plt.subplots(figsize=(10, 3), layout="constrained")
-    label = "validation bar"
+    label = "test bar"
     for name, curve in curves.items():
         x, label = _time_axis(curve, timestamps)
         axis.plot(x, 100.0 * drawdown(curve.equity), label=name.replace("_", " "))
     _date_ticks(axis, timestamps is not None)
     axis.set_xlabel(label)
     axis.set_ylabel("drawdown (%)")
-    axis.set_title("Drawdown")
+    axis.set_title("Drawdown (test window)")
     _legend_outside(axis)
     axis.grid(alpha=0.3)
     return figure
@@ -113,7 +114,7 @@ def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path, timestamps: np.
 
 
 def actions_figure(actions: Mapping[str, Mapping[str, float]]):
-    """One bar chart per branch: the share of each sub-action in the greedy validation run."""
+    """One bar chart per branch: the share of each sub-action in the greedy test run."""
     plt = _pyplot()
     figure, axes = plt.subplots(1, max(len(actions), 1), figsize=(3 * max(len(actions), 1), 3.4), squeeze=False,
                                 layout="constrained")  # fmt: skip
@@ -123,7 +124,7 @@ def actions_figure(actions: Mapping[str, Mapping[str, float]]):
         axis.set_ylabel("share of bars (%)")
         axis.set_title(branch.replace("_", " "))
         axis.tick_params(axis="x", labelrotation=45)
-    figure.suptitle("Action distribution per branch (validation, greedy)")
+    figure.suptitle("Action distribution per branch (test window, greedy)")
     return figure
 
 
@@ -170,13 +171,41 @@ def plot_losses(run_dir: Path, path: Path) -> list[str]:
     return drawn
 
 
-def write_run_plots(run_dir: str | Path, curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None) -> list[Path]:
-    """Every PNG of a run into ``run_dir/plots``; returns their paths (``timestamps``: the window's
-    bar times in ns, for dates on the time axes)."""
+def plot_learning_curve(curve: Sequence[Mapping[str, Any]], selected_epoch: int | None, metric: str, path: Path) -> None:
+    """Training-window and validation score per epoch, the selected epoch marked (over-fitting shows
+    as the two lines parting)."""
+    plt = _pyplot()
+    figure, axis = plt.subplots(figsize=(9, 4))
+    epochs = [point["epoch"] for point in curve]
+    for key, label in (("training", "training window (last bars, greedy)"), ("validation", "validation window (greedy)")):
+        xs = [point["epoch"] for point in curve if point.get(key) is not None]
+        axis.plot(xs, [point[key] for point in curve if point.get(key) is not None], marker="o", label=label)
+    if selected_epoch is not None and selected_epoch in epochs:
+        axis.axvline(selected_epoch, color="tab:green", linestyle="--", label=f"selected epoch {selected_epoch}")
+    axis.set_xlabel("epoch")
+    axis.set_ylabel(f"agent {metric.replace('_', ' ')}")
+    axis.set_title("Learning curve")
+    _legend_outside(axis, fontsize=8)
+    axis.grid(alpha=0.3)
+    _save(figure, path)
+    plt.close(figure)
+
+
+def write_run_plots(
+    run_dir: str | Path,
+    curves: Mapping[str, EquityCurve],
+    learning_curve: Sequence[Mapping[str, Any]] = (),
+    selected_epoch: int | None = None,
+    metric: str = "sharpe_ratio",
+    timestamps: np.ndarray | None = None,
+) -> list[Path]:
+    """Every PNG of a run into ``run_dir/plots``; returns their paths (``timestamps``: the bar times
+    of the curves' window in ns, for dates on the time axes)."""
     plots = Path(run_dir) / "plots"
     paths = [plots / name for name in PLOT_FILES]
     plot_equity(curves, paths[0], timestamps)
     plot_drawdown(curves, paths[1], timestamps)
     plot_actions(curves["agent"].actions if "agent" in curves else {}, paths[2])
     plot_losses(Path(run_dir), paths[3])
+    plot_learning_curve(learning_curve, selected_epoch, metric, paths[4])
     return paths

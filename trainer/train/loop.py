@@ -47,9 +47,12 @@ from trainer.layout import (
     METRIC_UPDATES,
 )
 from trainer.monitors import adaptive_monitors
-from trainer.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer.registry import StateResetRegistry, build_trainer_registry
+from trainer.train.checkpoint import CHECKPOINT_PREFIX, MANIFEST_SUFFIX, latest_checkpoint, load_checkpoint, save_checkpoint
 from trainer.train.grad_diag import epoch_grad_norms
 from trainer.train.graph import StepRunner, pin_cublas_workspace
+from trainer.train.selection import ModelSelection
+from trainer.train.splits import Split, fold_splits, single_split
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 from trainer.train.stop import RunControl
 from trainer.train.validate import validation_curves
@@ -63,21 +66,23 @@ PROGRESS_CHUNK = 25  # steps between progress-bar refreshes (host-side only; not
 
 @dataclass(frozen=True)
 class PreparedMarket:
-    """The bars of a run split into a training and a validation window (global bar indices)."""
+    """The bars of a run with their features (global bar indices throughout)."""
 
     close: torch.Tensor  # [T] f32
     spread: torch.Tensor  # [T] f32
     features: torch.Tensor  # [T, F] f32
-    train: slice
-    val: slice
+    first: int  # first bar with every feature defined and a full history window
     periods_per_year: float
     source: str
     timestamps: np.ndarray | None = None  # [T] int64 ns, bar starts (dates on the plots' time axes)
 
-    def training_window(self) -> MarketWindow:
-        return MarketWindow(
-            close=self.close[self.train], spread=self.spread[self.train], features=self.features, offset=self.train.start
-        )
+    @property
+    def n_bars(self) -> int:
+        return int(self.close.shape[0])
+
+    def window(self, bars: slice) -> MarketWindow:
+        """The environments' market: the bars of one window, with the whole feature history."""
+        return MarketWindow(close=self.close[bars], spread=self.spread[bars], features=self.features, offset=bars.start)
 
 
 def resolve_device(requested: str) -> torch.device:
@@ -92,21 +97,11 @@ def resolve_device(requested: str) -> torch.device:
 
 
 def prepare_market(config: TrainConfig) -> PreparedMarket:
-    """Load bars and features (through the feature cache) and split train | embargo | validation."""
+    """Load bars and features (through the feature cache)."""
     from trainer.data.cache import prepare
-    from trainer.data.folds import walk_forward_folds
 
     prepared = prepare(config.data.path or "default")
     bars, feature_set = prepared.bars, prepared.features
-    first = max(feature_set.valid_from, config.model.window - 1)
-    usable = len(bars) - first
-    val_bars = int(usable * config.data.validation_fraction)
-    min_train = config.env.episode_length + config.loss.n_step + 2
-    fold = walk_forward_folds(
-        usable, 1, val_bars=max(val_bars, 2), embargo=config.data.embargo_bars, min_train_bars=min_train
-    )[0]
-    train = slice(first + fold.train.start, first + fold.train.stop)
-    val = slice(first + fold.val.start, first + fold.val.stop)
     if bars.book is not None:
         spread = np.nan_to_num(bars.book.ask_px[:, 0] - bars.book.bid_px[:, 0], nan=0.0).clip(min=0.0)
     else:
@@ -118,12 +113,42 @@ def prepare_market(config: TrainConfig) -> PreparedMarket:
         close=torch.tensor(bars.close, dtype=torch.float32),
         spread=torch.tensor(spread, dtype=torch.float32),
         features=torch.from_numpy(np.ascontiguousarray(feature_set.values, dtype=np.float32)),
-        train=train,
-        val=val,
+        first=max(feature_set.valid_from, config.model.window - 1),
         periods_per_year=float(periods),
         source=bars.source,
         timestamps=np.asarray(bars.timestamps, dtype=np.int64),
     )
+
+
+def run_splits(config: TrainConfig, market: PreparedMarket) -> list[Split]:
+    """The run's windows: one train | validation | test split, or the walk-forward folds it trains."""
+    data = config.data
+    min_train = config.env.episode_length + config.loss.n_step + 2
+    if data.folds == 0:
+        return [
+            single_split(
+                market.n_bars, market.first, validation_fraction=data.validation_fraction,
+                test_fraction=data.test_fraction, embargo=data.embargo_bars, min_train_bars=min_train,
+            )
+        ]  # fmt: skip
+    splits = fold_splits(
+        market.n_bars, market.first, data.folds, train_fraction=data.fold_train_fraction, embargo=data.embargo_bars,
+        min_train_bars=min_train,
+    )  # fmt: skip
+    return splits if data.fold < 0 else [splits[data.fold]]
+
+
+def config_text(config: TrainConfig, splits: list[Split]) -> str:
+    """config.toml of a run: the resolved configuration, then the windows it trains and tests on."""
+    lines = [config.to_toml().rstrip(), "", "# Windows of this run (global bar indices [start, stop), embargo between each):"]
+    for split in splits:
+        sizes = split.to_dict()["bars"]
+        lines.append(
+            f"# fold {split.index}: train {split.train.start}:{split.train.stop} ({sizes['train']} bars) | "
+            f"validation {split.validation.start}:{split.validation.stop} ({sizes['validation']}) | "
+            f"test {split.test.start}:{split.test.stop} ({sizes['test']}), embargo {split.embargo}"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -153,6 +178,49 @@ def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict
 
 
 ProgressCallback = Callable[[int, int, dict[str, Any] | None], None]
+STRATEGIES = ("agent", "buy_and_hold", "flat")
+BEST_CHECKPOINT = "best"  # checkpoints/best.{safetensors,json}: the selected epoch
+SELECTED_TENSORS = ("online.", "target.", "isv")  # what the test backtest of the selected epoch needs
+
+
+@dataclass
+class SplitRun:
+    """Everything one split trains with (exposed so tests can inspect a run's state)."""
+
+    split: Split
+    state: TrainerState
+    step: TrainStep
+    registry: StateResetRegistry
+    boundary: dict[str, str]
+
+
+def start_split(config: TrainConfig, market: PreparedMarket, split: Split, device: torch.device,
+                previous: TrainerState | None) -> SplitRun:  # fmt: skip
+    """Fresh buffers for the split's training window, then the registry's fold boundary: carry the
+    learned state from ``previous`` (a walk-forward run's earlier fold) and reset everything else."""
+    state = TrainerState(config, market.window(split.train), device)
+    step = TrainStep(state)
+    registry = build_trainer_registry(state, state.adaptive)
+    boundary = registry.start_fold(previous)
+    return SplitRun(split, state, step, registry, boundary)
+
+
+def evaluate(
+    run: SplitRun, market: PreparedMarket, windows: list[slice]
+) -> list[tuple[dict[str, Any], dict[str, EquityCurve]]]:
+    """Greedy backtests of the current network on each window (one batched rollout where the windows
+    are equally long), each with buy-and-hold and flat on the same bars."""
+    curves = validation_curves(run.state, run.step, market.close, market.spread, windows)
+    return [
+        (backtest_report(c["agent"], c["buy_and_hold"], c["flat"], market.periods_per_year), c) for c in curves
+    ]
+
+
+def training_tail(split: Split, validation_bars: int) -> slice:
+    """The last training bars, as many as the validation window holds (fewer only when training is
+    shorter): the learning curve's in-sample twin of the validation score, rolled out beside it."""
+    length = max(min(validation_bars, split.train.stop - split.train.start), 3)
+    return slice(split.train.stop - length, split.train.stop)
 
 
 def train(
@@ -167,13 +235,16 @@ def train(
     control: RunControl | None = None,
     tensorboard: bool = False,
 ) -> dict[str, Any]:
-    """Run (or resume) training; returns the final metrics.json content.
+    """Run (or resume) training; returns the final metrics.json content (``{}`` when interrupted).
 
-    ``stop_after_epochs`` ends the run early after that many epochs of *this call* (an
-    interruption, as when a job is killed after a checkpoint); ``resume=True`` continues from the
-    newest checkpoint in ``out_dir`` (or from the manifest ``resume_from``). ``control``
-    (``trainer.train.stop``) saves checkpoints between step chunks on a signal or a timer;
-    ``tensorboard`` mirrors every HEALTH_DIAG record as TensorBoard scalars.
+    One driver for every kind of run: a single train | validation | test split trains in
+    ``out_dir``; walk-forward folds (``data.folds``) train one after another in
+    ``out_dir/fold-KK/`` (each a complete run directory) and ``out_dir/metrics.json`` holds their
+    mean. ``stop_after_epochs`` ends the call after that many epochs (an interruption, as when a job
+    is killed after a checkpoint); ``resume=True`` continues from the newest checkpoints (a
+    single-split run: from the manifest ``resume_from`` when given). ``control``
+    (``trainer.train.stop``) saves checkpoints between step chunks on a signal or a timer and
+    stops the run there; ``tensorboard`` mirrors every HEALTH_DIAG record as TensorBoard scalars.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -183,95 +254,206 @@ def train(
     else:
         pin_cublas_workspace()  # before the first GEMM: a resumed process must pick the same algorithms
     market = prepare_market(config)
-    state = TrainerState(config, market.training_window(), device)
-    step = TrainStep(state)
+    splits = run_splits(config, market)
+    write_text_atomic(out / CONFIG_FILENAME, config_text(config, splits))
+    if config.data.folds == 0:
+        result = train_split(config, market, splits[0], out, device, resume=resume or resume_from is not None,
+                             resume_from=resume_from, progress=progress, stop_after_epochs=stop_after_epochs,
+                             make_plots=make_plots, control=control, tensorboard=tensorboard)  # fmt: skip
+        return result.metrics
+
+    carry = config.data.fold < 0  # the agent walks forward through the folds
+    previous: TrainerState | None = None
+    per_fold: list[dict[str, Any]] = []
+    budget = stop_after_epochs
+    for position, split in enumerate(splits):
+        fold_dir = out / f"fold-{split.index:02d}"
+        offset = position * config.run.steps
+        result = train_split(
+            config, market, split, fold_dir, device, previous=previous, resume=resume and has_checkpoint(fold_dir),
+            progress=progress, progress_offset=offset, progress_total=len(splits) * config.run.steps,
+            stop_after_epochs=budget, make_plots=make_plots, control=control, tensorboard=tensorboard,
+        )  # fmt: skip
+        if not result.metrics:
+            return {}  # interrupted inside this fold; --resume continues it
+        if budget is not None:
+            budget -= result.epochs_this_call
+        per_fold.append({"fold": split.index, "boundary": result.run.boundary, **result.metrics})
+        previous = result.run.state if carry else None
+        if budget is not None and budget <= 0 and position + 1 < len(splits):
+            return {}
+    summary = {
+        **{strategy: mean_over_folds([fold[strategy] for fold in per_fold]) for strategy in STRATEGIES},
+        "validation": {
+            strategy: mean_over_folds([fold["validation"].get(strategy, {}) for fold in per_fold]) for strategy in STRATEGIES
+        },
+        "n_folds": len(per_fold),
+        "source": market.source,
+        "folds": per_fold,
+    }  # fmt: skip
+    write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
+    return summary
+
+
+def has_checkpoint(run_dir: Path) -> bool:
+    """Whether a run directory holds a periodic checkpoint to resume from."""
+    return any((run_dir / CHECKPOINT_DIRNAME).glob(f"{CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX}"))
+
+
+@dataclass
+class SplitResult:
+    run: SplitRun
+    metrics: dict[str, Any]  # metrics.json of the split; {} when the call was interrupted
+    epochs_this_call: int
+
+
+def train_split(
+    config: TrainConfig,
+    market: PreparedMarket,
+    split: Split,
+    out: Path,
+    device: torch.device,
+    *,
+    previous: TrainerState | None = None,
+    resume: bool = False,
+    resume_from: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+    progress_offset: int = 0,
+    progress_total: int | None = None,
+    stop_after_epochs: int | None = None,
+    make_plots: bool = True,
+    control: RunControl | None = None,
+    tensorboard: bool = False,
+) -> SplitResult:
+    """The epoch driver: train on ``split.train`` in epochs, validate and select after each, then
+    backtest the selected checkpoint once on ``split.test``; writes a complete run directory."""
+    out.mkdir(parents=True, exist_ok=True)
+    run = start_split(config, market, split, device, previous)
+    state, step = run.state, run.step
     checkpoints = out / CHECKPOINT_DIRNAME
+    fold_start = {"steps": state.steps_done, "epoch": state.epoch}  # a carried walk-forward state counts on
+    selection = ModelSelection(config.run.select, config.run.patience)
     epoch_open = False  # resuming a checkpoint saved mid-epoch: its epoch has begun already
-    if resume or resume_from is not None:
+    if resume:
         manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints))
-        epoch_open = bool(manifest.get("extra", {}).get("epoch_open", False))
-    write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
+        extra = manifest.get("extra", {})
+        fold_start = dict(extra.get("fold_start", fold_start))
+        selection = ModelSelection.from_dict(extra.get("selection", {}), config.run.select, config.run.patience)
+        epoch_open = bool(extra.get("epoch_open", False))
+    if config.data.folds > 0:  # each fold directory is a complete run directory
+        write_text_atomic(out / CONFIG_FILENAME, config_text(config, [split]))
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME, mirrors=[TensorBoardMirror(out)] if tensorboard else [])
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
+    fold_label = split.index if config.data.folds > 0 else None
 
-    total_steps = config.run.steps
-    # Epoch e covers steps [e·epoch_steps, (e+1)·epoch_steps) capped at run.steps; a resumed run
-    # whose last epoch was cut short by an earlier, smaller --steps continues with the next index.
-    remaining_epochs = math.ceil(max(total_steps - state.steps_done, 0) / config.run.epoch_steps)
-    total_epochs = max(1, math.ceil(total_steps / config.run.epoch_steps), state.epoch + remaining_epochs)
+    total_steps = fold_start["steps"] + config.run.steps
+    # Epoch e covers steps [e·epoch_steps, (e+1)·epoch_steps) of the split, capped at run.steps; a
+    # resumed run whose last epoch was cut short by an earlier, smaller --steps continues with the next index.
+    done_here = state.steps_done - fold_start["steps"]
+    epoch_here = state.epoch - fold_start["epoch"]
+    remaining_epochs = math.ceil(max(config.run.steps - done_here, 0) / config.run.epoch_steps)
+    total_epochs = max(1, math.ceil(config.run.steps / config.run.epoch_steps), epoch_here + remaining_epochs)
     state.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
     monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
-    if resume or resume_from is not None:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
+    progress_total = progress_total if progress_total is not None else config.run.steps
+    if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
         log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
         monitors.restore([record.monitors for record in iter_health_diag(log) if record.epoch < state.epoch] if log.exists() else [])
     collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
     while state.collect_steps < collects_before_learning:
         step.collect()
         if progress is not None:
-            progress(state.steps_done, total_steps, {"warmup": [state.collect_steps, collects_before_learning]})
+            progress(progress_offset, progress_total, {"warmup": [state.collect_steps, collects_before_learning]})
 
     started = time.perf_counter()
-    report: dict[str, Any] = {}
-    curves: dict[str, EquityCurve] = {}
+    validation_bars = split.validation.stop - split.validation.start
     epochs_this_call = 0
-    while state.steps_done < total_steps:
+    interrupted = False
+    while state.steps_done < total_steps and not selection.should_stop:
+        epoch_here = state.epoch - fold_start["epoch"]
         if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
-            state.adaptive.begin_epoch(state.epoch, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+            state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
         epoch_open = False
-        epoch_end = min(total_steps, state.steps_done + config.run.epoch_steps - state.steps_done % config.run.epoch_steps)
+        epoch_steps = config.run.epoch_steps
+        epoch_end = min(total_steps, state.steps_done + epoch_steps - (state.steps_done - fold_start["steps"]) % epoch_steps)
         while state.steps_done < epoch_end:
             chunk = min(PROGRESS_CHUNK, epoch_end - state.steps_done)
             runner.run(chunk)
             if progress is not None:
-                progress(state.steps_done, total_steps, None)
+                progress(progress_offset + state.steps_done - fold_start["steps"], progress_total, None)
             if control is not None and state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
-                extra = {"runner_mode": runner.mode, "epoch_open": True}
+                extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start, "epoch_open": True}
                 manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
                 control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         monitors.observe_all()
         losses, grad_norms, actions = epoch_summary(step)
-        report, curves = validation_report(state, step, market)
-        record = HealthDiagRecord(
-            epoch=state.epoch,
-            fold=None,
-            step=state.steps_done,
-            wall_time_s=time.perf_counter() - started,
-            losses=losses,
-            grad_norms=grad_norms,
-            isv=state.isv.snapshot(synchronize=True),
-            monitors=monitors.diagnose_all(),
-            actions=actions,
-            validation=report,
-        )
-        writer.write(record)
+        (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
+        writer.write(
+            HealthDiagRecord(
+                epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
+                losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
+                monitors=monitors.diagnose_all(), actions=actions, validation=validation,
+                training={"agent": training["agent"]},
+            )
+        )  # fmt: skip
         if progress is not None:
-            progress(state.steps_done, total_steps, {"losses": losses, "validation": report})
-        state.metrics.zero_()
-        state.action_counts.zero_()
+            progress(progress_offset + state.steps_done - fold_start["steps"], progress_total,
+                     {"losses": losses, "validation": validation})  # fmt: skip
+        improved = selection.observe(state.epoch, state.steps_done, validation, training)
+        run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
         state.epoch += 1
-        manifest_path = save_checkpoint(state, checkpoints, extra={"runner_mode": runner.mode}, keep=config.run.keep_checkpoints)
-        if control is not None:
-            control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
+        extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start}
+        manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
+        if improved:
+            save_checkpoint(state, checkpoints, extra=extra, name=BEST_CHECKPOINT, only=SELECTED_TENSORS)
+        if control is not None:  # raises RunInterrupted on a stop, unless early stopping just ended the run
+            control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop else total_steps)
         epochs_this_call += 1
         if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
+            interrupted = state.steps_done < total_steps and not selection.should_stop
             break
+    if interrupted:
+        return SplitResult(run, {}, epochs_this_call)
 
-    if not report:
-        report, curves = validation_report(state, step, market)
-    write_text_atomic(out / METRICS_FILENAME, json.dumps(report, indent=2, allow_nan=False) + "\n")
+    best = checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
+    if best.exists():  # the selected epoch's network and ISV, for the one test backtest
+        load_checkpoint(state, best, only=SELECTED_TENSORS)
+    ((report, curves),) = evaluate(run, market, [split.test])
+    metrics = {
+        **report,
+        "validation": selection.best_report,
+        "selection": selection.summary(stopped_early=selection.should_stop and state.steps_done < total_steps),
+        "splits": split.to_dict(),
+    }
+    write_text_atomic(out / METRICS_FILENAME, json.dumps(metrics, indent=2, allow_nan=False) + "\n")
     if make_plots:
         from trainer.eval.plots import write_run_plots
 
-        write_run_plots(out, curves, None if market.timestamps is None else market.timestamps[market.val])
-    return report
+        write_run_plots(out, curves, selection.curve, selection.best_epoch,
+                        "sharpe_ratio" if config.run.select == "last" else config.run.select,
+                        None if market.timestamps is None else market.timestamps[split.test])  # fmt: skip
+    return SplitResult(run, metrics, epochs_this_call)
 
 
-def validation_report(
-    state: TrainerState, step: TrainStep, market: PreparedMarket
-) -> tuple[dict[str, Any], dict[str, EquityCurve]]:
-    """Greedy backtest of the current network on the validation window, with the baselines."""
-    curves = validation_curves(state, step, market.close[market.val], market.spread[market.val], market.val.start)
-    report = backtest_report(curves["agent"], curves["buy_and_hold"], curves["flat"], market.periods_per_year)
-    return report, curves
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def mean_over_folds(blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean and std across folds of every numeric metric of one strategy (undefined values, e.g. the
+    Sharpe ratio of a strategy that never trades, are left out; all undefined → None)."""
+    keys: list[str] = []
+    for block in blocks:
+        for key, value in block.items():
+            if key not in keys and (value is None or _number(value) is not None):
+                keys.append(key)
+    summary: dict[str, Any] = {}
+    for key in keys:
+        finite = [value for value in (_number(block.get(key)) for block in blocks) if value is not None]
+        summary[key] = float(np.mean(finite)) if finite else None
+        summary[f"{key}_std"] = float(np.std(finite, ddof=1)) if len(finite) > 1 else None
+    return summary

@@ -47,14 +47,13 @@ from trainer.train.checkpoint import (
     latest_checkpoint,
     read_manifest,
 )
-from trainer.train.folds import FOLDS_FILENAME
-from trainer.train.loop import CHECKPOINT_DIRNAME, CONFIG_FILENAME, METRICS_FILENAME, PLOTS_DIRNAME
+from trainer.train.loop import BEST_CHECKPOINT, CHECKPOINT_DIRNAME, CONFIG_FILENAME, METRICS_FILENAME, PLOTS_DIRNAME
 
 DEFAULT_RUNS_ROOT = Path("runs")
 # Everything `trainer train` / `trainer diag` write into a run directory (what --overwrite removes).
 TRAINER_OUTPUTS = (
-    CONFIG_FILENAME, HEALTH_DIAG_FILENAME, METRICS_FILENAME, FOLDS_FILENAME, CHECKPOINT_DIRNAME, PLOTS_DIRNAME,
-    DIAG_DIRNAME, TENSORBOARD_DIRNAME,
+    CONFIG_FILENAME, HEALTH_DIAG_FILENAME, METRICS_FILENAME, CHECKPOINT_DIRNAME, PLOTS_DIRNAME, DIAG_DIRNAME,
+    TENSORBOARD_DIRNAME,
 )  # fmt: skip
 # Settings a resume may change: they decide how long the run is and what is kept, not what a step computes.
 RESUMABLE_CHANGES = frozenset({("run", "steps"), ("run", "keep_checkpoints"), ("run", "checkpoint_minutes")})
@@ -147,12 +146,18 @@ def _checkpoint_step(path: Path) -> int | None:
 
 
 def _remove_later_checkpoints(checkpoints: Path, step: int) -> list[str]:
-    """Delete every checkpoint file after ``step`` (complete or not); returns their names."""
+    """Delete every checkpoint file after ``step`` (complete or not), the selected-epoch ``best``
+    one too when it was chosen after ``step``; returns their names."""
     removed = []
     for path in sorted(checkpoints.glob(f"{CHECKPOINT_PREFIX}*")):
         later = _checkpoint_step(path)
         if later is not None and later > step:
             path.unlink()
+            removed.append(path.name)
+    best = checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
+    if best.exists() and int(json.loads(best.read_text(encoding="utf-8")).get("steps_done", 0)) > step:
+        for path in (best, best.with_suffix(TENSORS_SUFFIX)):
+            path.unlink(missing_ok=True)
             removed.append(path.name)
     return removed
 
@@ -184,9 +189,12 @@ def _refuse_non_empty(path: Path) -> None:
     )  # fmt: skip
 
 
+FOLD_DIR_GLOB = "fold-[0-9][0-9]"  # a walk-forward run's fold directories (each a complete run directory)
+
+
 def _overwrite(path: Path) -> list[str]:
     removed = []
-    for name in TRAINER_OUTPUTS:
+    for name in (*TRAINER_OUTPUTS, *sorted(entry.name for entry in path.glob(FOLD_DIR_GLOB))):
         target = path / name
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
@@ -198,8 +206,27 @@ def _overwrite(path: Path) -> list[str]:
     return removed
 
 
+def _resumed_directory(path: Path, stored: TrainConfig) -> Path:
+    """The directory whose checkpoints a resume continues: the run's own, or for a walk-forward run
+    the last fold directory that holds a checkpoint (earlier folds are finished)."""
+    if stored.data.folds == 0:
+        return path
+    started = [fold for fold in sorted(path.glob(FOLD_DIR_GLOB)) if any((fold / CHECKPOINT_DIRNAME).glob(f"{CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX}"))]
+    return started[-1] if started else path / "fold-00"
+
+
 def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -> RunDirectory:
-    checkpoints = path / CHECKPOINT_DIRNAME
+    if (path / CONFIG_FILENAME).exists():
+        differences = config_differences(load_config(path / CONFIG_FILENAME), config)
+        if differences:
+            _refuse_differences(path, differences)
+    run_dir = _resumed_directory(path, config)
+    if resume_from is not None and run_dir != path:
+        raise UserError(
+            "--resume-from applies to single-split runs", got=f"a walk-forward run ({config.data.folds} folds)",
+            expected="--resume (each fold continues from its own newest checkpoint)", hint=f"use --resume --out {path}",
+        )  # fmt: skip
+    checkpoints = run_dir / CHECKPOINT_DIRNAME
     manifest_path = checkpoint_manifest(resume_from) if resume_from is not None else latest_checkpoint(checkpoints)
     if manifest_path.resolve().parent != checkpoints.resolve():
         raise UserError(
@@ -207,22 +234,26 @@ def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -
             hint="pass --resume-from a checkpoint of the --out run (or omit --out: it is taken from the checkpoint)",
         )  # fmt: skip
     manifest = read_manifest(manifest_path)
-    stored = stored_config(path, manifest)
-    differences = config_differences(stored, config)
-    if differences:
-        raise UserError(
-            "resume config differs from the run's", got="; ".join(differences), expected=f"the config in {path / CONFIG_FILENAME}",
-            hint="resume without --config (the run's own config is used) or start a new run with another --out",
-        )  # fmt: skip
+    if not (path / CONFIG_FILENAME).exists():  # a run directory without its config.toml: the checkpoint keeps a copy
+        differences = config_differences(stored_config(path, manifest), config)
+        if differences:
+            _refuse_differences(path, differences)
     step, epoch = int(manifest["steps_done"]), int(manifest["epoch"])
     notes = [f"resuming from {manifest_path} (step {step:,}, {epoch} epoch{'s' if epoch != 1 else ''} finished)"]
     removed = _remove_later_checkpoints(checkpoints, step)
     if removed:
         notes.append(f"removed the checkpoint files after step {step:,}: {', '.join(removed)}")
-    dropped = _cut_health_diag(path, step)
+    dropped = _cut_health_diag(run_dir, step)
     if dropped:
         notes.append(f"{HEALTH_DIAG_FILENAME}: dropped {dropped} record{'s' if dropped != 1 else ''} after step {step:,}")
     return RunDirectory(path, config, manifest_path, notes)
+
+
+def _refuse_differences(path: Path, differences: list[str]) -> None:
+    raise UserError(
+        "resume config differs from the run's", got="; ".join(differences), expected=f"the config in {path / CONFIG_FILENAME}",
+        hint="resume without --config (the run's own config is used) or start a new run with another --out",
+    )  # fmt: skip
 
 
 def run_directory_of(checkpoint: Path) -> Path:

@@ -54,39 +54,72 @@ def greedy_rollout(
 
     Returns the curve over bars 0 … n − 2 (compare baselines on ``close[:-1]``).
     """
+    return greedy_rollouts(state, step, close, spread, feature_offset, [0], int(close.shape[0]))[0]
+
+
+def greedy_rollouts(
+    state: TrainerState,
+    step: TrainStep,
+    close: torch.Tensor,
+    spread: torch.Tensor,
+    feature_offset: int,
+    starts: list[int],
+    n_bars: int,
+) -> list[EquityCurve]:
+    """Trade several windows of ``n_bars`` bars of one series at once, one environment each.
+
+    Env bar b of ``close`` is global feature row ``feature_offset + b``; window i covers env bars
+    ``starts[i] … starts[i] + n_bars − 1``. The windows advance in lock-step as one batch (one
+    forward pass per bar for all of them: the epoch boundary's validation and training-window
+    backtests cost one rollout, not two); each env's trading is independent of the others'. Every
+    curve covers its window's bars 0 … n − 2, like ``greedy_rollout``.
+    """
     device = state.device
-    n_bars = int(close.shape[0])
+    n_windows = len(starts)
+    if n_windows < 1 or n_bars < 3 or min(starts) < 0 or max(starts) + n_bars > int(close.shape[0]):
+        raise ValueError(
+            f"rollout windows do not fit the series (starts {starts}, {n_bars} bars each vs a series of "
+            f"{int(close.shape[0])} bars, ≥ 3 bars per window) — hint: pass windows inside the bars"
+        )
     isv = Isv(device)
     isv.load_state(state.isv.state())
     isv.write_config("EPISODE_LENGTH", 0.0)
-    env = VectorEnv(close, n_envs=1, isv=isv, seed=state.seed, spread=spread, counter=new_counter(device))
-    env.ps[:, PS_BAR_INDEX] = 0.0
-    env.ps[:, PS_EPISODE_START] = 0.0
+    env = VectorEnv(close, n_envs=n_windows, isv=isv, seed=state.seed, spread=spread, counter=new_counter(device))
+    start_bars = torch.tensor(starts, dtype=torch.float32, device=device)
+    env.ps[:, PS_BAR_INDEX] = start_bars
+    env.ps[:, PS_EPISODE_START] = start_bars
     init_cash = float(state.config.env.init_cash)
-    # The env ends an episode when its cursor reaches the last bar and restarts the portfolio in
-    # the same step, so the last bar is never traded to: the curve covers bars 0 … n − 2.
+    # The window's last bar is never traded to (a single-window env ends its episode there and
+    # restarts the portfolio in the same step): each curve covers bars 0 … n − 2.
     n_steps = n_bars - 2
-    equity = torch.zeros(n_steps, device=device)  # [n − 2] value at close_{t+1}
-    units = torch.zeros(n_steps, device=device)  # [n − 2] position held over period t
-    actions = torch.zeros(n_steps, N_BRANCHES, dtype=torch.int64, device=device)
+    equity = torch.zeros(n_steps, n_windows, device=device)  # [n − 2, W] value at close_{t+1}
+    units = torch.zeros(n_steps, n_windows, device=device)  # [n − 2, W] position held over period t
+    actions = torch.zeros(n_steps, n_windows, N_BRANCHES, dtype=torch.int64, device=device)
     strides = torch.tensor(JOINT_STRIDES, dtype=torch.int64, device=device)
     state.isv_local.copy_(state.isv.tensor)
     was_training = state.online.training
     state.online.eval()
     with torch.no_grad():
         for t in range(n_steps):
-            bar = env.bar_index()  # [1]
-            chosen = step.greedy(state.gather_windows(bar, feature_offset), env.portfolio_inputs())  # [1, D]
+            bar = env.bar_index()  # [W]
+            chosen = step.greedy(state.gather_windows(bar, feature_offset), env.portfolio_inputs())  # [W, D]
             env.step((chosen * strides).sum(-1).to(torch.int32))
-            equity[t : t + 1] = env.ps[:, PS_PORTFOLIO_VALUE]
-            units[t : t + 1] = env.ps[:, PS_POSITION]
-            actions[t : t + 1] = chosen
+            equity[t] = env.ps[:, PS_PORTFOLIO_VALUE]
+            units[t] = env.ps[:, PS_POSITION]
+            actions[t] = chosen
     state.online.train(was_training)
-    equity_np = np.concatenate(([init_cash], equity.double().cpu().numpy()))  # [n − 1]
-    close_np = close.double().cpu().numpy()[: n_bars - 1]
-    units_np = units.double().cpu().numpy()
-    exposure = exposure_from_units(units_np, close_np[:-1], equity_np[:-1])
-    return EquityCurve(equity=equity_np, exposure=exposure, units=units_np, actions=action_fractions(actions.cpu().numpy()))
+    equity_all = equity.double().cpu().numpy()  # one host read for every window
+    units_all = units.double().cpu().numpy()
+    actions_all = actions.cpu().numpy()
+    close_all = close.double().cpu().numpy()
+    curves = []
+    for index, start in enumerate(starts):
+        equity_np = np.concatenate(([init_cash], equity_all[:, index]))  # [n − 1]
+        close_np = close_all[start : start + n_bars - 1]
+        exposure = exposure_from_units(units_all[:, index], close_np[:-1], equity_np[:-1])
+        curves.append(EquityCurve(equity=equity_np, exposure=exposure, units=units_all[:, index],
+                                  actions=action_fractions(actions_all[:, index])))  # fmt: skip
+    return curves
 
 
 def baseline_curves(close: torch.Tensor, *, fee_rate: float, slippage: float, init_cash: float) -> tuple[EquityCurve, EquityCurve]:
@@ -104,11 +137,22 @@ def baseline_curves(close: torch.Tensor, *, fee_rate: float, slippage: float, in
 
 
 def validation_curves(
-    state: TrainerState, step: TrainStep, close: torch.Tensor, spread: torch.Tensor, feature_offset: int
-) -> dict[str, EquityCurve]:
-    """The agent's greedy rollout and both baselines over the same bars (``close[:-1]``, see
+    state: TrainerState, step: TrainStep, close: torch.Tensor, spread: torch.Tensor, windows: list[slice]
+) -> list[dict[str, EquityCurve]]:
+    """Per window of ``close`` (global bar indices; equal lengths are rolled out together), the agent's
+    greedy rollout and both baselines over the same bars (``close[window][:-1]``, see
     ``greedy_rollout``), keyed as metrics.json stores them."""
-    agent = greedy_rollout(state, step, close, spread, feature_offset)
     env = state.config.env
-    hold, flat = baseline_curves(close[:-1], fee_rate=env.fee_rate, slippage=env.slippage, init_cash=env.init_cash)
-    return {"agent": agent, "buy_and_hold": hold, "flat": flat}
+    agents: dict[int, EquityCurve] = {}
+    by_length: dict[int, list[int]] = {}
+    for index, window in enumerate(windows):
+        by_length.setdefault(window.stop - window.start, []).append(index)
+    for length, members in by_length.items():
+        rolled = greedy_rollouts(state, step, close, spread, 0, [windows[i].start for i in members], length)
+        agents.update(zip(members, rolled, strict=True))
+    out = []
+    for index, window in enumerate(windows):
+        hold, flat = baseline_curves(close[window][:-1], fee_rate=env.fee_rate, slippage=env.slippage,
+                                     init_cash=env.init_cash)  # fmt: skip
+        out.append({"agent": agents[index], "buy_and_hold": hold, "flat": flat})
+    return out

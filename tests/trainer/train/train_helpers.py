@@ -34,13 +34,12 @@ def synthetic_market(n_bars: int = 400, window: int = 4, seed: int = 0) -> Marke
     return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
 
 
-def synthetic_prepared_market(n_bars: int = 400, window: int = 4, val_bars: int = 40, seed: int = 0) -> PreparedMarket:
-    """A train | validation split of a synthetic market, as ``trainer.train.loop.prepare_market``
-    returns it, without files, pandas or the feature cache (the GPU machine lacks the loaders' deps)."""
+def synthetic_prepared_market(n_bars: int = 400, window: int = 4, seed: int = 0) -> PreparedMarket:
+    """A synthetic market as ``trainer.train.loop.prepare_market`` returns it (the run's splits come
+    from its config), without files, pandas or the feature cache (the GPU machine lacks the loaders' deps)."""
     market = synthetic_market(n_bars, window, seed)
     close = torch.cat([torch.full((window,), float(market.close[0])), market.close])  # [n_bars] global bars
-    val_start = n_bars - val_bars
     return PreparedMarket(
-        close=close, spread=torch.zeros(n_bars), features=market.features, train=slice(window, val_start - 4),
-        val=slice(val_start, n_bars), periods_per_year=252.0 * 24, source="synthetic",
+        close=close, spread=torch.zeros(n_bars), features=market.features, first=window,
+        periods_per_year=252.0 * 24, source="synthetic",
     )  # fmt: skip

@@ -1,0 +1,128 @@
+"""Honest splits and model selection: the test window never reaches training or selection; the
+selected checkpoint is chosen deterministically on validation, survives resume, and stops early."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from trainer.data.synthetic import make_signal_market, write_market_csv
+from trainer.errors import UserError
+from trainer.eval.health_diag import read_health_diag
+from trainer.train.loop import prepare_market, run_splits, train
+from trainer.train.selection import ModelSelection
+from trainer.train.splits import single_split
+
+TINY = {
+    "data": {"embargo_bars": 3, "periods_per_year": 6048},
+    "env": {"n_envs": 4, "episode_length": 32},
+    "model": {"window": 2, "temporal_encoder": False, "hidden": 16, "head_hidden": 8, "n_atoms": 11, "iqn_embedding": 8},
+    "loss": {"n_step": 2, "iqn_tau_samples": 2, "iqn_target_samples": 2},
+    "replay": {"capacity": 64, "batch_size": 8, "learning_starts": 8},
+    "run": {"steps": 12, "epoch_steps": 3, "device": "cpu", "cuda_graph": False},
+}  # fmt: skip
+
+
+def tiny_config(path, **overrides):
+    from trainer.config import TrainConfig
+
+    sections = {name: dict(values) for name, values in TINY.items()}
+    sections["data"]["path"] = str(path)
+    for name, values in overrides.items():
+        sections.setdefault(name, {}).update(values)
+    return TrainConfig().replace(**sections)
+
+
+def report(sharpe):
+    return {"agent": {"sharpe_ratio": sharpe}}
+
+
+def test_selection_keeps_the_first_best_epoch_and_counts_patience():
+    selection = ModelSelection("sharpe_ratio", patience=2)
+    assert selection.observe(0, 10, report(1.0), report(2.0))
+    assert not selection.observe(1, 20, report(1.0), report(2.0))  # a tie keeps the earlier epoch
+    assert selection.observe(2, 30, report(1.5), report(2.0))
+    assert not selection.observe(3, 40, report(None), report(2.0))  # never traded: scores 0 (flat)
+    assert not selection.should_stop
+    assert not selection.observe(4, 50, report(float("nan")), report(2.0))
+    assert selection.should_stop and (selection.best_epoch, selection.best_step, selection.best_value) == (2, 30, 1.5)
+    restored = ModelSelection.from_dict(json.loads(json.dumps(selection.to_dict())), "sharpe_ratio", 2)
+    assert restored.to_dict() == selection.to_dict()
+    summary = selection.summary(stopped_early=True)
+    assert summary == {"criterion": "validation sharpe_ratio", "epoch": 2, "step": 30, "value": 1.5, "epochs_run": 5,
+                       "patience": 2, "stopped_early": True}  # fmt: skip
+
+
+def test_select_last_reports_the_last_epoch_and_never_stops():
+    selection = ModelSelection("last", patience=1)
+    for epoch, value in enumerate((3.0, 1.0, -2.0)):
+        assert selection.observe(epoch, epoch, report(value), report(value))
+    assert selection.best_epoch == 2 and not selection.should_stop
+    assert not math.isinf(selection.best_value)
+
+
+def test_single_split_orders_train_validation_test_with_embargoes():
+    split = single_split(1000, 10, validation_fraction=0.2, test_fraction=0.1, embargo=5, min_train_bars=50)
+    assert split.train == slice(10, 10 + 990 - 198 - 99 - 10)
+    assert split.validation.start == split.train.stop + 5 and split.validation.stop - split.validation.start == 198
+    assert split.test == slice(1000 - 99, 1000) and split.test.start == split.validation.stop + 5
+    with pytest.raises(UserError, match=r"too few bars for a train \| validation \| test split \(100 bars leave 10 "
+                       r"training bars .* vs 518 training bars \(env.episode_length \+ loss.n_step \+ 2\): at least "
+                       r"948 bars in all\)"):  # fmt: skip
+        single_split(100, 4, validation_fraction=0.2, test_fraction=0.2, embargo=24, min_train_bars=518)
+
+
+@pytest.fixture(scope="module")
+def market(tmp_path_factory):
+    return make_signal_market(700, seed=5)
+
+
+def test_no_bar_of_the_test_window_reaches_training_or_selection(market, tmp_path):
+    """Rewrite every test-window bar: training, validation and selection are bit for bit the same;
+    only the test metrics move. (Features are causal, so earlier bars cannot see later prices.)"""
+    original = write_market_csv(market, tmp_path / "original.csv")
+    config = tiny_config(original)
+    split = run_splits(config, prepare_market(config))[0]
+    changed_market = make_signal_market(700, seed=5)
+    close = changed_market.columns["close"]
+    rng = np.random.default_rng(99)
+    for column in ("open", "high", "low", "close"):
+        values = changed_market.columns[column]
+        values[split.test.start :] = values[split.test.start :] * np.exp(rng.normal(0.0, 0.05, len(values) - split.test.start))
+    changed_market.columns["high"][:] = np.maximum.reduce([changed_market.columns[c] for c in ("open", "high", "low", "close")])
+    changed_market.columns["low"][:] = np.minimum.reduce([changed_market.columns[c] for c in ("open", "high", "low", "close")])
+    assert close[split.test.start - 1] == market.columns["close"][split.test.start - 1]
+    changed = write_market_csv(changed_market, tmp_path / "changed.csv")
+
+    first = train(config, tmp_path / "a", make_plots=False)
+    second = train(tiny_config(changed), tmp_path / "b", make_plots=False)
+    assert first["validation"] == second["validation"] and first["selection"] == second["selection"]
+    assert first["splits"] == second["splits"] == split.to_dict()
+    diag_a = [record.to_dict() for record in read_health_diag(tmp_path / "a")]
+    diag_b = [record.to_dict() for record in read_health_diag(tmp_path / "b")]
+    for a, b in zip(diag_a, diag_b, strict=True):
+        a.pop("wall_time_s"), b.pop("wall_time_s")
+        assert a == b
+    best_a = (tmp_path / "a" / "checkpoints" / "best.safetensors").read_bytes()
+    assert best_a == (tmp_path / "b" / "checkpoints" / "best.safetensors").read_bytes()
+    assert first["buy_and_hold"] != second["buy_and_hold"]  # the test window itself did change
+
+
+def test_early_stopping_and_resume_keep_the_selection(market, tmp_path):
+    path = write_market_csv(market, tmp_path / "m.csv")
+    config = tiny_config(path, run={"steps": 30, "patience": 1})
+    whole = train(config, tmp_path / "whole", make_plots=False)
+    selection = whole["selection"]
+    curve = [record.validation["agent"]["sharpe_ratio"] for record in read_health_diag(tmp_path / "whole")]
+    assert selection["epochs_run"] == len(curve) and selection["stopped_early"] == (len(curve) < 10)
+    if selection["stopped_early"]:  # stopped one epoch after the last improvement
+        assert selection["epoch"] == len(curve) - 2
+    assert train(config, tmp_path / "cut", stop_after_epochs=1, make_plots=False) in ({}, whole)
+    resumed = train(config, tmp_path / "cut", resume=True, make_plots=False)
+    assert resumed == whole
+    for name in ("best.safetensors", "best.json"):
+        a = (tmp_path / "whole" / "checkpoints" / name).read_bytes()
+        assert a == (tmp_path / "cut" / "checkpoints" / name).read_bytes(), name
