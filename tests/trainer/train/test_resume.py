@@ -98,7 +98,7 @@ def test_checkpoint_minutes_saves_between_epochs_without_changing_the_run(tmp_pa
     control = RunControl(config.run.checkpoint_minutes, clock=lambda: 60.0 * next(minutes))  # a minute per look
     train(config, tmp_path / "periodic", control=control, make_plots=False)
     train(config, tmp_path / "plain", make_plots=False)
-    steps = [json.loads(path.read_text())["steps_done"] for path in sorted((tmp_path / "periodic" / "checkpoints").glob("*.json"))]
+    steps = [json.loads(path.read_text())["steps_done"] for path in sorted((tmp_path / "periodic" / "checkpoints").glob("step-*.json"))]
     assert steps == [25, 40, 65, 80]
     expected_tensors, got = final_tensors(tmp_path / "plain"), final_tensors(tmp_path / "periodic")
     assert all((expected_tensors[name] == got[name]).all() for name in expected_tensors)
