@@ -111,6 +111,9 @@ def test_resume_from_picks_a_checkpoint_and_reproduces_the_run(tmp_path, tiny_to
     assert steps_logged(resumed) == [10, 20, 30]
     final = "checkpoints/step-0000000030.safetensors"
     assert (whole / final).read_bytes() == (resumed / final).read_bytes()
+    best = resumed / "checkpoints" / "best.json"
+    assert main(["train", "--resume-from", str(best), "--no-progress"]) == 2
+    assert f"checkpoint cannot be resumed ({best} holds only the selected network" in capsys.readouterr().err
     missing = resumed / "checkpoints" / "step-0000000099.json"
     assert main(["train", "--resume-from", str(missing), "--no-progress"]) == 2
     assert f"checkpoint not found ({missing} vs a step-*.json manifest file)" in capsys.readouterr().err
@@ -233,4 +236,5 @@ def test_too_few_bars_without_folds_says_how_many_are_needed(tmp_path, tiny_toml
     short.write_text("\n".join(rows) + "\n")
     assert train(tiny_toml, tmp_path / "run", "--data", str(short)) == 2
     err = capsys.readouterr().err
-    assert "too few bars to train and validate (" in err and "usable bars vs >= " in err and "fold" not in err
+    assert "too few bars for a train | validation | test split (" in err and "at least" in err and "bars in all" in err
+    assert "fold" not in err  # no folds were asked for

@@ -234,6 +234,11 @@ def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -
             hint="pass --resume-from a checkpoint of the --out run (or omit --out: it is taken from the checkpoint)",
         )  # fmt: skip
     manifest = read_manifest(manifest_path)
+    if manifest.get("only"):
+        raise UserError(
+            "checkpoint cannot be resumed", got=f"{manifest_path} holds only the selected network",
+            expected=f"a periodic {CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX} checkpoint", hint="pass one of the step-* manifests",
+        )  # fmt: skip
     if not (path / CONFIG_FILENAME).exists():  # a run directory without its config.toml: the checkpoint keeps a copy
         differences = config_differences(stored_config(path, manifest), config)
         if differences:
@@ -317,6 +322,8 @@ def open_run_directory(
                     notes.append(f"--overwrite: left the other files in {path} untouched")
         resolved = config(None) if callable(config) else config
         run = RunDirectory(path, resolved, None, notes)
+    if run.config is not None and run.config.data.folds > 0:  # each fold writes its own fold-KK/ below the run directory
+        subdirectories = ()
     for directory in (run.path, *(run.path / name for name in subdirectories)):
         probe_writable(directory)
     return run
