@@ -116,7 +116,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     run = open_run_directory(out, overwrite=args.overwrite, subdirectories=(PLOTS_DIRNAME,))
     metrics = evaluate_checkpoint(args.checkpoint, run.path, data=args.data, device=args.device or "auto", make_plots=not args.no_plots)
     Console().print(_metrics_table(metrics, f"backtest of {args.checkpoint} — {args.data or 'its validation window'}"))
-    Console().print(f"results: {run.path}", highlight=False)
+    print(f"results: {run.path}")  # one line, unwrapped: scripts read it
     return 0
 
 
