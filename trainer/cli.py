@@ -13,10 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from trainer.data.bars import format_ts
-from trainer.errors import UserError
+from trainer.errors import UserError, os_error_text
+from trainer.train.stop import RunInterrupted
 from trainer.eval import metrics
 
 if TYPE_CHECKING:  # rich, pandas, pyarrow and databento-dbn load inside the commands that use them
+    from pathlib import Path
+
+    from trainer.config import TrainConfig
     from trainer.data import Bars, DbnOptions, FeatureConfig
 
 EXIT_USER_ERROR = 2
@@ -54,9 +58,15 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
     train.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available, else cpu")
     train.add_argument("--seed", type=int, default=None, help="seed of every random stream (overrides run.seed)")
     train.add_argument("--steps", type=int, default=None, help="training steps (overrides run.steps)")
-    train.add_argument("--out", default=None, metavar="DIR", help="run directory (default runs/<UTC timestamp>)")
-    train.add_argument("--resume", action="store_true", help="continue from the newest checkpoint in --out")
+    train.add_argument("--out", default=None, metavar="DIR", help="run directory, new or empty (default: a new runs/<UTC timestamp>)")
+    train.add_argument("--resume", action="store_true",
+                       help="continue the run in --out from its newest checkpoint, with the config stored there")
+    train.add_argument("--resume-from", default=None, metavar="CHECKPOINT",
+                       help="continue from this checkpoint manifest (RUN_DIR/checkpoints/step-N.json); implies --resume")
+    train.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier run in --out")
     train.add_argument("--no-progress", action="store_true", help="no progress bar (logs and CI)")
+    train.add_argument("--tensorboard", action="store_true",
+                       help="also write TensorBoard scalars to RUN_DIR/tensorboard (needs the tensorboard extra)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
                        help="walk-forward: train fold by fold over K folds (overrides data.folds), each in RUN_DIR/fold-KK/")
     train.set_defaults(handler=_cmd_train)
@@ -74,6 +84,75 @@ def _add_diag_command(commands: argparse._SubParsersAction) -> None:
     diag.set_defaults(handler=_cmd_diag)
 
 
+def _add_eval_command(commands: argparse._SubParsersAction) -> None:
+    evaluate = commands.add_parser(
+        "eval", help="backtest a saved policy (a checkpoint) on its run's validation window or on any data",
+        description="Load CHECKPOINT (its run's config and every tensor), trade greedily through the training "
+        "environment and write metrics.json (agent vs buy-and-hold vs flat), eval.json and plots/ into --out.",
+    )  # fmt: skip
+    evaluate.add_argument("checkpoint", metavar="CHECKPOINT", help="a checkpoint manifest, RUN_DIR/checkpoints/step-N.json")
+    evaluate.add_argument("--data", default=None, metavar="PATH",
+                          help="CSV/Parquet/DBN file or 'default' to backtest on, all usable bars (default: the run's validation window)")
+    evaluate.add_argument("--out", default=None, metavar="DIR", help="where the results go, new or empty (default: a new runs/eval/<UTC timestamp>)")
+    evaluate.add_argument("--overwrite", action="store_true", help="replace the outputs of an earlier evaluation in --out")
+    evaluate.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available, else cpu")
+    evaluate.add_argument("--no-plots", action="store_true", help="metrics only")
+    evaluate.set_defaults(handler=_cmd_eval)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from trainer.train.evaluate import evaluate_checkpoint
+    from trainer.train.loop import PLOTS_DIRNAME
+    from trainer.train.rundir import DEFAULT_RUNS_ROOT, open_run_directory
+
+    out = args.out
+    if out is None:
+        from trainer.train.rundir import new_run_directory
+
+        out = new_run_directory(DEFAULT_RUNS_ROOT / "eval")
+    # the same gate as a run (never mix two results in one directory), for what an evaluation writes
+    run = open_run_directory(out, overwrite=args.overwrite, subdirectories=(PLOTS_DIRNAME,))
+    metrics = evaluate_checkpoint(args.checkpoint, run.path, data=args.data, device=args.device or "auto", make_plots=not args.no_plots)
+    Console().print(_metrics_table(metrics, f"backtest of {args.checkpoint} — {args.data or 'its validation window'}"))
+    print(f"results: {run.path}")  # one line, unwrapped: scripts read it
+    return 0
+
+
+def _metrics_table(metrics: dict, title: str):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
+        table.add_column(column)
+    for name in ("agent", "buy_and_hold", "flat"):
+        values = metrics.get(name, {})
+        table.add_row(
+            name, _fmt(values.get("sharpe_ratio")), _fmt(values.get("sortino_ratio")), _percent(values.get("max_drawdown")),
+            _percent(values.get("annual_return")), _fmt(values.get("trade_count")),
+        )  # fmt: skip
+    return table
+
+
+def _percent(value: object) -> str:
+    """Returns and drawdowns on screen in percent, as `trainer data info` and the plots show them
+    (metrics.json keeps fractions)."""
+    return f"{value:+.2%}" if isinstance(value, float) and value == value else "n/a"
+
+
+def _version_text() -> str:
+    from importlib import metadata
+
+    import trainer
+
+    try:
+        version = metadata.version("foxhunt")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        version = trainer.__version__
+    return f"trainer {version} (foxhunt, Python {sys.version.split()[0]})"
+
+
 def _cmd_diag(args: argparse.Namespace) -> int:
     from trainer.eval.diag import run_diag
 
@@ -83,9 +162,11 @@ def _cmd_diag(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trainer", description="GPU-resident distributional DQN trainer for trading.")
+    parser.add_argument("--version", action="version", version=_version_text())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_data_command(commands)
     _add_train_command(commands)
+    _add_eval_command(commands)
     _add_diag_command(commands)
     return parser
 
@@ -202,25 +283,14 @@ def _cmd_data_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
-    import time
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    from rich.table import Table
-
+def _train_config(args: argparse.Namespace, resume_dir: Path | None) -> TrainConfig:
+    """The run's config: ``--config`` (default: a resumed run's own ``config.toml``, else the
+    default config), the command-line overrides, and the device resolved (``auto`` → what runs)."""
     from trainer.config import load_config
-    from trainer.train.loop import train
+    from trainer.train.loop import CONFIG_FILENAME, resolve_device
 
-    config = load_config(args.config)
+    stored = resume_dir / CONFIG_FILENAME if resume_dir is not None else None
+    config = load_config(stored if args.config is None and stored is not None and stored.exists() else args.config)
     overrides: dict[str, dict[str, object]] = {"run": {}, "data": {}}
     if args.data is not None:
         overrides["data"]["path"] = args.data
@@ -233,48 +303,104 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if args.folds is not None:
         overrides["data"]["folds"] = args.folds
     config = config.replace(**overrides)
-    if args.resume and args.out is None:
-        raise UserError("--resume needs the run to continue", got="no --out", expected="--out RUN_DIR", hint="pass the run directory of the stopped run")
-    out = Path(args.out) if args.out else Path("runs") / datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return config.replace(run={"device": resolve_device(config.run.device).type})
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    import shlex
+    import time
+    from functools import partial
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from trainer.train.loop import train
+    from trainer.train.rundir import open_run_directory
+    from trainer.train.stop import RunControl
+
+    if args.tensorboard:
+        from trainer.eval.tensorboard import require_tensorboard
+
+        require_tensorboard()  # before the run directory is made or any data loaded
+    run = open_run_directory(
+        args.out, partial(_train_config, args), resume=args.resume, resume_from=args.resume_from, overwrite=args.overwrite
+    )
+    config, out = run.config, run.path
     console = Console(stderr=True)
-    latest: dict[str, str] = {"text": "warming up", "rate": ""}
+    for note in run.notes:
+        print(f"trainer: {note}", file=sys.stderr)
+    control = RunControl(config.run.checkpoint_minutes, resume_command=f"trainer train --resume --out {shlex.quote(str(out))}")
+    train = partial(train, resume_from=run.resume_from, control=control, tensorboard=args.tensorboard)
+    latest: dict[str, str] = {"text": "", "rate": ""}
     window: dict[str, float] = {"time": 0.0, "steps": -1.0}  # steps/s over training chunks only
-    if args.no_progress:
-        def report(done: int, total: int, info: dict | None) -> None:
-            if info is not None:
-                console.print(f"step {done}/{total}: {_epoch_text(info)}")
+    started = time.perf_counter()
+    first: dict[str, float] = {}  # the first (time, step) this process trained: the ETA's base
 
-        metrics = train(config, out, resume=args.resume, progress=report)
-    else:
-        with Progress(
-            TextColumn("[bold]train"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(), TextColumn("{task.fields[latest]}"), console=console,
-        ) as progress:  # fmt: skip
-            task = progress.add_task("train", total=config.run.steps * ((config.data.folds if config.data.fold < 0 else 1) or 1), rate="", latest=latest["text"])
+    def eta_text(done: int, total: int) -> str:
+        now = time.perf_counter()
+        first.setdefault("time", now)
+        first.setdefault("steps", float(done))
+        rate = (done - first["steps"]) / max(now - first["time"], 1e-9)
+        if done >= total:
+            return "done"
+        if rate <= 0:
+            return "ETA n/a"
+        return f"ETA {_duration((total - done) / rate)}"
 
+    with control.handling_signals():
+        if args.no_progress:
             def report(done: int, total: int, info: dict | None) -> None:
-                now = time.perf_counter()
-                if info is not None or window["steps"] < 0:  # first chunk or epoch end (after validation)
-                    if info is not None:
-                        latest["text"] = _epoch_text(info)
-                    window.update(time=now, steps=done)
-                elif done > window["steps"]:
-                    rate = (done - window["steps"]) / max(now - window["time"], 1e-9)
-                    latest["rate"] = f"{rate:,.1f} steps/s"
-                progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
+                eta = eta_text(done, total)  # the first call (warm-up or first chunk) is the ETA's base
+                if info is not None and "warmup" not in info:
+                    elapsed = _duration(time.perf_counter() - started)
+                    print(f"step {done}/{total} ({eta}, {elapsed} elapsed): {_epoch_text(info)}", file=sys.stderr, flush=True)
+                elif info is not None and info["warmup"][0] == info["warmup"][1]:
+                    print(f"replay warm-up done: {info['warmup'][1]} collect steps before learning", file=sys.stderr, flush=True)
 
             metrics = train(config, out, resume=args.resume, progress=report)
+        else:
+            with Progress(
+                TextColumn("[bold]train"), BarColumn(), TaskProgressColumn(), TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[latest]}"),
+                console=console,
+            ) as progress:  # fmt: skip
+                folds_trained = (config.data.folds if config.data.fold < 0 else 1) or 1
+                task = progress.add_task("train", total=config.run.steps * folds_trained, rate="", latest=latest["text"])
+
+                def report(done: int, total: int, info: dict | None) -> None:
+                    now = time.perf_counter()
+                    if info is not None and "warmup" in info:
+                        collected, needed = info["warmup"]
+                        latest["text"] = f"replay warm-up {collected}/{needed} collect steps (no learning yet)"
+                        window.update(time=now, steps=-1.0)
+                    elif info is not None or window["steps"] < 0:  # first chunk or epoch end (after validation)
+                        latest["text"] = _epoch_text(info) if info is not None else "first epoch running (no validation yet)"
+                        window.update(time=now, steps=done)
+                    elif done > window["steps"]:
+                        rate = (done - window["steps"]) / max(now - window["time"], 1e-9)
+                        latest["rate"] = f"{rate:,.1f} steps/s"
+                    progress.update(task, completed=done, rate=latest["rate"], latest=latest["text"])
+
+                metrics = train(config, out, resume=args.resume, progress=report)
+    if not metrics:  # stopped by stop_after_epochs-style interruption: nothing to report yet
+        return 0
     selection = metrics.get("selection") or {}
     where = f"selected epoch {selection['epoch']}" if selection.get("epoch") is not None else f"mean of {metrics.get('n_folds')} folds"
-    table = Table(title=f"test-window backtest ({where}) — {out}")
-    for column in ("strategy", "sharpe", "sortino", "max drawdown", "annual return", "trades"):
-        table.add_column(column)
-    for name in ("agent", "buy_and_hold", "flat"):
-        values = metrics.get(name, {})
-        table.add_row(name, *(_fmt(values.get(key)) for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "trade_count")))
-    Console().print(table)
+    Console().print(_metrics_table(metrics, f"test-window backtest ({where}) — {out}"))
     Console().print(f"run directory: {out}")
     return 0
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(int(round(seconds)), 0)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 def _fmt(value: object) -> str:
@@ -300,8 +426,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return int(args.handler(args))
+    except RunInterrupted as exc:
+        print(f"trainer: {exc}", file=sys.stderr)
+        return exc.exit_code
     except UserError as exc:
         print(f"trainer: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as exc:  # a user path the system refused (permissions, read-only, full disk, missing)
+        print(f"trainer: error: {os_error_text(exc)}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("trainer: interrupted", file=sys.stderr)

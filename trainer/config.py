@@ -234,6 +234,8 @@ class RunConfig:
     """On CUDA, capture the training step once and replay it (false = eager, same code)."""
     keep_checkpoints: int = _bounded(2, Bound(1, 1_000))
     """Most recent periodic checkpoints kept in the run directory (``best`` is kept besides them)."""
+    checkpoint_minutes: float = _bounded(0.0, Bound(0.0, 10_080.0))
+    """Also save a checkpoint (mid-epoch) after this many minutes since the last one; 0 = only at epoch ends."""
     select: str = _bounded("sharpe_ratio", Bound(choices=("sharpe_ratio", "sortino_ratio", "annual_return", "last")))
     """Validation metric that selects the reported checkpoint (best epoch, earliest on ties); "last" =
     the last epoch, no selection."""

@@ -26,16 +26,33 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = ".tmp") -> Iterator[
     removed and ``path`` is left as it was.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
+    except OSError as error:
+        raise _naming(error, target) from error
     os.close(handle)
     try:
         yield Path(temporary)
         os.chmod(temporary, READABLE_MODE)
         os.replace(temporary, target)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise _naming(error, target) from error
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _naming(error: OSError, target: Path) -> OSError:
+    """The same error (same errno, so the same OSError subclass) naming the file the user asked for.
+
+    A failed ``write`` carries no file name at all, and a failed ``mkstemp`` names the temporary;
+    the user needs to know which of their files could not be written.
+    """
+    if error.errno is None:
+        return error
+    return OSError(error.errno, error.strerror, str(target))
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:

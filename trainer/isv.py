@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import torch
 
+from trainer.errors import LayoutMismatchError  # re-exported: `from trainer.isv import LayoutMismatchError`
 from trainer.layout import (
     ISV,
     ISV_FINGERPRINT_HI,
@@ -46,10 +47,6 @@ from trainer.layout import (
 
 class IsvWriteError(PermissionError):
     """A host write that the slot's writer class does not allow."""
-
-
-class LayoutMismatchError(RuntimeError):
-    """The stored layout fingerprint differs from this code's layout: retrain required."""
 
 
 def _mapped_host_buffer(n_floats: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:

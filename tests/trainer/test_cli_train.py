@@ -97,6 +97,9 @@ def test_user_errors_exit_2_without_traceback(tmp_path, tiny_toml, capsys):
     assert "Traceback" not in err
     assert main(["train", "--config", str(tiny_toml), "--resume"]) == 2
     assert "--resume needs the run to continue" in capsys.readouterr().err
+    assert main(["train", "--config", str(tiny_toml), "--out", str(tmp_path / "missing"), "--resume"]) == 2
+    assert "run directory to resume does not exist" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
     assert main(["train", "--config", str(tiny_toml), "--out", str(tmp_path / "empty"), "--resume"]) == 2
     assert "no checkpoint to resume from" in capsys.readouterr().err
     assert main(["train", "--config", str(tiny_toml), "--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "y")]) == 2

@@ -266,6 +266,53 @@ def _select_instrument(records: np.ndarray, options: DbnOptions, state: dict[str
     return records
 
 
+def _span(ns: int) -> str:
+    """A duration for messages: ``3.6 ms``, ``1 h``, ``2.5 d``."""
+    for unit, size in (("d", 86400 * _NS_PER_SECOND), ("h", 3600 * _NS_PER_SECOND), ("min", 60 * _NS_PER_SECOND),
+                       ("s", _NS_PER_SECOND), ("ms", 1_000_000), ("µs", 1_000)):  # fmt: skip
+        if abs(ns) >= size:
+            return f"{ns / size:.3g} {unit}"
+    return f"{ns} ns"
+
+
+def _check_schema_spacing(ts: np.ndarray, schema: str, label: str) -> None:
+    """OHLCV bars of one instrument start at least one bar length apart; closer ones mean the
+    timestamps (or the schema) are wrong, and every per-year figure computed from them absurd."""
+    bar_ns = _SCHEMA_BAR_NS[schema]
+    if schema == "ohlcv-eod" or ts.size < 2:  # end-of-day bars are stamped at each venue's own close
+        return
+    steps = np.diff(ts.astype(np.int64))
+    close = np.flatnonzero((steps > 0) & (steps < bar_ns))  # equal stamps are reported as duplicates later
+    if close.size:
+        i = int(close[0])
+        raise DataError(
+            f"{label}: records {i + 1} and {i + 2} are closer than one {schema} bar",
+            got=f"{_span(int(steps[i]))} apart ({format_ts(int(ts[i]))} → {format_ts(int(ts[i + 1]))})",
+            expected=f">= {_span(bar_ns)}", hint="the timestamps contradict the file's schema; re-export the file or fix its timestamps",
+        )  # fmt: skip
+
+
+def _check_complete(metadata: dbn.Metadata, last_ts: int, bar_len: int, longest_gap: int, records: int, label: str) -> None:
+    """A file cut exactly at a record boundary has no partial record to give it away: compare where
+    the records stop with the metadata's ``end`` (exclusive; absent in files written without one).
+
+    Markets pause (nights, weekends, holidays), so the data may legitimately stop before ``end``:
+    only a silence longer than every pause inside the file (and than one bar) is taken as a cut.
+    """
+    end = metadata.end
+    if end is None or int(end) == _UNDEF_TIMESTAMP:
+        return
+    missing = int(end) - (last_ts + bar_len)
+    allowed = max(longest_gap, bar_len)
+    if missing > allowed:
+        raise DataError(
+            f"{label}: truncated DBN file: the records stop {_span(missing)} before the metadata's end",
+            got=f"last record {records:,} at {format_ts(last_ts)}",
+            expected=f"records up to {format_ts(int(end))} (no silence longer than {_span(allowed)}, the longest inside the file)",
+            hint="the download or copy was cut short at a record boundary; re-download the file",
+        )  # fmt: skip
+
+
 def _check_ts(ts: np.ndarray, previous: int, path: Path, record_base: int, label: str) -> None:
     if ts.size == 0:
         return
@@ -505,12 +552,20 @@ def _load_mbp10(stream: _ByteStream, metadata: dbn.Metadata, options: DbnOptions
     builder = Mbp10BarBuilder(options.bar_ns())
     selection: dict[str, int] = {}
     last_ts = np.iinfo(np.int64).min
+    longest_gap = 0  # the longest silence between two kept events (the cut check's tolerance)
     for records in reader:
         kept = _select_instrument(records, options, selection, stream.path)
         _check_ts(kept["ts_recv"], last_ts, stream.path, reader.records_seen - records.size, "ts_recv")
         if kept.size:
-            last_ts = int(kept["ts_recv"][-1])
+            ts = kept["ts_recv"].astype(np.int64)
+            if last_ts != np.iinfo(np.int64).min:
+                longest_gap = max(longest_gap, int(ts[0]) - last_ts)
+            if ts.size > 1:
+                longest_gap = max(longest_gap, int(np.diff(ts).max()))
+            last_ts = int(ts[-1])
         builder.add(kept)
+    if last_ts != np.iinfo(np.int64).min:
+        _check_complete(metadata, last_ts, 0, longest_gap, reader.records_seen, label)
     info["records"] = reader.records_seen
     info["skipped_records"] = reader.skipped_by_name()
     info["instrument_id"] = options.instrument_id if options.instrument_id is not None else selection.get("instrument_id")
@@ -527,7 +582,11 @@ def _load_ohlcv(stream: _ByteStream, metadata: dbn.Metadata, options: DbnOptions
     if records.size == 0:
         raise DataError(f"{label}: no OHLCV records", got=0, expected=">= 1 record", hint="check the file's schema and instrument")
     _check_ts(records["ts_event"], np.iinfo(np.int64).min, stream.path, 0, "ts_event")
+    _check_schema_spacing(records["ts_event"], str(metadata.schema), label)
     bar_ns = _SCHEMA_BAR_NS[str(metadata.schema)]
+    ts = records["ts_event"].astype(np.int64)
+    longest_gap = int(np.diff(ts).max()) if ts.size > 1 else 0
+    _check_complete(metadata, int(ts[-1]), bar_ns, longest_gap, reader.records_seen, label)
     info["records"] = reader.records_seen
     info["skipped_records"] = reader.skipped_by_name()
     info["instrument_id"] = options.instrument_id if options.instrument_id is not None else selection.get("instrument_id")

@@ -33,6 +33,8 @@ ISV_PLOT = "isv_slots.png"
 LOSS_PLOT = "losses.png"
 VALIDATION_PLOT = "validation.png"
 
+TABLE_COLUMNS = 120  # every table fits a terminal this wide (a test renders them from a real run)
+CONTEXT_WIDTH = 52  # the monitor table's free-text column wraps at this width to keep the table inside it
 # (column title, section, flattened key) of the two per-epoch tables (each fits 80 columns).
 LEARNING_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("loss", "losses", "total"),
@@ -88,7 +90,7 @@ def monitor_table(record: HealthDiagRecord) -> Table:
     table = Table(title=f"adaptive monitors at epoch {record.epoch}")
     for column in ("monitor", "value", "fire rate", "obs", "context"):
         table.add_column(column, justify="left" if column in ("monitor", "context") else "right",
-                         no_wrap=column != "context")  # fmt: skip
+                         no_wrap=column != "context", max_width=CONTEXT_WIDTH if column == "context" else None)  # fmt: skip
     for name, snapshot in record.monitors.items():
         if not isinstance(snapshot, dict):
             continue
@@ -134,28 +136,79 @@ def _save_figure(figure, path: Path) -> None:
         figure.savefig(temporary, dpi=110, format="png")
 
 
-def _plot_series(title: str, data: dict[str, list[float | None]], epochs: list[int], path: Path) -> Path:
+def split_constant(data: dict[str, list[float | None]]) -> tuple[dict[str, list[float | None]], dict[str, float]]:
+    """(series that change, {name: value} of those that never do); all-None series are dropped.
+
+    A flat line per constant slot (config values, bounds the kernels never move) buried the
+    panels that matter; the constants are listed together in one text panel instead.
+    """
+    varying: dict[str, list[float | None]] = {}
+    constant: dict[str, float] = {}
+    for name, values in data.items():
+        present = [value for value in values if value is not None]
+        if not present:
+            continue
+        if len(values) > 1 and len(present) == len(values) and all(value == present[0] for value in present):
+            constant[name] = present[0]
+        else:
+            varying[name] = values
+    return varying, constant
+
+
+PANEL_TITLE_CHARACTERS = 30  # longer names (grad_norm.c51.direction.order_type) break in two lines
+
+
+def _panel_title(name: str) -> str:
+    """A panel title that stays above its own panel: long dotted names split at a dot."""
+    if len(name) <= PANEL_TITLE_CHARACTERS or "." not in name:
+        return name
+    cut = name.rfind(".", 0, PANEL_TITLE_CHARACTERS) if "." in name[:PANEL_TITLE_CHARACTERS] else name.find(".")
+    return f"{name[: cut + 1]}\n{name[cut + 1 :]}"
+
+
+def series_figure(title: str, data: dict[str, list[float | None]], epochs: list[int], units: dict[str, str] | None = None):
+    """One panel per changing series (titles inside their own panel, none overlapping), plus one
+    panel listing the constant ones; ``units`` names a series' unit for its y label."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
-    names = [name for name, values in data.items() if any(v is not None for v in values)]
+    varying, constant = split_constant(data)
+    names = list(varying)
     columns = 4
-    rows = max(1, math.ceil(len(names) / columns))
-    figure, axes = plt.subplots(rows, columns, figsize=(4.0 * columns, 2.4 * rows), squeeze=False)
+    panels = len(names) + (1 if constant else 0)
+    rows = max(1, math.ceil(panels / columns))
+    figure, axes = plt.subplots(rows, columns, figsize=(4.4 * columns, 2.6 * rows + 0.6), squeeze=False, layout="constrained")
     for index, axis in enumerate(axes.flat):
-        if index >= len(names):
+        if index < len(names):
+            name = names[index]
+            values = [math.nan if v is None else v for v in varying[name]]
+            axis.plot(epochs, values, marker="o", markersize=2.5, linewidth=1.2)
+            axis.set_title(_panel_title(name), fontsize=8)
+            axis.set_xlabel("epoch", fontsize=7)
+            axis.set_ylabel((units or {}).get(name, "value"), fontsize=7)
+            axis.tick_params(labelsize=7)
+            # tick labels carry their own scale: matplotlib's offset text ("1e-5") lands on the panel title
+            axis.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _format(value)))
+            axis.grid(alpha=0.3)
+        elif index == len(names) and constant:
+            lines = [f"{name} = {_format(value)}" for name, value in constant.items()]
+            axis.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7, family="monospace", transform=axis.transAxes)
+            axis.set_title(f"constant over every epoch ({len(constant)})", fontsize=8)
+            axis.axis("off")
+        else:
             axis.set_visible(False)
-            continue
-        name = names[index]
-        values = [math.nan if v is None else v for v in data[name]]
-        axis.plot(epochs, values, marker="o", markersize=2.5, linewidth=1.2)
-        axis.set_title(name, fontsize=9)
-        axis.tick_params(labelsize=7)
-        axis.grid(alpha=0.3)
     figure.suptitle(title)
-    figure.tight_layout()
+    return figure
+
+
+def _plot_series(title: str, data: dict[str, list[float | None]], epochs: list[int], path: Path,
+                 units: dict[str, str] | None = None) -> Path:  # fmt: skip
+    from matplotlib import pyplot as plt
+
+    figure = series_figure(title, data, epochs, units)
     _save_figure(figure, path)
     plt.close(figure)
     return path
@@ -167,13 +220,20 @@ def write_plots(records: Sequence[HealthDiagRecord], out_dir: Path) -> list[Path
     epochs = [record.epoch for record in records]
     losses = series(records, "losses")
     losses.update({f"grad_norm.{key}": values for key, values in series(records, "grad_norms").items()})
-    validation = {key: values for key, values in series(records, "validation").items()
-                  if key.endswith(("sharpe_ratio", "max_drawdown", "annual_return", "turnover"))}  # fmt: skip
+    validation: dict[str, list[float | None]] = {}
+    units: dict[str, str] = {}
+    for key, values in series(records, "validation").items():
+        if key.endswith(("max_drawdown", "annual_return")):  # fractions in files, percent on screen (as every plot)
+            validation[key] = [None if value is None else 100.0 * value for value in values]
+            units[key] = "%"
+        elif key.endswith(("sharpe_ratio", "turnover")):
+            validation[key] = values
+            units[key] = "ratio" if key.endswith("sharpe_ratio") else "fraction of equity per bar"
     isv_series = {key: values for key, values in series(records, "isv").items() if key != "FINGERPRINT"}
     return [
         _plot_series("ISV slots over epochs", isv_series, epochs, out_dir / ISV_PLOT),
         _plot_series("losses and gradient norms over epochs", losses, epochs, out_dir / LOSS_PLOT),
-        _plot_series("out-of-sample validation over epochs", validation, epochs, out_dir / VALIDATION_PLOT),
+        _plot_series("out-of-sample validation over epochs", validation, epochs, out_dir / VALIDATION_PLOT, units),
     ]
 
 

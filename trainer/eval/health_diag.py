@@ -42,10 +42,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from trainer.errors import UserError
 
@@ -243,22 +243,34 @@ def _check_grad_norm_depth(where: str, value: Any, levels: int) -> None:
         _check_grad_norm_depth(f"{where}.{key}", item, levels - 1)
 
 
+class DiagMirror(Protocol):
+    """Something that shows HEALTH_DIAG records elsewhere (the JSON lines stay the source of truth)."""
+
+    def write(self, record: Mapping[str, Any]) -> None: ...
+
+
 class HealthDiagWriter:
     """Appends one validated line per epoch; each line is written whole and flushed, so a killed
     run leaves every finished epoch readable."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], mirrors: Sequence[DiagMirror] = ()) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.mirrors = tuple(mirrors)  # e.g. TensorBoard scalars; they get each record once it is on disk
 
     def write(self, record: HealthDiagRecord | Mapping[str, Any]) -> dict[str, Any]:
         payload = record.to_dict() if isinstance(record, HealthDiagRecord) else _clean(dict(record))
         validate_record(payload)
         line = json.dumps(payload, sort_keys=False, allow_nan=False) + "\n"
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            with open(self.path, "a", encoding="utf-8") as handle:
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as error:  # a failed write() names no file; the user needs to know which
+            raise OSError(error.errno, error.strerror, str(self.path)) from error
+        for mirror in self.mirrors:
+            mirror.write(payload)
         return payload
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from trainer.errors import UserError
+from trainer.errors import LayoutMismatchError, UserError
 from trainer.files import write_bytes_atomic
 from trainer.isv import check_fingerprint
 from trainer.layout import LAYOUT_FINGERPRINT
@@ -173,7 +173,7 @@ def read_manifest(manifest_path: str | Path) -> dict[str, Any]:
         ) from error
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_VERSION:
         raise CheckpointError(
-            "checkpoint manifest has an unknown format", got=manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__,
+            f"checkpoint manifest {manifest_path} has an unknown format", got=manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__,
             expected=FORMAT_VERSION, hint="it was written by another trainer version; retrain",
         )
     found = manifest.get("layout_fingerprint", "")
@@ -181,7 +181,7 @@ def read_manifest(manifest_path: str | Path) -> dict[str, Any]:
         fingerprint = int(str(found), 16)
     except ValueError:
         fingerprint = -1
-    check_fingerprint(fingerprint, f"checkpoint {manifest_path.name}")
+    check_fingerprint(fingerprint, f"checkpoint {manifest_path}")
     return manifest
 
 
@@ -208,14 +208,14 @@ def load_checkpoint(state: TrainerState, manifest_path: str | Path, only: tuple[
     digest = hashlib.sha256(payload).hexdigest()
     if digest != manifest.get("sha256"):
         raise CheckpointError(
-            "checkpoint tensors are corrupt (SHA-256 mismatch)", got=digest[:16], expected=str(manifest.get("sha256"))[:16],
+            f"checkpoint tensors {tensor_path} are corrupt (SHA-256 mismatch)", got=digest[:16], expected=str(manifest.get("sha256"))[:16],
             hint="the file was truncated or altered; resume from an older checkpoint or retrain",
         )
     try:
         saved = load(payload)
     except (SafetensorError, ValueError) as error:
         raise CheckpointError(
-            "checkpoint tensors are unreadable", got=str(error), expected="a safetensors file",
+            f"checkpoint tensors {tensor_path} are unreadable", got=str(error), expected="a safetensors file",
             hint="resume from an older checkpoint or retrain",
         ) from error
     named = {key: tensor for key, tensor in state.named_tensors().items() if only is None or key.startswith(only)}
@@ -231,13 +231,16 @@ def load_checkpoint(state: TrainerState, manifest_path: str | Path, only: tuple[
             ) if part
         )  # fmt: skip
         raise CheckpointError(
-            "checkpoint does not fit this configuration", got=detail, expected="the tensors of the current config",
+            f"checkpoint {manifest_path} does not fit this configuration", got=detail, expected="the tensors of the current config",
             hint="resume with the config stored in the run directory (config.toml) or retrain",
         )
     with torch.no_grad():
         for name, tensor in named.items():
             if name == "isv":
-                state.isv.load_state(saved[name])  # checks the fingerprint stored in the ISV tail
+                try:
+                    state.isv.load_state(saved[name])  # checks the fingerprint stored in the ISV tail
+                except LayoutMismatchError as error:
+                    raise LayoutMismatchError(f"{tensor_path}: {error}") from error
             else:
                 tensor.copy_(saved[name].to(device=tensor.device, dtype=tensor.dtype))
     warn_if_numerics_differ(manifest.get("numerics"), state.device)

@@ -30,9 +30,10 @@ from trainer.eval.health_diag import (
     HEALTH_DIAG_FILENAME,
     HealthDiagRecord,
     HealthDiagWriter,
-    read_health_diag,
+    iter_health_diag,
 )
 from trainer.eval.metrics import periods_per_year_from_timestamps
+from trainer.eval.tensorboard import TensorBoardMirror
 from trainer.files import write_text_atomic
 from trainer.layout import (
     BRANCH_CHOICES,
@@ -53,6 +54,7 @@ from trainer.train.graph import StepRunner, pin_cublas_workspace
 from trainer.train.selection import ModelSelection
 from trainer.train.splits import Split, fold_splits, single_split
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
+from trainer.train.stop import RunControl
 from trainer.train.validate import validation_curves
 
 CONFIG_FILENAME = "config.toml"
@@ -72,6 +74,7 @@ class PreparedMarket:
     first: int  # first bar with every feature defined and a full history window
     periods_per_year: float
     source: str
+    timestamps: np.ndarray | None = None  # [T] int64 ns, bar starts (dates on the plots' time axes)
 
     @property
     def n_bars(self) -> int:
@@ -113,6 +116,7 @@ def prepare_market(config: TrainConfig) -> PreparedMarket:
         first=max(feature_set.valid_from, config.model.window - 1),
         periods_per_year=float(periods),
         source=bars.source,
+        timestamps=np.asarray(bars.timestamps, dtype=np.int64),
     )
 
 
@@ -224,10 +228,13 @@ def train(
     out_dir: str | Path,
     *,
     resume: bool = False,
+    resume_from: str | Path | None = None,
     progress: ProgressCallback | None = None,
     stop_after_epochs: int | None = None,
     make_plots: bool = True,
     adjust: Callable[[SplitRun], None] | None = None,
+    control: RunControl | None = None,
+    tensorboard: bool = False,
 ) -> dict[str, Any]:
     """Run (or resume) training; returns the final metrics.json content (``{}`` when interrupted).
 
@@ -235,7 +242,10 @@ def train(
     ``out_dir``; walk-forward folds (``data.folds``) train one after another in
     ``out_dir/fold-KK/`` (each a complete run directory) and ``out_dir/metrics.json`` holds their
     mean. ``stop_after_epochs`` ends the call after that many epochs (an interruption, as when a job
-    is killed after a checkpoint); ``resume=True`` continues from the newest checkpoints.
+    is killed after a checkpoint); ``resume=True`` continues from the newest checkpoints (a
+    single-split run: from the manifest ``resume_from`` when given). ``control``
+    (``trainer.train.stop``) saves checkpoints between step chunks on a signal or a timer and
+    stops the run there; ``tensorboard`` mirrors every HEALTH_DIAG record as TensorBoard scalars.
     ``adjust`` is called with every split's freshly built run before it trains (experiments that
     change an object the configuration does not reach, e.g. ``benchmarks/ablations.py``).
     """
@@ -250,8 +260,9 @@ def train(
     splits = run_splits(config, market)
     write_text_atomic(out / CONFIG_FILENAME, config_text(config, splits))
     if config.data.folds == 0:
-        result = train_split(config, market, splits[0], out, device, resume=resume, progress=progress,
-                             stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust)  # fmt: skip
+        result = train_split(config, market, splits[0], out, device, resume=resume or resume_from is not None,
+                             resume_from=resume_from, progress=progress, stop_after_epochs=stop_after_epochs,
+                             make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust)  # fmt: skip
         return result.metrics
 
     carry = config.data.fold < 0  # the agent walks forward through the folds
@@ -264,7 +275,7 @@ def train(
         result = train_split(
             config, market, split, fold_dir, device, previous=previous, resume=resume and has_checkpoint(fold_dir),
             progress=progress, progress_offset=offset, progress_total=len(splits) * config.run.steps,
-            stop_after_epochs=budget, make_plots=make_plots, adjust=adjust,
+            stop_after_epochs=budget, make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust,
         )  # fmt: skip
         if not result.metrics:
             return {}  # interrupted inside this fold; --resume continues it
@@ -308,12 +319,15 @@ def train_split(
     *,
     previous: TrainerState | None = None,
     resume: bool = False,
+    resume_from: str | Path | None = None,
     progress: ProgressCallback | None = None,
     progress_offset: int = 0,
     progress_total: int | None = None,
     stop_after_epochs: int | None = None,
     make_plots: bool = True,
     adjust: Callable[[SplitRun], None] | None = None,
+    control: RunControl | None = None,
+    tensorboard: bool = False,
 ) -> SplitResult:
     """The epoch driver: train on ``split.train`` in epochs, validate and select after each, then
     backtest the selected checkpoint once on ``split.test``; writes a complete run directory."""
@@ -325,14 +339,16 @@ def train_split(
     checkpoints = out / CHECKPOINT_DIRNAME
     fold_start = {"steps": state.steps_done, "epoch": state.epoch}  # a carried walk-forward state counts on
     selection = ModelSelection(config.run.select, config.run.patience)
+    epoch_open = False  # resuming a checkpoint saved mid-epoch: its epoch has begun already
     if resume:
-        manifest = load_checkpoint(state, latest_checkpoint(checkpoints))
+        manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints))
         extra = manifest.get("extra", {})
         fold_start = dict(extra.get("fold_start", fold_start))
         selection = ModelSelection.from_dict(extra.get("selection", {}), config.run.select, config.run.patience)
+        epoch_open = bool(extra.get("epoch_open", False))
     if config.data.folds > 0:  # each fold directory is a complete run directory
         write_text_atomic(out / CONFIG_FILENAME, config_text(config, [split]))
-    writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
+    writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME, mirrors=[TensorBoardMirror(out)] if tensorboard else [])
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
     fold_label = split.index if config.data.folds > 0 else None
 
@@ -345,20 +361,25 @@ def train_split(
     total_epochs = max(1, math.ceil(config.run.steps / config.run.epoch_steps), epoch_here + remaining_epochs)
     state.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
     monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
+    progress_total = progress_total if progress_total is not None else config.run.steps
     if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
-        monitors.restore([record.monitors for record in read_health_diag(out) if record.epoch < state.epoch])
+        log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
+        monitors.restore([record.monitors for record in iter_health_diag(log) if record.epoch < state.epoch] if log.exists() else [])
     collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
     while state.collect_steps < collects_before_learning:
         step.collect()
+        if progress is not None:
+            progress(progress_offset, progress_total, {"warmup": [state.collect_steps, collects_before_learning]})
 
     started = time.perf_counter()
     validation_bars = split.validation.stop - split.validation.start
     epochs_this_call = 0
     interrupted = False
-    progress_total = progress_total if progress_total is not None else config.run.steps
     while state.steps_done < total_steps and not selection.should_stop:
         epoch_here = state.epoch - fold_start["epoch"]
-        state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+        if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
+            state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+        epoch_open = False
         epoch_steps = config.run.epoch_steps
         epoch_end = min(total_steps, state.steps_done + epoch_steps - (state.steps_done - fold_start["steps"]) % epoch_steps)
         while state.steps_done < epoch_end:
@@ -366,6 +387,10 @@ def train_split(
             runner.run(chunk)
             if progress is not None:
                 progress(progress_offset + state.steps_done - fold_start["steps"], progress_total, None)
+            if control is not None and state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
+                extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start, "epoch_open": True}
+                manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
+                control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         monitors.observe_all()
@@ -386,9 +411,11 @@ def train_split(
         run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
         state.epoch += 1
         extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start}
-        save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
+        manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
         if improved:
             save_checkpoint(state, checkpoints, extra=extra, name=BEST_CHECKPOINT, only=SELECTED_TENSORS)
+        if control is not None:  # raises RunInterrupted on a stop, unless early stopping just ended the run
+            control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop else total_steps)
         epochs_this_call += 1
         if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
             interrupted = state.steps_done < total_steps and not selection.should_stop
@@ -411,7 +438,8 @@ def train_split(
         from trainer.eval.plots import write_run_plots
 
         write_run_plots(out, curves, selection.curve, selection.best_epoch,
-                        "sharpe_ratio" if config.run.select == "last" else config.run.select)
+                        "sharpe_ratio" if config.run.select == "last" else config.run.select,
+                        None if market.timestamps is None else market.timestamps[split.test])  # fmt: skip
     return SplitResult(run, metrics, epochs_this_call)
 
 

@@ -19,10 +19,12 @@ T0 = 1_699_999_980 * PX  # a minute boundary (ns)
 SECOND = PX
 
 
-def metadata(schema: dbn.Schema, *, symbols: tuple[str, ...] = ("ESZ3",)) -> bytes:
+def metadata(schema: dbn.Schema, *, symbols: tuple[str, ...] = ("ESZ3",), end: int | None = None) -> bytes:
+    """DBN metadata; ``end`` (exclusive, ns) as a Databento download records it (absent by default)."""
+    extra = {} if end is None else {"end": end}
     meta = dbn.Metadata(
         dataset="GLBX.MDP3", start=T0, stype_in=dbn.SType.RAW_SYMBOL, stype_out=dbn.SType.INSTRUMENT_ID,
-        schema=schema, symbols=list(symbols),
+        schema=schema, symbols=list(symbols), **extra,
     )
     return bytes(meta)
 
@@ -80,8 +82,8 @@ def zstd(data: bytes) -> bytes:
     return out.getvalue()
 
 
-def write_dbn(path: Path, schema: dbn.Schema, records: bytes, *, compress: bool = False) -> Path:
-    data = metadata(schema) + records
+def write_dbn(path: Path, schema: dbn.Schema, records: bytes, *, compress: bool = False, end: int | None = None) -> Path:
+    data = metadata(schema, end=end) + records
     path.write_bytes(zstd(data) if compress else data)
     return path
 

@@ -266,3 +266,54 @@ def test_ts_out_records_are_read(tmp_path: Path) -> None:
     path.write_bytes(bytes(meta) + b"".join(records))
     bars = load_dbn(path)
     np.testing.assert_allclose(bars.close, [100.125, 100.125, 100.0, 100.0])
+
+
+HOUR = 3600 * S
+
+
+def hourly_records(n: int, *, step: int = HOUR, skip: tuple[int, ...] = ()) -> bytes:
+    return b"".join(
+        fx.ohlcv_record(fx.T0 + i * step, 100 + i, 101.5 + i, 99.25 + i, 100.75 + i, 10) for i in range(n) if i not in skip
+    )
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_dbn_cut_at_a_record_boundary_is_an_error(tmp_path: Path, compress: bool) -> None:
+    end = fx.T0 + 100 * HOUR  # the download covered 100 hourly bars
+    whole = fx.write_dbn(tmp_path / "whole.dbn", dbn.Schema.OHLCV_1H, hourly_records(100), compress=compress, end=end)
+    assert len(load_bars(whole)) == 100
+    cut = tmp_path / ("cut.dbn.zst" if compress else "cut.dbn")
+    fx.write_dbn(cut, dbn.Schema.OHLCV_1H, hourly_records(60), compress=compress, end=end)  # the last 40 records lost
+    with pytest.raises(DataError) as err:
+        load_bars(cut)
+    assert str(err.value) == (
+        f"{cut}: truncated DBN file: the records stop 1.67 d before the metadata's end (last record 60 at "
+        "2023-11-17T09:13:00Z vs records up to 2023-11-19T02:13:00Z (no silence longer than 1 h, the longest inside the "
+        "file)) — hint: the download or copy was cut short at a record boundary; re-download the file"
+    )
+
+
+def test_data_may_stop_before_the_end_by_no_more_than_its_longest_pause(tmp_path: Path) -> None:
+    # a 10-hour pause inside the file; the data stops 8 hours before the metadata's end: a quiet close, not a cut
+    path = fx.write_dbn(tmp_path / "quiet.dbn", dbn.Schema.OHLCV_1H, hourly_records(60, skip=tuple(range(20, 29))),
+                        end=fx.T0 + 68 * HOUR)  # fmt: skip
+    assert len(load_bars(path)) == 51
+
+
+def test_mbp10_cut_at_a_record_boundary_is_an_error(tmp_path: Path) -> None:
+    events = hand_events()
+    end = events[-1].ts + 10**12  # the events should run on for another 1,000 s
+    path = fx.write_dbn(tmp_path / "cut.dbn", dbn.Schema.MBP_10, b"".join(fx.mbp10_record(e) for e in events), end=end)
+    with pytest.raises(DataError, match=r"truncated DBN file: the records stop 16.7 min before the metadata's end"):
+        load_dbn(path)
+
+
+def test_timestamps_that_contradict_the_schema_are_an_error(tmp_path: Path) -> None:
+    path = fx.write_dbn(tmp_path / "ms.dbn", dbn.Schema.OHLCV_1H, hourly_records(50, step=3_600_000))  # 3.6 ms apart
+    with pytest.raises(DataError) as err:
+        load_bars(path)
+    assert str(err.value) == (
+        f"{path}: records 1 and 2 are closer than one ohlcv-1h bar (3.6 ms apart (2023-11-14T22:13:00Z → "
+        "2023-11-14T22:13:00.003600000Z) vs >= 1 h) — hint: the timestamps contradict the file's schema; re-export the "
+        "file or fix its timestamps"
+    )

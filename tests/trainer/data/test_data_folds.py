@@ -30,9 +30,11 @@ def test_explicit_validation_length_puts_the_remainder_in_training() -> None:
     ({"n_bars": 100, "n_folds": 2, "embargo": -1}, r"invalid embargo \(-1 vs >= 0 bars\)"),
     ({"n_bars": 100, "n_folds": 2, "window": "sliding"}, r"unknown fold window \(sliding vs expanding or rolling\)"),
     ({"n_bars": 100, "n_folds": 2, "train_frac": 1.0}, r"invalid train fraction"),
-    ({"n_bars": 5, "n_folds": 6}, r"too few bars for the folds \(5 bars for 6 folds vs >= 1 validation bar per fold\)"),
-    ({"n_bars": 100, "n_folds": 5, "val_bars": 19, "embargo": 10}, r"too few bars for the folds \(100 bars leave -5 training bars in fold 0"),
-    ({"n_bars": 100, "n_folds": 2, "min_train_bars": 60}, r"too few bars .* vs >= 60"),
+    ({"n_bars": 5, "n_folds": 6}, r"too few bars for the folds \(5 bars leave no validation bar per fold vs >= 12 bars \(1 training \+ embargo 0 \+ 6 folds × 1 validation\)\)"),
+    ({"n_bars": 100, "n_folds": 5, "val_bars": 19, "embargo": 10}, r"too few bars for the folds \(100 bars leave 0 training bars in fold 0 vs >= 106 bars"),
+    ({"n_bars": 50, "n_folds": 1, "val_bars": 10, "embargo": 24, "min_train_bars": 53},
+     r"^too few bars to train and validate \(50 usable bars vs >= 87 \(53 training \+ embargo 24 \+ 10 validation\)\) — hint: use more data"),
+    ({"n_bars": 100, "n_folds": 2, "min_train_bars": 60}, r"too few bars for the folds \(100 bars leave 50 training bars in fold 0 vs >= 120 bars \(60 training \+ embargo 0 \+ 2 folds × 30 validation\)\)"),
 ])  # fmt: skip
 def test_impossible_settings_are_user_errors(kwargs: dict, message: str) -> None:
     with pytest.raises(UserError, match=message) as err:

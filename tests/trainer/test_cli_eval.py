@@ -1,0 +1,66 @@
+"""`trainer eval CHECKPOINT`: the run's test backtest reproduced from its best checkpoint, other data, errors; `--version`."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+
+import pytest
+from test_cli_train import TINY_TOML
+
+from trainer.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("eval")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FXCACHE_DIR", str(root / "fxcache"))
+        config = root / "tiny.toml"
+        config.write_text(TINY_TOML)
+        out = root / "run"
+        assert main(["train", "--config", str(config), "--device", "cpu", "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _private_feature_cache(finished_run, monkeypatch):
+    monkeypatch.setenv("FXCACHE_DIR", str(finished_run.parent / "fxcache"))
+
+
+def test_eval_of_the_selected_checkpoint_reproduces_the_runs_test_metrics(finished_run, tmp_path, capsys):
+    checkpoint = finished_run / "checkpoints" / "best.json"
+    out = tmp_path / "eval"
+    assert main(["eval", str(checkpoint), "--out", str(out), "--device", "cpu"]) == 0
+    run = json.loads((finished_run / "metrics.json").read_text())
+    assert json.loads((out / "metrics.json").read_text()) == {name: run[name] for name in ("agent", "buy_and_hold", "flat")}
+    described = json.loads((out / "eval.json").read_text())
+    assert described["checkpoint"] == str(checkpoint) and described["device"] == "cpu"
+    assert described["steps_done"] == run["selection"]["step"] and described["window"] == run["splits"]["test"]
+    for name in ("equity.png", "drawdown.png", "actions.png"):
+        assert (out / "plots" / name).read_bytes()[:4] == b"\x89PNG", name
+    assert f"results: {out}" in capsys.readouterr().out
+
+
+def test_eval_on_other_data_backtests_every_usable_bar(finished_run, tmp_path):
+    checkpoint = finished_run / "checkpoints" / "step-0000000020.json"
+    out = tmp_path / "eval"
+    assert main(["eval", str(checkpoint), "--data", "default", "--out", str(out), "--device", "cpu", "--no-plots"]) == 0
+    window = json.loads((out / "eval.json").read_text())["window"]
+    assert window[1] == 6225 and window[1] - window[0] > 6000  # the whole EURUSD series, not its test tail
+    assert set(json.loads((out / "metrics.json").read_text())) == {"agent", "buy_and_hold", "flat"}
+    assert main(["eval", str(checkpoint), "--out", str(out), "--device", "cpu"]) == 2  # results are never mixed
+
+
+def test_eval_errors_are_one_line(finished_run, tmp_path, capsys):
+    missing = finished_run / "checkpoints" / "step-0000000099.json"
+    assert main(["eval", str(missing), "--out", str(tmp_path / "e")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"trainer: error: checkpoint not found ({missing} vs a step-*.json manifest file) — hint: pass one of the manifests in RUN_DIR/checkpoints/\n"
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith(f"trainer {metadata.version('foxhunt')} (foxhunt, Python ")
