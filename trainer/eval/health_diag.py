@@ -24,7 +24,8 @@ Record (``SCHEMA_VERSION`` = 1), every section present, numbers are finite-or-nu
       "monitors": {"tau": {"value": .., "fire_rate": .., ...}}, # AdaptiveMonitor.diagnose()
       "actions": {"direction": {"short": .., "hold": .., ...}, ...},  # fractions per branch
       "validation": {"sharpe_ratio": .., ...}                   # out-of-sample metrics
-    }
+      "termination": {"metric": .., "values": [..], "band": [lo, hi], ...}  # only on the epoch
+    }                                                           # a metric band stopped the run
 
 ``losses`` nests component → branch → float. ``grad_norms`` holds ``global`` (the mean over the
 epoch of the norm the optimizer step saw, before clipping) and, per loss component, the L2 norm of
@@ -82,6 +83,8 @@ class HealthDiagRecord:
     monitors: NestedFloats = field(default_factory=dict)
     actions: NestedFloats = field(default_factory=dict)
     validation: NestedFloats = field(default_factory=dict)
+    termination: NestedFloats | None = None
+    """Set on the last epoch of a run its metric bands stopped (``TerminationReason.to_dict()``)."""
 
     def to_dict(self) -> dict[str, Any]:
         record = {
@@ -97,6 +100,8 @@ class HealthDiagRecord:
             "actions": _clean(self.actions),
             "validation": _clean(self.validation),
         }
+        if self.termination is not None:
+            record["termination"] = _clean(self.termination)
         validate_record(record)
         return record
 
@@ -114,6 +119,7 @@ class HealthDiagRecord:
             monitors=dict(record["monitors"]),
             actions=dict(record["actions"]),
             validation=dict(record["validation"]),
+            termination=dict(record["termination"]) if record.get("termination") is not None else None,
         )
 
 

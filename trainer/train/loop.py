@@ -26,6 +26,7 @@ import torch
 from trainer.config import TrainConfig
 from trainer.errors import UserError
 from trainer.eval.backtest import EquityCurve, backtest_report
+from trainer.eval.bands import TerminationReason, band_watcher
 from trainer.eval.health_diag import (
     HEALTH_DIAG_FILENAME,
     HealthDiagRecord,
@@ -182,6 +183,8 @@ def train(
     write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
+    watcher = band_watcher(config)  # the regression hard-stop (run.bands); None when off
+    termination: TerminationReason | None = None
 
     total_steps = config.run.steps
     # Epoch e covers steps [e·epoch_steps, (e+1)·epoch_steps) capped at run.steps; a resumed run
@@ -225,6 +228,8 @@ def train(
             actions=actions,
             validation=report,
         )
+        termination = watcher.observe(record) if watcher is not None else None
+        record.termination = termination.to_dict() if termination is not None else None
         writer.write(record)
         if progress is not None:
             progress(state.steps_done, total_steps, {"losses": losses, "validation": report})
@@ -233,11 +238,13 @@ def train(
         state.epoch += 1
         save_checkpoint(state, checkpoints, extra={"runner_mode": runner.mode}, keep=config.run.keep_checkpoints)
         epochs_this_call += 1
-        if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
+        if termination is not None or (stop_after_epochs is not None and epochs_this_call >= stop_after_epochs):
             break
 
     if not report:
         report, curves = validation_report(state, step, market)
+    if termination is not None:  # the checkpoint above holds the state it stopped in
+        report = {**report, "termination": termination.to_dict()}
     write_text_atomic(out / METRICS_FILENAME, json.dumps(report, indent=2, allow_nan=False) + "\n")
     if make_plots:
         from trainer.eval.plots import write_run_plots
