@@ -101,6 +101,48 @@ def _add_validate_command(commands: argparse._SubParsersAction) -> None:
     validate.set_defaults(handler=_cmd_validate)
 
 
+def _add_profile_command(commands: argparse._SubParsersAction) -> None:
+    profile = commands.add_parser(
+        "profile", help="seconds per epoch by phase (collect, learn, validation, checkpoint) against a baseline",
+        description="Profile a few epochs with the torch profiler and compare every phase with a stored baseline: "
+        "more than 20 %% slower in any phase fails (exit status 1) with the phase named.",
+    )  # fmt: skip
+    profile.add_argument("--config", default=None, metavar="TOML", help="training config (default config/train/default.toml)")
+    profile.add_argument("--epochs", type=int, default=2, metavar="E", help="epochs to profile (default 2)")
+    profile.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: run.device")
+    profile.add_argument("--baseline", default=None, metavar="FILE", help="baseline JSON to compare with")
+    profile.add_argument("--write-baseline", default=None, metavar="FILE", help="record this measurement as a baseline")
+    profile.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides", help="override one config key (repeatable)")
+    profile.set_defaults(handler=_cmd_profile)
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from trainer.config import DEFAULT_CONFIG_PATH, load_config
+    from trainer.train.profile import PHASES, baseline_payload, compare, load_baseline, profile_epochs, write_baseline
+
+    if args.epochs < 1:
+        raise UserError("bad --epochs", got=str(args.epochs), expected="≥ 1", hint="e.g. --epochs 2")
+    overrides = list(args.overrides) + ([f"run.device={json.dumps(args.device)}"] if args.device else [])
+    config = load_config(args.config, overrides=overrides)
+    baseline = load_baseline(Path(args.baseline)) if args.baseline else None
+    phases = profile_epochs(config, args.epochs)
+    for phase in PHASES:
+        before = baseline["seconds_per_epoch"].get(phase) if baseline else None
+        shown = f"  (baseline {before:.3f} s)" if isinstance(before, (int, float)) else ""
+        print(f"{phase:<11} {phases[phase]:8.3f} s/epoch{shown}")
+    if args.write_baseline:
+        payload = baseline_payload(config, str(args.config or DEFAULT_CONFIG_PATH), args.epochs, phases)
+        print(f"baseline: {write_baseline(Path(args.write_baseline), payload)}")
+    if baseline is not None:
+        slower = compare(phases, baseline, config)
+        for line in slower:
+            print(f"trainer: profile regression: {line}", file=sys.stderr)
+        return EXIT_VALIDATION_FAILED if slower else 0
+    return 0
+
+
 def _add_diag_command(commands: argparse._SubParsersAction) -> None:
     diag = commands.add_parser(
         "diag", help="show a run's HEALTH_DIAG: a table per epoch, the adaptive monitors, PNG plots",
@@ -126,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_command(commands)
     _add_train_command(commands)
     _add_validate_command(commands)
+    _add_profile_command(commands)
     _add_diag_command(commands)
     return parser
 
@@ -339,6 +382,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for name, value in (("--seeds", args.seeds), ("--folds", args.folds)):
         if value < 1:
             raise UserError(f"bad {name}", got=str(value), expected="≥ 1", hint=f"pass {name} 1 or more")
+    if args.address and args.executor != "ray":
+        raise UserError("--address needs Ray", got=f"--executor {args.executor} --address", expected="--executor ray",
+                        hint="drop --address, or use --executor ray")  # fmt: skip
     if not 0.0 < args.gpu_fraction <= 1.0:
         raise UserError("bad --gpu-fraction", got=str(args.gpu_fraction), expected="0 < F ≤ 1", hint="e.g. --gpu-fraction 0.25")
     config, source = load_plan_config(args.config, _overrides(args))

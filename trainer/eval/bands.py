@@ -131,12 +131,10 @@ def bands_from_records(records: Iterable[Mapping[str, Any]], source: str) -> Met
                 series[metric].append(value)
     bands: dict[str, Band] = {}
     for metric, values in series.items():
-        if len(values) < 2:
+        if len(values) < 2 or max(values) == min(values):
             continue
         mean = math.fsum(values) / len(values)
         std = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / (len(values) - 1))
-        if std <= 0.0:
-            continue
         half = BAND_WIDTH_SIGMAS * std
         bands[metric] = Band(metric, mean - half, mean + half, mean, std, len(values))
     return MetricBands(bands, source)

@@ -95,7 +95,7 @@ def is_finished(cell_dir: Path) -> bool:
     return result is not None and result.get("status") in FINISHED
 
 
-def test_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+def out_of_sample_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
     """The out-of-sample (test) metrics of a run's metrics.json: the three strategies at the top
     level (today's shape and the test split of the train/validation/test shape)."""
     return {key: dict(metrics[key]) for key in ("agent", "buy_and_hold", "flat") if isinstance(metrics.get(key), Mapping)}
@@ -184,8 +184,8 @@ def run_cell(spec: Mapping[str, Any]) -> dict[str, Any]:
             metrics = train(config, cell_dir, resume=resume, progress=_ProgressFile(cell_dir / CELL_PROGRESS))
             termination = metrics.get("termination")
             result.update(
-                status="stopped" if termination else "ok", resumed=resume, metrics=test_metrics(metrics),
-                validation=test_metrics(metrics.get("validation", {})), selection=metrics.get("selection"),
+                status="stopped" if termination else "ok", resumed=resume, metrics=out_of_sample_metrics(metrics),
+                validation=out_of_sample_metrics(metrics.get("validation", {})), selection=metrics.get("selection"),
                 termination=termination, error=None,
             )  # fmt: skip
         except Exception as error:  # one failed cell is a result, not the end of the sweep

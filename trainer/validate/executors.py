@@ -118,8 +118,5 @@ def make_executor(kind: str, *, jobs: int, address: str | None, gpu_fraction: fl
     if kind == "ray":
         return RayExecutor(address, jobs if not address else None, gpu_fraction)
     if kind == "local":
-        if address:
-            raise UserError("--address needs Ray", got="--executor local --address", expected="one of them",
-                            hint="drop --address, or use --executor ray")  # fmt: skip
         return LocalExecutor(jobs)
     raise UserError("unknown executor", got=kind, expected="ray or local", hint="pass --executor ray or --executor local")
