@@ -112,6 +112,7 @@ def _add_profile_command(commands: argparse._SubParsersAction) -> None:
     profile.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: run.device")
     profile.add_argument("--baseline", default=None, metavar="FILE", help="baseline JSON to compare with")
     profile.add_argument("--write-baseline", default=None, metavar="FILE", help="record this measurement as a baseline")
+    profile.add_argument("--trace", default=None, metavar="FILE", help="also record every op with the torch profiler (Chrome trace; slow)")
     profile.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides", help="override one config key (repeatable)")
     profile.set_defaults(handler=_cmd_profile)
 
@@ -127,7 +128,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     overrides = list(args.overrides) + ([f"run.device={json.dumps(args.device)}"] if args.device else [])
     config = load_config(args.config, overrides=overrides)
     baseline = load_baseline(Path(args.baseline)) if args.baseline else None
-    phases = profile_epochs(config, args.epochs)
+    phases = profile_epochs(config, args.epochs, Path(args.trace) if args.trace else None)
     for phase in PHASES:
         before = baseline["seconds_per_epoch"].get(phase) if baseline else None
         shown = f"  (baseline {before:.3f} s)" if isinstance(before, (int, float)) else ""

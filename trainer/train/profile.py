@@ -1,13 +1,14 @@
-"""`trainer profile`: time per epoch split by phase (collect, learn, validation, checkpoint), from
-the torch profiler, against a stored baseline (> 20 % slower in any phase fails, naming it).
+"""`trainer profile`: time per epoch split by phase (collect, learn, validation, checkpoint), in
+torch profiler ranges, against a stored baseline (> 20 % slower in any phase fails, naming it).
 
 Why these phases: they are what an epoch of ``trainer.train.loop.train`` spends its time on — acting
 in the environments, the gradient update, the validation backtest and the checkpoint. The harness
 builds the run with the loop's own parts (``prepare_market``, ``TrainerState``, ``TrainStep``,
-``validation_report``, ``save_checkpoint``) and wraps each phase in ``torch.profiler.record_function``;
+``validation_report``, ``save_checkpoint``) and wraps each phase in a ``torch.profiler.record_function``
+range timed by the wall clock (``--trace`` adds the full per-op torch profiler and its Chrome trace);
 the phases run eagerly, because a captured CUDA graph fuses collect and learn into one replay that
 has no phase boundary to measure. On CUDA each phase ends with a device synchronisation, so its
-range covers the kernels it launched.
+time covers the kernels it launched.
 
 Baseline file (JSON): the config it was measured with, the device, torch version, epochs and
 seconds per epoch for every phase. Comparing against a baseline of another config is an error.
@@ -15,10 +16,13 @@ seconds per epoch for every phase. Comparing against a baseline of another confi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import platform
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +38,12 @@ TOLERANCE = 0.20
 BASELINE_SCHEMA = 1
 
 
-def profile_epochs(config: TrainConfig, epochs: int) -> dict[str, float]:
-    """Seconds per epoch of every phase over ``epochs`` epochs of ``run.epoch_steps`` steps."""
+def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) -> dict[str, float]:
+    """Seconds per epoch of every phase over ``epochs`` epochs of ``run.epoch_steps`` steps.
+
+    Each phase is a ``torch.profiler.record_function`` range timed by the wall clock (after a
+    device synchronisation on CUDA). ``trace``: also run the torch profiler over every op and write
+    its Chrome trace there (the per-op recording multiplies the run time: for drill-down only)."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from trainer.train.checkpoint import save_checkpoint
@@ -51,30 +59,35 @@ def profile_epochs(config: TrainConfig, epochs: int) -> dict[str, float]:
     warm_up = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)  # as the loop does
     while state.collect_steps < warm_up:
         step.collect()
+    seconds = dict.fromkeys(PHASES, 0.0)
 
-    def sync() -> None:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+    @contextlib.contextmanager
+    def phase(name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        with record_function(f"phase/{name}"):
+            yield
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+        seconds[name] += time.perf_counter() - started
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    with tempfile.TemporaryDirectory() as scratch, profile(activities=activities) as profiler:
+    profiler = profile(activities=activities) if trace is not None else contextlib.nullcontext()
+    with tempfile.TemporaryDirectory() as scratch, profiler:
         for epoch in range(epochs):
             state.adaptive.begin_epoch(epoch, epochs, state.env.ps)
             for _ in range(config.run.epoch_steps):
-                with record_function("phase/collect"):
+                with phase("collect"):
                     step.collect()
-                    sync()
-                with record_function("phase/learn"):
+                with phase("learn"):
                     step.learn()
-                    sync()
-            with record_function("phase/validation"):
+            with phase("validation"):
                 validation_report(state, step, market)
-                sync()
             state.epoch += 1
-            with record_function("phase/checkpoint"):
+            with phase("checkpoint"):
                 save_checkpoint(state, Path(scratch), extra={"runner_mode": "eager"}, keep=1)
-    totals = {event.key: event.cpu_time_total for event in profiler.key_averages() if event.key.startswith("phase/")}
-    return {phase: totals.get(f"phase/{phase}", 0.0) / 1e6 / epochs for phase in PHASES}
+    if trace is not None:
+        profiler.export_chrome_trace(str(trace))
+    return {name: total / epochs for name, total in seconds.items()}
 
 
 def baseline_payload(config: TrainConfig, source: str, epochs: int, phases: dict[str, float]) -> dict[str, Any]:
