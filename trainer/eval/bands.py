@@ -248,10 +248,17 @@ class BandWatcher:
         return None
 
 
-def band_watcher(config: Any) -> BandWatcher | None:
-    """The watcher a run uses: ``run.bands`` = "default" → ``config/metric-bands.toml``, "" → none."""
+def band_watcher(config: Any, finished: Iterable[Any] = ()) -> BandWatcher | None:
+    """The watcher a run uses: ``run.bands`` = "default" → ``config/metric-bands.toml``, "" → none.
+
+    ``finished``: the HEALTH_DIAG records of the epochs a resumed run has already done (oldest
+    first), so its out-of-band streaks continue where the stopped run left them — a resumed run
+    stops at the same epoch as an uninterrupted one."""
     choice = config.run.bands
     if not choice:
         return None
     path = DEFAULT_BANDS_PATH if choice == "default" else Path(choice)
-    return BandWatcher(load_bands(path), config.run.band_epochs)
+    watcher = BandWatcher(load_bands(path), config.run.band_epochs)
+    for record in finished:
+        watcher.observe(record)
+    return watcher

@@ -183,7 +183,6 @@ def train(
     write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME)
     runner = StepRunner(step, use_graph=config.run.cuda_graph)
-    watcher = band_watcher(config)  # the regression hard-stop (run.bands); None when off
     termination: TerminationReason | None = None
 
     total_steps = config.run.steps
@@ -193,8 +192,10 @@ def train(
     total_epochs = max(1, math.ceil(total_steps / config.run.epoch_steps), state.epoch + remaining_epochs)
     state.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
     monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
+    finished = [record for record in read_health_diag(out) if record.epoch < state.epoch] if resume else []
     if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
-        monitors.restore([record.monitors for record in read_health_diag(out) if record.epoch < state.epoch])
+        monitors.restore([record.monitors for record in finished])
+    watcher = band_watcher(config, finished)  # the regression hard-stop (run.bands), its streaks resumed; None when off
     collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
     while state.collect_steps < collects_before_learning:
         step.collect()

@@ -114,3 +114,54 @@ def test_runs_use_the_shipped_bands_by_default_and_can_opt_out():
     watcher = band_watcher(TrainConfig())
     assert watcher is not None and watcher.patience == 2 and watcher.bands.bands
     assert band_watcher(TrainConfig().replace(run={"bands": ""})) is None
+
+
+def test_a_resumed_watcher_continues_its_streaks():
+    bands = MetricBands({"loss.total": Band("loss.total", 0.0, 2.0, 1.0, 0.3, 10)})
+    watcher = band_watcher_with(bands, [record(0, total=9.0), record(1, total=9.0), record(2, total=9.0)])
+    reason = watcher.observe(record(3, total=9.0))
+    assert reason is not None and reason.epoch == 3
+
+
+def band_watcher_with(bands: MetricBands, finished: list[dict]) -> BandWatcher:
+    watcher = BandWatcher(bands, patience=2)
+    for item in finished:
+        watcher.observe(item)
+    return watcher
+
+
+TINY = {
+    "data": {"validation_fraction": 0.05},
+    "env": {"n_envs": 8, "episode_length": 48},
+    "model": {"window": 4, "scan_channels": 8, "scan_state": 4, "hidden": 32, "head_hidden": 16, "n_atoms": 11, "iqn_embedding": 16},
+    "loss": {"iqn_tau_samples": 4, "iqn_target_samples": 4},
+    "replay": {"capacity": 256, "batch_size": 16, "learning_starts": 32},
+    "run": {"steps": 12, "epoch_steps": 2, "device": "cpu", "band_epochs": 2},
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_stopped_run_stops_at_the_same_epoch_when_resumed(tmp_path, monkeypatch):
+    """A band no epoch can meet: the run stops after epoch 3 of 6 (2N = 4), with a checkpoint; a run
+    interrupted after epoch 1 and resumed stops at the same epoch with the same metrics.json."""
+    import json
+
+    from trainer.config import config_from_mapping
+    from trainer.eval.health_diag import read_health_diag
+    from trainer.train.checkpoint import latest_checkpoint
+    from trainer.train.loop import train
+
+    monkeypatch.setenv("FXCACHE_DIR", str(tmp_path / "fxcache"))
+    impossible = MetricBands({"loss.total": Band("loss.total", 1e6, 2e6, 1.5e6, 1e5, 10)})
+    bands_path = write_bands(impossible, tmp_path / "bands.toml", "a band no epoch meets")
+    config = config_from_mapping({**TINY, "run": {**TINY["run"], "bands": str(bands_path)}})
+    whole = train(config, tmp_path / "whole", make_plots=False)
+    assert whole["termination"]["metric"] == "loss.total" and whole["termination"]["epoch"] == 3
+    assert [r.epoch for r in read_health_diag(tmp_path / "whole")] == [0, 1, 2, 3]
+    assert read_health_diag(tmp_path / "whole")[-1].termination == whole["termination"]
+    assert latest_checkpoint(tmp_path / "whole" / "checkpoints").exists()
+
+    train(config, tmp_path / "resumed", stop_after_epochs=1, make_plots=False)
+    resumed = train(config, tmp_path / "resumed", resume=True, make_plots=False)
+    assert resumed == whole
+    assert json.loads((tmp_path / "resumed" / "metrics.json").read_text()) == json.loads((tmp_path / "whole" / "metrics.json").read_text())
