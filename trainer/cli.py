@@ -121,7 +121,14 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from trainer.config import DEFAULT_CONFIG_PATH, load_config
-    from trainer.train.profile import PHASES, baseline_payload, compare, load_baseline, profile_epochs, write_baseline
+    from trainer.train.profile import (
+        PHASES,
+        baseline_payload,
+        compare,
+        load_baseline,
+        profile_epochs,
+        write_baseline,
+    )
 
     if args.epochs < 1:
         raise UserError("bad --epochs", got=str(args.epochs), expected="≥ 1", hint="e.g. --epochs 2")
@@ -375,7 +382,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from trainer.validate.sweep import SweepPlan, load_plan_config, parse_grid, run_sweep, write_bands_from_report
+    from trainer.validate.sweep import (
+        SweepPlan,
+        load_plan_config,
+        parse_grid,
+        run_sweep,
+        write_bands_from_report,
+    )
 
     tiers = tuple(sorted({int(item) for item in args.tiers.split(",") if item.strip().isdigit()}))
     if not tiers or not set(tiers) <= {1, 2, 3}:

@@ -16,11 +16,11 @@ driver leaves no orphan writing into a cell directory.
 
 from __future__ import annotations
 
-import concurrent.futures as futures
 import multiprocessing
 import os
 import sys
 from collections.abc import Iterator, Mapping
+from concurrent import futures
 from typing import Any
 
 from trainer.errors import UserError

@@ -6,9 +6,11 @@ Statistics (over the seeds × folds of one variant and grid point):
   test metric of every strategy (``BOOTSTRAP_RESAMPLES`` resamples, fixed seed: the report is
   reproducible);
 - the agent against buy-and-hold and against flat, paired by cell (same seed, fold and test
-  window): the mean Sharpe difference, its bootstrap interval and a one-sided Wilcoxon
-  signed-rank p-value (scipy). An undefined Sharpe (a strategy that never trades, e.g. flat) is
-  taken as 0, the Sharpe of holding cash.
+  window): the mean Sharpe difference, its bootstrap interval and the one-sided p-value of a
+  paired sign-flip permutation test (under "no difference" each cell's difference is as likely
+  positive as negative; exact for ≤ 16 cells, 10,000 random sign flips beyond — numpy only, so
+  the report runs where scipy is not installed). An undefined Sharpe (a strategy that never
+  trades, e.g. flat) is taken as 0, the Sharpe of holding cash.
 
 Tiers (each PASS/FAIL with the reason; all PASS → exit status 0):
 
@@ -31,7 +33,11 @@ from typing import Any
 import numpy as np
 
 from trainer.eval.bands import UNDEFINED_IS_NEUTRAL, MetricBands, metric_value
-from trainer.eval.health_diag import HEALTH_DIAG_FILENAME, HealthDiagError, read_health_diag
+from trainer.eval.health_diag import (
+    HEALTH_DIAG_FILENAME,
+    HealthDiagError,
+    read_health_diag,
+)
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20_261_201
@@ -77,17 +83,27 @@ def _sharpe_or_cash(metrics: Mapping[str, Any], strategy: str) -> float:
     return 0.0 if value is None else value
 
 
-def paired_test(cells: Sequence[Mapping[str, Any]], baseline: str) -> dict[str, Any]:
-    """Agent minus ``baseline`` Sharpe, paired by cell: mean, bootstrap interval, Wilcoxon p."""
-    from scipy import stats
+EXACT_PERMUTATION_CELLS = 16
 
-    differences = [_sharpe_or_cash(cell["metrics"], "agent") - _sharpe_or_cash(cell["metrics"], baseline) for cell in cells]
-    summary = describe(differences)
-    if len(differences) >= 2 and any(abs(value) > 0.0 for value in differences):
-        p_value = float(stats.wilcoxon(differences, alternative="greater", zero_method="zsplit").pvalue)
+
+def sign_flip_p_value(differences: Sequence[float]) -> float | None:
+    """One-sided p-value that the mean paired difference is > 0 (None without a non-zero one)."""
+    data = np.asarray(differences, dtype=np.float64)
+    if data.size == 0 or not np.any(data != 0.0):
+        return None
+    if data.size <= EXACT_PERMUTATION_CELLS:
+        signs = 1.0 - 2.0 * ((np.arange(2**data.size)[:, None] >> np.arange(data.size)) & 1)  # [2^n, n] every flip
     else:
-        p_value = None
-    return {"baseline": baseline, "metric": "sharpe_ratio", **summary, "wilcoxon_p_greater": p_value}
+        signs = np.random.default_rng(BOOTSTRAP_SEED).choice((-1.0, 1.0), size=(BOOTSTRAP_RESAMPLES, data.size))
+    means = (signs * data).mean(axis=1)
+    observed = data.mean()
+    return float(np.mean(means >= observed - 1e-12 * max(1.0, abs(observed))))
+
+
+def paired_test(cells: Sequence[Mapping[str, Any]], baseline: str) -> dict[str, Any]:
+    """Agent minus ``baseline`` Sharpe, paired by cell: mean, bootstrap interval, permutation p."""
+    differences = [_sharpe_or_cash(cell["metrics"], "agent") - _sharpe_or_cash(cell["metrics"], baseline) for cell in cells]
+    return {"baseline": baseline, "metric": "sharpe_ratio", **describe(differences), "p_greater": sign_flip_p_value(differences)}
 
 
 def aggregate(cells: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -267,11 +283,11 @@ def report_markdown(report: Mapping[str, Any]) -> str:
                 interval = summary["ci95"]
                 shown = f"[{interval[0]:.4g}, {interval[1]:.4g}]" if interval else "n/a"
                 lines.append(f"| {strategy} | {metric} | {_fmt(summary['mean'])} | {_fmt(summary['std'])} | {shown} | {summary['n']} |")
-        lines += ["", "| paired test (Sharpe) | mean difference | 95 % interval | Wilcoxon p (agent greater) |", "| --- | --- | --- | --- |"]
+        lines += ["", "| paired test (Sharpe) | mean difference | 95 % interval | p (agent greater, sign-flip) |", "| --- | --- | --- | --- |"]
         for baseline, test in point["paired_tests"].items():
             interval = test["ci95"]
             shown = f"[{interval[0]:+.4g}, {interval[1]:+.4g}]" if interval else "n/a"
-            lines.append(f"| agent − {baseline} | {_fmt(test['mean'])} | {shown} | {_fmt(test['wilcoxon_p_greater'])} |")
+            lines.append(f"| agent − {baseline} | {_fmt(test['mean'])} | {shown} | {_fmt(test['p_greater'])} |")
         lines += ["", "| fold | cells | agent Sharpe | buy-and-hold Sharpe | flat Sharpe |", "| --- | --- | --- | --- | --- |"]
         for row in point["per_fold"]:
             lines.append(f"| {row['fold']} | {row['cells']} | {_interval_text(row['agent'])} | {_interval_text(row['buy_and_hold'])} | {_interval_text(row['flat'])} |")
@@ -286,5 +302,6 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             f"{_fmt(metrics.get('buy_and_hold', {}).get('sharpe_ratio'))} | {_fmt(cell.get('selected_epoch'))} | "
             f"{_fmt(cell.get('wall_time_s'))} | {termination.replace('|', '/')} |"
         )
-    lines += ["", "Plots: `plots/sharpe_strip.png` (Sharpe per fold × seed), `plots/median_cell_equity.png` (equity of the median cell), `plots/learning_curves.png`.", ""]
+    lines += ["", report.get("plots_note") or "Plots: `plots/sharpe_strip.png` (Sharpe per fold × seed), "
+              "`plots/median_cell_equity.png` (equity of the median cell), `plots/learning_curves.png`.", ""]
     return "\n".join(lines)

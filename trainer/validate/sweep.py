@@ -24,7 +24,13 @@ from typing import Any
 
 from trainer.config import TrainConfig, deep_merge, parse_overrides
 from trainer.errors import UserError
-from trainer.eval.bands import DEFAULT_BANDS_PATH, MetricBands, bands_from_records, load_bands, write_bands
+from trainer.eval.bands import (
+    DEFAULT_BANDS_PATH,
+    MetricBands,
+    bands_from_records,
+    load_bands,
+    write_bands,
+)
 from trainer.files import write_text_atomic
 from trainer.validate.cells import (
     CELL_PROGRESS,
@@ -165,7 +171,14 @@ class _Display:
         self.rows: dict[str, int] = {}
         if live:
             from rich.console import Console
-            from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
             self.progress = Progress(
                 TextColumn("{task.description:<28}"), BarColumn(), TaskProgressColumn(), TimeElapsedColumn(),
@@ -289,9 +302,12 @@ def write_report(plan: SweepPlan, out: Path, cells: Sequence[Cell]) -> dict[str,
     report = build_report(results, histories, plan.to_dict(), _plan_bands(plan.config))
     for point in report["grid_points"]:
         point["overrides_flat"] = flatten(point["overrides"])
+    try:
+        write_report_plots(out / PLOTS_DIRNAME, results, histories)
+    except ImportError as error:  # a machine without matplotlib still gets its report
+        report["plots_note"] = f"Plots skipped: {error} (install matplotlib and re-run the command to draw them)."
     write_text_atomic(out / REPORT_JSON, json.dumps(report, indent=2, allow_nan=False) + "\n")
     write_text_atomic(out / REPORT_MD, report_markdown(report))
-    write_report_plots(out / PLOTS_DIRNAME, results, histories)
     return report
 
 

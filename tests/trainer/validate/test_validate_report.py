@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 
 from trainer.eval.bands import Band, MetricBands
-from trainer.validate.cells import Cell, cell_config, plan_cells, out_of_sample_metrics
-from trainer.validate.report import NOT_A_CLAIM, bootstrap_interval, build_report, paired_test, report_markdown
+from trainer.validate.cells import Cell, cell_config, out_of_sample_metrics, plan_cells
+from trainer.validate.report import (
+    NOT_A_CLAIM,
+    bootstrap_interval,
+    build_report,
+    paired_test,
+    report_markdown,
+)
 from trainer.validate.sweep import flatten, parse_grid
 
 
@@ -40,7 +46,13 @@ def test_paired_test_counts_an_undefined_sharpe_as_cash():
     cells = [cell(0, 0, 1.0), cell(0, 1, 2.0), cell(1, 0, 1.5), cell(1, 1, None)]
     test = paired_test(cells, "flat")
     assert test["mean"] == pytest.approx(1.125)  # (1 + 2 + 1.5 + 0) / 4
-    assert test["wilcoxon_p_greater"] < 0.25
+    assert test["p_greater"] == pytest.approx(2 / 16)  # exact: 2 of the 16 sign flips reach the observed mean
+    from scipy import (
+        stats,  # the exact sign-flip test agrees with scipy's permutation test
+    )
+
+    reference = stats.permutation_test(([1.0, 2.0, 1.5, 0.0],), np.mean, permutation_type="samples", alternative="greater")
+    assert test["p_greater"] == pytest.approx(reference.pvalue)
 
 
 def test_tiers_pass_and_fail_with_reasons():
