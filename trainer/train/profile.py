@@ -91,6 +91,9 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
 
 
 def baseline_payload(config: TrainConfig, source: str, epochs: int, phases: dict[str, float]) -> dict[str, Any]:
+    path = Path(source).resolve()
+    if path.is_relative_to(Path.cwd()):  # the repository's own configs by their repository path
+        source = str(path.relative_to(Path.cwd()))
     return {
         "schema": BASELINE_SCHEMA, "config_source": source, "config": config.to_dict(), "epochs": epochs,
         "device": str(torch.cuda.get_device_name(0)) if config.run.device != "cpu" and torch.cuda.is_available() else f"cpu ({platform.processor() or platform.machine()})",
