@@ -8,6 +8,7 @@ somewhere below; :func:`main` prints its one-line message and returns 2 — no t
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -24,6 +25,9 @@ if TYPE_CHECKING:  # rich, pandas, pyarrow and databento-dbn load inside the com
     from trainer.data import Bars, DbnOptions, FeatureConfig
 
 EXIT_USER_ERROR = 2
+EXIT_VALIDATION_FAILED = 1
+EXIT_BAND_STOP = 3
+"""`trainer train` whose metric bands stopped the run (the reason is in metrics.json)."""
 
 
 def _add_data_source_options(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +73,92 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
                        help="also write TensorBoard scalars to RUN_DIR/tensorboard (needs the tensorboard extra)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
                        help="walk-forward: train fold by fold over K folds (overrides data.folds), each in RUN_DIR/fold-KK/")
+    _add_config_surface(train)
     train.set_defaults(handler=_cmd_train)
+
+
+def _add_config_surface(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides",
+                        help="override one config key (repeatable), e.g. --set optim.lr=1e-4 --set adaptive.kelly.cap_floor=0.2")
+    parser.add_argument("--no-bands", action="store_true", help="no metric-band hard-stop (run.bands = \"\")")
+
+
+def _add_validate_command(commands: argparse._SubParsersAction) -> None:
+    validate = commands.add_parser(
+        "validate", help="seeds × walk-forward folds (× grid) as independent runs on Ray; tiered report with intervals",
+        description="Every (seed, fold, grid point) cell is one training run in DIR/cells/<id>/. Re-running the same "
+        "command finishes the missing cells only. Writes DIR/report.json, DIR/report.md and DIR/plots/; exit status 0 "
+        "when every tier passes, 1 when one fails.",
+    )  # fmt: skip
+    validate.add_argument("--config", default=None, metavar="TOML", help="base config (default config/train/default.toml)")
+    validate.add_argument("--data", default=None, metavar="PATH", help="market data of every cell (default: the embedded EURUSD bars)")
+    validate.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds per fold (default 5; < 5 is not a validation claim)")
+    validate.add_argument("--folds", type=int, default=6, metavar="K", help="walk-forward folds (default 6; < 6 is not a validation claim)")
+    validate.add_argument("--grid", action="append", default=[], metavar="SECTION.KEY=V1,V2",
+                          help="a grid axis (repeatable; the cells run the cartesian product)")
+    validate.add_argument("--tiers", default="1,2,3", metavar="LIST", help="tiers to evaluate (default 1,2,3; tier 3 triples the cells)")
+    validate.add_argument("--out", default=None, metavar="DIR", help="sweep directory (default runs/validate-<UTC timestamp>)")
+    validate.add_argument("--executor", choices=("ray", "local"), default="ray", help="ray (default; local instance or --address) or local (a process pool)")
+    validate.add_argument("--address", default=None, metavar="ADDR", help="join an existing Ray cluster (DIR must be on a shared filesystem)")
+    validate.add_argument("--jobs", type=int, default=None, metavar="N", help="cells at once on this machine (default: its CPU count)")
+    validate.add_argument("--gpu-fraction", type=float, default=0.25, metavar="F", help="share of a GPU per CUDA cell on Ray (default 0.25)")
+    validate.add_argument("--device", choices=("cpu", "cuda"), default=None, help="device of every cell (default: run.device)")
+    validate.add_argument("--steps", type=int, default=None, help="training steps per cell (overrides run.steps)")
+    validate.add_argument("--write-bands", nargs="?", const="default", default=None, metavar="TOML",
+                          help="after a passing report, write the metric bands from its epochs (default config/metric-bands.toml)")
+    validate.add_argument("--no-progress", action="store_true", help="one line per finished cell instead of live bars")
+    _add_config_surface(validate)
+    validate.set_defaults(handler=_cmd_validate)
+
+
+def _add_profile_command(commands: argparse._SubParsersAction) -> None:
+    profile = commands.add_parser(
+        "profile", help="seconds per epoch by phase (collect, learn, validation, checkpoint) against a baseline",
+        description="Profile a few epochs with the torch profiler and compare every phase with a stored baseline: "
+        "more than 20 %% slower in any phase fails (exit status 1) with the phase named.",
+    )  # fmt: skip
+    profile.add_argument("--config", default=None, metavar="TOML", help="training config (default config/train/default.toml)")
+    profile.add_argument("--epochs", type=int, default=2, metavar="E", help="epochs to profile (default 2)")
+    profile.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: run.device")
+    profile.add_argument("--baseline", default=None, metavar="FILE", help="baseline JSON to compare with")
+    profile.add_argument("--write-baseline", default=None, metavar="FILE", help="record this measurement as a baseline")
+    profile.add_argument("--trace", default=None, metavar="FILE", help="also record every op with the torch profiler (Chrome trace; slow)")
+    profile.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", dest="overrides", help="override one config key (repeatable)")
+    profile.set_defaults(handler=_cmd_profile)
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from trainer.config import DEFAULT_CONFIG_PATH, load_config
+    from trainer.train.profile import (
+        PHASES,
+        baseline_payload,
+        compare,
+        load_baseline,
+        profile_epochs,
+        write_baseline,
+    )
+
+    if args.epochs < 1:
+        raise UserError("bad --epochs", got=str(args.epochs), expected="≥ 1", hint="e.g. --epochs 2")
+    overrides = list(args.overrides) + ([f"run.device={json.dumps(args.device)}"] if args.device else [])
+    config = load_config(args.config, overrides=overrides)
+    baseline = load_baseline(Path(args.baseline)) if args.baseline else None
+    phases = profile_epochs(config, args.epochs, Path(args.trace) if args.trace else None)
+    for phase in PHASES:
+        before = baseline["seconds_per_epoch"].get(phase) if baseline else None
+        shown = f"  (baseline {before:.3f} s)" if isinstance(before, (int, float)) else ""
+        print(f"{phase:<11} {phases[phase]:8.3f} s/epoch{shown}")
+    if args.write_baseline:
+        payload = baseline_payload(config, str(args.config or DEFAULT_CONFIG_PATH), args.epochs, phases)
+        print(f"baseline: {write_baseline(Path(args.write_baseline), payload)}")
+    if baseline is not None:
+        slower = compare(phases, baseline, config)
+        for line in slower:
+            print(f"trainer: profile regression: {line}", file=sys.stderr)
+        return EXIT_VALIDATION_FAILED if slower else 0
+    return 0
 
 
 def _add_diag_command(commands: argparse._SubParsersAction) -> None:
@@ -167,6 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_command(commands)
     _add_train_command(commands)
     _add_eval_command(commands)
+    _add_validate_command(commands)
+    _add_profile_command(commands)
     _add_diag_command(commands)
     return parser
 
@@ -290,19 +381,10 @@ def _train_config(args: argparse.Namespace, resume_dir: Path | None) -> TrainCon
     from trainer.train.loop import CONFIG_FILENAME, resolve_device
 
     stored = resume_dir / CONFIG_FILENAME if resume_dir is not None else None
-    config = load_config(stored if args.config is None and stored is not None and stored.exists() else args.config)
-    overrides: dict[str, dict[str, object]] = {"run": {}, "data": {}}
-    if args.data is not None:
-        overrides["data"]["path"] = args.data
-    if args.device is not None:
-        overrides["run"]["device"] = args.device
-    if args.seed is not None:
-        overrides["run"]["seed"] = args.seed
-    if args.steps is not None:
-        overrides["run"]["steps"] = args.steps
+    config = load_config(stored if args.config is None and stored is not None and stored.exists() else args.config,
+                         overrides=_overrides(args))  # fmt: skip
     if args.folds is not None:
-        overrides["data"]["folds"] = args.folds
-    config = config.replace(**overrides)
+        config = config.replace(data={"folds": args.folds})
     return config.replace(run={"device": resolve_device(config.run.device).type})
 
 
@@ -394,6 +476,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
     where = f"selected epoch {selection['epoch']}" if selection.get("epoch") is not None else f"mean of {metrics.get('n_folds')} folds"
     Console().print(_metrics_table(metrics, f"test-window backtest ({where}) — {out}"))
     Console().print(f"run directory: {out}")
+    termination = metrics.get("termination")
+    if termination:
+        print(f"trainer: stopped by its metric bands: {termination['message']}", file=sys.stderr)
+        return EXIT_BAND_STOP
     return 0
 
 
@@ -401,6 +487,62 @@ def _duration(seconds: float) -> str:
     seconds = max(int(round(seconds)), 0)
     hours, rest = divmod(seconds, 3600)
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def _overrides(args: argparse.Namespace) -> list[str]:
+    """The --set list plus the dedicated flags, as section.key=value (one validation for all)."""
+    overrides = list(args.overrides)
+    for flag, key in (("data", "data.path"), ("device", "run.device"), ("seed", "run.seed"), ("steps", "run.steps")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            overrides.append(f"{key}={value}" if not isinstance(value, str) else f"{key}={json.dumps(value)}")
+    if args.no_bands:
+        overrides.append('run.bands=""')
+    return overrides
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    import os
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from trainer.validate.sweep import (
+        SweepPlan,
+        load_plan_config,
+        parse_grid,
+        run_sweep,
+        write_bands_from_report,
+    )
+
+    tiers = tuple(sorted({int(item) for item in args.tiers.split(",") if item.strip().isdigit()}))
+    if not tiers or not set(tiers) <= {1, 2, 3}:
+        raise UserError("bad --tiers", got=repr(args.tiers), expected="a comma list of 1, 2, 3", hint="e.g. --tiers 1,2")
+    for name, value in (("--seeds", args.seeds), ("--folds", args.folds)):
+        if value < 1:
+            raise UserError(f"bad {name}", got=str(value), expected="≥ 1", hint=f"pass {name} 1 or more")
+    if args.address and args.executor != "ray":
+        raise UserError("--address needs Ray", got=f"--executor {args.executor} --address", expected="--executor ray",
+                        hint="drop --address, or use --executor ray")  # fmt: skip
+    if not 0.0 < args.gpu_fraction <= 1.0:
+        raise UserError("bad --gpu-fraction", got=str(args.gpu_fraction), expected="0 < F ≤ 1", hint="e.g. --gpu-fraction 0.25")
+    config, source = load_plan_config(args.config, _overrides(args))
+    out = Path(args.out) if args.out else Path("runs") / f"validate-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}"
+    plan = SweepPlan(config, source, args.seeds, args.folds, parse_grid(args.grid), tiers, args.executor)
+    jobs = args.jobs or os.cpu_count() or 1
+    report = run_sweep(plan, out, jobs=jobs, address=args.address, gpu_fraction=args.gpu_fraction,
+                       live=not args.no_progress and sys.stderr.isatty())  # fmt: skip
+    for point in report["grid_points"]:
+        for tier in point["tiers"]:
+            print(f"grid {point['index']} tier {tier['tier']} {tier['name']}: {'PASS' if tier['passed'] else 'FAIL'} — {tier['reason']}")
+    if report["claim_note"]:
+        print(f"note: {report['claim_note']}")
+    print(f"report: {out / 'report.md'}")
+    if args.write_bands is not None:
+        from trainer.eval.bands import DEFAULT_BANDS_PATH
+
+        destination = DEFAULT_BANDS_PATH if args.write_bands == "default" else Path(args.write_bands)
+        print(f"metric bands: {write_bands_from_report(out, destination)}")
+    return 0 if report["passed"] else EXIT_VALIDATION_FAILED
 
 
 def _fmt(value: object) -> str:

@@ -17,6 +17,7 @@ import inspect
 import itertools
 import json
 import math
+import textwrap
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -24,6 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from trainer.errors import UserError
+from trainer.layout import ISV
+from trainer.ops.adaptive_atom_support import AtomSupportParams
+from trainer.ops.adaptive_kelly_cap import KellyParams
+from trainer.ops.adaptive_learning_health import HealthParams
+from trainer.ops.adaptive_machinery import AdaptiveParams
+from trainer.ops.adaptive_schedule import ScheduleParams
 
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parent.parent / "config" / "train" / "default.toml"
 
@@ -52,8 +59,12 @@ class Bound:
     open_low: bool = False
     open_high: bool = False
     choices: tuple[Any, ...] | None = None
+    width: int | None = None
+    """For a tuple field: the number of elements (each element is checked against the range)."""
 
     def describe(self) -> str:
+        if self.width is not None:
+            return f"{self.width} values, each in {dataclasses.replace(self, width=None).describe()}"
         if self.choices is not None:
             return "one of " + ", ".join(repr(choice) for choice in self.choices)
         left = "(" if self.open_low else "["
@@ -63,6 +74,9 @@ class Bound:
         return f"{left}{low}, {high}{right}"
 
     def accepts(self, value: Any) -> bool:
+        if self.width is not None:
+            element = dataclasses.replace(self, width=None)
+            return len(value) == self.width and all(element.accepts(item) for item in value)
         if self.choices is not None:
             return value in self.choices
         if isinstance(value, float) and not math.isfinite(value):
@@ -80,6 +94,12 @@ def _number(value: float) -> str:
 
 def _bounded(default: Any, bound: Bound) -> Any:
     return field(default=default, metadata={"bound": bound})
+
+
+def _slot_default(name: str) -> Any:
+    """The layout bootstrap of a static-config ISV slot: the config default and the ISV agree."""
+    value = ISV.slot(name).bootstrap
+    return tuple(float(item) for item in value) if isinstance(value, (tuple, list)) else float(value)
 
 
 @dataclass(frozen=True)
@@ -107,6 +127,10 @@ class DataConfig:
     out-of-sample windows."""
     periods_per_year: float = _bounded(0.0, Bound(0.0, 1e7))
     """Bars per year used to annualise metrics; 0 = estimate from the timestamps."""
+    folds: int = _bounded(0, Bound(0, 1_000))
+    """Walk-forward folds over the series; 0 = one split (training, embargo, validation)."""
+    fold: int = _bounded(-1, Bound(-1, 999))
+    """With data.folds > 0: -1 = every fold in sequence, k = only fold k (one cell of a validation)."""
 
 
 @dataclass(frozen=True)
@@ -127,6 +151,18 @@ class EnvConfig:
     """EMA rate of the differential Sharpe ratio reward (Moody & Saffell's η)."""
     time_limit_terminal: bool = _bounded(False, Bound(choices=(True, False)))
     """Treat the time limit and the data end as terminals (ablations); false = only ruin is, a truncated episode bootstraps from the state it reached."""
+    market_impact: tuple[float, ...] = _bounded(_slot_default("MARKET_IMPACT"), Bound(0.0, 100.0, width=3))
+    """Cost model: slippage multiplier of a market order per urgency (passive, normal, aggressive)."""
+    limit_fill_prob: tuple[float, ...] = _bounded(_slot_default("LIMIT_FILL_PROB"), Bound(0.0, 1.0, width=3))
+    """Cost model: probability that a limit order fills within the bar, per urgency."""
+    limit_spread_capture: tuple[float, ...] = _bounded(_slot_default("LIMIT_SPREAD_CAPTURE"), Bound(0.0, 1.0, width=3))
+    """Cost model: share of the half spread a filled limit order earns, per urgency."""
+    dsr_warmup_bars: float = _bounded(_slot_default("DSR_WARMUP_BARS"), Bound(0.0, 1e6))
+    """Bars of zero reward at an episode start while the DSR EMAs warm up."""
+    dsr_variance_floor: float = _bounded(_slot_default("DSR_VARIANCE_FLOOR"), Bound(0.0, 1.0, open_low=True))
+    """Floor under B − A² in the DSR denominator (never divide by 0)."""
+    dsr_clip: float = _bounded(_slot_default("DSR_CLIP"), Bound(0.0, 1e6, open_low=True))
+    """Bound on |reward| of one bar."""
 
 
 @dataclass(frozen=True)
@@ -243,6 +279,10 @@ class RunConfig:
     """Early stopping: stop after this many epochs without a better validation score; 0 = never."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))
     """torch intra-op threads on the CPU (the default network is small: one thread is fastest)."""
+    bands: str = "default"
+    """Metric bands of the regression hard-stop: "default" = config/metric-bands.toml, "" = none, else a TOML path."""
+    band_epochs: int = _bounded(2, Bound(1, 10_000))
+    """N of the hard-stop: a metric outside its band for 2N consecutive epochs stops the run."""
 
 
 @dataclass(frozen=True)
@@ -257,29 +297,40 @@ class TrainConfig:
     optim: OptimConfig = field(default_factory=OptimConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     run: RunConfig = field(default_factory=RunConfig)
+    adaptive: AdaptiveParams = field(default_factory=AdaptiveParams)
+    """Parameters of the adaptive kernels ([adaptive.schedule], [adaptive.kelly], [adaptive.atoms],
+    [adaptive.health]); their bootstrap values come from [schedule] and [loss] (see DERIVED_KEYS)."""
 
-    def to_dict(self) -> dict[str, dict[str, Any]]:
-        return {section.name: dataclasses.asdict(getattr(self, section.name)) for section in fields(self)}
+    def to_dict(self) -> dict[str, Any]:
+        """Section → key → value; the adaptive sections nest under "adaptive" as in the TOML."""
+        out: dict[str, Any] = {}
+        for path in SECTION_TYPES:
+            values = {
+                key: list(value) if isinstance(value, tuple) else value
+                for key, value in dataclasses.asdict(_section(self, path)).items()
+                if key not in DERIVED_KEYS.get(path, {})
+            }
+            _nest(out, path.split("."), values)
+        return out
 
     def to_toml(self) -> str:
         """The resolved configuration as TOML (what a run directory keeps)."""
         out: list[str] = []
-        for section, values in self.to_dict().items():
-            out.append(f"[{section}]")
+        for path in SECTION_TYPES:
+            out.append(f"[{path}]")
+            values = _lookup(self.to_dict(), path.split("."))
             for key, value in values.items():
                 out.append(f"{key} = {_toml_value(value)}")
             out.append("")
         return "\n".join(out)
 
     def replace(self, **sections: Mapping[str, Any]) -> TrainConfig:
-        """Copy with some fields overridden, validated like a file: ``replace(run={"steps": 10})``."""
-        merged = self.to_dict()
-        for section, values in sections.items():
-            merged.setdefault(section, {}).update(values)
-        return config_from_mapping(merged, source="overrides")
+        """Copy with some fields overridden, validated like a file: ``replace(run={"steps": 10})``,
+        ``replace(adaptive={"kelly": {"cap_floor": 0.2}})``."""
+        return config_from_mapping(deep_merge(self.to_dict(), sections), source="overrides")
 
 
-_SECTION_TYPES = {
+SECTION_TYPES: dict[str, type] = {
     "data": DataConfig,
     "env": EnvConfig,
     "model": ModelConfig,
@@ -288,7 +339,53 @@ _SECTION_TYPES = {
     "optim": OptimConfig,
     "schedule": ScheduleConfig,
     "run": RunConfig,
+    "adaptive.schedule": ScheduleParams,
+    "adaptive.kelly": KellyParams,
+    "adaptive.atoms": AtomSupportParams,
+    "adaptive.health": HealthParams,
 }
+"""Every TOML table of a training config by its dotted path; the adaptive ones are the kernels'
+own parameter dataclasses (their field docstrings in trainer/ops are the reference text)."""
+
+DERIVED_KEYS: dict[str, dict[str, str]] = {
+    "adaptive.schedule": {"tau_start": "schedule.tau", "gamma_high": "loss.gamma", "epsilon_start": "schedule.epsilon"},
+    "adaptive.atoms": {"v_min": "loss.v_min", "v_max": "loss.v_max", "n_step": "loss.n_step"},
+}
+"""Kernel parameters that are not keys of their own: ``AdaptiveParams.from_config`` takes them from
+the named key (one value, one place)."""
+
+
+def _section(config: TrainConfig, path: str) -> Any:
+    value: Any = config
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _lookup(raw: Mapping[str, Any], parts: list[str]) -> Any:
+    value: Any = raw
+    for part in parts:
+        if not isinstance(value, Mapping):
+            return value
+        value = value.get(part, {})
+    return value
+
+
+def _nest(out: dict[str, Any], parts: list[str], values: Any) -> None:
+    for part in parts[:-1]:
+        out = out.setdefault(part, {})
+    out[parts[-1]] = values
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``override`` over ``base``, table by table (a value that is not a table replaces)."""
+    merged = {key: dict(value) if isinstance(value, Mapping) else value for key, value in base.items()}
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _toml_value(value: Any) -> str:
@@ -298,60 +395,100 @@ def _toml_value(value: Any) -> str:
         return json.dumps(value)
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     return str(value)
 
 
-def _type_ok(expected: type, value: Any) -> bool:
-    if expected is bool:
+def _type_ok(expected: str, value: Any) -> bool:
+    if expected == "bool":
         return isinstance(value, bool)
-    if expected is int:
+    if expected == "int":
         return isinstance(value, int) and not isinstance(value, bool)
-    if expected is float:
+    if expected == "float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if expected is str:
+    if expected == "str":
         return isinstance(value, str)
+    if expected == "tuple[float, ...]":
+        return isinstance(value, (list, tuple)) and all(_type_ok("float", item) for item in value)
     return False
 
 
-_TYPE_NAMES = {bool: "bool", int: "int", float: "float", str: "str"}
+_TYPE_NAMES = {"bool": "bool", "int": "int", "float": "float", "str": "str", "tuple[float, ...]": "array of floats"}
+
+
+def _coerce(expected: str, value: Any) -> Any:
+    if expected == "float":
+        return float(value)
+    if expected == "tuple[float, ...]":
+        return tuple(float(item) for item in value)
+    return value
+
+
+def _known_tables() -> dict[str, set[str]]:
+    """Table path → the sub-tables it may hold ("" = the top level)."""
+    tables: dict[str, set[str]] = {}
+    for path in SECTION_TYPES:
+        parts = path.split(".")
+        for depth in range(len(parts)):
+            tables.setdefault(".".join(parts[:depth]), set()).add(parts[depth])
+    return tables
+
+
+def _unknown_tables(raw: Mapping[str, Any], problems: list[str]) -> None:
+    for parent, children in _known_tables().items():
+        table = _lookup(raw, parent.split(".")) if parent else raw
+        if not isinstance(table, Mapping) or parent in SECTION_TYPES:
+            continue
+        for name in table:
+            if name not in children:
+                where = f"{parent}.{name}" if parent else name
+                problems.append(f"unknown section [{where}] (vs one of {', '.join(sorted(children))})")
+
+
+def _build_section(path: str, values: Any, problems: list[str]) -> Any:
+    section_type = SECTION_TYPES[path]
+    if not isinstance(values, Mapping):
+        problems.append(f"[{path}] is a {type(values).__name__} (vs a table)")
+        values = {}
+    derived = DERIVED_KEYS.get(path, {})
+    known = {f.name: f for f in fields(section_type) if f.name not in derived}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in derived:
+            problems.append(f"{path}.{key} is not a key of its own (vs {derived[key]}, which sets it)")
+            continue
+        if key not in known:
+            problems.append(f"unknown key {path}.{key} (vs one of {', '.join(known)})")
+            continue
+        expected = str(known[key].type)
+        if not _type_ok(expected, value):
+            problems.append(f"{path}.{key} = {value!r} has type {type(value).__name__} (vs {_TYPE_NAMES[expected]})")
+            continue
+        bound: Bound | None = known[key].metadata.get("bound")
+        if bound is not None and not bound.accepts(value):
+            problems.append(f"{path}.{key} = {value!r} out of range (vs {bound.describe()})")
+            continue
+        kwargs[key] = _coerce(expected, value)
+    try:
+        return section_type(**kwargs)
+    except ValueError as error:  # a kernel parameter dataclass checks its own ranges
+        problems.append(f"[{path}] {error}")
+        return section_type()
 
 
 def config_from_mapping(raw: Mapping[str, Any], source: str = "config") -> TrainConfig:
     """Build a validated ``TrainConfig``; every problem is collected before one ``ConfigError``."""
     problems: list[str] = []
+    _unknown_tables(raw, problems)
     built: dict[str, Any] = {}
-    for section_name in raw:
-        if section_name not in _SECTION_TYPES:
-            problems.append(
-                f"unknown section [{section_name}] (vs one of {', '.join(_SECTION_TYPES)})"
-            )
-    for section_name, section_type in _SECTION_TYPES.items():
-        values = raw.get(section_name, {})
-        if not isinstance(values, Mapping):
-            problems.append(f"[{section_name}] is a {type(values).__name__} (vs a table)")
-            values = {}
-        known = {f.name: f for f in fields(section_type)}
-        kwargs: dict[str, Any] = {}
-        for key, value in values.items():
-            if key not in known:
-                problems.append(
-                    f"unknown key {section_name}.{key} (vs one of {', '.join(known)})"
-                )
-                continue
-            expected = {"bool": bool, "int": int, "float": float, "str": str}[str(known[key].type)]
-            if not _type_ok(expected, value):
-                problems.append(
-                    f"{section_name}.{key} = {value!r} has type {type(value).__name__} "
-                    f"(vs {_TYPE_NAMES[expected]})"
-                )
-                continue
-            bound: Bound | None = known[key].metadata.get("bound")
-            if bound is not None and not bound.accepts(value):
-                problems.append(f"{section_name}.{key} = {value!r} out of range (vs {bound.describe()})")
-                continue
-            kwargs[key] = float(value) if expected is float else value
-        built[section_name] = section_type(**kwargs)
-    config = TrainConfig(**built)
+    for path in SECTION_TYPES:
+        built[path] = _build_section(path, _lookup(raw, path.split(".")), problems)
+    adaptive = AdaptiveParams(
+        schedule=built.pop("adaptive.schedule"), kelly=built.pop("adaptive.kelly"),
+        atoms=built.pop("adaptive.atoms"), health=built.pop("adaptive.health"),
+    )  # fmt: skip
+    config = TrainConfig(**built, adaptive=adaptive)
     problems.extend(_cross_checks(config))
     if problems:
         raise ConfigError(problems, source)
@@ -366,6 +503,11 @@ def _cross_checks(config: TrainConfig) -> list[str]:
             f"loss.v_max = {config.loss.v_max!r} must exceed loss.v_min = {config.loss.v_min!r} "
             f"(vs v_max > v_min)"
         )
+    else:
+        try:
+            AdaptiveParams.from_config(config)
+        except ValueError as error:  # the bootstrap values from [schedule]/[loss] against [adaptive.*]
+            problems.append(f"[adaptive] with the bootstrap values of [schedule] and [loss]: {error}")
     if config.replay.capacity < config.env.n_envs:
         problems.append(
             f"replay.capacity = {config.replay.capacity} is smaller than env.n_envs = "
@@ -396,16 +538,20 @@ def _cross_checks(config: TrainConfig) -> list[str]:
             f"loss.n_step = {config.loss.n_step} must be below env.episode_length = "
             f"{config.env.episode_length} (vs n_step < episode_length)"
         )
+    if config.data.folds and config.data.fold >= config.data.folds:
+        problems.append(
+            f"data.fold = {config.data.fold} is not a fold of data.folds = {config.data.folds} "
+            f"(vs -1 or 0 ≤ fold < folds)"
+        )
     return problems
 
 
-def load_config(path: str | Path | None = None) -> TrainConfig:
-    """Load a TOML file (default: ``config/train/default.toml``, or built-in defaults if absent)."""
-    if path is None:
-        if not DEFAULT_CONFIG_PATH.exists():
-            return TrainConfig()
-        path = DEFAULT_CONFIG_PATH
-    path = Path(path)
+def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The TOML table of ``path`` with its ``extends`` chain merged underneath (paths relative to
+    the file that names them)."""
+    if path.resolve() in chain:
+        cycle = " → ".join(str(item) for item in (*chain, path.resolve()))
+        raise ConfigError([f"extends cycle ({cycle} vs a chain that ends)"], str(path))
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
@@ -416,12 +562,61 @@ def load_config(path: str | Path | None = None) -> TrainConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError([f"TOML syntax error: {error}"], str(path)) from error
-    return config_from_mapping(raw, source=str(path))
+    base = raw.pop("extends", None)
+    if base is None:
+        return raw
+    if not isinstance(base, str) or not base:
+        raise ConfigError([f"extends = {base!r} (vs the path of another config TOML)"], str(path))
+    return deep_merge(_read_toml(path.parent / base, (*chain, path.resolve())), raw)
+
+
+def parse_overrides(assignments: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """``["run.steps=10", "adaptive.kelly.cap_floor=0.2"]`` → a nested table to merge over a config.
+
+    The value is read as a TOML value (``10``, ``0.2``, ``true``, ``[0.5, 1.0, 2.0]``, ``"x"``);
+    anything that is not one is taken as a bare string (``data.path=bars.csv``)."""
+    table: dict[str, Any] = {}
+    problems = []
+    for assignment in assignments:
+        key, sep, text = assignment.partition("=")
+        parts = key.strip().split(".")
+        if not sep or len(parts) < 2 or not all(parts):
+            problems.append(f"--set {assignment!r} (vs section.key=value, e.g. run.steps=100)")
+            continue
+        try:
+            value = tomllib.loads(f"value = {text.strip()}")["value"]
+        except tomllib.TOMLDecodeError:
+            value = text.strip()
+        table = deep_merge(table, _nested(parts, value))
+    if problems:
+        raise ConfigError(problems, "--set")
+    return table
+
+
+def _nested(parts: list[str], value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    _nest(out, parts, value)
+    return out
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+    """Load a TOML file (default: ``config/train/default.toml``, or built-in defaults if absent),
+    follow its ``extends`` chain, then apply ``--set`` style ``overrides``; validated once."""
+    if path is None and not DEFAULT_CONFIG_PATH.exists():
+        raw: dict[str, Any] = {}
+        source = "built-in defaults"
+    else:
+        path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+        raw, source = _read_toml(path), str(path)
+    if overrides:
+        raw = deep_merge(raw, parse_overrides(overrides))
+        source += " with --set " + " ".join(overrides)
+    return config_from_mapping(raw, source=source)
 
 
 def field_help(section_type: type) -> dict[str, str]:
-    """Field name → its docstring (the string literal following the field in this module)."""
-    tree = ast.parse(inspect.getsource(section_type))
+    """Field name → its docstring (the string literal following the field in its class)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(section_type)))
     body = tree.body[0].body  # type: ignore[attr-defined]
     docs: dict[str, str] = {}
     for node, following in itertools.pairwise(body):
@@ -432,20 +627,29 @@ def field_help(section_type: type) -> dict[str, str]:
             and isinstance(following.value, ast.Constant)
             and isinstance(following.value.value, str)
         ):
-            docs[node.target.id] = following.value.value
+            docs[node.target.id] = " ".join(following.value.value.split())
     return docs
 
 
 def reference_table() -> str:
     """A markdown table of every key, default, allowed range and meaning (for docs/trainer.md)."""
     rows = ["| key | default | allowed | meaning |", "| --- | --- | --- | --- |"]
-    for section_name, section_type in _SECTION_TYPES.items():
+    for path, section_type in SECTION_TYPES.items():
         docs = field_help(section_type)
+        derived = DERIVED_KEYS.get(path, {})
         for item in fields(section_type):
+            if item.name in derived:
+                continue
             bound: Bound | None = item.metadata.get("bound")
-            default = item.default
+            allowed = bound.describe() if bound else _unbounded_text(str(item.type))
             rows.append(
-                f"| `{section_name}.{item.name}` | `{_toml_value(default)}` | "
-                f"{bound.describe() if bound else 'any string'} | {' '.join(docs.get(item.name, '').split())} |"
+                f"| `{path}.{item.name}` | `{_toml_value(item.default)}` | "
+                f"{allowed} | {' '.join(docs.get(item.name, '').split())} |"
             )
     return "\n".join(rows)
+
+
+def _unbounded_text(type_name: str) -> str:
+    if type_name == "str":
+        return "any string"
+    return f"{_TYPE_NAMES.get(type_name, type_name)} (checked by the kernel's parameters)"

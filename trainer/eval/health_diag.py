@@ -24,8 +24,9 @@ Record (``SCHEMA_VERSION`` = 2), every section present, numbers are finite-or-nu
       "monitors": {"tau": {"value": .., "fire_rate": .., ...}}, # AdaptiveMonitor.diagnose()
       "actions": {"direction": {"short": .., "hold": .., ...}, ...},  # fractions per branch
       "validation": {"agent": {"sharpe_ratio": .., ...}, ...},   # greedy backtest, validation window
-      "training": {"agent": {"sharpe_ratio": .., ...}}          # the same on the training window's tail
-    }
+      "training": {"agent": {"sharpe_ratio": .., ...}},         # the same on the training window's tail
+      "termination": {"metric": .., "values": [..], "band": [lo, hi], ...}  # only on the epoch
+    }                                                           # a metric band stopped the run
 
 ``losses`` nests component → branch → float. ``grad_norms`` holds ``global`` (the mean over the
 epoch of the norm the optimizer step saw, before clipping) and, per loss component, the L2 norm of
@@ -85,6 +86,8 @@ class HealthDiagRecord:
     actions: NestedFloats = field(default_factory=dict)
     validation: NestedFloats = field(default_factory=dict)
     training: NestedFloats = field(default_factory=dict)
+    termination: NestedFloats | None = None
+    """Set on the last epoch of a run its metric bands stopped (``TerminationReason.to_dict()``)."""
 
     def to_dict(self) -> dict[str, Any]:
         record = {
@@ -101,6 +104,8 @@ class HealthDiagRecord:
             "validation": _clean(self.validation),
             "training": _clean(self.training),
         }
+        if self.termination is not None:
+            record["termination"] = _clean(self.termination)
         validate_record(record)
         return record
 
@@ -119,6 +124,7 @@ class HealthDiagRecord:
             actions=dict(record["actions"]),
             validation=dict(record["validation"]),
             training=dict(record["training"]),
+            termination=dict(record["termination"]) if record.get("termination") is not None else None,
         )
 
 

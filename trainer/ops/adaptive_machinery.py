@@ -11,6 +11,7 @@ read through the ISV.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import torch
@@ -37,17 +38,21 @@ class AdaptiveParams:
 
     @classmethod
     def from_config(cls, config) -> AdaptiveParams:
-        """Derive the bounds from a ``TrainConfig``: bootstrap τ/γ/ε and the support bounds."""
+        """The run's parameters: ``config.adaptive`` (the [adaptive.*] tables) with the bootstrap
+        τ/γ/ε of [schedule]/[loss] and the support bounds of [loss]; the half-width floor is capped
+        at a quarter of the support range so a narrow support can still adapt."""
+        base = config.adaptive
+        v_min, v_max = config.loss.v_min, config.loss.v_max
         return cls(
-            schedule=ScheduleParams.with_bootstrap(
-                tau=config.schedule.tau, gamma=config.loss.gamma, epsilon=max(config.schedule.epsilon, 0.02)
+            schedule=base.schedule.with_bootstrap(
+                tau=config.schedule.tau, gamma=config.loss.gamma, epsilon=config.schedule.epsilon
             ),
-            atoms=AtomSupportParams(
-                n_step=config.loss.n_step,
-                v_min=config.loss.v_min,
-                v_max=config.loss.v_max,
-                half_width_floor=min(1.0, 0.25 * (config.loss.v_max - config.loss.v_min)),
+            kelly=base.kelly,
+            atoms=dataclasses.replace(
+                base.atoms, n_step=config.loss.n_step, v_min=v_min, v_max=v_max,
+                half_width_floor=min(base.atoms.half_width_floor, 0.25 * (v_max - v_min)),
             ),
+            health=base.health,
         )
 
 

@@ -12,6 +12,7 @@ is being captured. Formulas: ``cuda/adaptive_schedule.cu`` header and docs/train
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -83,18 +84,16 @@ class ScheduleParams:
                 "passed to ScheduleParams"
             )
 
-    @classmethod
-    def with_bootstrap(cls, *, tau: float, gamma: float, epsilon: float) -> ScheduleParams:
-        """Schedules that start from the run's configured bootstrap τ, γ and ε."""
-        defaults = cls()
-        gamma_high = (float(gamma),) * N_BRANCHES
-        gamma_low = tuple(min(low, float(gamma)) for low in defaults.gamma_low)
-        return cls(
+    def with_bootstrap(self, *, tau: float, gamma: float, epsilon: float) -> ScheduleParams:
+        """These schedules started from the run's configured bootstrap τ, γ and ε (the end values
+        and the γ floor never exceed the start)."""
+        return dataclasses.replace(
+            self,
             tau_start=float(tau),
-            tau_end=min(defaults.tau_end, float(tau)),
-            gamma_high=gamma_high,
-            gamma_low=gamma_low,
-            epsilon_start=max(float(epsilon), defaults.epsilon_end),
+            tau_end=min(self.tau_end, float(tau)),
+            gamma_high=(float(gamma),) * N_BRANCHES,
+            gamma_low=tuple(min(low, float(gamma)) for low in self.gamma_low),
+            epsilon_start=max(float(epsilon), self.epsilon_end),
         )
 
 

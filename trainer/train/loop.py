@@ -26,6 +26,7 @@ import torch
 from trainer.config import TrainConfig
 from trainer.errors import UserError
 from trainer.eval.backtest import EquityCurve, backtest_report
+from trainer.eval.bands import band_watcher
 from trainer.eval.health_diag import (
     HEALTH_DIAG_FILENAME,
     HealthDiagRecord,
@@ -340,12 +341,14 @@ def train_split(
     fold_start = {"steps": state.steps_done, "epoch": state.epoch}  # a carried walk-forward state counts on
     selection = ModelSelection(config.run.select, config.run.patience)
     epoch_open = False  # resuming a checkpoint saved mid-epoch: its epoch has begun already
+    stopped_by: dict[str, Any] | None = None  # the TerminationReason of a metric band, once one fired
     if resume:
         manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints))
         extra = manifest.get("extra", {})
         fold_start = dict(extra.get("fold_start", fold_start))
         selection = ModelSelection.from_dict(extra.get("selection", {}), config.run.select, config.run.patience)
         epoch_open = bool(extra.get("epoch_open", False))
+        stopped_by = extra.get("termination")
     if config.data.folds > 0:  # each fold directory is a complete run directory
         write_text_atomic(out / CONFIG_FILENAME, config_text(config, [split]))
     writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME, mirrors=[TensorBoardMirror(out)] if tensorboard else [])
@@ -362,9 +365,11 @@ def train_split(
     state.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
     monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
     progress_total = progress_total if progress_total is not None else config.run.steps
+    log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
+    finished = [record for record in iter_health_diag(log) if record.epoch < state.epoch] if resume and log.exists() else []
     if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
-        log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
-        monitors.restore([record.monitors for record in iter_health_diag(log) if record.epoch < state.epoch] if log.exists() else [])
+        monitors.restore([record.monitors for record in finished])
+    watcher = band_watcher(config, finished)  # the regression hard-stop (run.bands), its streaks resumed; None when off
     collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
     while state.collect_steps < collects_before_learning:
         step.collect()
@@ -375,7 +380,7 @@ def train_split(
     validation_bars = split.validation.stop - split.validation.start
     epochs_this_call = 0
     interrupted = False
-    while state.steps_done < total_steps and not selection.should_stop:
+    while state.steps_done < total_steps and not selection.should_stop and stopped_by is None:
         epoch_here = state.epoch - fold_start["epoch"]
         if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
             state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
@@ -396,27 +401,32 @@ def train_split(
         monitors.observe_all()
         losses, grad_norms, actions = epoch_summary(step)
         (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
-        writer.write(
-            HealthDiagRecord(
-                epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
-                losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
-                monitors=monitors.diagnose_all(), actions=actions, validation=validation,
-                training={"agent": training["agent"]},
-            )
+        record = HealthDiagRecord(
+            epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
+            losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
+            monitors=monitors.diagnose_all(), actions=actions, validation=validation,
+            training={"agent": training["agent"]},
         )  # fmt: skip
+        termination = watcher.observe(record) if watcher is not None else None
+        if termination is not None:
+            record.termination = stopped_by = termination.to_dict()
+        writer.write(record)
         if progress is not None:
             progress(progress_offset + state.steps_done - fold_start["steps"], progress_total,
                      {"losses": losses, "validation": validation})  # fmt: skip
         improved = selection.observe(state.epoch, state.steps_done, validation, training)
         run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
         state.epoch += 1
-        extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start}
+        extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start,
+                 "termination": stopped_by}  # fmt: skip
         manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
         if improved:
             save_checkpoint(state, checkpoints, extra=extra, name=BEST_CHECKPOINT, only=SELECTED_TENSORS)
         if control is not None:  # raises RunInterrupted on a stop, unless early stopping just ended the run
-            control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop else total_steps)
+            control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop or stopped_by is not None else total_steps)
         epochs_this_call += 1
+        if stopped_by is not None:  # a metric left its band: the checkpoint above holds where it stopped
+            break
         if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
             interrupted = state.steps_done < total_steps and not selection.should_stop
             break
@@ -433,6 +443,8 @@ def train_split(
         "selection": selection.summary(stopped_early=selection.should_stop and state.steps_done < total_steps),
         "splits": split.to_dict(),
     }
+    if stopped_by is not None:
+        metrics["termination"] = stopped_by
     write_text_atomic(out / METRICS_FILENAME, json.dumps(metrics, indent=2, allow_nan=False) + "\n")
     if make_plots:
         from trainer.eval.plots import write_run_plots

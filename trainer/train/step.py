@@ -106,6 +106,12 @@ class TrainerState:
                 "INIT_CASH": config.env.init_cash,
                 "EPISODE_LENGTH": float(config.env.episode_length),
                 "DSR_ETA": config.env.dsr_eta,
+                "MARKET_IMPACT": config.env.market_impact,
+                "LIMIT_FILL_PROB": config.env.limit_fill_prob,
+                "LIMIT_SPREAD_CAPTURE": config.env.limit_spread_capture,
+                "DSR_WARMUP_BARS": config.env.dsr_warmup_bars,
+                "DSR_VARIANCE_FLOOR": config.env.dsr_variance_floor,
+                "DSR_CLIP": config.env.dsr_clip,
                 "CQL_ALPHA": config.loss.cql_alpha,
             },
         )

@@ -1,0 +1,167 @@
+"""Metric bands: the file format (unknown metrics are errors), bands from records, the watcher."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainer.config import TrainConfig
+from trainer.eval.bands import (
+    DEFAULT_BANDS_PATH,
+    KNOWN_METRICS,
+    Band,
+    BandsError,
+    BandWatcher,
+    MetricBands,
+    band_watcher,
+    bands_from_records,
+    load_bands,
+    metric_value,
+    write_bands,
+)
+
+
+def record(epoch: int, total: float | None = 1.0, sharpe: float | None = 0.5, tau: float = 0.005) -> dict:
+    return {
+        "epoch": epoch,
+        "losses": {"c51": {"direction": 0.5, "magnitude": 0.5}, "iqn": 0.2, "cql": 0.0, "total": total},
+        "grad_norms": {"global": 2.0},
+        "isv": {"TAU": tau, "GAMMA[0]": 0.99},
+        "validation": {"agent": {"sharpe_ratio": sharpe}, "buy_and_hold": {"sharpe_ratio": 1.0}},
+    }
+
+
+def test_metric_values_from_a_record():
+    data = record(0)
+    assert metric_value(data, "loss.c51") == 1.0
+    assert metric_value(data, "loss.total") == 1.0
+    assert metric_value(data, "grad_norm.global") == 2.0
+    assert metric_value(data, "isv.TAU") == 0.005
+    assert metric_value(data, "validation.sharpe_ratio") == 0.5
+    assert metric_value({"validation": {"sharpe_ratio": 0.25}}, "validation.sharpe_ratio") == 0.25
+    assert metric_value(record(0, total=None), "loss.total") is None
+    assert "isv.GAMMA[3]" in KNOWN_METRICS and "isv.ATOM_HALF_WIDTH[0]" in KNOWN_METRICS
+    assert "isv.FEE_RATE" not in KNOWN_METRICS  # static config, not an adaptive value
+
+
+def test_bands_are_mean_plus_minus_three_sigma_and_skip_constants():
+    bands = bands_from_records([record(0, total=1.0), record(1, total=2.0), record(2, total=3.0)], source="r.json")
+    band = bands.bands["loss.total"]
+    assert band.mean == pytest.approx(2.0) and band.std == pytest.approx(1.0)
+    assert (band.low, band.high) == pytest.approx((-1.0, 5.0))
+    assert "loss.iqn" not in bands.bands  # never varies: a zero-width band would stop every other run
+
+
+def test_bands_round_trip_through_the_file(tmp_path):
+    bands = bands_from_records([record(0, total=1.0, tau=0.004), record(1, total=2.0, tau=0.006)], source="report.json")
+    path = write_bands(bands, tmp_path / "bands.toml", "header line one\nheader line two")
+    text = path.read_text()
+    assert text.startswith("# header line one\n# header line two\n")
+    loaded = load_bands(path)
+    assert loaded.source == "report.json"
+    assert loaded.bands.keys() == bands.bands.keys()
+    assert loaded.bands["isv.TAU"].low == pytest.approx(bands.bands["isv.TAU"].low)
+
+
+def test_unknown_metrics_and_bad_bands_are_all_reported(tmp_path):
+    path = tmp_path / "bands.toml"
+    path.write_text(
+        'schema = 1\nsource = ""\nextra = 1\n'
+        '[bands."loss.totl"]\nlow = 0.0\nhigh = 1.0\nmean = 0.5\nstd = 0.1\n'
+        '[bands."loss.iqn"]\nlow = 2.0\nhigh = 1.0\nmean = 0.5\nstd = 0.1\n'
+        '[bands."isv.TAU"]\nlow = 0.0\n'
+    )
+    with pytest.raises(BandsError) as caught:
+        load_bands(path)
+    message = str(caught.value)
+    assert "invalid metric bands" in message and "(4 problems vs none)" in message
+    assert "unknown metric 'loss.totl' (vs one of validation.sharpe_ratio" in message
+    assert "band 'loss.iqn' has low 2.0 > high 1.0 (vs low ≤ high)" in message
+    assert "band 'isv.TAU' lacks finite high, mean, std" in message
+    assert "unknown top-level key 'extra'" in message
+    assert "hint:" in message
+
+
+def test_missing_bands_file_names_the_fix(tmp_path):
+    with pytest.raises(BandsError, match=r"cannot read metric bands .* — hint: write it with `trainer validate --write-bands`"):
+        load_bands(tmp_path / "absent.toml")
+
+
+def test_watcher_stops_after_2n_consecutive_out_of_band_epochs():
+    bands = MetricBands({"loss.total": Band("loss.total", 0.0, 2.0, 1.0, 0.3, 10)})
+    watcher = BandWatcher(bands, patience=2)
+    assert watcher.observe(record(0, total=5.0)) is None
+    assert watcher.observe(record(1, total=1.0)) is None  # back in band: the streak restarts
+    for epoch in (2, 3, 4):
+        assert watcher.observe(record(epoch, total=9.0 + epoch)) is None
+    reason = watcher.observe(record(5, total=None))  # a NaN loss counts as out of band
+    assert reason is not None
+    assert reason.metric == "loss.total" and reason.epochs == 4 and reason.epoch == 5
+    assert reason.values == (11.0, 12.0, 13.0, None)
+    assert "loss.total outside its band [0, 2] for 4 consecutive epochs (last: 11, 12, 13, null)" in reason.message()
+    assert reason.to_dict()["band"] == [0.0, 2.0]
+
+
+def test_undefined_validation_sharpe_neither_advances_nor_resets():
+    bands = MetricBands({"validation.sharpe_ratio": Band("validation.sharpe_ratio", -1.0, 1.0, 0.0, 0.3, 10)})
+    watcher = BandWatcher(bands, patience=1)
+    assert watcher.observe(record(0, sharpe=-5.0)) is None
+    assert watcher.observe(record(1, sharpe=None)) is None  # the agent never traded: no evidence
+    assert watcher.observe(record(2, sharpe=-6.0)) is not None
+
+
+def test_runs_use_the_shipped_bands_by_default_and_can_opt_out():
+    assert DEFAULT_BANDS_PATH.exists()
+    watcher = band_watcher(TrainConfig())
+    assert watcher is not None and watcher.patience == 2 and watcher.bands.bands
+    assert band_watcher(TrainConfig().replace(run={"bands": ""})) is None
+
+
+def test_a_resumed_watcher_continues_its_streaks():
+    bands = MetricBands({"loss.total": Band("loss.total", 0.0, 2.0, 1.0, 0.3, 10)})
+    watcher = band_watcher_with(bands, [record(0, total=9.0), record(1, total=9.0), record(2, total=9.0)])
+    reason = watcher.observe(record(3, total=9.0))
+    assert reason is not None and reason.epoch == 3
+
+
+def band_watcher_with(bands: MetricBands, finished: list[dict]) -> BandWatcher:
+    watcher = BandWatcher(bands, patience=2)
+    for item in finished:
+        watcher.observe(item)
+    return watcher
+
+
+TINY = {
+    "data": {"validation_fraction": 0.05},
+    "env": {"n_envs": 8, "episode_length": 48},
+    "model": {"window": 4, "scan_channels": 8, "scan_state": 4, "hidden": 32, "head_hidden": 16, "n_atoms": 11, "iqn_embedding": 16},
+    "loss": {"iqn_tau_samples": 4, "iqn_target_samples": 4},
+    "replay": {"capacity": 256, "batch_size": 16, "learning_starts": 32},
+    "run": {"steps": 12, "epoch_steps": 2, "device": "cpu", "band_epochs": 2},
+}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_stopped_run_stops_at_the_same_epoch_when_resumed(tmp_path, monkeypatch):
+    """A band no epoch can meet: the run stops after epoch 3 of 6 (2N = 4), with a checkpoint; a run
+    interrupted after epoch 1 and resumed stops at the same epoch with the same metrics.json."""
+    import json
+
+    from trainer.config import config_from_mapping
+    from trainer.eval.health_diag import read_health_diag
+    from trainer.train.checkpoint import latest_checkpoint
+    from trainer.train.loop import train
+
+    monkeypatch.setenv("FXCACHE_DIR", str(tmp_path / "fxcache"))
+    impossible = MetricBands({"loss.total": Band("loss.total", 1e6, 2e6, 1.5e6, 1e5, 10)})
+    bands_path = write_bands(impossible, tmp_path / "bands.toml", "a band no epoch meets")
+    config = config_from_mapping({**TINY, "run": {**TINY["run"], "bands": str(bands_path)}})
+    whole = train(config, tmp_path / "whole", make_plots=False)
+    assert whole["termination"]["metric"] == "loss.total" and whole["termination"]["epoch"] == 3
+    assert [r.epoch for r in read_health_diag(tmp_path / "whole")] == [0, 1, 2, 3]
+    assert read_health_diag(tmp_path / "whole")[-1].termination == whole["termination"]
+    assert latest_checkpoint(tmp_path / "whole" / "checkpoints").exists()
+
+    train(config, tmp_path / "resumed", stop_after_epochs=1, make_plots=False)
+    resumed = train(config, tmp_path / "resumed", resume=True, make_plots=False)
+    assert resumed == whole
+    assert json.loads((tmp_path / "resumed" / "metrics.json").read_text()) == json.loads((tmp_path / "whole" / "metrics.json").read_text())

@@ -1,0 +1,201 @@
+"""The cells of a validation sweep and how one cell runs (the same code path as ``trainer train``).
+
+A cell is one independent training run: (variant, grid point, seed, fold). ``cell_config`` is the
+one place that turns the sweep's base config into a cell's config. ``run_cell`` is what an
+executor (a Ray task or a local process) calls: it never re-runs a finished cell (its
+``cell.json`` is the proof), resumes a cell that an earlier, killed driver left half-trained
+(from the newest checkpoint), and turns any exception into a ``failed`` result so one bad cell
+never stops the others.
+
+Cell directory ``DIR/cells/<id>/``: the run directory of ``trainer train`` (config.toml,
+health_diag.jsonl, checkpoints/, metrics.json) plus ``progress.json`` (live progress, polled by
+the driver), ``cell.lock`` (pid and host of the process running it) and ``cell.json`` (the result,
+written last and atomically).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from trainer.config import TrainConfig, config_from_mapping
+from trainer.files import write_text_atomic
+
+CELLS_DIRNAME = "cells"
+CELL_RESULT = "cell.json"
+CELL_PROGRESS = "progress.json"
+CELL_LOCK = "cell.lock"
+FINISHED = ("ok", "stopped")
+"""Statuses of a finished cell (a band-stopped cell finished: its stop is a result)."""
+PROGRESS_PERIOD_S = 1.0
+COSTS_FACTOR = 2.0
+HELD_OUT_SEED_OFFSET = 1_000
+"""Held-out seeds are base seed + 1000 + i: disjoint from the sweep's seeds for any N < 1000."""
+
+VARIANTS = ("base", "costs_x2", "held_out_seeds")
+"""base: the sweep itself; costs_x2: the same cells with fee and slippage doubled (Tier 3);
+held_out_seeds: the same folds with another seed set (Tier 3)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One (variant, grid point, seed, fold) of a sweep."""
+
+    variant: str
+    grid: int
+    seed: int
+    fold: int
+
+    @property
+    def id(self) -> str:
+        return f"{self.variant}-g{self.grid}-s{self.seed}-f{self.fold}"
+
+
+def cell_config(base: TrainConfig, cell: Cell, n_folds: int, grid_point: Mapping[str, Any]) -> TrainConfig:
+    """The one place a cell's config is made: the grid point's overrides, the cell's seed and
+    fold, and the variant's change (doubled costs)."""
+    from trainer.config import deep_merge
+
+    sections: dict[str, Any] = deep_merge(dict(grid_point), {"run": {"seed": cell.seed}, "data": {"folds": n_folds, "fold": cell.fold}})
+    config = base.replace(**sections)
+    if cell.variant == "costs_x2":
+        config = config.replace(env={"fee_rate": config.env.fee_rate * COSTS_FACTOR, "slippage": config.env.slippage * COSTS_FACTOR})
+    return config
+
+
+def plan_cells(n_seeds: int, n_folds: int, n_grid: int, base_seed: int, robustness: bool) -> list[Cell]:
+    """Every cell of a sweep, the base variant first (it is what the report is about)."""
+    folds = range(max(n_folds, 1))
+    seeds = [base_seed + index for index in range(n_seeds)]
+    cells = [Cell("base", grid, seed, fold) for grid in range(n_grid) for seed in seeds for fold in folds]
+    if robustness:
+        cells += [Cell("costs_x2", grid, seed, fold) for grid in range(n_grid) for seed in seeds for fold in folds]
+        held_out = [base_seed + HELD_OUT_SEED_OFFSET + index for index in range(n_seeds)]
+        cells += [Cell("held_out_seeds", grid, seed, fold) for grid in range(n_grid) for seed in held_out for fold in folds]
+    return cells
+
+
+def read_result(cell_dir: Path) -> dict[str, Any] | None:
+    """The cell's result, or None when it has none (never started, killed, or unreadable)."""
+    try:
+        return json.loads((cell_dir / CELL_RESULT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def is_finished(cell_dir: Path) -> bool:
+    result = read_result(cell_dir)
+    return result is not None and result.get("status") in FINISHED
+
+
+def out_of_sample_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The out-of-sample (test) metrics of a run's metrics.json: the three strategies at the top
+    level (today's shape and the test split of the train/validation/test shape)."""
+    return {key: dict(metrics[key]) for key in ("agent", "buy_and_hold", "flat") if isinstance(metrics.get(key), Mapping)}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _acquire(cell_dir: Path, wait_s: float = 600.0) -> None:
+    """Take the cell's lock; a lock left by a dead process (a killed sweep) is taken over, a live
+    holder (a worker of a killed driver that is still finishing) is waited for."""
+    lock = cell_dir / CELL_LOCK
+    me = f"{os.getpid()} {socket.gethostname()}"
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                pid_text, _, host = lock.read_text(encoding="utf-8").partition(" ")
+                holder_alive = host.strip() != socket.gethostname() or _pid_alive(int(pid_text))
+            except (OSError, ValueError):
+                holder_alive = False
+            if not holder_alive or time.monotonic() > deadline:
+                lock.unlink(missing_ok=True)
+                continue
+            time.sleep(0.5)
+            continue
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(me)
+        return
+
+
+class _ProgressFile:
+    """The cell's progress callback: writes progress.json at most once a second (and at epochs)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.last = 0.0
+        self.started = time.time()
+        self.latest = ""
+
+    def __call__(self, done: int, total: int, info: dict[str, Any] | None) -> None:
+        now = time.monotonic()
+        if info is not None:
+            sharpe = info.get("validation", {}).get("agent", {}).get("sharpe_ratio")
+            self.latest = f"val sharpe {sharpe:.3g}" if isinstance(sharpe, (int, float)) else "val sharpe n/a"
+        elif now - self.last < PROGRESS_PERIOD_S:
+            return
+        self.last = now
+        payload = {"done": done, "total": total, "latest": self.latest, "started": self.started, "pid": os.getpid()}
+        write_text_atomic(self.path, json.dumps(payload) + "\n")
+
+
+def run_cell(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """Run one cell to its end and return its result (also written to ``cell.json``).
+
+    ``spec``: ``cell`` (a Cell as a dict), ``config`` (the cell's config as ``to_dict()``),
+    ``dir`` (the cell directory), ``threads`` (torch CPU threads)."""
+    from trainer.train.checkpoint import CheckpointError, latest_checkpoint
+    from trainer.train.loop import CHECKPOINT_DIRNAME, train
+
+    cell_dir = Path(spec["dir"])
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    _acquire(cell_dir)
+    try:
+        done = read_result(cell_dir)
+        if done is not None and done.get("status") in FINISHED:
+            return done  # finished by an earlier driver: never re-run
+        started = time.perf_counter()
+        result: dict[str, Any] = {**spec["cell"], "id": Cell(**spec["cell"]).id, "dir": str(cell_dir)}
+        try:
+            config = config_from_mapping(spec["config"], source=f"cell {result['id']}")
+            try:
+                latest_checkpoint(cell_dir / CHECKPOINT_DIRNAME)
+                resume = True
+            except CheckpointError:
+                resume = False
+            metrics = train(config, cell_dir, resume=resume, progress=_ProgressFile(cell_dir / CELL_PROGRESS))
+            termination = metrics.get("termination")
+            result.update(
+                status="stopped" if termination else "ok", resumed=resume, metrics=out_of_sample_metrics(metrics),
+                validation=out_of_sample_metrics(metrics.get("validation", {})), selection=metrics.get("selection"),
+                termination=termination, error=None,
+            )  # fmt: skip
+        except Exception as error:  # one failed cell is a result, not the end of the sweep
+            result.update(status="failed", error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc(limit=8))
+        result["wall_time_s"] = time.perf_counter() - started
+        write_text_atomic(cell_dir / CELL_RESULT, json.dumps(result, indent=2, allow_nan=False) + "\n")
+        return result
+    finally:
+        (cell_dir / CELL_LOCK).unlink(missing_ok=True)
+
+
+def cell_spec(cell: Cell, config: TrainConfig, root: Path) -> dict[str, Any]:
+    return {"cell": asdict(cell), "config": config.to_dict(), "dir": str(root / CELLS_DIRNAME / cell.id)}
