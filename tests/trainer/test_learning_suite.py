@@ -143,3 +143,24 @@ def test_the_agent_learns_two_markets_of_the_suite(suite, tmp_path):
         assert len(cell["learning_curve"]) == 3
     assert ar1["agent_over_oracle"] >= 0.5, ar1
     assert ou["agent"]["sharpe_ratio"] > 0.0, ou
+
+
+def test_user_mistakes_are_one_line_errors_before_any_run(suite, tmp_path, capsys):
+    cases = {
+        ("--markets", "ar1,bogus"): "unknown market 'bogus' (vs one of ar1, regime, ou, garch_trend, noise) — hint",
+        ("--set", "env.n_envs=0"): "env.n_envs = 0 out of range",
+        ("--set", "steps"): "cannot read the override 'steps' (vs section.key=value)",
+        ("--jobs", "0"): "--jobs, --seeds and --steps-multiplier must be positive (0, 5, 1.0 vs > 0)",
+    }
+    for arguments, message in cases.items():
+        with pytest.raises(SystemExit) as stopped:
+            suite.main([*arguments, "--out", str(tmp_path)])
+        assert stopped.value.code == 2
+        error = capsys.readouterr().err
+        assert message in error and "Traceback" not in error
+    assert not list(tmp_path.iterdir())  # nothing was trained or written
+
+
+def test_the_step_multiplier_applies_after_the_overrides(suite, tmp_path):
+    options = suite.SuiteOptions(None, suite.parse_overrides(["run.steps=600"]), 4.0, "cpu", 100, str(tmp_path), False)
+    assert suite.suite_config(options, tmp_path / "m.csv", seed=0).run.steps == 2400
