@@ -57,6 +57,7 @@ from trainer.data.synthetic import (
     write_market_csv,
 )
 from trainer.env.accounting import backtest_targets
+from trainer.errors import UserError
 from trainer.eval.health_diag import read_health_diag
 from trainer.eval.metrics import sharpe_ratio
 from trainer.files import write_text_atomic
@@ -118,16 +119,16 @@ def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 
 def suite_config(options: SuiteOptions, data_path: Path, *, seed: int) -> TrainConfig:
-    """The run's config: the base file with only the data path, periods_per_year, fee, seed,
-    device and step count set (then any ``--set`` overrides)."""
-    base = load_config(options.config_path)
-    steps = max(1, round(base.run.steps * options.steps_multiplier))
-    config = base.replace(
+    """The run's config: the base file with only the data path, periods_per_year, fee, seed and
+    device set, then any ``--set`` overrides, then run.steps × ``steps_multiplier``."""
+    config = load_config(options.config_path).replace(
         data={"path": str(data_path), "periods_per_year": PERIODS_PER_YEAR},
         env={"fee_rate": COST_RATE},
-        run={"seed": seed, "device": options.device, "steps": steps},
+        run={"seed": seed, "device": options.device},
     )
-    return config.replace(**options.overrides) if options.overrides else config
+    if options.overrides:
+        config = config.replace(**options.overrides)
+    return config.replace(run={"steps": max(1, round(config.run.steps * options.steps_multiplier))})
 
 
 # ----------------------------------------------------------------------------- splits and scoring
@@ -401,7 +402,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     options = SuiteOptions(args.config, overrides, args.steps_multiplier, args.device, args.bars, args.out, args.plots)
-    suite_config(options, Path("market.csv"), seed=args.first_seed)  # a bad --config/--set fails here, before any run
+    try:  # a bad --config or --set fails here, before any run, with the config's own message
+        suite_config(options, Path("market.csv"), seed=args.first_seed)
+    except UserError as error:
+        parser.error(str(error))
     jobs = [(name, seed, options) for name in markets for seed in range(args.first_seed, args.first_seed + args.seeds)]
     if args.references_only:
         cells = [reference_cell(*job) for job in jobs]

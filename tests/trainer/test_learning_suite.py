@@ -122,24 +122,48 @@ def test_oracle_and_baselines_are_scored_on_the_test_bars_only(suite, tmp_path):
     assert scores["baselines"]["zscore"]["params"]["sign"] == -1.0
 
 
-# Small enough for one core in well under a minute per market, the same shape as the learning
+# Small enough for one core in about half a minute per market, the same shape as the learning
 # proof's (no temporal encoder, myopic γ, 1-step returns); the suite's default-config numbers come
-# from the benchmark, not from this check.
+# from the benchmark, not from this check. Measured at this size (2,400 bars, 400 steps; 2026-12-01,
+# seeds 0 / 1): ar1 100 % / 103 % of the oracle, ou 102 % / 49 %. The thresholds below are
+# deliberately modest: 440 test bars carry a sampling error of about ±3.7 in annualised Sharpe.
 TEST_SIZE = (
     "model.temporal_encoder=false", "model.window=1", "model.hidden=64", "model.head_hidden=32",
     "loss.gamma=0.5", "loss.n_step=1", "loss.iqn_weight=0.25", "loss.iqn_tau_samples=8", "loss.iqn_target_samples=8",
     "optim.lr=1e-3", "replay.learning_starts=256", "env.episode_length=1024", "env.slippage=0.0",
-    "data.embargo_bars=4", "run.steps=600", "run.epoch_steps=200",
+    "data.embargo_bars=4", "run.steps=400", "run.epoch_steps=200",
 )  # fmt: skip
 
 
 @pytest.mark.slow
 def test_the_agent_learns_two_markets_of_the_suite(suite, tmp_path):
-    options = _options(suite, tmp_path, *TEST_SIZE, n_bars=3000)
+    options = _options(suite, tmp_path, *TEST_SIZE, n_bars=2400)
     ar1 = suite.run_cell("ar1", 0, options)
     ou = suite.run_cell("ou", 0, options)
     for cell in (ar1, ou):
         assert cell["agent"]["n_periods"] == cell["oracle"]["n_periods"]  # the same test bars
-        assert len(cell["learning_curve"]) == 3
+        assert len(cell["learning_curve"]) == 2
+        assert cell["selection_reported"]
     assert ar1["agent_over_oracle"] >= 0.5, ar1
-    assert ou["agent"]["sharpe_ratio"] > 0.0, ou
+    assert ou["agent_over_oracle"] >= 0.35, ou
+
+
+def test_user_mistakes_are_one_line_errors_before_any_run(suite, tmp_path, capsys):
+    cases = {
+        ("--markets", "ar1,bogus"): "unknown market 'bogus' (vs one of ar1, regime, ou, garch_trend, noise) — hint",
+        ("--set", "env.n_envs=0"): "env.n_envs = 0 out of range",
+        ("--set", "steps"): "cannot read the override 'steps' (vs section.key=value)",
+        ("--jobs", "0"): "--jobs, --seeds and --steps-multiplier must be positive (0, 5, 1.0 vs > 0)",
+    }
+    for arguments, message in cases.items():
+        with pytest.raises(SystemExit) as stopped:
+            suite.main([*arguments, "--out", str(tmp_path)])
+        assert stopped.value.code == 2
+        error = capsys.readouterr().err
+        assert message in error and "Traceback" not in error
+    assert not list(tmp_path.iterdir())  # nothing was trained or written
+
+
+def test_the_step_multiplier_applies_after_the_overrides(suite, tmp_path):
+    options = suite.SuiteOptions(None, suite.parse_overrides(["run.steps=600"]), 4.0, "cpu", 100, str(tmp_path), False)
+    assert suite.suite_config(options, tmp_path / "m.csv", seed=0).run.steps == 2400
