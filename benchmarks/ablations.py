@@ -92,6 +92,10 @@ ABLATIONS = {
         Ablation("episodes_128_terminal", "128-bar episodes with their time limits treated as terminals",
                  overrides={"env": {"episode_length": 128, "time_limit_terminal": True}}),
         Ablation("gamma_0.9", "γ = 0.9 (a ten-bar horizon)", overrides={"loss": {"gamma": 0.9}}),
+        Ablation("gamma_0.99", "γ = 0.99 (the default's horizon; the support wants more than ±10)",
+                 overrides={"loss": {"gamma": 0.99}}),
+        Ablation("gamma_0.99_v25", "γ = 0.99 with the support bounds at ±25 (room for the DSR returns)",
+                 overrides={"loss": {"gamma": 0.99, "v_min": -25.0, "v_max": 25.0}}),
         Ablation("reward_scale_0.25", "rewards × 0.25 before the targets", overrides={"loss": {"reward_scale": 0.25}}),
     )
 }
