@@ -283,6 +283,8 @@ def train(
         if budget is not None:
             budget -= result.epochs_this_call
         per_fold.append({"fold": split.index, "boundary": result.run.boundary, **result.metrics})
+        if "termination" in result.metrics:  # a metric left its band: the later folds would build on it
+            break
         previous = result.run.state if carry else None
         if budget is not None and budget <= 0 and position + 1 < len(splits):
             return {}
@@ -295,6 +297,8 @@ def train(
         "source": market.source,
         "folds": per_fold,
     }  # fmt: skip
+    if "termination" in per_fold[-1]:
+        summary["termination"] = per_fold[-1]["termination"]
     write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
     return summary
 

@@ -162,7 +162,6 @@ def run_cell(spec: Mapping[str, Any]) -> dict[str, Any]:
 
     ``spec``: ``cell`` (a Cell as a dict), ``config`` (the cell's config as ``to_dict()``),
     ``dir`` (the cell directory), ``threads`` (torch CPU threads)."""
-    from trainer.train.checkpoint import CheckpointError, latest_checkpoint
     from trainer.train.loop import CHECKPOINT_DIRNAME, train
 
     cell_dir = Path(spec["dir"])
@@ -176,12 +175,11 @@ def run_cell(spec: Mapping[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = {**spec["cell"], "id": Cell(**spec["cell"]).id, "dir": str(cell_dir)}
         try:
             config = config_from_mapping(spec["config"], source=f"cell {result['id']}")
-            try:
-                latest_checkpoint(cell_dir / CHECKPOINT_DIRNAME)
-                resume = True
-            except CheckpointError:
-                resume = False
+            # A fold cell trains in cell_dir/fold-KK/ (a complete run directory), a single split in cell_dir.
+            resume = any(cell_dir.glob(f"**/{CHECKPOINT_DIRNAME}/step-*.json"))
             metrics = train(config, cell_dir, resume=resume, progress=_ProgressFile(cell_dir / CELL_PROGRESS))
+            if len(metrics.get("folds", ())) == 1:  # one fold of a walk-forward: its own block, selection included
+                metrics = metrics["folds"][0]
             termination = metrics.get("termination")
             result.update(
                 status="stopped" if termination else "ok", resumed=resume, metrics=out_of_sample_metrics(metrics),

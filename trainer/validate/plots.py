@@ -77,8 +77,10 @@ def write_report_plots(out: Path, cells: Sequence[Mapping[str, Any]], histories:
     written.append(out / LEARNING_CURVES)
 
     median = median_cell(base)
-    source = Path(median["dir"]) / "plots" / "equity.png" if median else None
-    if source is not None and source.exists():
+    # A single-split cell plots in its directory, a walk-forward fold cell in its fold-KK/ run directory.
+    found = sorted(Path(median["dir"]).glob("**/plots/equity.png")) if median else []
+    source = found[0] if found else None
+    if source is not None:
         with atomic_path(out / MEDIAN_EQUITY, suffix=".png") as temporary:
             shutil.copyfile(source, temporary)
         written.append(out / MEDIAN_EQUITY)

@@ -38,6 +38,7 @@ from trainer.eval.health_diag import (
     HealthDiagError,
     read_health_diag,
 )
+from trainer.validate.cells import FINISHED
 
 BOOTSTRAP_RESAMPLES = 10_000
 BOOTSTRAP_SEED = 20_261_201
@@ -128,10 +129,14 @@ def per_fold(cells: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def cell_history(cell_dir: Path) -> list[dict[str, Any]]:
     """The cell's HEALTH_DIAG records as dicts ([] when it has none or they are unreadable)."""
-    try:
-        return [record.to_dict() for record in read_health_diag(cell_dir / HEALTH_DIAG_FILENAME)]
-    except (HealthDiagError, OSError):
-        return []
+    records: list[dict[str, Any]] = []
+    # A single-split cell logs in its directory, a walk-forward fold cell in its fold-KK/ run directory.
+    for log in sorted(cell_dir.glob(f"**/{HEALTH_DIAG_FILENAME}")):
+        try:
+            records.extend(record.to_dict() for record in read_health_diag(log))
+        except (HealthDiagError, OSError):
+            continue
+    return records
 
 
 def _interval_text(summary: Mapping[str, Any]) -> str:
@@ -151,6 +156,9 @@ def tier_convergence(
         reasons.append(f"{len(failed)} cell(s) failed: {', '.join(failed)}")
     if stopped:
         reasons.append(f"{len(stopped)} cell(s) stopped by their metric bands: {', '.join(stopped)}")
+    unlogged = [cell["id"] for cell in cells if cell["status"] in FINISHED and not histories.get(cell["id"])]
+    if unlogged:  # a check over no epochs proves nothing
+        reasons.append(f"{len(unlogged)} finished cell(s) without HEALTH_DIAG records: {', '.join(unlogged[:8])}")
     nan_cells = []
     for cell in cells:
         for record in histories.get(cell["id"], []):

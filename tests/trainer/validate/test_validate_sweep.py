@@ -71,13 +71,13 @@ def ray_sweep(workspace):
 def test_two_by_two_sweep_on_a_local_ray(ray_sweep):
     out, code = ray_sweep
     report = json.loads((out / "report.json").read_text())
-    assert code == (0 if report["passed"] else 1)
+    assert code == (0 if report["passed"] else 1), (code, [tier["reason"] for tier in report["grid_points"][0]["tiers"]])
     assert report["plan"]["executor"] == "ray" and report["claim_note"] == "not a validation claim (needs ≥ 5 × 6)"
     assert sorted(cell["id"] for cell in report["cells"]) == [f"base-g0-s{s}-f{f}" for s in range(2) for f in range(2)]
     assert {cell["status"] for cell in report["cells"]} == {"ok"}
     for cell in report["cells"]:
         assert cell["metrics"]["agent"].keys() >= {"sharpe_ratio", "max_drawdown", "trade_count"}
-        assert cell["selected_epoch"] == 1 and cell["wall_time_s"] > 0
+        assert cell["selected_epoch"] in (0, 1) and cell["wall_time_s"] > 0  # chosen on validation
         assert len(cell_history(Path(cell["dir"]))) == 2
     point = report["grid_points"][0]
     assert point["aggregate"]["agent"]["sharpe_ratio"]["n"] == 4
@@ -124,7 +124,7 @@ def test_planted_divergence_is_stopped_by_its_band(ray_sweep, workspace, capsys)
         cell_dir = Path(cell["dir"])
         assert json.loads((cell_dir / "metrics.json").read_text())["termination"] == reason
         assert cell_history(cell_dir)[-1]["termination"] == reason
-        assert list((cell_dir / "checkpoints").glob("*.json")), "a checkpoint is saved before the stop"
+        assert list(cell_dir.glob("fold-*/checkpoints/*.json")), "a checkpoint is saved before the stop (in the fold run directory)"
     assert "stopped" in (sweep / "report.md").read_text()
 
     run = workspace / "diverged-train"
