@@ -42,7 +42,7 @@ def test_bad_set_entries_are_all_reported():
     assert "unknown key run.bogus (vs one of steps" in message
     assert "adaptive.schedule.tau_start is not a key of its own (vs schedule.tau, which sets it)" in message
     assert "env.market_impact = [1, 2] out of range (vs 3 values, each in [0, 100])" in message
-    assert "[adaptive.kelly] invalid Kelly cap bounds (2.0..1.0 vs 0 ≤ floor ≤ max)" in message
+    assert "[adaptive.kelly] invalid Kelly cap parameters (cap bounds 2.0..1.0 vs 0 ≤ floor ≤ max)" in message
 
 
 def test_extends_merges_the_base_underneath(tmp_path):

@@ -48,7 +48,8 @@ def test_suite_config_sets_only_data_costs_seed_device_and_steps(suite, tmp_path
     assert config.data.path == str(tmp_path / "m.csv") and config.data.periods_per_year == 6048.0
     assert config.env.fee_rate == 1e-4 and config.run.seed == 3 and config.run.device == "cpu"
     assert config.replace(data={"path": "", "periods_per_year": 0.0}, env={"fee_rate": default.env.fee_rate},
-                          run={"seed": 0, "device": default.run.device}) == default  # fmt: skip
+                          run={"seed": 0, "device": default.run.device, "bands": default.run.bands}) == default  # fmt: skip
+    assert config.run.bands == ""  # the shipped bands describe EURUSD runs, not the suite's markets
     longer = suite.suite_config(suite.SuiteOptions(None, {}, 4.0, "cpu", 100, str(tmp_path), False), tmp_path / "m.csv", seed=0)
     assert longer.run.steps == 4 * default.run.steps
 

@@ -25,7 +25,7 @@ from trainer.files import atomic_path
 PLOT_FILES = ("equity.png", "drawdown.png", "actions.png", "losses.png", "learning_curve.png")
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -34,7 +34,7 @@ def _pyplot():
     return plt
 
 
-def _save(figure, path: Path) -> None:
+def save_png(figure, path: Path) -> None:
     """Render to a temp file in the same directory, then move it into place (atomic)."""
     with atomic_path(path, suffix=".png") as temporary:
         figure.savefig(temporary, dpi=110, bbox_inches="tight")
@@ -69,7 +69,7 @@ def _date_ticks(axis, dated: bool) -> None:
 
 
 def equity_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None):
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(10, 4), layout="constrained")
     label = "test bar"
     for name, curve in curves.items():
@@ -85,7 +85,7 @@ def equity_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | No
 
 
 def drawdown_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | None = None):
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(10, 3), layout="constrained")
     label = "test bar"
     for name, curve in curves.items():
@@ -101,8 +101,8 @@ def drawdown_figure(curves: Mapping[str, EquityCurve], timestamps: np.ndarray | 
 
 
 def _write(figure, path: Path) -> None:
-    _save(figure, path)
-    _pyplot().close(figure)
+    save_png(figure, path)
+    pyplot().close(figure)
 
 
 def plot_equity(curves: Mapping[str, EquityCurve], path: Path, timestamps: np.ndarray | None = None) -> None:
@@ -115,7 +115,7 @@ def plot_drawdown(curves: Mapping[str, EquityCurve], path: Path, timestamps: np.
 
 def actions_figure(actions: Mapping[str, Mapping[str, float]]):
     """One bar chart per branch: the share of each sub-action in the greedy test run."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, axes = plt.subplots(1, max(len(actions), 1), figsize=(3 * max(len(actions), 1), 3.4), squeeze=False,
                                 layout="constrained")  # fmt: skip
     for axis, (branch, fractions) in zip(axes[0], actions.items(), strict=False):
@@ -144,7 +144,7 @@ def plot_losses(run_dir: Path, path: Path) -> list[str]:
     A term whose weight is 0 (CQL at α = 0) is left out and named in the title: drawn beside
     the others it would look as if it counted.
     """
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(9, 4))
     try:
         records = read_health_diag(run_dir / HEALTH_DIAG_FILENAME)
@@ -166,7 +166,7 @@ def plot_losses(run_dir: Path, path: Path) -> list[str]:
     if drawn:
         _legend_outside(axis, fontsize=7)
     axis.grid(alpha=0.3)
-    _save(figure, path)
+    save_png(figure, path)
     plt.close(figure)
     return drawn
 
@@ -174,7 +174,7 @@ def plot_losses(run_dir: Path, path: Path) -> list[str]:
 def plot_learning_curve(curve: Sequence[Mapping[str, Any]], selected_epoch: int | None, metric: str, path: Path) -> None:
     """Training-window and validation score per epoch, the selected epoch marked (over-fitting shows
     as the two lines parting)."""
-    plt = _pyplot()
+    plt = pyplot()
     figure, axis = plt.subplots(figsize=(9, 4))
     epochs = [point["epoch"] for point in curve]
     for key, label in (("training", "training window (last bars, greedy)"), ("validation", "validation window (greedy)")):
@@ -190,7 +190,7 @@ def plot_learning_curve(curve: Sequence[Mapping[str, Any]], selected_epoch: int 
     axis.set_title("Learning curve")
     _legend_outside(axis, fontsize=8)
     axis.grid(alpha=0.3)
-    _save(figure, path)
+    save_png(figure, path)
     plt.close(figure)
 
 

@@ -3,8 +3,8 @@ torch profiler ranges, against a stored baseline (> 20 % slower in any phase fai
 
 Why these phases: they are what an epoch of ``trainer.train.loop.train`` spends its time on — acting
 in the environments, the gradient update, the validation backtest and the checkpoint. The harness
-builds the run with the loop's own parts (``prepare_market``, ``TrainerState``, ``TrainStep``,
-``validation_report``, ``save_checkpoint``) and wraps each phase in a ``torch.profiler.record_function``
+builds the run with the loop's own parts (``prepare_market``, ``run_splits``, ``start_split``,
+``evaluate``, ``save_checkpoint``) and wraps each phase in a ``torch.profiler.record_function``
 range timed by the wall clock (``--trace`` adds the full per-op torch profiler and its Chrome trace);
 the phases run eagerly, because a captured CUDA graph fuses collect and learn into one replay that
 has no phase boundary to measure. On CUDA each phase ends with a device synchronisation, so its
@@ -47,15 +47,16 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from trainer.train.checkpoint import save_checkpoint
-    from trainer.train.loop import prepare_market, resolve_device, validation_report
-    from trainer.train.step import TrainerState, TrainStep
+    from trainer.train.loop import evaluate, prepare_market, resolve_device, run_splits, start_split, training_tail
 
     device = resolve_device(config.run.device)
     if device.type == "cpu":
         torch.set_num_threads(max(1, config.run.cpu_threads))
     market = prepare_market(config)
-    state = TrainerState(config, market.training_window(), device)
-    step = TrainStep(state)
+    split = run_splits(config, market)[0]
+    run = start_split(config, market, split, device, None)  # the driver's own start: registry fold boundary
+    state, step = run.state, run.step
+    windows = [split.validation, training_tail(split, split.validation.stop - split.validation.start)]
     warm_up = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)  # as the loop does
     while state.collect_steps < warm_up:
         step.collect()
@@ -81,7 +82,7 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
                 with phase("learn"):
                     step.learn()
             with phase("validation"):
-                validation_report(state, step, market)
+                evaluate(run, market, windows)  # the epoch boundary's two greedy backtests, as the driver runs them
             state.epoch += 1
             with phase("checkpoint"):
                 save_checkpoint(state, Path(scratch), extra={"runner_mode": "eager"}, keep=1)

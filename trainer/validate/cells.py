@@ -101,7 +101,8 @@ def out_of_sample_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
     return {key: dict(metrics[key]) for key in ("agent", "buy_and_hold", "flat") if isinstance(metrics.get(key), Mapping)}
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this host still runs (a lock's owner)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -123,7 +124,7 @@ def _acquire(cell_dir: Path, wait_s: float = 600.0) -> None:
         except FileExistsError:
             try:
                 pid_text, _, host = lock.read_text(encoding="utf-8").partition(" ")
-                holder_alive = host.strip() != socket.gethostname() or _pid_alive(int(pid_text))
+                holder_alive = host.strip() != socket.gethostname() or pid_alive(int(pid_text))
             except (OSError, ValueError):
                 holder_alive = False
             if not holder_alive or time.monotonic() > deadline:

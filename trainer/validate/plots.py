@@ -8,25 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from trainer.eval.bands import metric_value
+from trainer.eval.plots import pyplot, save_png
 from trainer.files import atomic_path
 
 STRIP_PLOT = "sharpe_strip.png"
 MEDIAN_EQUITY = "median_cell_equity.png"
 LEARNING_CURVES = "learning_curves.png"
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(figure, path: Path) -> None:
-    with atomic_path(path, suffix=".png") as temporary:
-        figure.savefig(temporary, dpi=110, bbox_inches="tight")
 
 
 def _agent_sharpe(cell: Mapping[str, Any]) -> float | None:
@@ -41,7 +28,7 @@ def median_cell(cells: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
 
 
 def write_report_plots(out: Path, cells: Sequence[Mapping[str, Any]], histories: Mapping[str, list[dict[str, Any]]]) -> list[Path]:
-    plt = _pyplot()
+    plt = pyplot()
     out.mkdir(parents=True, exist_ok=True)
     base = [cell for cell in cells if cell["variant"] == "base" and cell["status"] in ("ok", "stopped")]
     written = []
@@ -58,7 +45,7 @@ def write_report_plots(out: Path, cells: Sequence[Mapping[str, Any]], histories:
     axes.set_title("Sharpe per fold × seed")
     if seeds:
         axes.legend(fontsize=7, ncol=2)
-    _save(figure, out / STRIP_PLOT)
+    save_png(figure, out / STRIP_PLOT)
     plt.close(figure)
     written.append(out / STRIP_PLOT)
 
@@ -72,7 +59,7 @@ def write_report_plots(out: Path, cells: Sequence[Mapping[str, Any]], histories:
     bottom.set_ylabel("validation Sharpe")
     bottom.set_xlabel("epoch")
     top.set_title("learning curves (one line per cell)")
-    _save(figure, out / LEARNING_CURVES)
+    save_png(figure, out / LEARNING_CURVES)
     plt.close(figure)
     written.append(out / LEARNING_CURVES)
 

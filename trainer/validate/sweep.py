@@ -39,6 +39,7 @@ from trainer.validate.cells import (
     Cell,
     cell_config,
     cell_spec,
+    pid_alive,
     plan_cells,
     read_result,
 )
@@ -106,16 +107,6 @@ def flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class SweepLock:
     """``DIR/sweep.lock``: one live driver per sweep directory."""
 
@@ -128,7 +119,7 @@ class SweepLock:
                 descriptor = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
                 pid_text, _, host = self.path.read_text(encoding="utf-8").partition(" ")
-                alive = host.strip() != socket.gethostname() or (pid_text.strip().isdigit() and _pid_alive(int(pid_text)))
+                alive = host.strip() != socket.gethostname() or (pid_text.strip().isdigit() and pid_alive(int(pid_text)))
                 if alive:
                     raise UserError(
                         f"another sweep is running in {self.path.parent}", got=f"{LOCK_FILENAME}: pid {pid_text.strip()} on {host.strip()}",
