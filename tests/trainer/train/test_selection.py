@@ -15,25 +15,11 @@ from trainer.eval.health_diag import read_health_diag
 from trainer.train.loop import prepare_market, run_splits, train
 from trainer.train.selection import ModelSelection
 from trainer.train.splits import single_split
-
-TINY = {
-    "data": {"embargo_bars": 3, "periods_per_year": 6048},
-    "env": {"n_envs": 4, "episode_length": 32},
-    "model": {"window": 2, "temporal_encoder": False, "hidden": 16, "head_hidden": 8, "n_atoms": 11, "iqn_embedding": 8},
-    "loss": {"n_step": 2, "iqn_tau_samples": 2, "iqn_target_samples": 2},
-    "replay": {"capacity": 64, "batch_size": 8, "learning_starts": 8},
-    "run": {"steps": 12, "epoch_steps": 3, "device": "cpu", "cuda_graph": False},
-}  # fmt: skip
-
+from train_helpers import file_config
 
 def tiny_config(path, **overrides):
-    from trainer.config import TrainConfig
-
-    sections = {name: dict(values) for name, values in TINY.items()}
-    sections["data"]["path"] = str(path)
-    for name, values in overrides.items():
-        sections.setdefault(name, {}).update(values)
-    return TrainConfig().replace(**sections)
+    """The shared file config, trained a little longer (four epochs to select from)."""
+    return file_config(path, **{"run": {"steps": 12}, **overrides})
 
 
 def report(sharpe):

@@ -43,3 +43,24 @@ def synthetic_prepared_market(n_bars: int = 400, window: int = 4, seed: int = 0)
         close=close, spread=torch.zeros(n_bars), features=market.features, first=window,
         periods_per_year=252.0 * 24, source="synthetic",
     )  # fmt: skip
+
+
+FILE_TINY = {
+    "data": {"embargo_bars": 3, "periods_per_year": 6048},
+    "env": {"n_envs": 4, "episode_length": 32},
+    "model": {"window": 2, "temporal_encoder": False, "hidden": 16, "head_hidden": 8, "n_atoms": 11, "iqn_embedding": 8},
+    "loss": {"n_step": 2, "iqn_tau_samples": 2, "iqn_target_samples": 2},
+    "replay": {"capacity": 64, "batch_size": 8, "learning_starts": 8},
+    "run": {"steps": 6, "epoch_steps": 3, "device": "cpu", "cuda_graph": False},
+}  # fmt: skip
+
+
+def file_config(path, **overrides: dict) -> TrainConfig:
+    """A tiny config that trains on the bars of a market file (the run driver's whole path: loader,
+    feature cache, splits)."""
+    sections = {name: dict(values) for name, values in FILE_TINY.items()}
+    sections["data"]["path"] = str(path)
+    for name, values in overrides.items():
+        sections.setdefault(name, {}).update(values)
+    return TrainConfig().replace(**sections)
+

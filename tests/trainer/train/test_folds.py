@@ -16,28 +16,14 @@ from trainer.eval.health_diag import read_health_diag
 from trainer.layout import PS_DSR_A, PS_ENTRY_PRICE, PS_KELLY_LOSS_SUM, PS_POSITION
 from trainer.registry import FoldReset, SoftReset, TrainingPersist, WindowReset
 from trainer.train.loop import prepare_market, run_splits, start_split, train, train_split
-
-TINY = {
-    "data": {"embargo_bars": 3, "periods_per_year": 6048},
-    "env": {"n_envs": 4, "episode_length": 32},
-    "model": {"window": 2, "temporal_encoder": False, "hidden": 16, "head_hidden": 8, "n_atoms": 11, "iqn_embedding": 8},
-    "loss": {"n_step": 2, "iqn_tau_samples": 2, "iqn_target_samples": 2},
-    "replay": {"capacity": 64, "batch_size": 8, "learning_starts": 8},
-    "run": {"steps": 6, "epoch_steps": 3, "device": "cpu", "cuda_graph": False},
-}  # fmt: skip
-
+from train_helpers import file_config
 
 @pytest.fixture(scope="module")
 def market_file(tmp_path_factory):
     return write_market_csv(make_signal_market(700, seed=11), tmp_path_factory.mktemp("folds") / "signal.csv")
 
 
-def tiny_config(path, **overrides) -> TrainConfig:
-    sections = {name: dict(values) for name, values in TINY.items()}
-    sections["data"]["path"] = str(path)
-    for name, values in overrides.items():
-        sections.setdefault(name, {}).update(values)
-    return TrainConfig().replace(**sections)
+tiny_config = file_config
 
 
 def folds_of(config: TrainConfig, n_folds: int):
