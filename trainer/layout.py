@@ -221,6 +221,8 @@ MARKET_FEATURES = (
     Slot("MTF_RET_4X"), Slot("MTF_VOL_4X"), Slot("MTF_RET_16X"), Slot("MTF_VOL_16X"),
     Slot("AUTOCORR_16", doc="lag-1 autocorrelation of 1-bar returns over 16 bars: momentum (> 0) or reversal (< 0)"),
     Slot("AUTOCORR_64", doc="lag-1 autocorrelation of 1-bar returns over 64 bars"),
+    Slot("AR1_FORECAST_16", doc="rolling AR(1) one-step forecast AUTOCORR_16 × RET_1 / REALIZED_VOL_16"),
+    Slot("AR1_FORECAST_64", doc="rolling AR(1) one-step forecast over 64 bars"),
 )  # fmt: skip
 ORDER_FLOW_FEATURES = (
     Slot("OFI", width=10, doc="multi-level OFI, depth-normalised, levels 1..10"),
@@ -232,7 +234,7 @@ FEATURE = Layout("FEATURE", MARKET_FEATURES + ORDER_FLOW_FEATURES, doc="per-bar 
 FEATURE_GROUPS = Layout(
     "FEATURE_GROUP",
     (
-        Slot("MARKET", width=17),
+        Slot("MARKET", width=19),
         Slot("ORDER_FLOW", width=14),
     ),
     doc="feature groups (offset + width into FEATURE)",
@@ -443,6 +445,8 @@ FEATURE_MTF_RET_16X: int = FEATURE.offsets["MTF_RET_16X"]
 FEATURE_MTF_VOL_16X: int = FEATURE.offsets["MTF_VOL_16X"]
 FEATURE_AUTOCORR_16: int = FEATURE.offsets["AUTOCORR_16"]
 FEATURE_AUTOCORR_64: int = FEATURE.offsets["AUTOCORR_64"]
+FEATURE_AR1_FORECAST_16: int = FEATURE.offsets["AR1_FORECAST_16"]
+FEATURE_AR1_FORECAST_64: int = FEATURE.offsets["AR1_FORECAST_64"]
 FEATURE_OFI: int = FEATURE.offsets["OFI"]
 FEATURE_OFI_WIDTH: int = FEATURE.slot("OFI").width
 FEATURE_QUEUE_IMBALANCE: int = FEATURE.offsets["QUEUE_IMBALANCE"]

@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0x9F98AF8A720E7BF0ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x720E7BF0u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x9F98AF8Au
+#define FOXHUNT_LAYOUT_FINGERPRINT 0x1889ACCA04367A65ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x04367A65u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x1889ACCAu
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -123,20 +123,22 @@ constexpr int FEATURE_MTF_RET_16X = 13;
 constexpr int FEATURE_MTF_VOL_16X = 14;
 constexpr int FEATURE_AUTOCORR_16 = 15;
 constexpr int FEATURE_AUTOCORR_64 = 16;
-constexpr int FEATURE_OFI = 17;
+constexpr int FEATURE_AR1_FORECAST_16 = 17;
+constexpr int FEATURE_AR1_FORECAST_64 = 18;
+constexpr int FEATURE_OFI = 19;
 constexpr int FEATURE_OFI_WIDTH = 10;
-constexpr int FEATURE_QUEUE_IMBALANCE = 27;
-constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 28;
-constexpr int FEATURE_SPREAD_REL = 29;
-constexpr int FEATURE_BOOK_COM = 30;
-constexpr int FEATURE_STRIDE = 31;
+constexpr int FEATURE_QUEUE_IMBALANCE = 29;
+constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 30;
+constexpr int FEATURE_SPREAD_REL = 31;
+constexpr int FEATURE_BOOK_COM = 32;
+constexpr int FEATURE_STRIDE = 33;
 
 // feature groups (offset + width into FEATURE)
 constexpr int FEATURE_GROUP_MARKET = 0;
-constexpr int FEATURE_GROUP_MARKET_WIDTH = 17;
-constexpr int FEATURE_GROUP_ORDER_FLOW = 17;
+constexpr int FEATURE_GROUP_MARKET_WIDTH = 19;
+constexpr int FEATURE_GROUP_ORDER_FLOW = 19;
 constexpr int FEATURE_GROUP_ORDER_FLOW_WIDTH = 14;
-constexpr int FEATURE_GROUP_STRIDE = 31;
+constexpr int FEATURE_GROUP_STRIDE = 33;
 
 // RNG stream ids
 constexpr int RNG_STREAM_ENV = 0;

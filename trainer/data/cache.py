@@ -39,7 +39,7 @@ from trainer.errors import UserError
 from trainer.files import write_bytes_atomic
 
 #: Bump when the cached bytes would differ for the same inputs (a feature formula, a loader rule).
-FXCACHE_VERSION = 2
+FXCACHE_VERSION = 3
 CACHE_DIR_ENV = "FXCACHE_DIR"
 DEFAULT_CACHE_DIR = ".fxcache"
 

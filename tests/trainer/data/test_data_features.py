@@ -169,11 +169,43 @@ def test_default_dataset_features_are_fast_and_sane() -> None:
     # autocorrelations, volume z-scores) and only need to vary.
     scaled = [i for i, slot in enumerate(MARKET_FEATURES) if NORMALISATION[slot.name] != "none"]
     bounded = [i for i, slot in enumerate(MARKET_FEATURES) if slot.name.startswith("AUTOCORR")]
+    forecasts = [i for i, slot in enumerate(MARKET_FEATURES) if slot.name.startswith("AR1_FORECAST")]
     assert np.all(np.abs(market.mean(axis=0)) < 0.5)
     assert np.all((market[:, scaled].std(axis=0) > 0.5) & (market[:, scaled].std(axis=0) < 1.6))
     assert np.all((np.abs(market[:, bounded]) <= 1.0) & (market[:, bounded].std(axis=0) > 0.05))
+    assert np.all((np.abs(market[:, forecasts]) <= 4.0) & (market[:, forecasts].std(axis=0) > 0.05))
 
 
 def test_invalid_config_reports_every_problem() -> None:
     with pytest.raises(UserError, match=r"invalid feature config \(norm_window=1 \(>= 2\); clip=0.0 \(> 0\)"):
         FeatureConfig(norm_window=1, norm_min_periods=1, clip=0.0)
+
+
+def test_the_ar1_forecast_predicts_a_market_whose_autocorrelation_changes_sign() -> None:
+    # On the hidden-regime market the last return alone predicts nothing (the two regimes cancel),
+    # while the rolling AR(1) forecast carries the sign of the current regime's autocorrelation.
+    from trainer.data.synthetic import make_regime_market
+
+    market = make_regime_market(20_000, phi=0.3, stay=0.99, seed=5)
+    c = market.columns
+    bars = Bars(
+        timestamps=np.asarray(c["timestamp"]).astype("datetime64[ns]").astype(np.int64),
+        open=np.asarray(c["open"], float), high=np.asarray(c["high"], float), low=np.asarray(c["low"], float),
+        close=np.asarray(c["close"], float), volume=np.asarray(c["volume"], float),
+        bar_ns=HOUR, source="regime", format="synthetic",
+    )  # fmt: skip
+    raw = raw_features(bars)
+    next_return = np.concatenate([market.log_returns[1:], [np.nan]])
+
+    def correlation(column: str) -> float:
+        x = raw[column]
+        keep = np.isfinite(x) & np.isfinite(next_return)
+        return float(np.corrcoef(x[keep], next_return[keep])[0, 1])
+
+    assert abs(correlation("RET_1")) < 0.05
+    assert correlation("AR1_FORECAST_64") > 0.15
+    assert correlation("AR1_FORECAST_16") > 0.08
+    assert np.nanmax(np.abs(raw["AR1_FORECAST_16"])) <= 4.0
+    expected = raw["AUTOCORR_64"] * raw["RET_1"] / raw["REALIZED_VOL_64"]
+    finite = np.isfinite(expected) & (np.abs(expected) < 4.0)
+    np.testing.assert_allclose(raw["AR1_FORECAST_64"][finite], expected[finite], rtol=1e-12)
