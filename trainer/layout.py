@@ -245,7 +245,7 @@ if [s.width for s in FEATURE_GROUPS.slots] != [sum(s.width for s in MARKET_FEATU
 # ---------------------------------------------------------------------------------------------
 # Counter-based RNG streams: each consumer draws from its own stream id, so a shared counter
 # value never yields the same numbers to two consumers.
-RNG_STREAMS = Layout("RNG_STREAM", ("ENV", "ENV_RESET", "EXPLORE", "REPLAY", "IQN_TAU", "INIT"), doc="RNG stream ids")
+RNG_STREAMS = Layout("RNG_STREAM", ("ENV", "ENV_RESET", "EXPLORE", "REPLAY", "IQN_TAU", "INIT", "AUGMENT"), doc="RNG stream ids")
 
 # ---------------------------------------------------------------------------------------------
 # Epoch metric sums: one device vector the training step adds every update's losses, gradient norm
@@ -404,6 +404,7 @@ RNG_STREAM_EXPLORE: int = RNG_STREAMS.offsets["EXPLORE"]
 RNG_STREAM_REPLAY: int = RNG_STREAMS.offsets["REPLAY"]
 RNG_STREAM_IQN_TAU: int = RNG_STREAMS.offsets["IQN_TAU"]
 RNG_STREAM_INIT: int = RNG_STREAMS.offsets["INIT"]
+RNG_STREAM_AUGMENT: int = RNG_STREAMS.offsets["AUGMENT"]
 METRIC_C51: int = METRICS.offsets["C51"]
 METRIC_C51_WIDTH: int = METRICS.slot("C51").width
 METRIC_IQN: int = METRICS.offsets["IQN"]

@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0x1889ACCA04367A65ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x04367A65u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x1889ACCAu
+#define FOXHUNT_LAYOUT_FINGERPRINT 0x5243EA5ACA564B76ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xCA564B76u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x5243EA5Au
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -147,7 +147,8 @@ constexpr int RNG_STREAM_EXPLORE = 2;
 constexpr int RNG_STREAM_REPLAY = 3;
 constexpr int RNG_STREAM_IQN_TAU = 4;
 constexpr int RNG_STREAM_INIT = 5;
-constexpr int RNG_STREAM_STRIDE = 6;
+constexpr int RNG_STREAM_AUGMENT = 6;
+constexpr int RNG_STREAM_STRIDE = 7;
 
 // epoch metric sums
 constexpr int METRIC_C51 = 0;
@@ -170,7 +171,7 @@ constexpr int JOINT_STRIDE_DIRECTION = 18;
 constexpr int JOINT_STRIDE_MAGNITUDE = 6;
 constexpr int JOINT_STRIDE_ORDER_TYPE = 3;
 constexpr int JOINT_STRIDE_URGENCY = 1;
-constexpr int N_RNG_STREAMS = 6;
+constexpr int N_RNG_STREAMS = 7;
 
 // fraction of equity targeted per magnitude sub-action (before the Kelly cap)
 constexpr float MAGNITUDE_FRACTION_QUARTER = 0.25f;
@@ -192,7 +193,7 @@ static_assert(PS_TRADE_COUNT + 1 == PS_STRIDE, "PS stride disagrees with its las
 static_assert(PORTFOLIO_INPUT_KELLY_CAP + 1 == PORTFOLIO_INPUT_STRIDE, "PORTFOLIO_INPUT stride disagrees with its last slot");
 static_assert(FEATURE_BOOK_COM + 1 == FEATURE_STRIDE, "FEATURE stride disagrees with its last slot");
 static_assert(FEATURE_GROUP_ORDER_FLOW + 14 == FEATURE_GROUP_STRIDE, "FEATURE_GROUP stride disagrees with its last slot");
-static_assert(RNG_STREAM_INIT + 1 == RNG_STREAM_STRIDE, "RNG_STREAM stride disagrees with its last slot");
+static_assert(RNG_STREAM_AUGMENT + 1 == RNG_STREAM_STRIDE, "RNG_STREAM stride disagrees with its last slot");
 static_assert(METRIC_UPDATES + 1 == METRIC_STRIDE, "METRIC stride disagrees with its last slot");
 static_assert(ISV_FINGERPRINT_HI == ISV_STRIDE - 1 && ISV_FINGERPRINT_LO == ISV_STRIDE - 2, "fingerprint must be the ISV tail");
 static_assert(ISV_GAMMA_WIDTH == N_BRANCHES && ISV_ATOM_CENTRE_WIDTH == N_BRANCHES && ISV_ATOM_HALF_WIDTH_WIDTH == N_BRANCHES, "per-branch ISV slots must have N_BRANCHES entries");

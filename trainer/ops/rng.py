@@ -15,6 +15,8 @@ hence capture-safe.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 PHILOX_M0 = 0xD2511F53
@@ -79,6 +81,17 @@ def uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.
     index = torch.arange(n_draws, device=counter.device, dtype=torch.int64)
     words = philox_words(seed, counter.reshape(1), stream, index)  # [n_draws, 4]
     return words_to_uniform(words.reshape(-1)[:count])
+
+
+def gaussian_from_uniform(draws: torch.Tensor) -> torch.Tensor:
+    """Standard normals f32 [n] from n uniforms in [0, 1) (n even), by Box–Muller on the halves.
+
+    u₁ from the first half, u₂ from the second; 1 − u₁ ∈ (0, 1] keeps the logarithm finite.
+    """
+    half = draws.shape[0] // 2
+    radius = torch.sqrt(-2.0 * torch.log1p(-draws[:half]))  # [n/2]
+    angle = (2.0 * math.pi) * draws[half : 2 * half]  # [n/2]
+    return torch.cat((radius * torch.cos(angle), radius * torch.sin(angle)))
 
 
 def draw_uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:

@@ -34,6 +34,7 @@ from trainer.layout import (
     METRICS,
     N_BRANCHES,
     PORTFOLIO_INPUT_STRIDE,
+    RNG_STREAM_AUGMENT,
     RNG_STREAM_EXPLORE,
     RNG_STREAM_IQN_TAU,
     RNG_STREAM_REPLAY,
@@ -56,6 +57,7 @@ from trainer.model.network import (
     greedy_actions,
 )
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
+from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
 from trainer.train.replay import NStepWindow, ReplayBuffer, Transitions
 
@@ -149,6 +151,14 @@ class TrainerState:
         self.tau_draws = torch.zeros(
             batch * (config.loss.iqn_tau_samples + config.loss.iqn_target_samples), dtype=torch.float32, device=device
         )
+        # Feature-noise augmentation (replay.feature_noise): one Gaussian per replayed window entry;
+        # absent when off, so a run without it draws (and reproduces) exactly what it did before.
+        noise_count = batch * config.model.window * self.features.shape[1]
+        self.noise_draws = (
+            torch.zeros(2 * ((noise_count + 1) // 2), dtype=torch.float32, device=device)
+            if config.replay.feature_noise > 0
+            else None
+        )
         self._init_optimizer_state()
         # Host-side counters (plain ints: the loop knows them without reading the device).
         self.steps_done = 0  # training steps (collect + update)
@@ -195,6 +205,8 @@ class TrainerState:
         named["scratch.explore_draws"] = self.explore_draws
         named["scratch.replay_draws"] = self.replay_draws
         named["scratch.tau_draws"] = self.tau_draws
+        if self.noise_draws is not None:
+            named["scratch.noise_draws"] = self.noise_draws
         named["metrics.sums"] = self.metrics
         named["metrics.action_counts"] = self.action_counts
         return named
@@ -341,7 +353,12 @@ class TrainStep:
         taus = state.tau_draws[: self.batch_size * self.n_tau].view(self.batch_size, self.n_tau)  # [B, N]
         taus_target = state.tau_draws[self.batch_size * self.n_tau :].view(self.batch_size, self.n_tau_target)  # [B, N′]
 
-        losses = self.losses(batch, taus, taus_target)
+        noise = None
+        if state.noise_draws is not None:
+            rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
+            count = self.batch_size * config.model.window * state.features.shape[1]
+            noise = config.replay.feature_noise * gaussian_from_uniform(state.noise_draws)[:count]
+        losses = self.losses(batch, taus, taus_target, feature_noise=noise)
         c51, iqn, cql, total = losses.c51, losses.iqn, losses.cql, losses.total
 
         state.optimizer.zero_grad(set_to_none=False)
@@ -365,10 +382,14 @@ class TrainStep:
         }  # fmt: skip
         state.metrics.add_(metric_update(by_slot))
 
-    def losses(self, batch: Transitions, taus: torch.Tensor, taus_target: torch.Tensor) -> StepLosses:
+    def losses(
+        self, batch: Transitions, taus: torch.Tensor, taus_target: torch.Tensor, feature_noise: torch.Tensor | None = None
+    ) -> StepLosses:
         """Every loss term of one update on a replay batch (the step and the gradient diagnostic share it).
 
         Reads γ, the atom support and CQL α from the step's ISV copy; the targets carry no graph.
+        ``feature_noise`` [B·K·F] is added to the online network's input windows only (the
+        augmentation of ``replay.feature_noise``); the bootstrap targets see the clean windows.
         """
         state = self.state
         config = state.config
@@ -380,6 +401,8 @@ class TrainStep:
         taken = _branch_one_hots(batch.actions)
 
         windows = state.gather_windows(batch.bar_index)  # [B, K, F]
+        if feature_noise is not None:
+            windows = windows + feature_noise.view_as(windows)
         next_windows = state.gather_windows(batch.next_bar_index)  # [B, K, F]
         mask = state.online.action_mask  # [D, A]
         embedding = state.online.embed(windows, batch.portfolio)  # [B, H]

@@ -136,3 +136,49 @@ def test_a_time_limit_is_bootstrapped_from_the_bar_the_episode_reached(time_limi
     assert torch.equal(storage.next_bar_index[:stored][ended], storage.bar_index[:stored][ended] + 1)
     want_terminal = 1.0 if time_limit_terminal else 0.0
     assert bool((storage.terminals[:stored, 0][ended] == want_terminal).all())
+
+
+def noisy_state(feature_noise: float, seed: int = 0) -> tuple[TrainerState, TrainStep]:
+    torch.set_num_threads(1)
+    config = tiny_config(replay={"feature_noise": feature_noise}, run={"seed": seed})
+    state = TrainerState(config, synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(config.loss.n_step - 1 + 4):
+        step.collect()
+    return state, step
+
+
+def test_feature_noise_off_draws_nothing_extra_and_on_adds_one_fresh_draw_per_update():
+    off, step_off = noisy_state(0.0)
+    on, step_on = noisy_state(0.5)
+    assert off.noise_draws is None and "scratch.noise_draws" not in off.named_tensors()
+    before_off, before_on = int(off.counter), int(on.counter)
+    draws = []
+    for _ in range(3):
+        step_off()
+        step_on()
+        draws.append(on.noise_draws.clone())
+    assert int(off.counter) - before_off == 3 * 4  # explore, env, replay, IQN τ
+    assert int(on.counter) - before_on == 3 * 5  # … and one augmentation draw
+    assert not torch.equal(draws[0], draws[1]) and not torch.equal(draws[1], draws[2])
+    assert not torch.equal(off.online.trunk[0].weight, on.online.trunk[0].weight)
+
+
+def test_feature_noise_runs_are_bitwise_reproducible():
+    first, second = noisy_state(0.3), noisy_state(0.3)
+    for state, step in (first, second):
+        for _ in range(3):
+            step()
+    a, b = first[0].named_tensors(), second[0].named_tensors()
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[name], b[name]) for name in a)
+
+
+def test_the_feature_noise_is_gaussian_with_the_configured_spread():
+    from trainer.layout import RNG_STREAM_AUGMENT
+    from trainer.ops.rng import gaussian_from_uniform, new_counter, uniform
+
+    z = gaussian_from_uniform(uniform(7, new_counter("cpu"), RNG_STREAM_AUGMENT, 200_000))
+    assert z.shape == (200_000,) and torch.isfinite(z).all()
+    assert abs(float(z.mean())) < 0.01 and abs(float(z.std()) - 1.0) < 0.01
+    assert abs(float((z.abs() < 1.0).float().mean()) - 0.6827) < 0.005

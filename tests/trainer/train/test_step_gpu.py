@@ -14,8 +14,9 @@ from trainer.train.step import TrainerState, TrainStep
 pytestmark = pytest.mark.gpu
 
 
-def cuda_state(seed: int = 0) -> tuple[TrainerState, TrainStep]:
-    config = tiny_config(env={"n_envs": 64}, replay={"capacity": 4096, "batch_size": 64, "learning_starts": 256},
+def cuda_state(seed: int = 0, feature_noise: float = 0.0) -> tuple[TrainerState, TrainStep]:
+    config = tiny_config(env={"n_envs": 64}, replay={"capacity": 4096, "batch_size": 64, "learning_starts": 256,
+                                                     "feature_noise": feature_noise},
                          run={"seed": seed, "device": "cuda"})  # fmt: skip
     state = TrainerState(config, synthetic_market(2000), torch.device("cuda"))
     step = TrainStep(state)
@@ -63,10 +64,11 @@ def test_graph_replay_is_capture_safe_and_never_repeats_random_numbers():
     assert float(state.metrics[METRIC_UPDATES]) == 4 + 3  # every replay took one gradient update
 
 
-def test_graph_runs_are_bitwise_deterministic():
+@pytest.mark.parametrize("feature_noise", [0.0, 0.3])
+def test_graph_runs_are_bitwise_deterministic(feature_noise: float):
     results = []
     for _ in range(2):
-        state, step = cuda_state(seed=5)
+        state, step = cuda_state(seed=5, feature_noise=feature_noise)
         StepRunner(step, use_graph=True).run(10)
         torch.cuda.synchronize()
         results.append({name: t.detach().clone() for name, t in state.named_tensors().items()})
