@@ -14,6 +14,15 @@ gradient norm, and every GPU-computed adaptive ISV value (``isv.TAU``, ``isv.GAM
 non-finite loss, gradient norm or ISV value (null in the record) counts as out of band — that is
 what a divergence looks like; an undefined validation Sharpe (the agent never traded) is not
 evidence either way and neither advances nor resets the count.
+
+Scope: bands describe runs of one configuration on one dataset, and a run elsewhere can leave
+them legitimately (another market's Sharpe, another learning rate's losses). A bands file
+therefore records its :class:`BandScope` — the data's sha256 and every configuration value
+that shapes the metrics (``SCOPE_EXCLUDED`` are the ones that do not: seeds, lengths,
+devices, cadences). The shipped bands (``run.bands = "default"``) only watch a run of their own
+scope; any other run is told once, with the differences, that no bands watch it. A bands file
+named explicitly (``run.bands = PATH``) always applies — the user chose it — and the
+differences are reported beside it.
 """
 
 from __future__ import annotations
@@ -32,7 +41,12 @@ from trainer.layout import ISV, Writer
 
 DEFAULT_BANDS_PATH = Path(__file__).resolve().parent.parent.parent / "config" / "metric-bands.toml"
 BAND_WIDTH_SIGMAS = 3.0
-BANDS_SCHEMA = 1
+BANDS_SCHEMA = 2
+"""2: with the [scope] table; schema-1 files (no scope) still load and apply to every run."""
+
+SCOPE_EXCLUDED = frozenset({"data.path", "data.folds", "data.fold", "data.fold_train_fraction"})
+"""Configuration keys outside a band's scope (besides every ``run.*`` key): where the data lives
+(its content is compared instead) and how a validation folds it."""
 
 _FIXED_METRICS = ("validation.sharpe_ratio", "loss.total", "loss.c51", "loss.iqn", "loss.cql", "grad_norm.global")
 
@@ -100,6 +114,53 @@ class Band:
         return self.low <= value <= self.high
 
 
+def _flat_config(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flat_config(value, f"{name}."))
+        else:
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+@dataclass(frozen=True)
+class BandScope:
+    """The data and the configuration values the bands were measured on."""
+
+    data: str
+    """The data's name, for messages."""
+    data_sha256: str
+    """Content hash of the data file (the feature cache's source key)."""
+    config: dict[str, Any]
+    """Flat ``section.key`` → value of every configuration key inside the scope."""
+
+    @classmethod
+    def of(cls, config: Any, data: str, data_sha256: str) -> BandScope:
+        """The scope of a run: its resolved configuration (a TrainConfig) and its data."""
+        flat = _flat_config(config.to_dict())
+        kept = {key: value for key, value in flat.items() if not key.startswith("run.") and key not in SCOPE_EXCLUDED}
+        return cls(data, data_sha256, kept)
+
+    def differences(self, run: BandScope) -> list[str]:
+        """What separates ``run`` from this scope, one line each (empty: the same scope)."""
+        out = []
+        if run.data_sha256 != self.data_sha256:
+            out.append(f"data ({run.data} vs {self.data} the bands were measured on)")
+        for key in sorted(set(self.config) | set(run.config)):
+            mine, theirs = self.config.get(key, "absent"), run.config.get(key, "absent")
+            if mine != theirs:
+                out.append(f"{key} ({theirs!r} vs {mine!r})")
+        return out
+
+    def to_toml(self) -> list[str]:
+        lines = ["[scope]", f"data = {json.dumps(self.data)}", f"data_sha256 = {json.dumps(self.data_sha256)}", "",
+                 "[scope.config]"]  # fmt: skip
+        lines += [f"{json.dumps(key)} = {json.dumps(value)}" for key, value in self.config.items()]
+        return lines + [""]
+
+
 @dataclass(frozen=True)
 class MetricBands:
     """Every band of a bands file, by metric."""
@@ -107,10 +168,14 @@ class MetricBands:
     bands: dict[str, Band]
     source: str = ""
     """Where the bands came from (the report they were written from)."""
+    scope: BandScope | None = None
+    """What the bands describe; None (a schema-1 file) applies to every run."""
 
     def to_toml(self, header: str) -> str:
         lines = [f"# {line}".rstrip() for line in header.splitlines()]
         lines += ["", f"schema = {BANDS_SCHEMA}", f"source = {json.dumps(self.source)}", ""]
+        if self.scope is not None:
+            lines += self.scope.to_toml()
         for metric, band in self.bands.items():
             lines.append(f"[bands.{json.dumps(metric)}]")
             for key in ("low", "high", "mean", "std"):
@@ -120,7 +185,7 @@ class MetricBands:
         return "\n".join(lines)
 
 
-def bands_from_records(records: Iterable[Mapping[str, Any]], source: str) -> MetricBands:
+def bands_from_records(records: Iterable[Mapping[str, Any]], source: str, scope: BandScope | None = None) -> MetricBands:
     """mean ± 3σ of every known metric over the given epochs (metrics with < 2 finite values and
     metrics that never vary are left out: a band of zero width would stop every other run)."""
     series: dict[str, list[float]] = {metric: [] for metric in KNOWN_METRICS}
@@ -137,7 +202,7 @@ def bands_from_records(records: Iterable[Mapping[str, Any]], source: str) -> Met
         std = math.sqrt(math.fsum((value - mean) ** 2 for value in values) / (len(values) - 1))
         half = BAND_WIDTH_SIGMAS * std
         bands[metric] = Band(metric, mean - half, mean + half, mean, std, len(values))
-    return MetricBands(bands, source)
+    return MetricBands(bands, source, scope)
 
 
 def load_bands(path: str | Path) -> MetricBands:
@@ -155,10 +220,11 @@ def load_bands(path: str | Path) -> MetricBands:
                          hint="rewrite it with `trainer validate --write-bands`") from error  # fmt: skip
     problems: list[str] = []
     for key in raw:
-        if key not in ("schema", "source", "bands"):
-            problems.append(f"unknown top-level key {key!r} (vs schema, source, bands)")
-    if raw.get("schema") != BANDS_SCHEMA:
-        problems.append(f"schema = {raw.get('schema')!r} (vs {BANDS_SCHEMA})")
+        if key not in ("schema", "source", "scope", "bands"):
+            problems.append(f"unknown top-level key {key!r} (vs schema, source, scope, bands)")
+    if raw.get("schema") not in (1, BANDS_SCHEMA):
+        problems.append(f"schema = {raw.get('schema')!r} (vs 1 or {BANDS_SCHEMA})")
+    scope = _read_scope(raw.get("scope"), problems)
     tables = raw.get("bands", {})
     if not isinstance(tables, Mapping):
         problems.append(f"bands is a {type(tables).__name__} (vs a table of metric → band)")
@@ -184,7 +250,62 @@ def load_bands(path: str | Path) -> MetricBands:
             f"invalid metric bands in {path}", got=f"{len(problems)} problem{'s' if len(problems) != 1 else ''}",
             expected="none", hint=f"fix every entry below (or rewrite the file with `trainer validate --write-bands`)\n{lines}",
         )  # fmt: skip
-    return MetricBands(bands, str(raw.get("source", "")))
+    return MetricBands(bands, str(raw.get("source", "")), scope)
+
+
+def _read_scope(table: Any, problems: list[str]) -> BandScope | None:
+    if table is None:
+        return None
+    if not isinstance(table, Mapping):
+        problems.append(f"scope is a {type(table).__name__} (vs a table with data, data_sha256, config)")
+        return None
+    unknown = sorted(set(table) - {"data", "data_sha256", "config"})
+    if unknown:
+        problems.append(f"unknown scope keys {', '.join(map(repr, unknown))} (vs data, data_sha256, config)")
+    data, sha, config = table.get("data"), table.get("data_sha256"), table.get("config")
+    if not isinstance(data, str) or not isinstance(sha, str) or not isinstance(config, Mapping):
+        problems.append("scope needs data and data_sha256 strings and a config table (vs what the file has)")
+        return None
+    return BandScope(data, sha, dict(config))
+
+
+@dataclass(frozen=True)
+class BandChoice:
+    """Which bands watch a run, and what the run is told about them."""
+
+    bands: MetricBands | None
+    path: str
+    """The bands file ("" when none)."""
+    differences: tuple[str, ...] = ()
+    """How the run's scope differs from the bands' (empty: the same scope, or no scope)."""
+
+    @property
+    def note(self) -> str | None:
+        """One line for the user when the run and the bands' scope differ."""
+        if not self.differences:
+            return None
+        shown = "; ".join(self.differences[:6]) + (f"; … {len(self.differences) - 6} more" if len(self.differences) > 6 else "")
+        if self.bands is None:
+            return (f"metric bands not applied: {self.path} describes another setting ({shown}) — hint: write bands "
+                    f"for this one with `trainer validate --write-bands PATH` and pass --set run.bands=PATH")  # fmt: skip
+        return f"metric bands {self.path} applied although this run differs from their scope ({shown})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "applied": self.bands is not None, "differences": list(self.differences)}
+
+
+def choose_bands(config: Any, scope: BandScope) -> BandChoice:
+    """The bands of a run: ``run.bands`` = "default" → ``config/metric-bands.toml`` when the run is
+    of its scope, "" → none, a path → that file (always)."""
+    choice = config.run.bands
+    if not choice:
+        return BandChoice(None, "")
+    path = DEFAULT_BANDS_PATH if choice == "default" else Path(choice)
+    bands = load_bands(path)
+    differences = tuple(bands.scope.differences(scope)) if bands.scope is not None else ()
+    if choice == "default" and differences:
+        return BandChoice(None, str(path), differences)
+    return BandChoice(bands, str(path), differences)
 
 
 def write_bands(bands: MetricBands, path: str | Path, header: str) -> Path:
@@ -248,17 +369,15 @@ class BandWatcher:
         return None
 
 
-def band_watcher(config: Any, finished: Iterable[Any] = ()) -> BandWatcher | None:
-    """The watcher a run uses: ``run.bands`` = "default" → ``config/metric-bands.toml``, "" → none.
+def band_watcher(choice: BandChoice, patience: int, finished: Iterable[Any] = ()) -> BandWatcher | None:
+    """The watcher a run uses (None when no bands apply, see :func:`choose_bands`).
 
     ``finished``: the HEALTH_DIAG records of the epochs a resumed run has already done (oldest
     first), so its out-of-band streaks continue where the stopped run left them — a resumed run
     stops at the same epoch as an uninterrupted one."""
-    choice = config.run.bands
-    if not choice:
+    if choice.bands is None:
         return None
-    path = DEFAULT_BANDS_PATH if choice == "default" else Path(choice)
-    watcher = BandWatcher(load_bands(path), config.run.band_epochs)
+    watcher = BandWatcher(choice.bands, patience)
     for record in finished:
         watcher.observe(record)
     return watcher

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import torch
 from trainer.config import TrainConfig
 from trainer.errors import UserError
 from trainer.eval.backtest import EquityCurve, backtest_report
-from trainer.eval.bands import band_watcher
+from trainer.eval.bands import BandChoice, BandScope, band_watcher, choose_bands
 from trainer.eval.health_diag import (
     HEALTH_DIAG_FILENAME,
     HealthDiagRecord,
@@ -49,7 +50,13 @@ from trainer.layout import (
 )
 from trainer.monitors import adaptive_monitors
 from trainer.registry import StateResetRegistry, build_trainer_registry
-from trainer.train.checkpoint import CHECKPOINT_PREFIX, MANIFEST_SUFFIX, latest_checkpoint, load_checkpoint, save_checkpoint
+from trainer.train.checkpoint import (
+    CHECKPOINT_PREFIX,
+    MANIFEST_SUFFIX,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+)
 from trainer.train.grad_diag import epoch_grad_norms
 from trainer.train.graph import StepRunner, pin_cublas_workspace
 from trainer.train.selection import ModelSelection
@@ -76,6 +83,7 @@ class PreparedMarket:
     periods_per_year: float
     source: str
     timestamps: np.ndarray | None = None  # [T] int64 ns, bar starts (dates on the plots' time axes)
+    source_sha256: str = ""  # content hash of the data file (what metric bands are scoped to)
 
     @property
     def n_bars(self) -> int:
@@ -118,6 +126,7 @@ def prepare_market(config: TrainConfig) -> PreparedMarket:
         periods_per_year=float(periods),
         source=bars.source,
         timestamps=np.asarray(bars.timestamps, dtype=np.int64),
+        source_sha256=prepared.source_sha256,
     )
 
 
@@ -260,10 +269,14 @@ def train(
     market = prepare_market(config)
     splits = run_splits(config, market)
     write_text_atomic(out / CONFIG_FILENAME, config_text(config, splits))
+    bands = run_bands(config, market)
+    if bands.note is not None:
+        print(bands.note, file=sys.stderr)  # once per run, before any epoch
     if config.data.folds == 0:
         result = train_split(config, market, splits[0], out, device, resume=resume or resume_from is not None,
                              resume_from=resume_from, progress=progress, stop_after_epochs=stop_after_epochs,
-                             make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust)  # fmt: skip
+                             make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust,
+                             bands=bands)  # fmt: skip
         return result.metrics
 
     carry = config.data.fold < 0  # the agent walks forward through the folds
@@ -277,6 +290,7 @@ def train(
             config, market, split, fold_dir, device, previous=previous, resume=resume and has_checkpoint(fold_dir),
             progress=progress, progress_offset=offset, progress_total=len(splits) * config.run.steps,
             stop_after_epochs=budget, make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust,
+            bands=bands,
         )  # fmt: skip
         if not result.metrics:
             return {}  # interrupted inside this fold; --resume continues it
@@ -295,12 +309,19 @@ def train(
         },
         "n_folds": len(per_fold),
         "source": market.source,
+        "data_sha256": market.source_sha256,
+        "bands": bands.to_dict(),
         "folds": per_fold,
     }  # fmt: skip
     if "termination" in per_fold[-1]:
         summary["termination"] = per_fold[-1]["termination"]
     write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
     return summary
+
+
+def run_bands(config: TrainConfig, market: PreparedMarket) -> BandChoice:
+    """The metric bands that watch a run on ``market`` (``run.bands``, scoped: trainer.eval.bands)."""
+    return choose_bands(config, BandScope.of(config, market.source, market.source_sha256))
 
 
 def has_checkpoint(run_dir: Path) -> bool:
@@ -333,6 +354,7 @@ def train_split(
     adjust: Callable[[SplitRun], None] | None = None,
     control: RunControl | None = None,
     tensorboard: bool = False,
+    bands: BandChoice | None = None,
 ) -> SplitResult:
     """The epoch driver: train on ``split.train`` in epochs, validate and select after each, then
     backtest the selected checkpoint once on ``split.test``; writes a complete run directory."""
@@ -373,7 +395,8 @@ def train_split(
     finished = [record for record in iter_health_diag(log) if record.epoch < state.epoch] if resume and log.exists() else []
     if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
         monitors.restore([record.monitors for record in finished])
-    watcher = band_watcher(config, finished)  # the regression hard-stop (run.bands), its streaks resumed; None when off
+    bands = bands if bands is not None else run_bands(config, market)
+    watcher = band_watcher(bands, config.run.band_epochs, finished)  # the regression hard-stop, its streaks resumed; None when off
     collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
     while state.collect_steps < collects_before_learning:
         step.collect()
@@ -446,6 +469,9 @@ def train_split(
         "validation": selection.best_report,
         "selection": selection.summary(stopped_early=selection.should_stop and state.steps_done < total_steps),
         "splits": split.to_dict(),
+        "source": market.source,
+        "data_sha256": market.source_sha256,
+        "bands": bands.to_dict(),
     }
     if stopped_by is not None:
         metrics["termination"] = stopped_by

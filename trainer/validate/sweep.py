@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainer.config import TrainConfig, deep_merge, parse_overrides
+from trainer.config import TrainConfig, config_from_mapping, deep_merge, parse_overrides
 from trainer.errors import UserError
 from trainer.eval.bands import (
     DEFAULT_BANDS_PATH,
+    BandScope,
     MetricBands,
     bands_from_records,
     load_bands,
@@ -321,8 +322,8 @@ def write_bands_from_report(out: Path, destination: Path) -> Path:
     base_cells = [cell for cell in report["cells"] if cell["variant"] == "base" and cell["status"] in FINISHED]
     for cell in base_cells:
         records.extend(cell_history(Path(cell["dir"])))
-    bands = bands_from_records(records, source=str(report_path))
     plan = report["plan"]
+    bands = bands_from_records(records, source=str(report_path), scope=_report_scope(plan, base_cells))
     header = (
         "Metric bands of the regression hard-stop: [mean − 3σ, mean + 3σ] over every epoch of the\n"
         f"{len(base_cells)} base cells ({plan['seeds']} seeds × {plan['folds']} folds, {len(records)} epochs) of the\n"
@@ -332,6 +333,23 @@ def write_bands_from_report(out: Path, destination: Path) -> Path:
     )
     write_text_atomic(destination.with_name(destination.stem + ".report.json"), report_path.read_text(encoding="utf-8"))
     return write_bands(bands, destination, header)
+
+
+def _report_scope(plan: Mapping[str, Any], cells: list[dict[str, Any]]) -> BandScope:
+    """The scope of bands written from a sweep: its base configuration and the cells' data."""
+    config = config_from_mapping(plan["config"], source=f"the report's plan ({plan['config_source']})")
+    for cell in cells:
+        try:
+            metrics = json.loads((Path(cell["dir"]) / "metrics.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if metrics.get("data_sha256"):
+            return BandScope.of(config, str(metrics.get("source", config.data.path or "default")), metrics["data_sha256"])
+    raise UserError(
+        "cannot scope the bands: no finished base cell records its data's sha256", got=f"{len(cells)} base cells",
+        expected="metrics.json with data_sha256 (written since the bands were scoped)",
+        hint="re-run the sweep with this version of the trainer",
+    )
 
 
 def load_plan_config(path: str | None, overrides: Sequence[str]) -> tuple[TrainConfig, str]:

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from trainer.config import TrainConfig
+from trainer.eval import bands as bands_module
 from trainer.eval.bands import (
     DEFAULT_BANDS_PATH,
+    BandScope,
+    choose_bands,
     KNOWN_METRICS,
     Band,
     BandsError,
@@ -111,9 +114,64 @@ def test_undefined_validation_sharpe_neither_advances_nor_resets():
 
 def test_runs_use_the_shipped_bands_by_default_and_can_opt_out():
     assert DEFAULT_BANDS_PATH.exists()
-    watcher = band_watcher(TrainConfig())
-    assert watcher is not None and watcher.patience == 2 and watcher.bands.bands
-    assert band_watcher(TrainConfig().replace(run={"bands": ""})) is None
+    shipped = load_bands(DEFAULT_BANDS_PATH)
+    assert shipped.scope is not None and shipped.scope.config["model.hidden"] == TrainConfig().model.hidden
+    home = choose_bands(TrainConfig(), shipped.scope)  # a default run on the data the bands came from
+    watcher = band_watcher(home, TrainConfig().run.band_epochs)
+    assert home.note is None and watcher is not None and watcher.patience == 2 and watcher.bands.bands
+    off = choose_bands(TrainConfig().replace(run={"bands": ""}), shipped.scope)
+    assert off.bands is None and band_watcher(off, 2) is None and off.note is None
+
+
+def scoped_bands(tmp_path, config: TrainConfig, sha: str = "aa" * 32):
+    scope = BandScope.of(config, "eurusd", sha)
+    bands = bands_from_records([record(0, total=1.0), record(1, total=2.0)], source="report.json", scope=scope)
+    return write_bands(bands, tmp_path / "bands.toml", "scoped")
+
+
+def test_the_scope_round_trips_and_names_every_difference(tmp_path):
+    config = TrainConfig()
+    loaded = load_bands(scoped_bands(tmp_path, config))
+    assert loaded.scope == BandScope.of(config, "eurusd", "aa" * 32)
+    # Seeds, lengths, devices and fold layout are outside the scope; learning values and data are not.
+    same = config.replace(run={"seed": 7, "steps": 99_999, "device": "cuda"}, data={"folds": 6, "path": "elsewhere.csv"})
+    assert loaded.scope.differences(BandScope.of(same, "eurusd", "aa" * 32)) == []
+    other = config.replace(optim={"lr": 0.01}, replay={"feature_noise": 0.5})
+    assert loaded.scope.differences(BandScope.of(other, "mine.csv", "bb" * 32)) == [
+        "data (mine.csv vs eurusd the bands were measured on)", "optim.lr (0.01 vs 0.0003)",
+        "replay.feature_noise (0.5 vs 0.0)",
+    ]  # fmt: skip
+
+
+def test_default_bands_watch_only_runs_of_their_scope_and_an_explicit_file_always(tmp_path, monkeypatch):
+    config = TrainConfig()
+    path = scoped_bands(tmp_path, config)
+    monkeypatch.setattr(bands_module, "DEFAULT_BANDS_PATH", path)
+    foreign = BandScope.of(config.replace(optim={"lr": 0.01}), "mine.csv", "bb" * 32)
+    skipped = choose_bands(config, foreign)
+    assert skipped.bands is None and skipped.to_dict() == {"path": str(path), "applied": False, "differences": list(skipped.differences)}
+    assert skipped.note.startswith(f"metric bands not applied: {path} describes another setting (data (mine.csv vs eurusd")
+    assert "optim.lr (0.01 vs 0.0003)" in skipped.note and "--write-bands" in skipped.note
+    chosen = choose_bands(config.replace(run={"bands": str(path)}), foreign)
+    assert chosen.bands is not None and chosen.note.startswith(f"metric bands {path} applied although this run differs")
+    home = choose_bands(config, BandScope.of(config, "eurusd", "aa" * 32))
+    assert home.bands is not None and home.note is None
+
+
+def test_a_file_without_scope_applies_to_every_run(tmp_path):
+    bands = bands_from_records([record(0, total=1.0), record(1, total=2.0)], source="report.json")
+    path = write_bands(bands, tmp_path / "bands.toml", "unscoped")
+    choice = choose_bands(TrainConfig().replace(run={"bands": str(path)}), BandScope.of(TrainConfig(), "x", "cc"))
+    assert choice.bands is not None and choice.differences == ()
+
+
+def test_a_malformed_scope_is_reported(tmp_path):
+    path = tmp_path / "bands.toml"
+    path.write_text('schema = 2\nsource = "r"\n[scope]\ndata = 3\nextra = 1\n')
+    with pytest.raises(BandsError) as error:
+        load_bands(path)
+    text = str(error.value)
+    assert "unknown scope keys 'extra'" in text and "scope needs data and data_sha256 strings and a config table" in text
 
 
 def test_a_resumed_watcher_continues_its_streaks():
