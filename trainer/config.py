@@ -229,7 +229,7 @@ class ReplayConfig:
     """Transitions sampled uniformly per gradient update."""
     learning_starts: int = _bounded(1_024, Bound(1, 1 << 24))
     """Transitions stored before the first gradient update."""
-    feature_noise: float = _bounded(0.0, Bound(0.0, 10.0))
+    feature_noise: float = _bounded(0.3, Bound(0.0, 10.0))
     """Std of Gaussian noise added to each replayed feature window the online network learns
     from (units of the normalised features; 0 = off). Every env revisits the same training bars
     thousands of times, each with the same realised next return: without noise the network can

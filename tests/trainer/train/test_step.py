@@ -60,8 +60,8 @@ def test_rng_never_repeats_across_eager_steps():
         for i in range(len(draws)):
             for j in range(i + 1, len(draws)):
                 assert not torch.equal(draws[i], draws[j])
-    # explore, env, replay, IQN τ: four counter values per step, each used once
-    assert [b - a for a, b in itertools.pairwise(counters)] == [4, 4, 4]
+    # explore, env, replay, IQN τ, feature-noise augmentation: five counter values per step, each used once
+    assert [b - a for a, b in itertools.pairwise(counters)] == [5, 5, 5]
 
 
 def test_step_updates_weights_target_and_metrics():
