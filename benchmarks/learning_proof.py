@@ -88,7 +88,10 @@ def proof_config(data_path: Path, size: ProofSize, *, device: str, seed: int, co
         model={"hidden": size.hidden, "head_hidden": size.hidden // 2, "temporal_encoder": False, "window": 1, "n_atoms": 51},
         loss={"gamma": 0.5, "n_step": 1, "iqn_weight": 0.25, "iqn_tau_samples": 8, "iqn_target_samples": 8},
         optim={"lr": 1e-3},
-        replay={"capacity": max(16_384, 128 * size.n_envs), "batch_size": size.batch_size, "learning_starts": 256},
+        # No feature noise: this size reads one bar (window 1), where σ = 0.3 hides much of a one-column
+        # signal; the default's noise is measured at the default size (docs/results.md §0).
+        replay={"capacity": max(16_384, 128 * size.n_envs), "batch_size": size.batch_size, "learning_starts": 256,
+                "feature_noise": 0.0},
         # bands = "": config/metric-bands.toml was measured with config/train/default.toml, not this market and size
         run={"steps": size.steps, "epoch_steps": size.epoch_steps, "device": device, "seed": seed, "cuda_graph": device != "cpu", "bands": ""},
         schedule={"epsilon": 1.0},
