@@ -6,15 +6,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
+from foxaudit.program.analysis import Analysis, analysis_for
 from foxaudit.program.audit_docs import DOC_NAMES, RuleInfo, render_docs
 from foxaudit.program.project import Project
 from foxaudit.program.settings import ProgramSettings
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.rules.base import AnalysisRule, ProjectExample, ProjectRule, RuleOptions
 
 
-def rule_infos() -> list[RuleInfo]:
-    """The registry as the invariants doc lists it (imported lazily: the registry imports this module)."""
+def rule_infos(analysis: Analysis) -> list[RuleInfo]:
+    """The registry as the invariants doc lists it, each analysis rule with the number of findings
+    its own check reports on ``analysis`` (imported lazily: the registry imports this module)."""
     from foxaudit.rules.registry import REGISTRY
 
     return [
@@ -25,6 +26,7 @@ def rule_infos() -> list[RuleInfo]:
             invariant=entry.rule.invariant,
             status=entry.status,
             whole_program=issubclass(entry.rule, ProjectRule),
+            findings=len(entry.rule().check(analysis)) if issubclass(entry.rule, AnalysisRule) else None,
         )
         for entry in REGISTRY
         if entry.status != "removed"
@@ -42,7 +44,7 @@ def stale_docs(project: Project, *, only_if_kept: bool = False) -> list[tuple[st
     if only_if_kept and not (project.root / directory).is_dir():
         return []
     problems = []
-    for name, text in render_docs(analysis, rule_infos()).items():
+    for name, text in render_docs(analysis, rule_infos(analysis)).items():
         path = project.root / directory / name
         try:
             current = path.read_text(encoding="utf-8")

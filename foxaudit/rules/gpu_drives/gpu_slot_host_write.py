@@ -1,17 +1,16 @@
-"""FX101: host code writes an ISV slot the layout marks GPU-computed (whole-program)."""
+"""Whole-program rule: host code writes an ISV slot the layout marks GPU-computed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GpuSlotHostWrite(ProjectRule):
+class GpuSlotHostWrite(AnalysisRule):
     """Host code writes an ISV slot the layout marks GPU-computed.
 
     ## What it does
@@ -50,5 +49,16 @@ class GpuSlotHostWrite(ProjectRule):
     summary = "Host code writes an ISV slot the layout marks GPU-computed"
     invariant = 1
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                write.site,
+                f"host code writes GPU-computed ISV slot ({write.expression} in `{write.function}`: {write.reason} vs"
+                " written by kernels only)",
+                "compute the value in a kernel that writes the slot, and read it on the host; host writes are for "
+                "CPU inputs, static config, the fingerprint, and bootstrap values in reset dispatch",
+            )
+            for write in analysis.isv.writes
+            if write.status == "violation"
+        ]

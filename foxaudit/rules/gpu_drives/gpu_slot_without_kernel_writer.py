@@ -1,17 +1,16 @@
-"""FX103: a GPU-computed ISV slot that no kernel writes (whole-program)."""
+"""Whole-program rule: a GPU-computed ISV slot that no kernel writes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GpuSlotWithoutKernelWriter(ProjectRule):
+class GpuSlotWithoutKernelWriter(AnalysisRule):
     """A GPU-computed ISV slot that no kernel writes.
 
     ## What it does
@@ -45,5 +44,19 @@ class GpuSlotWithoutKernelWriter(ProjectRule):
     summary = "A GPU-computed ISV slot that no kernel writes"
     invariant = 1
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        isv = analysis.isv
+        if isv.layout is None:
+            return []
+        gpu = set(analysis.program.settings.isv_gpu_writers)
+        return [
+            diagnostic_at(
+                self.code,
+                slot.site,
+                f"GPU-computed ISV slot {slot.constant} has no kernel that writes it (no `[{slot.constant}…] =` in any"
+                " __global__ body vs at least one writer)",
+                "write it from the kernel that computes it, or change its writer class in the layout",
+            )
+            for slot in isv.layout.slots
+            if slot.writer in gpu and not isv.kernel_writers.get(slot.constant)
+        ]

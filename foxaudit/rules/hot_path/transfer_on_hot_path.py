@@ -1,17 +1,16 @@
-"""FX301: a host transfer or sync reachable from a hot-path root (whole-program)."""
+"""Whole-program rule: a host transfer or sync reachable from a hot-path root."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class TransferOnHotPath(ProjectRule):
+class TransferOnHotPath(AnalysisRule):
     """A host transfer or sync reachable from a hot-path root.
 
     ## What it does
@@ -54,5 +53,17 @@ class TransferOnHotPath(ProjectRule):
     summary = "A host transfer or sync reachable from a hot-path root"
     invariant = 3
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        out = []
+        for site in analysis.hot.violations:
+            chain = " → ".join(site.chain)
+            out.append(
+                diagnostic_at(
+                    self.code,
+                    site.site,
+                    f"host transfer/sync {site.kind} on the hot path (reachable: {chain} vs no transfer in the step)",
+                    "keep the value on the device (read it in a kernel or from the pinned ISV), or move this read to a "
+                    "cold path outside the captured step",
+                )
+            )
+        return out

@@ -1,17 +1,16 @@
-"""FX504: hand-written CUDA redefines a generated constant (whole-program)."""
+"""Whole-program rule: hand-written CUDA redefines a generated constant."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GeneratedConstantRedefined(ProjectRule):
+class GeneratedConstantRedefined(AnalysisRule):
     """Hand-written CUDA redefines a generated constant.
 
     ## What it does
@@ -41,5 +40,13 @@ class GeneratedConstantRedefined(ProjectRule):
     summary = "Hand-written CUDA redefines a generated constant"
     invariant = 5
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                item.site,
+                f"hand-written CUDA redefines generated constant {item.name} (second definition vs only {item.generated.where})",
+                "delete this definition and #include the generated header",
+            )
+            for item in analysis.sync.redefinitions
+        ]

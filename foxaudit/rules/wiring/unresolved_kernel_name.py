@@ -1,17 +1,16 @@
-"""FX205: a kernel name that is not a literal or module constant (whole-program)."""
+"""Whole-program rule: a kernel name that is not a literal or module constant."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class UnresolvedKernelName(ProjectRule):
+class UnresolvedKernelName(AnalysisRule):
     """A kernel name that is not a literal or module constant.
 
     ## What it does
@@ -42,5 +41,14 @@ class UnresolvedKernelName(ProjectRule):
     summary = "A kernel name that is not a literal or module constant"
     invariant = 2
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                load.site,
+                f"kernel name cannot be resolved statically ({load.expression!r} is {load.why_unresolved} vs a string "
+                "literal or module constant)",
+                "name the kernel with a literal or a module-level constant so linkage can be checked",
+            )
+            for load in analysis.kernels.unresolved
+        ]

@@ -26,7 +26,7 @@ def _rule_classes() -> list[type]:
         module = importlib.import_module(module_info.name)
         for _name, value in inspect.getmembers(module, inspect.isclass):
             defined_here = value.__module__ == module.__name__
-            if defined_here and issubclass(value, (Rule, ProjectRule)) and value not in (Rule, ProjectRule):
+            if defined_here and issubclass(value, (Rule, ProjectRule)) and value not in (Rule, ProjectRule) and not inspect.isabstract(value):
                 found.append(value)
     return sorted(set(found), key=lambda cls: cls.__module__)
 
