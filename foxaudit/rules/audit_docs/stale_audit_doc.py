@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis, analysis_for
@@ -86,6 +86,24 @@ class StaleAuditDoc(ProjectRule):
     name = "stale-audit-doc"
     summary = "A generated audit doc under docs/audits/ is stale or missing"
     invariant = 7
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        # A project that keeps no audit docs (no `docs/audits/`) is not asked for them.
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["app.*"]\n',
+            "app/__init__.py": "",
+            "app/main.py": "def main():\n    return 0\n",
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        # A hand-edited wire-up.md, and the five other docs never generated.
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["app.*"]\n',
+            "app/__init__.py": "",
+            "app/main.py": "def main():\n    return 0\n",
+            "docs/audits/wire-up.md": "# Wire-up audit\n\nEverything is wired.\n",
+        }, expect=6),
+    ]
 
     @classmethod
     def dependencies(cls, options: RuleOptions, program: Mapping[str, Any]) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -48,6 +49,34 @@ class GpuSlotHostWrite(AnalysisRule):
     name = "gpu-slot-host-write"
     summary = "Host code writes an ISV slot the layout marks GPU-computed"
     invariant = 1
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        # The host writes the CPU-born input; the kernel computes TAU from it.
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": "from sim.layout import ISV_EPOCH\n\n\ndef end_of_epoch(isv, epoch):\n    isv[ISV_EPOCH] = epoch\n",
+        }),
+        # Reset dispatch may write a GPU slot's bootstrap value.
+        ProjectExample({
+            **ISV_PROJECT,
+            "pyproject.toml": ISV_PROJECT["pyproject.toml"] + 'isv-bootstrap-functions = ["sim.reset:reset_*"]\n',
+            "sim/reset.py": "from sim.layout import ISV_TAU\n\n\ndef reset_fold(isv):\n    isv[ISV_TAU] = 0.005\n",
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": (
+                "from sim.layout import ISV_EPOCH, ISV_TAU\n\n\ndef end_of_epoch(isv, epoch, tau):\n"
+                "    isv[ISV_EPOCH] = epoch\n    isv[ISV_TAU] = tau * 0.99\n"
+            ),
+        }, expect=1),
+        # An in-place method on the slot is a write too.
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": "from sim.layout import ISV_TAU\n\n\ndef end_of_epoch(isv, tau):\n    isv[ISV_TAU].fill_(tau)\n",
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -43,6 +44,28 @@ class GpuSlotWithoutKernelWriter(AnalysisRule):
     name = "gpu-slot-without-kernel-writer"
     summary = "A GPU-computed ISV slot that no kernel writes"
     invariant = 1
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "cuda/tau.cu": (
+                '#include "generated/layout.cuh"\n\n'
+                'extern "C" __global__ void tau_update(float* isv, float target) {\n'
+                "  if (threadIdx.x == 0) isv[ISV_TAU] = 0.99f * isv[ISV_TAU] + 0.01f * target;\n}\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        # TAU is GPU_COMPUTED and no kernel writes it: it keeps its bootstrap value for ever.
+        ProjectExample({
+            **ISV_PROJECT,
+            "cuda/tau.cu": (
+                '#include "generated/layout.cuh"\n\n'
+                'extern "C" __global__ void tau_read(const float* isv, float* out) {\n'
+                "  if (threadIdx.x == 0) out[0] = isv[ISV_TAU];\n}\n"
+            ),
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         isv = analysis.isv

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -40,6 +41,30 @@ class UnresolvedIsvWrite(AnalysisRule):
     name = "unresolved-isv-write"
     summary = "An ISV write whose slot cannot be named statically"
     invariant = 1
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": "from sim.layout import ISV_EPOCH\n\n\ndef end_of_epoch(isv, epoch):\n    isv[ISV_EPOCH] = epoch\n",
+        }),
+        # The bus implementation writes by index on purpose: its callers name the slot.
+        ProjectExample({
+            **ISV_PROJECT,
+            "pyproject.toml": ISV_PROJECT["pyproject.toml"] + 'isv-bus-functions = ["sim.bus:Bus.*"]\n',
+            "sim/bus.py": (
+                "class Bus:\n    def __init__(self, isv):\n        self.isv = isv\n\n"
+                "    def write(self, index, value):\n        self.isv[index] = value\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": (
+                "def restore(isv, values):\n    for index, value in enumerate(values):\n        isv[index] = value\n"
+            ),
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [

@@ -53,6 +53,44 @@ class TransferOnHotPath(AnalysisRule):
     summary = "A host transfer or sync reachable from a hot-path root"
     invariant = 3
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        # The transfer is in the epoch-end report, which no hot-path root reaches.
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/step.py": (
+                "from train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    @hot_path\n    def step(self, batch):\n        return self.loss(batch)\n\n"
+                "    def loss(self, batch):\n        return (batch * batch).mean()\n\n"
+                "    def report(self, loss):\n        return loss.item()\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/step.py": (
+                "from train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    @hot_path\n    def step(self, batch):\n        return self.loss(batch)\n\n"
+                "    def loss(self, batch):\n        loss = (batch * batch).mean()\n"
+                '        if loss.item() > 1e3:\n            raise RuntimeError("diverged")\n        return loss\n'
+            ),
+        }, expect=1),
+        # Code inside `with torch.cuda.graph(...)` is captured: a root without a decorator.
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/capture.py": (
+                "import torch\n\n\ndef capture(step, batch):\n    graph = torch.cuda.CUDAGraph()\n"
+                "    with torch.cuda.graph(graph):\n        loss = step(batch)\n        total = loss.cpu()\n"
+                "    return graph, total\n"
+            ),
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         out = []
         for site in analysis.hot.violations:

@@ -38,6 +38,24 @@ class UnmatchedHotPathRoot(AnalysisRule):
     summary = "A configured hot-path root matches no function"
     invariant = 3
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\nhot-path-roots = ["train.step:Trainer.step"]\n',
+            "train/__init__.py": "",
+            "train/step.py": "class Trainer:\n    def step(self, batch):\n        return batch * 2\n",
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["train.*"]\n'
+                'hot-path-roots = ["train.step:Trainer.stepp", "train.step:Trainer.step"]\n'
+            ),
+            "train/__init__.py": "",
+            "train/step.py": "class Trainer:\n    def step(self, batch):\n        return batch * 2\n",
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [
             diagnostic_at(

@@ -45,6 +45,32 @@ class UnresolvedHotPathCall(AnalysisRule):
     summary = "A call on the hot path that the analysis cannot follow"
     invariant = 3
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/env.py": "class VectorEnv:\n    def advance(self, actions):\n        return actions + 1\n",
+            "train/step.py": (
+                "from train.env import VectorEnv\nfrom train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    def __init__(self):\n        self.env = VectorEnv()\n\n"
+                "    @hot_path\n    def step(self, actions):\n        return self.env.advance(actions)\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/env.py": "class VectorEnv:\n    def advance(self, actions):\n        return actions + 1\n",
+            "train/step.py": (
+                "from train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    @hot_path\n    def step(self, env, actions):\n        return env.advance(actions)\n"
+            ),
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [
             diagnostic_at(

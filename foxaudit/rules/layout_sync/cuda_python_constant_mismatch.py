@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -41,6 +42,28 @@ class CudaPythonConstantMismatch(AnalysisRule):
     name = "cuda-python-constant-mismatch"
     summary = "A constant has different values in CUDA and Python"
     invariant = 5
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\nconstant-modules = ["ops/blocks.py"]\n',
+            "ops/__init__.py": "",
+            "ops/blocks.py": "BLOCK = 256\nHALF_BLOCK = BLOCK // 2\n",
+            "cuda/reduce.cu": "#define BLOCK 256\nconstexpr int HALF_BLOCK = BLOCK / 2;\n",
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\nconstant-modules = ["ops/blocks.py"]\n',
+            "ops/__init__.py": "",
+            "ops/blocks.py": "BLOCK = 256\n",
+            "cuda/reduce.cu": "#define BLOCK 128\n",
+        }, expect=1),
+        # A slot constant computed from the layout module: TAU is slot 0.
+        ProjectExample({
+            **ISV_PROJECT,
+            "cuda/tau.cu": '#define ISV_TAU 3\n\nextern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n',
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import GENERATED_HEADER, HEADER_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -39,6 +40,25 @@ class GeneratedConstantRedefined(AnalysisRule):
     name = "generated-constant-redefined"
     summary = "Hand-written CUDA redefines a generated constant"
     invariant = 5
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **HEADER_PROJECT,
+            "cuda/generated/layout.cuh": GENERATED_HEADER,
+            "cuda/tau.cu": (
+                '#include "generated/layout.cuh"\n\n'
+                'extern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n'
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        # Equal today, a second source of truth all the same.
+        ProjectExample({
+            **HEADER_PROJECT,
+            "cuda/generated/layout.cuh": GENERATED_HEADER,
+            "cuda/tau.cu": '#define ISV_TAU 0\n\nextern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n',
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import GENERATED_HEADER, HEADER_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at, file_site
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -38,6 +39,17 @@ class StaleGeneratedHeader(AnalysisRule):
     name = "stale-generated-header"
     summary = "A generated header differs from what its generator writes"
     invariant = 5
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({**HEADER_PROJECT, "cuda/generated/layout.cuh": GENERATED_HEADER}),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        # The layout moved TAU to slot 0; the committed header still says 1.
+        ProjectExample({
+            **HEADER_PROJECT,
+            "cuda/generated/layout.cuh": GENERATED_HEADER.replace("ISV_TAU = 0", "ISV_TAU = 1"),
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [

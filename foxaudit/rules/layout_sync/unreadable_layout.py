@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -39,6 +40,20 @@ class UnreadableLayout(AnalysisRule):
     name = "unreadable-layout"
     summary = "A layout the analysis cannot read statically"
     invariant = 5
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample(ISV_PROJECT),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        # The slot names come from a function call: only running the module would tell them.
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/layout.py": (
+                "from sim.slots import Layout, Slot\n\n\ndef names():\n    return (\"TAU\", \"EPOCH\")\n\n\n"
+                'ISV = Layout("ISV", tuple(Slot(name) for name in names()))\n'
+            ),
+        }, expect=1),
+    ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         layout = analysis.layout

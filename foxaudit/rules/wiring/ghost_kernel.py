@@ -41,6 +41,50 @@ class GhostKernel(AnalysisRule):
     summary = "Python loads a kernel name that no CUDA file defines"
     invariant = 2
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }),
+        # CUDA source held in a Python string defines its kernels too.
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/fill.py": (
+                "import cupy\n\n"
+                'SOURCE = r"""\nextern "C" __global__ void fill(float* x, float v, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = v;\n}\n"
+                '"""\n\n\ndef fill(x, v, n):\n'
+                '    kernel = cupy.RawKernel(SOURCE, "fill")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, v, n))\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scael")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         out = []
         for row in analysis.kernels.rows:

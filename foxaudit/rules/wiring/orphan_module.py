@@ -43,6 +43,34 @@ class OrphanModule(AnalysisRule):
     summary = "A Python module no entry point reaches"
     invariant = 2
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n\n[project.scripts]\nshop = "shop.cli:main"\n\n'
+                              '[tool.foxaudit.program]\ntest-roots = ["tests"]\n'
+                              'out-of-scope = { "benchmarks/**" = "run by hand" }\n',
+            "shop/__init__.py": "",
+            "shop/cli.py": "from shop import prices\n\n\ndef main():\n    return prices.total([1, 2])\n",
+            "shop/prices.py": "def total(values):\n    return sum(values)\n",
+            "tests/test_prices.py": "from shop.prices import total\n\n\ndef test_total():\n    assert total([1]) == 1\n",
+            "benchmarks/bench_total.py": "from shop.prices import total\n\nprint(total(range(10)))\n",
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n\n[project.scripts]\nshop = "shop.cli:main"\n\n'
+                              '[tool.foxaudit.program]\ntest-roots = ["tests"]\n',
+            "shop/__init__.py": "",
+            "shop/cli.py": "from shop import prices\n\n\ndef main():\n    return prices.total([1, 2])\n",
+            "shop/prices.py": "def total(values):\n    return sum(values)\n",
+            "shop/old_scaler.py": "def scale(value):\n    return 2 * value\n",
+        }, expect=1),
+        # No entry point at all: one finding that says so, not one orphan per module.
+        ProjectExample({
+            "prices.py": "def total(values):\n    return sum(values)\n",
+            "scaler.py": "def scale(value):\n    return 2 * value\n",
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         graph = analysis.imports
         orphans = [row for row in graph.rows if row.status == ORPHAN]

@@ -44,6 +44,36 @@ class ProgramConfigTargetMissing(AnalysisRule):
     summary = "A [tool.foxaudit.program] key points at nothing"
     invariant = 0
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nlayout-module = "sim/layout.py"\n'
+                'state-classes = ["sim.env:Env"]\nkernel-loaders = { "sim.env:load" = "name" }\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/layout.py": 'SLOTS = ("CASH", "POSITION")\n',
+            "sim/env.py": (
+                "import cupy\n\n\ndef load(name):\n    return cupy.RawModule(path=\"cuda/env.cu\").get_function(name)\n\n\n"
+                "class Env:\n    def __init__(self, n):\n        self.n = n\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        # The layout file is sim/layout.py, the class is Env, the loader is `load`: three typos.
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nlayout-module = "sim/layouts.py"\n'
+                'state-classes = ["sim.env:Environment"]\nkernel-loaders = { "sim.env:load_kernel" = "name" }\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/layout.py": 'SLOTS = ("CASH", "POSITION")\n',
+            "sim/env.py": (
+                "import cupy\n\n\ndef load(name):\n    return cupy.RawModule(path=\"cuda/env.cu\").get_function(name)\n\n\n"
+                "class Env:\n    def __init__(self, n):\n        self.n = n\n"
+            ),
+        }, expect=3),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         program = analysis.program
         settings = program.settings

@@ -42,6 +42,46 @@ class UnregisteredDeviceBuffer(AnalysisRule):
     summary = "A device buffer allocated as state without a registry entry"
     invariant = 2
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nstate-classes = ["sim.env:Env"]\n'
+                'registry-files = ["sim/registry.py"]\nregistry-entry-calls = ["StateEntry"]\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/env.py": (
+                "import torch\n\n\nclass Env:\n    def __init__(self, n, device):\n"
+                "        self.position = torch.zeros(n, device=device)\n"
+                "        self.cash = torch.ones(n, device=device)\n"
+                "        self.scratch = torch.zeros(n)  # a host tensor: not device state\n"
+            ),
+            "sim/registry.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass StateEntry:\n"
+                "    name: str\n    category: str\n\n\n"
+                'ENTRIES = (StateEntry("position", "FoldReset"), StateEntry(name="cash", category="FoldReset"))\n'
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nstate-classes = ["sim.env:Env"]\n'
+                'registry-files = ["sim/registry.py"]\nregistry-entry-calls = ["StateEntry"]\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/env.py": (
+                "import torch\n\n\nclass Env:\n    def __init__(self, n, device):\n"
+                "        self.position = torch.zeros(n, device=device)\n"
+                "        self.cash = torch.ones(n, device=device)\n"
+            ),
+            "sim/registry.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass StateEntry:\n"
+                "    name: str\n    category: str\n\n\n"
+                'ENTRIES = (StateEntry("position", "FoldReset"),)\n'
+            ),
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [
             diagnostic_at(

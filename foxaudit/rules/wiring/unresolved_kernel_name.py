@@ -41,6 +41,39 @@ class UnresolvedKernelName(AnalysisRule):
     summary = "A kernel name that is not a literal or module constant"
     invariant = 2
 
+    VALID: ClassVar[list[ProjectExample]] = [
+        # A module constant, also one imported from another module, names the kernel statically.
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/names.py": 'SCALE_KERNEL = "scale"\n',
+            "ops/scale.py": (
+                "import cupy\n\nfrom ops.names import SCALE_KERNEL\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function(SCALE_KERNEL)\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n, dtype):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function(f"scale_{dtype}")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale_f32(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, expect=1),
+    ]
+
     def check(self, analysis: Analysis) -> list[Diagnostic]:
         return [
             diagnostic_at(
