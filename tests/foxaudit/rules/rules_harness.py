@@ -133,25 +133,9 @@ def engine_check(text: str, path: str, code: str, options: dict[str, Any], root:
     return sorted(d for d in analyze_text(resolved, path, text).diagnostics if d.code == code)
 
 
-def write_project(files: dict[str, str] | Any, root: Path) -> Path:
-    """Materialise a ProjectExample's files (path → text) under ``root``."""
-    for relative, text in files.items():
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return root
 
+def project_check(rule: Any, example: Any, root: Path) -> list[Diagnostic]:
+    """A ProjectExample through the real whole-program pipeline (``foxaudit.engine.run_project_example``)."""
+    from foxaudit.engine import run_project_example
 
-def project_check(code: str, files: dict[str, str] | Any, root: Path) -> list[Diagnostic]:
-    """Run the real whole-program pipeline (discovery, settings from the example's own
-    pyproject.toml, every whole-project rule of ``code``'s analyses, suppressions) on a project
-    written under ``root``, with ``code`` selected (preview rules too) and no cache; only
-    ``code``'s findings are returned."""
-    from foxaudit.config import load_settings
-    from foxaudit.engine.resolve import resolve
-    from foxaudit.engine.run import check
-
-    write_project(files, root)
-    settings = load_settings(None, root, overrides={"select": [code]})
-    result = check(resolve(settings), use_cache=False, jobs=1)
-    return sorted(d for d in result.diagnostics if d.code == code)
+    return run_project_example(rule, example, root)

@@ -88,13 +88,13 @@ def _listing(found: list) -> str:
 
 @pytest.mark.parametrize(("rule", "example"), _cases("VALID", PROJECT_RULES))
 def test_valid_project_example_has_no_finding(rule: type[ProjectRule], example: ProjectExample, tmp_path: Path) -> None:
-    found = project_check(rule.code, example.files, tmp_path)
+    found = project_check(rule, example, tmp_path)
     assert not found, f"{rule.code} flagged a VALID example project ({sorted(example.files)}):\n" + _listing(found)
 
 
 @pytest.mark.parametrize(("rule", "example"), _cases("INVALID", PROJECT_RULES))
 def test_invalid_project_example_is_found(rule: type[ProjectRule], example: ProjectExample, tmp_path: Path) -> None:
-    found = project_check(rule.code, example.files, tmp_path)
+    found = project_check(rule, example, tmp_path)
     if example.expect is None:
         assert found, f"{rule.code} missed an INVALID example project ({sorted(example.files)})"
     else:
@@ -112,4 +112,13 @@ def test_project_check_runs_the_real_pipeline(tmp_path: Path) -> None:
 
     files = dict(OrphanModule.INVALID[0].files)
     files["shop/old_scaler.py"] = "# foxaudit: ignore[FX201] -- kept for the migration notebook\n" + files["shop/old_scaler.py"]
-    assert project_check("FX201", files, tmp_path) == []
+    assert project_check(OrphanModule, ProjectExample(files), tmp_path / "suppressed") == []
+    assert [d.path for d in project_check(OrphanModule, OrphanModule.INVALID[0], tmp_path / "plain")] == ["shop/old_scaler.py"]
+
+
+def test_project_example_needs_an_empty_directory(tmp_path: Path) -> None:
+    from foxaudit.rules.wiring.orphan_module import OrphanModule
+
+    (tmp_path / "left_over.py").write_text("x = 1\n")
+    with pytest.raises(ValueError, match=r"example project directory is not empty \(.* vs an empty directory\) — hint: "):
+        project_check(OrphanModule, OrphanModule.INVALID[0], tmp_path)
