@@ -341,6 +341,8 @@ def rule_documentation(code: str, rule: type, status: str) -> str:
                 # A whole-project rule's example is a small repository: every file of it.
                 findings = f", {example.expect} finding{'s' if example.expect != 1 else ''}" if example.expect else ""
                 lines += ["", f"project {number} ({len(example.files)} files{findings if title == 'Invalid' else ''}):"]
+                if example.note:
+                    lines.append(f"  {example.note}")
                 for path, text in example.files.items():
                     lines += ["", f"  {path}:", *(("      " + line).rstrip() for line in text.splitlines())]
                     if not text:

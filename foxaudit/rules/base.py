@@ -64,6 +64,8 @@ class ProjectExample:
     files: Mapping[str, str]
     # For INVALID examples: the exact number of findings expected (None: at least one).
     expect: int | None = None
+    # What the example shows, printed above its files (`foxaudit rule CODE`, docs/rules.md).
+    note: str = ""
 
 
 class RuleOptions:

@@ -122,6 +122,8 @@ def _project_example_block(example: ProjectExample, verdict: str) -> list[str]:
     if example.expect is not None and verdict == "Invalid":
         label += f", {example.expect} finding{'s' if example.expect != 1 else ''}"
     lines = [f"{label}:", ""]
+    if example.note:
+        lines += [example.note, ""]
     for path, text in example.files.items():
         if not text:
             lines += [f"`{path}` (empty)", ""]

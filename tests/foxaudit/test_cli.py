@@ -137,7 +137,7 @@ def test_rule_docs_show_a_whole_project_rules_example_projects(tree: Path):
     text = result.stdout
     assert "## Valid examples" in text and "## Invalid examples" in text
     invalid = text[text.index("## Invalid examples"):]
-    assert "project 1 (4 files, 1 finding):" in invalid
+    assert "project 1 (4 files, 1 finding):\n  `old_update` is defined, and no Python code loads it." in invalid
     assert "  cuda/scale.cu:" in invalid and "  pyproject.toml:" in invalid
     assert '      extern "C" __global__ void old_update(float* x, int n) {' in invalid
     assert "  ops/__init__.py:\n      (empty file)" in invalid

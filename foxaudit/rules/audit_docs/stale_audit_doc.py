@@ -88,21 +88,19 @@ class StaleAuditDoc(ProjectRule):
     invariant = 7
 
     VALID: ClassVar[list[ProjectExample]] = [
-        # A project that keeps no audit docs (no `docs/audits/`) is not asked for them.
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["app.*"]\n',
             "app/__init__.py": "",
             "app/main.py": "def main():\n    return 0\n",
-        }),
+        }, note="A project that keeps no audit docs (no `docs/audits/`) is not asked for them."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        # A hand-edited wire-up.md, and the five other docs never generated.
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["app.*"]\n',
             "app/__init__.py": "",
             "app/main.py": "def main():\n    return 0\n",
             "docs/audits/wire-up.md": "# Wire-up audit\n\nEverything is wired.\n",
-        }, expect=6),
+        }, expect=6, note="A hand-edited wire-up.md, and the five other docs never generated."),
     ]
 
     @classmethod

@@ -51,17 +51,15 @@ class GpuSlotHostWrite(AnalysisRule):
     invariant = 1
 
     VALID: ClassVar[list[ProjectExample]] = [
-        # The host writes the CPU-born input; the kernel computes TAU from it.
         ProjectExample({
             **ISV_PROJECT,
             "sim/epoch.py": "from sim.layout import ISV_EPOCH\n\n\ndef end_of_epoch(isv, epoch):\n    isv[ISV_EPOCH] = epoch\n",
-        }),
-        # Reset dispatch may write a GPU slot's bootstrap value.
+        }, note="The host writes the CPU-born input; the kernel computes TAU from it."),
         ProjectExample({
             **ISV_PROJECT,
             "pyproject.toml": ISV_PROJECT["pyproject.toml"] + 'isv-bootstrap-functions = ["sim.reset:reset_*"]\n',
             "sim/reset.py": "from sim.layout import ISV_TAU\n\n\ndef reset_fold(isv):\n    isv[ISV_TAU] = 0.005\n",
-        }),
+        }, note="Reset dispatch may write a GPU slot's bootstrap value."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -70,12 +68,11 @@ class GpuSlotHostWrite(AnalysisRule):
                 "from sim.layout import ISV_EPOCH, ISV_TAU\n\n\ndef end_of_epoch(isv, epoch, tau):\n"
                 "    isv[ISV_EPOCH] = epoch\n    isv[ISV_TAU] = tau * 0.99\n"
             ),
-        }, expect=1),
-        # An in-place method on the slot is a write too.
+        }, expect=1, note="An epoch-end hook writes the GPU-computed TAU back from the host."),
         ProjectExample({
             **ISV_PROJECT,
             "sim/epoch.py": "from sim.layout import ISV_TAU\n\n\ndef end_of_epoch(isv, tau):\n    isv[ISV_TAU].fill_(tau)\n",
-        }, expect=1),
+        }, expect=1, note="An in-place method on the slot is a write too."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -53,10 +53,9 @@ class GpuSlotWithoutKernelWriter(AnalysisRule):
                 'extern "C" __global__ void tau_update(float* isv, float target) {\n'
                 "  if (threadIdx.x == 0) isv[ISV_TAU] = 0.99f * isv[ISV_TAU] + 0.01f * target;\n}\n"
             ),
-        }),
+        }, note="The kernel that computes TAU writes it."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        # TAU is GPU_COMPUTED and no kernel writes it: it keeps its bootstrap value for ever.
         ProjectExample({
             **ISV_PROJECT,
             "cuda/tau.cu": (
@@ -64,7 +63,7 @@ class GpuSlotWithoutKernelWriter(AnalysisRule):
                 'extern "C" __global__ void tau_read(const float* isv, float* out) {\n'
                 "  if (threadIdx.x == 0) out[0] = isv[ISV_TAU];\n}\n"
             ),
-        }, expect=1),
+        }, expect=1, note="TAU is GPU_COMPUTED and no kernel writes it: it keeps its bootstrap value for ever."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

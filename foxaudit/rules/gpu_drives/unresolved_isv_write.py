@@ -46,8 +46,7 @@ class UnresolvedIsvWrite(AnalysisRule):
         ProjectExample({
             **ISV_PROJECT,
             "sim/epoch.py": "from sim.layout import ISV_EPOCH\n\n\ndef end_of_epoch(isv, epoch):\n    isv[ISV_EPOCH] = epoch\n",
-        }),
-        # The bus implementation writes by index on purpose: its callers name the slot.
+        }, note="Every host write names its slot."),
         ProjectExample({
             **ISV_PROJECT,
             "pyproject.toml": ISV_PROJECT["pyproject.toml"] + 'isv-bus-functions = ["sim.bus:Bus.*"]\n',
@@ -55,7 +54,7 @@ class UnresolvedIsvWrite(AnalysisRule):
                 "class Bus:\n    def __init__(self, isv):\n        self.isv = isv\n\n"
                 "    def write(self, index, value):\n        self.isv[index] = value\n"
             ),
-        }),
+        }, note="The bus implementation writes by index on purpose: its callers name the slot."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -63,7 +62,7 @@ class UnresolvedIsvWrite(AnalysisRule):
             "sim/epoch.py": (
                 "def restore(isv, values):\n    for index, value in enumerate(values):\n        isv[index] = value\n"
             ),
-        }, expect=1),
+        }, expect=1, note="A loop writes slots by position: which slots, the analysis cannot tell."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

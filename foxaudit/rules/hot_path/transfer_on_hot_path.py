@@ -54,7 +54,6 @@ class TransferOnHotPath(AnalysisRule):
     invariant = 3
 
     VALID: ClassVar[list[ProjectExample]] = [
-        # The transfer is in the epoch-end report, which no hot-path root reaches.
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
             "train/__init__.py": "",
@@ -65,7 +64,7 @@ class TransferOnHotPath(AnalysisRule):
                 "    def loss(self, batch):\n        return (batch * batch).mean()\n\n"
                 "    def report(self, loss):\n        return loss.item()\n"
             ),
-        }),
+        }, note="The transfer is in the epoch-end report, which no hot-path root reaches."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -78,8 +77,7 @@ class TransferOnHotPath(AnalysisRule):
                 "    def loss(self, batch):\n        loss = (batch * batch).mean()\n"
                 '        if loss.item() > 1e3:\n            raise RuntimeError("diverged")\n        return loss\n'
             ),
-        }, expect=1),
-        # Code inside `with torch.cuda.graph(...)` is captured: a root without a decorator.
+        }, expect=1, note="A divergence check reads the loss on the host inside the step."),
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
             "train/__init__.py": "",
@@ -88,7 +86,7 @@ class TransferOnHotPath(AnalysisRule):
                 "    with torch.cuda.graph(graph):\n        loss = step(batch)\n        total = loss.cpu()\n"
                 "    return graph, total\n"
             ),
-        }, expect=1),
+        }, expect=1, note="Code inside `with torch.cuda.graph(...)` is captured: a root without a decorator."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -43,7 +43,7 @@ class UnmatchedHotPathRoot(AnalysisRule):
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\nhot-path-roots = ["train.step:Trainer.step"]\n',
             "train/__init__.py": "",
             "train/step.py": "class Trainer:\n    def step(self, batch):\n        return batch * 2\n",
-        }),
+        }, note="The root names a method of the project."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -53,7 +53,7 @@ class UnmatchedHotPathRoot(AnalysisRule):
             ),
             "train/__init__.py": "",
             "train/step.py": "class Trainer:\n    def step(self, batch):\n        return batch * 2\n",
-        }, expect=1),
+        }, expect=1, note="A misspelt root next to a correct one."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

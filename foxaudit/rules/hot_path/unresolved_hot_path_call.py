@@ -56,7 +56,7 @@ class UnresolvedHotPathCall(AnalysisRule):
                 "    def __init__(self):\n        self.env = VectorEnv()\n\n"
                 "    @hot_path\n    def step(self, actions):\n        return self.env.advance(actions)\n"
             ),
-        }),
+        }, note="`self.env` has a known class, so the call is followed."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -68,7 +68,7 @@ class UnresolvedHotPathCall(AnalysisRule):
                 "from train.markers import hot_path\n\n\nclass Trainer:\n"
                 "    @hot_path\n    def step(self, env, actions):\n        return env.advance(actions)\n"
             ),
-        }, expect=1),
+        }, expect=1, note="The environment arrives as a parameter of unknown type."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -49,7 +49,7 @@ class CudaPythonConstantMismatch(AnalysisRule):
             "ops/__init__.py": "",
             "ops/blocks.py": "BLOCK = 256\nHALF_BLOCK = BLOCK // 2\n",
             "cuda/reduce.cu": "#define BLOCK 256\nconstexpr int HALF_BLOCK = BLOCK / 2;\n",
-        }),
+        }, note="Python and CUDA agree on BLOCK and on the value derived from it."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -57,12 +57,11 @@ class CudaPythonConstantMismatch(AnalysisRule):
             "ops/__init__.py": "",
             "ops/blocks.py": "BLOCK = 256\n",
             "cuda/reduce.cu": "#define BLOCK 128\n",
-        }, expect=1),
-        # A slot constant computed from the layout module: TAU is slot 0.
+        }, expect=1, note="A module constant of `constant-modules` and its CUDA copy drift apart."),
         ProjectExample({
             **ISV_PROJECT,
             "cuda/tau.cu": '#define ISV_TAU 3\n\nextern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n',
-        }, expect=1),
+        }, expect=1, note="A slot constant computed from the layout module: TAU is slot 0."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

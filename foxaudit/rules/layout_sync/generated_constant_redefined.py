@@ -49,15 +49,14 @@ class GeneratedConstantRedefined(AnalysisRule):
                 '#include "generated/layout.cuh"\n\n'
                 'extern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n'
             ),
-        }),
+        }, note="Hand-written CUDA includes the generated header."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        # Equal today, a second source of truth all the same.
         ProjectExample({
             **HEADER_PROJECT,
             "cuda/generated/layout.cuh": GENERATED_HEADER,
             "cuda/tau.cu": '#define ISV_TAU 0\n\nextern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n',
-        }, expect=1),
+        }, expect=1, note="Equal today, a second source of truth all the same."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

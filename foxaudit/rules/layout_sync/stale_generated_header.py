@@ -41,14 +41,13 @@ class StaleGeneratedHeader(AnalysisRule):
     invariant = 5
 
     VALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({**HEADER_PROJECT, "cuda/generated/layout.cuh": GENERATED_HEADER}),
+        ProjectExample({**HEADER_PROJECT, "cuda/generated/layout.cuh": GENERATED_HEADER}, note="The committed header is what the generator writes."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        # The layout moved TAU to slot 0; the committed header still says 1.
         ProjectExample({
             **HEADER_PROJECT,
             "cuda/generated/layout.cuh": GENERATED_HEADER.replace("ISV_TAU = 0", "ISV_TAU = 1"),
-        }, expect=1),
+        }, expect=1, note="The layout moved TAU to slot 0; the committed header still says 1."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -42,17 +42,16 @@ class UnreadableLayout(AnalysisRule):
     invariant = 5
 
     VALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample(ISV_PROJECT),
+        ProjectExample(ISV_PROJECT, note="Slots declared with literal names."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        # The slot names come from a function call: only running the module would tell them.
         ProjectExample({
             **ISV_PROJECT,
             "sim/layout.py": (
                 "from sim.slots import Layout, Slot\n\n\ndef names():\n    return (\"TAU\", \"EPOCH\")\n\n\n"
                 'ISV = Layout("ISV", tuple(Slot(name) for name in names()))\n'
             ),
-        }, expect=1),
+        }, expect=1, note="The slot names come from a function call: only running the module would tell them."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

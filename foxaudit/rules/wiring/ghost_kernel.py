@@ -54,8 +54,7 @@ class GhostKernel(AnalysisRule):
                 'extern "C" __global__ void scale(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }),
-        # CUDA source held in a Python string defines its kernels too.
+        }, note="The loaded name is defined in `cuda/scale.cu`."),
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
             "ops/__init__.py": "",
@@ -67,7 +66,7 @@ class GhostKernel(AnalysisRule):
                 '    kernel = cupy.RawKernel(SOURCE, "fill")\n'
                 "    kernel(((n + 255) // 256,), (256,), (x, v, n))\n"
             ),
-        }),
+        }, note="CUDA source held in a Python string defines its kernels too."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -82,7 +81,7 @@ class GhostKernel(AnalysisRule):
                 'extern "C" __global__ void scale(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }, expect=1),
+        }, expect=1, note="A typo: `scael` is defined nowhere."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

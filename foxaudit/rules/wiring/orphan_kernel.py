@@ -57,7 +57,7 @@ class OrphanKernel(AnalysisRule):
                 'extern "C" __global__ void scale(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }),
+        }, note="The one kernel is loaded by name and launched."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -74,7 +74,7 @@ class OrphanKernel(AnalysisRule):
                 'extern "C" __global__ void old_update(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = 0.0f;\n}\n"
             ),
-        }, expect=1),
+        }, expect=1, note="`old_update` is defined, and no Python code loads it."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -53,7 +53,7 @@ class OrphanModule(AnalysisRule):
             "shop/prices.py": "def total(values):\n    return sum(values)\n",
             "tests/test_prices.py": "from shop.prices import total\n\n\ndef test_total():\n    assert total([1]) == 1\n",
             "benchmarks/bench_total.py": "from shop.prices import total\n\nprint(total(range(10)))\n",
-        }),
+        }, note="The console script, the test root and an out-of-scope glob account for every module."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -63,12 +63,11 @@ class OrphanModule(AnalysisRule):
             "shop/cli.py": "from shop import prices\n\n\ndef main():\n    return prices.total([1, 2])\n",
             "shop/prices.py": "def total(values):\n    return sum(values)\n",
             "shop/old_scaler.py": "def scale(value):\n    return 2 * value\n",
-        }, expect=1),
-        # No entry point at all: one finding that says so, not one orphan per module.
+        }, expect=1, note="`shop/old_scaler.py` is imported by nothing."),
         ProjectExample({
             "prices.py": "def total(values):\n    return sum(values)\n",
             "scaler.py": "def scale(value):\n    return 2 * value\n",
-        }, expect=1),
+        }, expect=1, note="No entry point at all: one finding that says so, not one orphan per module."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

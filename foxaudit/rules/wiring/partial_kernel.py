@@ -45,7 +45,6 @@ class PartialKernel(AnalysisRule):
     invariant = 2
 
     VALID: ClassVar[list[ProjectExample]] = [
-        # The loaded function goes to a launcher: a function that calls that parameter.
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
             "ops/__init__.py": "",
@@ -59,7 +58,7 @@ class PartialKernel(AnalysisRule):
                 'extern "C" __global__ void scale(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }),
+        }, note="The loaded function goes to a launcher: a function that calls that parameter."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -74,7 +73,7 @@ class PartialKernel(AnalysisRule):
                 'extern "C" __global__ void scale(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }, expect=1),
+        }, expect=1, note="The loaded kernel is bound to a name and dropped."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -56,10 +56,9 @@ class ProgramConfigTargetMissing(AnalysisRule):
                 "import cupy\n\n\ndef load(name):\n    return cupy.RawModule(path=\"cuda/env.cu\").get_function(name)\n\n\n"
                 "class Env:\n    def __init__(self, n):\n        self.n = n\n"
             ),
-        }),
+        }, note="Every configured file, class and loader exists."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        # The layout file is sim/layout.py, the class is Env, the loader is `load`: three typos.
         ProjectExample({
             "pyproject.toml": (
                 '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nlayout-module = "sim/layouts.py"\n'
@@ -71,7 +70,7 @@ class ProgramConfigTargetMissing(AnalysisRule):
                 "import cupy\n\n\ndef load(name):\n    return cupy.RawModule(path=\"cuda/env.cu\").get_function(name)\n\n\n"
                 "class Env:\n    def __init__(self, n):\n        self.n = n\n"
             ),
-        }, expect=3),
+        }, expect=3, note="The layout file is sim/layout.py, the class is Env, the loader is `load`: three typos."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

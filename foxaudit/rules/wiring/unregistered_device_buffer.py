@@ -60,7 +60,7 @@ class UnregisteredDeviceBuffer(AnalysisRule):
                 "    name: str\n    category: str\n\n\n"
                 'ENTRIES = (StateEntry("position", "FoldReset"), StateEntry(name="cash", category="FoldReset"))\n'
             ),
-        }),
+        }, note="Both device buffers have an entry; the host tensor needs none."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -79,7 +79,7 @@ class UnregisteredDeviceBuffer(AnalysisRule):
                 "    name: str\n    category: str\n\n\n"
                 'ENTRIES = (StateEntry("position", "FoldReset"),)\n'
             ),
-        }, expect=1),
+        }, expect=1, note="`cash` lives on the device and the registry does not know it."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

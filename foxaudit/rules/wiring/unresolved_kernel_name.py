@@ -42,7 +42,6 @@ class UnresolvedKernelName(AnalysisRule):
     invariant = 2
 
     VALID: ClassVar[list[ProjectExample]] = [
-        # A module constant, also one imported from another module, names the kernel statically.
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
             "ops/__init__.py": "",
@@ -56,7 +55,7 @@ class UnresolvedKernelName(AnalysisRule):
                 'extern "C" __global__ void scale(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }),
+        }, note="A module constant, also one imported from another module, names the kernel statically."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -71,7 +70,7 @@ class UnresolvedKernelName(AnalysisRule):
                 'extern "C" __global__ void scale_f32(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
             ),
-        }, expect=1),
+        }, expect=1, note="An f-string picks the kernel at run time."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

@@ -81,6 +81,7 @@ def test_project_rule_has_example_projects(rule: type[ProjectRule]) -> None:
     for example in [*rule.VALID, *rule.INVALID]:
         assert isinstance(example, ProjectExample), f"{rule.code}: {example!r} is not a ProjectExample"
         assert len(example.files) >= 2, f"{rule.code}: an example project needs several files ({sorted(example.files)})"
+        assert example.note and "\n" not in example.note, f"{rule.code}: say in one line what the example shows (`note`)"
         for path in example.files:
             parts = path.split("/")
             assert path and not path.startswith("/") and ".." not in parts and "\\" not in path, (
