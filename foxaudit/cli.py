@@ -310,6 +310,7 @@ def command_rule(code: str) -> int:
 
 def rule_documentation(code: str, rule: type, status: str) -> str:
     """Everything `foxaudit rule CODE` prints: header, docstring, options, examples."""
+    from foxaudit.rules.base import ProjectExample
     from foxaudit.rules.docs import toml_value
 
     lines = [f"{code} {rule.name} ({status}, invariant {rule.invariant})", "", rule.summary, ""]
@@ -335,7 +336,18 @@ def rule_documentation(code: str, rule: type, status: str) -> str:
         if not examples:
             continue
         lines += ["", f"## {title} examples"]
-        for example in examples:
+        for number, example in enumerate(examples, start=1):
+            if isinstance(example, ProjectExample):
+                # A whole-project rule's example is a small repository: every file of it.
+                findings = f", {example.expect} finding{'s' if example.expect != 1 else ''}" if example.expect else ""
+                lines += ["", f"project {number} ({len(example.files)} files{findings if title == 'Invalid' else ''}):"]
+                if example.note:
+                    lines.append(f"  {example.note}")
+                for path, text in example.files.items():
+                    lines += ["", f"  {path}:", *(("      " + line).rstrip() for line in text.splitlines())]
+                    if not text:
+                        lines.append("      (empty file)")
+                continue
             # An example written for non-default options says which: under the defaults it would
             # read as wrong (FX901's `docstrings = false` example flags nothing otherwise).
             header = f"{example.path}" + (f" (with {toml_value(dict(example.options))})" if example.options else "")

@@ -36,7 +36,7 @@ def write_audit_docs(project: Project) -> AuditResult:
     stale = stale_docs(project)
     analysis = analysis_for(project)
     directory = analysis.program.settings.audit_dir.strip("/")
-    docs = render_docs(analysis, rule_infos())
+    docs = render_docs(analysis, rule_infos(analysis))
     written = []
     for path, _state in stale:
         name = path.rsplit("/", 1)[-1]

@@ -5,6 +5,7 @@ must stay cheap, the warm CLI path depends on it):
 
 * :func:`check_source` — run rules on one in-memory file, suppressions included.
 * :func:`run_example` — run a rule's VALID/INVALID ``Example`` exactly as the CLI would.
+* :func:`run_project_example` — the same for a whole-project rule's ``ProjectExample``.
 * ``foxaudit.engine.run.check`` — a whole run over discovered files (what ``foxaudit check`` does).
 """
 
@@ -46,3 +47,25 @@ def run_example(rule: Any, example: Any, root: str | Path = ".") -> list[Any]:
     options = {rule.code: example.options} if example.options else None
     found = check_source(example.path, example.code, select=sorted(codes), options=options, root=root)
     return [diagnostic for diagnostic in found if diagnostic.code == rule.code]
+
+
+def run_project_example(rule: Any, example: Any, root: str | Path) -> list[Any]:
+    """The diagnostics of ``rule``'s code for one ``ProjectExample``: its files are written under
+    ``root`` (an empty directory) and checked as `foxaudit check` there would (the example's own
+    pyproject.toml, the whole-program analyses, suppressions), with only ``rule`` selected (a
+    preview rule too) and no cache."""
+    from foxaudit.config import load_settings
+    from foxaudit.engine.resolve import resolve
+    from foxaudit.engine.run import check
+
+    directory = Path(root)
+    if directory.exists() and any(directory.iterdir()):
+        raise ValueError(f"example project directory is not empty ({directory} vs an empty directory)"
+                         " — hint: pass a fresh temporary directory")
+    for relative, text in example.files.items():
+        target = directory / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    settings = load_settings(None, directory, overrides={"select": [rule.code]})
+    result = check(resolve(settings), use_cache=False, jobs=1)
+    return sorted(diagnostic for diagnostic in result.diagnostics if diagnostic.code == rule.code)

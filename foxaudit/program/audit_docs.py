@@ -2,7 +2,9 @@
 
 Deterministic by construction: rows are sorted by path, line and name; nothing machine-specific
 (absolute paths, times, command output) is written. ``foxaudit audit --write`` writes them
-(atomically), ``foxaudit audit --check`` and FX701 compare them with the files.
+(atomically), ``foxaudit audit --check`` and FX701 compare them with the files. The program layer
+does not know the rules: the caller passes each rule's row (``RuleInfo``) with the number of
+findings its check reports on the same Analysis.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from foxaudit.program.analysis import Analysis
-from foxaudit.program.findings import FINDERS, findings
 from foxaudit.program.wiring import Site
 from foxaudit.sources.suppressions import find_suppressions
 
@@ -39,6 +40,9 @@ class RuleInfo:
     invariant: int
     status: str
     whole_program: bool
+    # Findings of the rule's check on the analysis the docs are rendered from (before
+    # suppressions); None for a rule that is not a function of the analysis alone.
+    findings: int | None = None
 
 
 def _banner(title: str, command: str) -> list[str]:
@@ -272,8 +276,8 @@ def _invariants(analysis: Analysis, rules: list[RuleInfo], command: str) -> str:
         lines += ["", f"## {invariant}. {INVARIANTS.get(invariant, 'Other')}", ""]
         rows = []
         for rule in sorted(by_invariant[invariant], key=lambda r: r.code):
-            if rule.code in FINDERS:
-                count = str(len(findings(analysis, rule.code)))
+            if rule.findings is not None:
+                count = str(rule.findings)
             elif rule.whole_program:
                 count = "see `foxaudit audit --check`"
             else:

@@ -13,22 +13,32 @@ instead / Options* (``foxaudit rule CODE`` prints it; a meta-test enforces it). 
 this rule, every INVALID example yields at least one (exactly ``expect`` when given).
 
 Whole-project rules (import graph, kernel linkage, hot path, ...) subclass ``ProjectRule``
-and implement ``check_project(project)``; the engine runs them after the per-file pass.
+and implement ``check_project(project)``; the engine runs them after the per-file pass. Most of
+them read only the shared program analyses (``foxaudit.program.analysis.Analysis``: facts that
+several rules read) and subclass ``AnalysisRule``: its ``check(analysis)`` turns those facts into
+the rule's diagnostics, with the rule's message and hint, and is the one place the rule's
+decision is written (the invariants audit doc counts findings by calling it too). A whole-project
+rule's ``VALID`` and ``INVALID`` are ``ProjectExample`` repositories (path → text, with a
+``pyproject.toml`` where the rule needs configuration) that the test suite checks through the
+real whole-program pipeline.
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import tree_sitter
 
 from foxaudit.diagnostics import Diagnostic, Edit
 from foxaudit.sources.base import Language, SourceFile, node_span
+
+if TYPE_CHECKING:  # the program layer is imported when a whole-project rule runs, not before
+    from foxaudit.program.analysis import Analysis
 
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead", "Options")
 
@@ -44,6 +54,18 @@ class Example:
     expect: int | None = None
     # For fixable INVALID examples: the file text after ``--fix`` (None: not checked).
     fixed: str | None = None
+
+
+@dataclass(frozen=True)
+class ProjectExample:
+    """A small repository for a whole-project rule's VALID/INVALID: repository-relative path →
+    file text. A ``pyproject.toml`` among the files configures ``[tool.foxaudit.program]``."""
+
+    files: Mapping[str, str]
+    # For INVALID examples: the exact number of findings expected (None: at least one).
+    expect: int | None = None
+    # What the example shows, printed above its files (`foxaudit rule CODE`, docs/rules.md).
+    note: str = ""
 
 
 class RuleOptions:
@@ -168,7 +190,22 @@ class ProjectRule(abc.ABC):
     invariant: ClassVar[int]
     options_class: ClassVar[type[RuleOptions]] = NoOptions
     fixable: ClassVar[bool] = False
+    VALID: ClassVar[list[ProjectExample]] = []
+    INVALID: ClassVar[list[ProjectExample]] = []
 
     @abc.abstractmethod
     def check_project(self, project: Any, options: RuleOptions) -> Iterator[Diagnostic]:
         """Yield findings for the whole project (``project`` is foxaudit.program.Project)."""
+
+
+class AnalysisRule(ProjectRule):
+    """A whole-project rule whose findings follow from the shared program analyses alone."""
+
+    @abc.abstractmethod
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        """This rule's diagnostics over the analysis facts (in any order)."""
+
+    def check_project(self, project: Any, options: RuleOptions) -> Iterator[Diagnostic]:
+        from foxaudit.program.analysis import analysis_for
+
+        yield from sorted(self.check(analysis_for(project)))

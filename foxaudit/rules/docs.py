@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from foxaudit.files import write_text_atomic
-from foxaudit.rules.base import DOC_SECTIONS, Example
+from foxaudit.rules.base import DOC_SECTIONS, Example, ProjectExample
 from foxaudit.rules.registry import REGISTRY, Registered
 
 REGENERATE_COMMAND = "python -m foxaudit.rules.docs --write"
@@ -93,8 +93,13 @@ def _fence(code: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _language(example: Example) -> str:
-    return "python" if example.path.endswith((".py", ".pyi")) else "cuda"
+def _language(path: str) -> str:
+    """The fence language of an example file."""
+    for suffixes, language in (((".py", ".pyi"), "python"), ((".cu", ".cuh", ".h"), "cuda"), ((".toml",), "toml"),
+                               ((".md",), "markdown")):
+        if path.endswith(suffixes):
+            return language
+    return "text"
 
 
 def _example_block(example: Example, verdict: str) -> list[str]:
@@ -104,10 +109,27 @@ def _example_block(example: Example, verdict: str) -> list[str]:
     if example.expect is not None and verdict == "Invalid":
         label += f", {example.expect} finding{'s' if example.expect != 1 else ''}"
     fence = _fence(example.code)
-    lines = [f"{label}:", "", f"{fence}{_language(example)}", example.code.rstrip("\n"), fence, ""]
+    lines = [f"{label}:", "", f"{fence}{_language(example.path)}", example.code.rstrip("\n"), fence, ""]
     if example.fixed is not None:
         fixed_fence = _fence(example.fixed)
-        lines += ["After `--fix`:", "", f"{fixed_fence}{_language(example)}", example.fixed.rstrip("\n"), fixed_fence, ""]
+        lines += ["After `--fix`:", "", f"{fixed_fence}{_language(example.path)}", example.fixed.rstrip("\n"), fixed_fence, ""]
+    return lines
+
+
+def _project_example_block(example: ProjectExample, verdict: str) -> list[str]:
+    count = len(example.files)
+    label = f"{verdict} — a project of {count} file{'s' if count != 1 else ''}"
+    if example.expect is not None and verdict == "Invalid":
+        label += f", {example.expect} finding{'s' if example.expect != 1 else ''}"
+    lines = [f"{label}:", ""]
+    if example.note:
+        lines += [example.note, ""]
+    for path, text in example.files.items():
+        if not text:
+            lines += [f"`{path}` (empty)", ""]
+            continue
+        fence = _fence(text)
+        lines += [f"`{path}`:", "", f"{fence}{_language(path)}", text.rstrip("\n"), fence, ""]
     return lines
 
 
@@ -155,10 +177,12 @@ def render_rule(entry: Registered) -> list[str]:
     if invalid or valid:
         summary = f"{len(invalid)} invalid and {len(valid)} valid examples (they are the rule's tests)"
         lines += [f"### Examples of {entry.code}", "", f"<details><summary>{summary}</summary>", ""]
-        for example in invalid:
-            lines += _example_block(example, "Invalid")
-        for example in valid:
-            lines += _example_block(example, "Valid")
+        for verdict, examples in (("Invalid", invalid), ("Valid", valid)):
+            for example in examples:
+                if isinstance(example, ProjectExample):
+                    lines += _project_example_block(example, verdict)
+                else:
+                    lines += _example_block(example, verdict)
         lines += ["</details>", ""]
     return lines
 

@@ -1,4 +1,6 @@
-"""The single table of rule codes. A code is registered once, with a status, and never reused.
+"""The single table of rules. A code is registered once, with a status, and never reused.
+
+A rule's code is written once, as its class's ``code``; a row names the class and its status.
 
 Statuses: ``stable`` (on by default), ``preview`` (only when selected), ``removed`` (kept so the
 code is never handed out again). Per-file rules subclass ``Rule``; whole-project rules subclass
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from foxaudit.rules.audit_docs.stale_audit_doc import StaleAuditDoc
-from foxaudit.rules.base import ProjectRule, Rule
+from foxaudit.rules.base import AnalysisRule, ProjectRule, Rule
 from foxaudit.rules.deferred.deferred_work_marker import DeferredWorkMarker
 from foxaudit.rules.deferred.stub_body import StubBody
 from foxaudit.rules.determinism.atomic_in_kernel import AtomicInKernel
@@ -48,38 +50,41 @@ from foxaudit.rules.wiring.unresolved_kernel_name import UnresolvedKernelName
 
 @dataclass(frozen=True)
 class Registered:
-    code: str
     rule: type[Rule | ProjectRule]
     status: str  # stable | preview | removed
 
+    @property
+    def code(self) -> str:
+        return self.rule.code
+
 
 REGISTRY: tuple[Registered, ...] = (
-    Registered("FX001", ParseError, "stable"),
-    Registered("FX002", SuppressionWithoutReason, "stable"),
-    Registered("FX003", UnusedSuppression, "stable"),
-    Registered("FX101", GpuSlotHostWrite, "stable"),
-    Registered("FX102", UnresolvedIsvWrite, "stable"),
-    Registered("FX103", GpuSlotWithoutKernelWriter, "preview"),
-    Registered("FX201", OrphanModule, "stable"),
-    Registered("FX202", OrphanKernel, "stable"),
-    Registered("FX203", GhostKernel, "stable"),
-    Registered("FX204", PartialKernel, "stable"),
-    Registered("FX205", UnresolvedKernelName, "stable"),
-    Registered("FX206", UnregisteredDeviceBuffer, "stable"),
-    Registered("FX207", ProgramConfigTargetMissing, "stable"),
-    Registered("FX301", TransferOnHotPath, "stable"),
-    Registered("FX302", UnresolvedHotPathCall, "preview"),
-    Registered("FX303", UnmatchedHotPathRoot, "stable"),
-    Registered("FX401", AtomicInKernel, "stable"),
-    Registered("FX501", BannedDefinitionName, "stable"),
-    Registered("FX502", CudaPythonConstantMismatch, "stable"),
-    Registered("FX503", StaleGeneratedHeader, "stable"),
-    Registered("FX504", GeneratedConstantRedefined, "stable"),
-    Registered("FX505", UnreadableLayout, "stable"),
-    Registered("FX701", StaleAuditDoc, "stable"),
-    Registered("FX801", RawIndexIntoNamedBuffer, "stable"),
-    Registered("FX901", DeferredWorkMarker, "stable"),
-    Registered("FX902", StubBody, "stable"),
+    Registered(ParseError, "stable"),
+    Registered(SuppressionWithoutReason, "stable"),
+    Registered(UnusedSuppression, "stable"),
+    Registered(GpuSlotHostWrite, "stable"),
+    Registered(UnresolvedIsvWrite, "stable"),
+    Registered(GpuSlotWithoutKernelWriter, "preview"),
+    Registered(OrphanModule, "stable"),
+    Registered(OrphanKernel, "stable"),
+    Registered(GhostKernel, "stable"),
+    Registered(PartialKernel, "stable"),
+    Registered(UnresolvedKernelName, "stable"),
+    Registered(UnregisteredDeviceBuffer, "stable"),
+    Registered(ProgramConfigTargetMissing, "stable"),
+    Registered(TransferOnHotPath, "stable"),
+    Registered(UnresolvedHotPathCall, "preview"),
+    Registered(UnmatchedHotPathRoot, "stable"),
+    Registered(AtomicInKernel, "stable"),
+    Registered(BannedDefinitionName, "stable"),
+    Registered(CudaPythonConstantMismatch, "stable"),
+    Registered(StaleGeneratedHeader, "stable"),
+    Registered(GeneratedConstantRedefined, "stable"),
+    Registered(UnreadableLayout, "stable"),
+    Registered(StaleAuditDoc, "stable"),
+    Registered(RawIndexIntoNamedBuffer, "stable"),
+    Registered(DeferredWorkMarker, "stable"),
+    Registered(StubBody, "stable"),
 )
 
 
@@ -89,6 +94,11 @@ def by_code() -> dict[str, Registered]:
 
 def file_rules() -> list[type[Rule]]:
     return [entry.rule for entry in REGISTRY if issubclass(entry.rule, Rule) and entry.status != "removed"]
+
+
+def analysis_rules() -> list[type[AnalysisRule]]:
+    """The whole-project rules whose findings are a function of the shared Analysis."""
+    return [entry.rule for entry in REGISTRY if issubclass(entry.rule, AnalysisRule) and entry.status != "removed"]
 
 
 def project_rules() -> list[type[ProjectRule]]:

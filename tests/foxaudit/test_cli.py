@@ -128,3 +128,16 @@ def test_rule_docs_show_the_options_an_example_assumes(tree: Path):
     at = lines.index('    """TODO in a docstring, but docstrings are off."""')
     assert lines[at - 1] == "example.py (with { docstrings = false }):"
     assert "example.py (with { tags = [\"WIP\"] }):" in lines
+
+
+def test_rule_docs_show_a_whole_project_rules_example_projects(tree: Path):
+    """`foxaudit rule FX202` prints the example repositories, every file under its path."""
+    result = _foxaudit(tree, "rule", "FX202")
+    assert result.returncode == 0
+    text = result.stdout
+    assert "## Valid examples" in text and "## Invalid examples" in text
+    invalid = text[text.index("## Invalid examples"):]
+    assert "project 1 (4 files, 1 finding):\n  `old_update` is defined, and no Python code loads it." in invalid
+    assert "  cuda/scale.cu:" in invalid and "  pyproject.toml:" in invalid
+    assert '      extern "C" __global__ void old_update(float* x, int n) {' in invalid
+    assert "  ops/__init__.py:\n      (empty file)" in invalid

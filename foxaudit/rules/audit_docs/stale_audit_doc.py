@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
+from foxaudit.program.analysis import Analysis, analysis_for
 from foxaudit.program.audit_docs import DOC_NAMES, RuleInfo, render_docs
 from foxaudit.program.project import Project
 from foxaudit.program.settings import ProgramSettings
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.rules.base import AnalysisRule, ProjectExample, ProjectRule, RuleOptions
 
 
-def rule_infos() -> list[RuleInfo]:
-    """The registry as the invariants doc lists it (imported lazily: the registry imports this module)."""
+def rule_infos(analysis: Analysis) -> list[RuleInfo]:
+    """The registry as the invariants doc lists it, each analysis rule with the number of findings
+    its own check reports on ``analysis`` (imported lazily: the registry imports this module)."""
     from foxaudit.rules.registry import REGISTRY
 
     return [
@@ -25,6 +26,7 @@ def rule_infos() -> list[RuleInfo]:
             invariant=entry.rule.invariant,
             status=entry.status,
             whole_program=issubclass(entry.rule, ProjectRule),
+            findings=len(entry.rule().check(analysis)) if issubclass(entry.rule, AnalysisRule) else None,
         )
         for entry in REGISTRY
         if entry.status != "removed"
@@ -42,7 +44,7 @@ def stale_docs(project: Project, *, only_if_kept: bool = False) -> list[tuple[st
     if only_if_kept and not (project.root / directory).is_dir():
         return []
     problems = []
-    for name, text in render_docs(analysis, rule_infos()).items():
+    for name, text in render_docs(analysis, rule_infos(analysis)).items():
         path = project.root / directory / name
         try:
             current = path.read_text(encoding="utf-8")
@@ -84,6 +86,22 @@ class StaleAuditDoc(ProjectRule):
     name = "stale-audit-doc"
     summary = "A generated audit doc under docs/audits/ is stale or missing"
     invariant = 7
+
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["app.*"]\n',
+            "app/__init__.py": "",
+            "app/main.py": "def main():\n    return 0\n",
+        }, note="A project that keeps no audit docs (no `docs/audits/`) is not asked for them."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["app.*"]\n',
+            "app/__init__.py": "",
+            "app/main.py": "def main():\n    return 0\n",
+            "docs/audits/wire-up.md": "# Wire-up audit\n\nEverything is wired.\n",
+        }, expect=6, note="A hand-edited wire-up.md, and the five other docs never generated."),
+    ]
 
     @classmethod
     def dependencies(cls, options: RuleOptions, program: Mapping[str, Any]) -> tuple[str, ...]:

@@ -1,17 +1,17 @@
-"""FX101: host code writes an ISV slot the layout marks GPU-computed (whole-program)."""
+"""Whole-program rule: host code writes an ISV slot the layout marks GPU-computed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GpuSlotHostWrite(ProjectRule):
+class GpuSlotHostWrite(AnalysisRule):
     """Host code writes an ISV slot the layout marks GPU-computed.
 
     ## What it does
@@ -50,5 +50,41 @@ class GpuSlotHostWrite(ProjectRule):
     summary = "Host code writes an ISV slot the layout marks GPU-computed"
     invariant = 1
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": "from sim.layout import ISV_EPOCH\n\n\ndef end_of_epoch(isv, epoch):\n    isv[ISV_EPOCH] = epoch\n",
+        }, note="The host writes the CPU-born input; the kernel computes TAU from it."),
+        ProjectExample({
+            **ISV_PROJECT,
+            "pyproject.toml": ISV_PROJECT["pyproject.toml"] + 'isv-bootstrap-functions = ["sim.reset:reset_*"]\n',
+            "sim/reset.py": "from sim.layout import ISV_TAU\n\n\ndef reset_fold(isv):\n    isv[ISV_TAU] = 0.005\n",
+        }, note="Reset dispatch may write a GPU slot's bootstrap value."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": (
+                "from sim.layout import ISV_EPOCH, ISV_TAU\n\n\ndef end_of_epoch(isv, epoch, tau):\n"
+                "    isv[ISV_EPOCH] = epoch\n    isv[ISV_TAU] = tau * 0.99\n"
+            ),
+        }, expect=1, note="An epoch-end hook writes the GPU-computed TAU back from the host."),
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": "from sim.layout import ISV_TAU\n\n\ndef end_of_epoch(isv, tau):\n    isv[ISV_TAU].fill_(tau)\n",
+        }, expect=1, note="An in-place method on the slot is a write too."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                write.site,
+                f"host code writes GPU-computed ISV slot ({write.expression} in `{write.function}`: {write.reason} vs"
+                " written by kernels only)",
+                "compute the value in a kernel that writes the slot, and read it on the host; host writes are for "
+                "CPU inputs, static config, the fingerprint, and bootstrap values in reset dispatch",
+            )
+            for write in analysis.isv.writes
+            if write.status == "violation"
+        ]

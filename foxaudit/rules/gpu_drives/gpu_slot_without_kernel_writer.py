@@ -1,17 +1,17 @@
-"""FX103: a GPU-computed ISV slot that no kernel writes (whole-program)."""
+"""Whole-program rule: a GPU-computed ISV slot that no kernel writes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GpuSlotWithoutKernelWriter(ProjectRule):
+class GpuSlotWithoutKernelWriter(AnalysisRule):
     """A GPU-computed ISV slot that no kernel writes.
 
     ## What it does
@@ -45,5 +45,40 @@ class GpuSlotWithoutKernelWriter(ProjectRule):
     summary = "A GPU-computed ISV slot that no kernel writes"
     invariant = 1
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "cuda/tau.cu": (
+                '#include "generated/layout.cuh"\n\n'
+                'extern "C" __global__ void tau_update(float* isv, float target) {\n'
+                "  if (threadIdx.x == 0) isv[ISV_TAU] = 0.99f * isv[ISV_TAU] + 0.01f * target;\n}\n"
+            ),
+        }, note="The kernel that computes TAU writes it."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "cuda/tau.cu": (
+                '#include "generated/layout.cuh"\n\n'
+                'extern "C" __global__ void tau_read(const float* isv, float* out) {\n'
+                "  if (threadIdx.x == 0) out[0] = isv[ISV_TAU];\n}\n"
+            ),
+        }, expect=1, note="TAU is GPU_COMPUTED and no kernel writes it: it keeps its bootstrap value for ever."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        isv = analysis.isv
+        if isv.layout is None:
+            return []
+        gpu = set(analysis.program.settings.isv_gpu_writers)
+        return [
+            diagnostic_at(
+                self.code,
+                slot.site,
+                f"GPU-computed ISV slot {slot.constant} has no kernel that writes it (no `[{slot.constant}…] =` in any"
+                " __global__ body vs at least one writer)",
+                "write it from the kernel that computes it, or change its writer class in the layout",
+            )
+            for slot in isv.layout.slots
+            if slot.writer in gpu and not isv.kernel_writers.get(slot.constant)
+        ]

@@ -1,17 +1,17 @@
-"""FX102: an ISV write whose slot cannot be named statically (whole-program)."""
+"""Whole-program rule: an ISV write whose slot cannot be named statically."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class UnresolvedIsvWrite(ProjectRule):
+class UnresolvedIsvWrite(AnalysisRule):
     """An ISV write whose slot cannot be named statically.
 
     ## What it does
@@ -42,5 +42,39 @@ class UnresolvedIsvWrite(ProjectRule):
     summary = "An ISV write whose slot cannot be named statically"
     invariant = 1
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": "from sim.layout import ISV_EPOCH\n\n\ndef end_of_epoch(isv, epoch):\n    isv[ISV_EPOCH] = epoch\n",
+        }, note="Every host write names its slot."),
+        ProjectExample({
+            **ISV_PROJECT,
+            "pyproject.toml": ISV_PROJECT["pyproject.toml"] + 'isv-bus-functions = ["sim.bus:Bus.*"]\n',
+            "sim/bus.py": (
+                "class Bus:\n    def __init__(self, isv):\n        self.isv = isv\n\n"
+                "    def write(self, index, value):\n        self.isv[index] = value\n"
+            ),
+        }, note="The bus implementation writes by index on purpose: its callers name the slot."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/epoch.py": (
+                "def restore(isv, values):\n    for index, value in enumerate(values):\n        isv[index] = value\n"
+            ),
+        }, expect=1, note="A loop writes slots by position: which slots, the analysis cannot tell."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                write.site,
+                f"ISV write whose slot cannot be named ({write.expression} in `{write.function}` vs an index built from"
+                " a slot constant)",
+                "index the ISV with the slot's named constant (ISV_<NAME>), or list the bus implementation under "
+                "`isv-bus-functions`",
+            )
+            for write in analysis.isv.writes
+            if write.status == "unresolved"
+        ]

@@ -1,17 +1,16 @@
-"""FX301: a host transfer or sync reachable from a hot-path root (whole-program)."""
+"""Whole-program rule: a host transfer or sync reachable from a hot-path root."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class TransferOnHotPath(ProjectRule):
+class TransferOnHotPath(AnalysisRule):
     """A host transfer or sync reachable from a hot-path root.
 
     ## What it does
@@ -54,5 +53,53 @@ class TransferOnHotPath(ProjectRule):
     summary = "A host transfer or sync reachable from a hot-path root"
     invariant = 3
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/step.py": (
+                "from train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    @hot_path\n    def step(self, batch):\n        return self.loss(batch)\n\n"
+                "    def loss(self, batch):\n        return (batch * batch).mean()\n\n"
+                "    def report(self, loss):\n        return loss.item()\n"
+            ),
+        }, note="The transfer is in the epoch-end report, which no hot-path root reaches."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/step.py": (
+                "from train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    @hot_path\n    def step(self, batch):\n        return self.loss(batch)\n\n"
+                "    def loss(self, batch):\n        loss = (batch * batch).mean()\n"
+                '        if loss.item() > 1e3:\n            raise RuntimeError("diverged")\n        return loss\n'
+            ),
+        }, expect=1, note="A divergence check reads the loss on the host inside the step."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/capture.py": (
+                "import torch\n\n\ndef capture(step, batch):\n    graph = torch.cuda.CUDAGraph()\n"
+                "    with torch.cuda.graph(graph):\n        loss = step(batch)\n        total = loss.cpu()\n"
+                "    return graph, total\n"
+            ),
+        }, expect=1, note="Code inside `with torch.cuda.graph(...)` is captured: a root without a decorator."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        out = []
+        for site in analysis.hot.violations:
+            chain = " → ".join(site.chain)
+            out.append(
+                diagnostic_at(
+                    self.code,
+                    site.site,
+                    f"host transfer/sync {site.kind} on the hot path (reachable: {chain} vs no transfer in the step)",
+                    "keep the value on the device (read it in a kernel or from the pinned ISV), or move this read to a "
+                    "cold path outside the captured step",
+                )
+            )
+        return out

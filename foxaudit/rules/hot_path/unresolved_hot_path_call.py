@@ -1,17 +1,16 @@
-"""FX302: a call on the hot path that the analysis cannot follow (whole-program)."""
+"""Whole-program rule: a call on the hot path that the analysis cannot follow."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class UnresolvedHotPathCall(ProjectRule):
+class UnresolvedHotPathCall(AnalysisRule):
     """A call on the hot path that the analysis cannot follow.
 
     ## What it does
@@ -46,5 +45,39 @@ class UnresolvedHotPathCall(ProjectRule):
     summary = "A call on the hot path that the analysis cannot follow"
     invariant = 3
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/env.py": "class VectorEnv:\n    def advance(self, actions):\n        return actions + 1\n",
+            "train/step.py": (
+                "from train.env import VectorEnv\nfrom train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    def __init__(self):\n        self.env = VectorEnv()\n\n"
+                "    @hot_path\n    def step(self, actions):\n        return self.env.advance(actions)\n"
+            ),
+        }, note="`self.env` has a known class, so the call is followed."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train.*"]\n',
+            "train/__init__.py": "",
+            "train/markers.py": "def hot_path(function):\n    return function\n",
+            "train/env.py": "class VectorEnv:\n    def advance(self, actions):\n        return actions + 1\n",
+            "train/step.py": (
+                "from train.markers import hot_path\n\n\nclass Trainer:\n"
+                "    @hot_path\n    def step(self, env, actions):\n        return env.advance(actions)\n"
+            ),
+        }, expect=1, note="The environment arrives as a parameter of unknown type."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                call.site,
+                f"call on the hot path cannot be resolved (`{call.text}`: {call.note} vs a known project function)",
+                "call the function through a name the analysis can follow (module function, self method, typed attribute)",
+            )
+            for call in analysis.hot.unresolved
+        ]

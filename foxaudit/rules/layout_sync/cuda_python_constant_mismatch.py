@@ -1,17 +1,17 @@
-"""FX502: a constant has different values in CUDA and Python (whole-program)."""
+"""Whole-program rule: a constant has different values in CUDA and Python."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class CudaPythonConstantMismatch(ProjectRule):
+class CudaPythonConstantMismatch(AnalysisRule):
     """A constant has different values in CUDA and Python.
 
     ## What it does
@@ -43,5 +43,35 @@ class CudaPythonConstantMismatch(ProjectRule):
     summary = "A constant has different values in CUDA and Python"
     invariant = 5
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\nconstant-modules = ["ops/blocks.py"]\n',
+            "ops/__init__.py": "",
+            "ops/blocks.py": "BLOCK = 256\nHALF_BLOCK = BLOCK // 2\n",
+            "cuda/reduce.cu": "#define BLOCK 256\nconstexpr int HALF_BLOCK = BLOCK / 2;\n",
+        }, note="Python and CUDA agree on BLOCK and on the value derived from it."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\nconstant-modules = ["ops/blocks.py"]\n',
+            "ops/__init__.py": "",
+            "ops/blocks.py": "BLOCK = 256\n",
+            "cuda/reduce.cu": "#define BLOCK 128\n",
+        }, expect=1, note="A module constant of `constant-modules` and its CUDA copy drift apart."),
+        ProjectExample({
+            **ISV_PROJECT,
+            "cuda/tau.cu": '#define ISV_TAU 3\n\nextern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n',
+        }, expect=1, note="A slot constant computed from the layout module: TAU is slot 0."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                mismatch.cuda,
+                f"constant {mismatch.name} differs between CUDA and Python ({mismatch.cuda_value} vs {mismatch.python_value}"
+                f" at {mismatch.python.where})",
+                "regenerate the header from the Python layout, or include the generated header instead of redefining it",
+            )
+            for mismatch in analysis.sync.mismatches
+        ]

@@ -1,17 +1,17 @@
-"""FX504: hand-written CUDA redefines a generated constant (whole-program)."""
+"""Whole-program rule: hand-written CUDA redefines a generated constant."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import GENERATED_HEADER, HEADER_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GeneratedConstantRedefined(ProjectRule):
+class GeneratedConstantRedefined(AnalysisRule):
     """Hand-written CUDA redefines a generated constant.
 
     ## What it does
@@ -41,5 +41,31 @@ class GeneratedConstantRedefined(ProjectRule):
     summary = "Hand-written CUDA redefines a generated constant"
     invariant = 5
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **HEADER_PROJECT,
+            "cuda/generated/layout.cuh": GENERATED_HEADER,
+            "cuda/tau.cu": (
+                '#include "generated/layout.cuh"\n\n'
+                'extern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n'
+            ),
+        }, note="Hand-written CUDA includes the generated header."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **HEADER_PROJECT,
+            "cuda/generated/layout.cuh": GENERATED_HEADER,
+            "cuda/tau.cu": '#define ISV_TAU 0\n\nextern "C" __global__ void tau_update(float* isv) { isv[ISV_TAU] = 0.5f; }\n',
+        }, expect=1, note="Equal today, a second source of truth all the same."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                item.site,
+                f"hand-written CUDA redefines generated constant {item.name} (second definition vs only {item.generated.where})",
+                "delete this definition and #include the generated header",
+            )
+            for item in analysis.sync.redefinitions
+        ]

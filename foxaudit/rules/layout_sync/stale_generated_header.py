@@ -1,17 +1,17 @@
-"""FX503: a generated header differs from what its generator writes (whole-program)."""
+"""Whole-program rule: a generated header differs from what its generator writes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import GENERATED_HEADER, HEADER_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at, file_site
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class StaleGeneratedHeader(ProjectRule):
+class StaleGeneratedHeader(AnalysisRule):
     """A generated header differs from what its generator writes.
 
     ## What it does
@@ -40,5 +40,24 @@ class StaleGeneratedHeader(ProjectRule):
     summary = "A generated header differs from what its generator writes"
     invariant = 5
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({**HEADER_PROJECT, "cuda/generated/layout.cuh": GENERATED_HEADER}, note="The committed header is what the generator writes."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **HEADER_PROJECT,
+            "cuda/generated/layout.cuh": GENERATED_HEADER.replace("ISV_TAU = 0", "ISV_TAU = 1"),
+        }, expect=1, note="The layout moved TAU to slot 0; the committed header still says 1."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                file_site(check.path),
+                f"generated header {check.path} is stale (`{check.command}` says: {check.message} vs current)",
+                f"regenerate it with the layout's write command and commit it (checked by `{check.command}`)",
+            )
+            for check in analysis.sync.headers
+            if not check.fresh
+        ]

@@ -1,17 +1,17 @@
-"""FX505: a layout the analysis cannot read statically (whole-program)."""
+"""Whole-program rule: a layout the analysis cannot read statically."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.example_projects import ISV_PROJECT
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class UnreadableLayout(ProjectRule):
+class UnreadableLayout(AnalysisRule):
     """A layout the analysis cannot read statically.
 
     ## What it does
@@ -41,5 +41,24 @@ class UnreadableLayout(ProjectRule):
     summary = "A layout the analysis cannot read statically"
     invariant = 5
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample(ISV_PROJECT, note="Slots declared with literal names."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            **ISV_PROJECT,
+            "sim/layout.py": (
+                "from sim.slots import Layout, Slot\n\n\ndef names():\n    return (\"TAU\", \"EPOCH\")\n\n\n"
+                'ISV = Layout("ISV", tuple(Slot(name) for name in names()))\n'
+            ),
+        }, expect=1, note="The slot names come from a function call: only running the module would tell them."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        layout = analysis.layout
+        if layout is None:
+            return []
+        return [
+            diagnostic_at(self.code, site, f"layout not statically readable: {message}", "declare slots with literal names and widths")
+            for site, message in layout.problems
+        ]

@@ -1,17 +1,17 @@
-"""FX203: python loads a kernel name that no CUDA file defines (whole-program)."""
+"""Whole-program rule: python loads a kernel name that no CUDA file defines."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.program.wiring import GHOST
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class GhostKernel(ProjectRule):
+class GhostKernel(AnalysisRule):
     """Python loads a kernel name that no CUDA file defines.
 
     ## What it does
@@ -41,5 +41,61 @@ class GhostKernel(ProjectRule):
     summary = "Python loads a kernel name that no CUDA file defines"
     invariant = 2
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, note="The loaded name is defined in `cuda/scale.cu`."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/fill.py": (
+                "import cupy\n\n"
+                'SOURCE = r"""\nextern "C" __global__ void fill(float* x, float v, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = v;\n}\n"
+                '"""\n\n\ndef fill(x, v, n):\n'
+                '    kernel = cupy.RawKernel(SOURCE, "fill")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, v, n))\n"
+            ),
+        }, note="CUDA source held in a Python string defines its kernels too."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scael")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, expect=1, note="A typo: `scael` is defined nowhere."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        out = []
+        for row in analysis.kernels.rows:
+            if row.status != GHOST:
+                continue
+            for load in row.loads:
+                out.append(
+                    diagnostic_at(
+                        self.code,
+                        load.site,
+                        f"ghost kernel `{row.name}` (loaded by {load.how} vs defined in no .cu/.cuh)",
+                        "fix the name, or add the `__global__` kernel to the CUDA sources",
+                    )
+                )
+        return out

@@ -1,17 +1,17 @@
-"""FX202: a CUDA kernel no Python code loads (whole-program)."""
+"""Whole-program rule: a CUDA kernel no Python code loads."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.program.wiring import ORPHAN
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class OrphanKernel(ProjectRule):
+class OrphanKernel(AnalysisRule):
     """A CUDA kernel no Python code loads.
 
     ## What it does
@@ -44,5 +44,47 @@ class OrphanKernel(ProjectRule):
     summary = "A CUDA kernel no Python code loads"
     invariant = 2
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, note="The one kernel is loaded by name and launched."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
+                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n\n"
+                'extern "C" __global__ void old_update(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = 0.0f;\n}\n"
+            ),
+        }, expect=1, note="`old_update` is defined, and no Python code loads it."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                row.site,
+                f"orphan kernel `{row.name}` (defined, loaded by no Python code vs loaded and launched)",
+                "load it by name (RawModule.get_function / the kernel loader) and launch it, or delete it",
+            )
+            for row in analysis.kernels.rows
+            if row.status == ORPHAN and row.site is not None
+        ]

@@ -1,17 +1,17 @@
-"""FX201: a Python module no entry point reaches (whole-program)."""
+"""Whole-program rule: a Python module no entry point reaches."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.program.wiring import ORPHAN
+from foxaudit.rules._support.sites import diagnostic_at, file_site
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class OrphanModule(ProjectRule):
+class OrphanModule(AnalysisRule):
     """A Python module no entry point reaches.
 
     ## What it does
@@ -43,5 +43,58 @@ class OrphanModule(ProjectRule):
     summary = "A Python module no entry point reaches"
     invariant = 2
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n\n[project.scripts]\nshop = "shop.cli:main"\n\n'
+                              '[tool.foxaudit.program]\ntest-roots = ["tests"]\n'
+                              'out-of-scope = { "benchmarks/**" = "run by hand" }\n',
+            "shop/__init__.py": "",
+            "shop/cli.py": "from shop import prices\n\n\ndef main():\n    return prices.total([1, 2])\n",
+            "shop/prices.py": "def total(values):\n    return sum(values)\n",
+            "tests/test_prices.py": "from shop.prices import total\n\n\ndef test_total():\n    assert total([1]) == 1\n",
+            "benchmarks/bench_total.py": "from shop.prices import total\n\nprint(total(range(10)))\n",
+        }, note="The console script, the test root and an out-of-scope glob account for every module."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n\n[project.scripts]\nshop = "shop.cli:main"\n\n'
+                              '[tool.foxaudit.program]\ntest-roots = ["tests"]\n',
+            "shop/__init__.py": "",
+            "shop/cli.py": "from shop import prices\n\n\ndef main():\n    return prices.total([1, 2])\n",
+            "shop/prices.py": "def total(values):\n    return sum(values)\n",
+            "shop/old_scaler.py": "def scale(value):\n    return 2 * value\n",
+        }, expect=1, note="`shop/old_scaler.py` is imported by nothing."),
+        ProjectExample({
+            "prices.py": "def total(values):\n    return sum(values)\n",
+            "scaler.py": "def scale(value):\n    return 2 * value\n",
+        }, expect=1, note="No entry point at all: one finding that says so, not one orphan per module."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        graph = analysis.imports
+        orphans = [row for row in graph.rows if row.status == ORPHAN]
+        if not graph.entries and orphans:
+            # Without a single entry point every module would be an orphan: one true finding instead.
+            program = analysis.program
+            where = "pyproject.toml" if (program.root / "pyproject.toml").is_file() else orphans[0].path
+            return [
+                diagnostic_at(
+                    self.code,
+                    file_site(where),
+                    f"orphan-module analysis skipped: no entry point found for {len(orphans)} modules (0 vs at least"
+                    " one: a console script, a `__main__` module, an `if __name__ == \"__main__\"` script, a test,"
+                    " the distribution's package)",
+                    "name them under [tool.foxaudit.program]: `entry-points`, `public-packages` or `test-roots`",
+                )
+            ]
+        return [
+            diagnostic_at(
+                self.code,
+                file_site(row.path),
+                f"orphan module `{row.name}` ({row.via} vs reachable from an entry point)",
+                "import it from the code that needs it, delete it, or classify it under `out-of-scope` with a reason"
+                " (a library's API: list the package under `public-packages`)",
+            )
+            for row in analysis.imports.rows
+            if row.status == ORPHAN
+        ]

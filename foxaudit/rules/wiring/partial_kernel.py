@@ -1,17 +1,17 @@
-"""FX204: a kernel is loaded but never launched (whole-program)."""
+"""Whole-program rule: a kernel is loaded but never launched."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.program.wiring import PARTIAL
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class PartialKernel(ProjectRule):
+class PartialKernel(AnalysisRule):
     """A kernel is loaded but never launched.
 
     ## What it does
@@ -44,5 +44,50 @@ class PartialKernel(ProjectRule):
     summary = "A kernel is loaded but never launched"
     invariant = 2
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/launch.py": "def launch(kernel, n, args):\n    kernel(((n + 255) // 256,), (256,), args)\n",
+            "ops/scale.py": (
+                "import cupy\n\nfrom ops.launch import launch\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
+                "    launch(kernel, n, (x, n))\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, note="The loaded function goes to a launcher: a function that calls that parameter."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/scale.py": (
+                "import cupy\n\n\ndef scale(x, n):\n"
+                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
+                "    return x\n"
+            ),
+            "cuda/scale.cu": (
+                'extern "C" __global__ void scale(float* x, int n) {\n'
+                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+            ),
+        }, expect=1, note="The loaded kernel is bound to a name and dropped."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        out = []
+        for row in analysis.kernels.rows:
+            if row.status != PARTIAL or any(load.launched_at for load in row.loads):
+                continue  # a kernel only tests launch is Partial in the audit, not a finding
+            load = row.loads[0]
+            out.append(
+                diagnostic_at(
+                    self.code,
+                    load.site,
+                    f"kernel `{row.name}` is loaded but never launched (loaded by {load.how} vs called with a grid)",
+                    "launch the loaded function (or pass it to the launcher), or stop loading it",
+                )
+            )
+        return out

@@ -1,17 +1,17 @@
-"""FX207: a [tool.foxaudit.program] key points at nothing (whole-program)."""
+"""Whole-program rule: a [tool.foxaudit.program] key points at nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.globs import name_matches, path_matches
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at, file_site
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class ProgramConfigTargetMissing(ProjectRule):
+class ProgramConfigTargetMissing(AnalysisRule):
     """A [tool.foxaudit.program] key points at nothing.
 
     ## What it does
@@ -44,5 +44,73 @@ class ProgramConfigTargetMissing(ProjectRule):
     summary = "A [tool.foxaudit.program] key points at nothing"
     invariant = 0
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nlayout-module = "sim/layout.py"\n'
+                'state-classes = ["sim.env:Env"]\nkernel-loaders = { "sim.env:load" = "name" }\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/layout.py": 'SLOTS = ("CASH", "POSITION")\n',
+            "sim/env.py": (
+                "import cupy\n\n\ndef load(name):\n    return cupy.RawModule(path=\"cuda/env.cu\").get_function(name)\n\n\n"
+                "class Env:\n    def __init__(self, n):\n        self.n = n\n"
+            ),
+        }, note="Every configured file, class and loader exists."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nlayout-module = "sim/layouts.py"\n'
+                'state-classes = ["sim.env:Environment"]\nkernel-loaders = { "sim.env:load_kernel" = "name" }\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/layout.py": 'SLOTS = ("CASH", "POSITION")\n',
+            "sim/env.py": (
+                "import cupy\n\n\ndef load(name):\n    return cupy.RawModule(path=\"cuda/env.cu\").get_function(name)\n\n\n"
+                "class Env:\n    def __init__(self, n):\n        self.n = n\n"
+            ),
+        }, expect=3, note="The layout file is sim/layout.py, the class is Env, the loader is `load`: three typos."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        program = analysis.program
+        settings = program.settings
+        out: list[Diagnostic] = []
+        pyproject = file_site("pyproject.toml")
+        if settings.layout_module and settings.layout_module not in program.sources:
+            out.append(diagnostic_at(self.code, pyproject, f"`layout-module` names a missing file ({settings.layout_module!r} vs an existing .py)", "fix [tool.foxaudit.program] layout-module"))
+        if settings.registry_files and not any(
+            m for m in program.modules.values() if any(path_matches(m.path, pattern) for pattern in settings.registry_files)
+        ):
+            out.append(diagnostic_at(self.code, pyproject, f"`registry-files` match no module ({list(settings.registry_files)} vs at least one)", "fix [tool.foxaudit.program] registry-files"))
+        for path in settings.generated_headers:
+            if path not in program.sources and not (program.root / path).is_file():
+                out.append(diagnostic_at(self.code, pyproject, f"`generated-headers` names a missing file ({path!r} vs an existing header)", "generate it, or fix the key"))
+        for target in settings.kernel_loaders:
+            module, _, qual = target.partition(":")
+            if f"{module}:{qual}" not in program.functions:
+                out.append(diagnostic_at(self.code, pyproject, f"`kernel-loaders` names no function ({target!r} vs 'module:function' of the project)", "fix the qualified name"))
+        # A glob that matches nothing silently disables what it configures (a renamed class, a typo).
+        function_keys = list(program.functions)
+        class_keys = list(program.classes)
+        globs = [
+            ("state-classes", settings.state_classes, class_keys),
+            ("pinned-functions", tuple(settings.pinned_functions), function_keys),
+            ("hot-path-exclude", tuple(settings.hot_path_exclude), function_keys),
+            ("isv-bootstrap-functions", settings.isv_bootstrap_functions, function_keys),
+            ("isv-reference-functions", settings.isv_reference_functions, function_keys),
+            ("isv-bus-functions", settings.isv_bus_functions, function_keys),
+        ]
+        for key, patterns, names in globs:
+            for pattern in patterns:
+                if "::" not in pattern and not any(name_matches(name, [pattern]) for name in names):
+                    out.append(
+                        diagnostic_at(
+                            self.code,
+                            pyproject,
+                            f"`{key}` pattern matches nothing ({pattern!r} vs a 'module:Qual.name' of the project)",
+                            f"fix or remove the pattern in [tool.foxaudit.program] {key}",
+                        )
+                    )
+        return out

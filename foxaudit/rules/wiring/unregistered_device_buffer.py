@@ -1,17 +1,16 @@
-"""FX206: a device buffer allocated as state without a registry entry (whole-program)."""
+"""Whole-program rule: a device buffer allocated as state without a registry entry."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from typing import ClassVar
 
 from foxaudit.diagnostics import Diagnostic
-from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
-from foxaudit.program.project import Project
-from foxaudit.rules.base import ProjectRule, RuleOptions
+from foxaudit.program.analysis import Analysis
+from foxaudit.rules._support.sites import diagnostic_at
+from foxaudit.rules.base import AnalysisRule, ProjectExample
 
 
-class UnregisteredDeviceBuffer(ProjectRule):
+class UnregisteredDeviceBuffer(AnalysisRule):
     """A device buffer allocated as state without a registry entry.
 
     ## What it does
@@ -43,5 +42,54 @@ class UnregisteredDeviceBuffer(ProjectRule):
     summary = "A device buffer allocated as state without a registry entry"
     invariant = 2
 
-    def check_project(self, project: Project, options: RuleOptions) -> Iterator[Diagnostic]:
-        yield from findings(analysis_for(project), self.code)
+    VALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nstate-classes = ["sim.env:Env"]\n'
+                'registry-files = ["sim/registry.py"]\nregistry-entry-calls = ["StateEntry"]\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/env.py": (
+                "import torch\n\n\nclass Env:\n    def __init__(self, n, device):\n"
+                "        self.position = torch.zeros(n, device=device)\n"
+                "        self.cash = torch.ones(n, device=device)\n"
+                "        self.scratch = torch.zeros(n)  # a host tensor: not device state\n"
+            ),
+            "sim/registry.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass StateEntry:\n"
+                "    name: str\n    category: str\n\n\n"
+                'ENTRIES = (StateEntry("position", "FoldReset"), StateEntry(name="cash", category="FoldReset"))\n'
+            ),
+        }, note="Both device buffers have an entry; the host tensor needs none."),
+    ]
+    INVALID: ClassVar[list[ProjectExample]] = [
+        ProjectExample({
+            "pyproject.toml": (
+                '[tool.foxaudit.program]\nentry-points = ["sim.*"]\nstate-classes = ["sim.env:Env"]\n'
+                'registry-files = ["sim/registry.py"]\nregistry-entry-calls = ["StateEntry"]\n'
+            ),
+            "sim/__init__.py": "",
+            "sim/env.py": (
+                "import torch\n\n\nclass Env:\n    def __init__(self, n, device):\n"
+                "        self.position = torch.zeros(n, device=device)\n"
+                "        self.cash = torch.ones(n, device=device)\n"
+            ),
+            "sim/registry.py": (
+                "from dataclasses import dataclass\n\n\n@dataclass(frozen=True)\nclass StateEntry:\n"
+                "    name: str\n    category: str\n\n\n"
+                'ENTRIES = (StateEntry("position", "FoldReset"),)\n'
+            ),
+        }, expect=1, note="`cash` lives on the device and the registry does not know it."),
+    ]
+
+    def check(self, analysis: Analysis) -> list[Diagnostic]:
+        return [
+            diagnostic_at(
+                self.code,
+                buffer.site,
+                f"device buffer `{buffer.name}` of `{buffer.owner}` has no StateResetRegistry entry (unregistered vs one "
+                "entry per piece of state)",
+                f"register '{buffer.name}' with a lifecycle and its reset arm in the registry",
+            )
+            for buffer in analysis.state.missing
+        ]

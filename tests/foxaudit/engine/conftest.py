@@ -62,7 +62,7 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
 @pytest.fixture
 def magic_rule(monkeypatch: pytest.MonkeyPatch) -> type[Rule]:
     """Register FX099 (MagicNumber) for the duration of one test."""
-    entry = registry.Registered("FX099", MagicNumber, "stable")
+    entry = registry.Registered(MagicNumber, "stable")
     monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, entry))
     return MagicNumber
 
@@ -71,6 +71,6 @@ def magic_rule(monkeypatch: pytest.MonkeyPatch) -> type[Rule]:
 def project_rule(monkeypatch: pytest.MonkeyPatch) -> type:
     """Register FX098 (CountingProjectRule) for one test; its ``calls`` list starts empty."""
     monkeypatch.setattr(CountingProjectRule, "calls", [])
-    entry = registry.Registered("FX098", CountingProjectRule, "stable")
+    entry = registry.Registered(CountingProjectRule, "stable")
     monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, entry))
     return CountingProjectRule

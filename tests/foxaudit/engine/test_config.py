@@ -94,7 +94,7 @@ def test_preview_rule_needs_exact_selection(project, monkeypatch):
 
     from foxaudit.rules import registry
 
-    monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, registry.Registered("FX099", MagicNumber, "preview")))
+    monkeypatch.setattr(registry, "REGISTRY", (*registry.REGISTRY, registry.Registered(MagicNumber, "preview")))
     root = project({})
     assert "FX099" not in resolve(Settings(root=root)).enabled
     assert "FX099" not in resolve(Settings(root=root, select=("FX0",))).enabled

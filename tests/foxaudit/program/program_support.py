@@ -12,12 +12,13 @@ import subprocess
 from pathlib import Path
 
 from foxaudit.config import load_settings
+from foxaudit.diagnostics import Diagnostic
 from foxaudit.engine.discovery import discover
 from foxaudit.engine.project import build_project
 from foxaudit.engine.resolve import resolve
 from foxaudit.program.analysis import Analysis
-from foxaudit.program.findings import FINDERS, findings
 from foxaudit.program.project import Project
+from foxaudit.rules.registry import analysis_rules
 from foxaudit.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -52,9 +53,16 @@ def load_project(root: Path, cache: Path | None = None) -> Project:
     return build_project(resolve(settings), discover(settings), Store(cache) if cache is not None else None)
 
 
-def all_findings(analysis: Analysis) -> dict[str, list]:
-    return {code: findings(analysis, code) for code in FINDERS}
+ANALYSIS_RULES = {rule.code: rule for rule in analysis_rules()}
 
+
+def findings(analysis: Analysis, code: str) -> list[Diagnostic]:
+    """What rule ``code``'s own check reports on ``analysis``, sorted (as `foxaudit check` orders them)."""
+    return sorted(ANALYSIS_RULES[code]().check(analysis))
+
+
+def all_findings(analysis: Analysis) -> dict[str, list]:
+    return {code: findings(analysis, code) for code in ANALYSIS_RULES}
 
 
 def repository_files() -> list[str]:

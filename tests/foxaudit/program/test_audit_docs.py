@@ -27,8 +27,8 @@ def test_write_then_check_round_trip(materialize, monkeypatch, capsys) -> None:
 
 def test_docs_are_deterministic_and_readable(materialize) -> None:
     root = materialize("wiring")
-    first = render_docs(analysis_for(load_project(root), use_cache=False), rule_infos())
-    second = render_docs(analysis_for(load_project(root), use_cache=False), rule_infos())
+    first = _render(root)
+    second = _render(root)
     assert first == second
     wire_up = first["wire-up.md"]
     assert "| `app.orphan` | Orphan |" in wire_up
@@ -50,10 +50,10 @@ def test_stale_doc_rule_names_the_refresh_command(materialize) -> None:
 
 
 def test_hot_path_and_isv_docs(materialize) -> None:
-    hot = render_docs(analysis_for(load_project(materialize("hotpath")), use_cache=False), rule_infos())["hot-path.md"]
+    hot = _render(materialize("hotpath"))["hot-path.md"]
     assert "| `hp/util.py:" in hot and "VIOLATION" in hot and "OK-PINNED" in hot and "COLD-PATH" in hot
     assert "`hp.step:Step.run` → `hp.util:item_helper`" in hot
-    docs = render_docs(analysis_for(load_project(materialize("layout")), use_cache=False), rule_infos())
+    docs = _render(materialize("layout"))
     assert "| `ISV_TAU` | 0 | GPU_COMPUTED | `tau_update` `cuda/hand.cu:" in docs["isv-slots.md"]
     assert "| `PS_VALUE` | 2 | 1 |" in docs["named-dims.md"]
 
@@ -64,7 +64,7 @@ def test_invariants_count_real_suppressions_not_mentions(materialize) -> None:
         'from app import orphan  # foxaudit: ignore[FX201] -- kept while the plugin API settles\n'
         'TEXT = "# foxaudit: ignore[FX201] -- only a mention inside a string"\n'
     )
-    invariants = render_docs(analysis_for(load_project(root), use_cache=False), rule_infos())["invariants.md"]
+    invariants = _render(root)["invariants.md"]
     row = next(line for line in invariants.splitlines() if line.startswith("| FX201 |"))
     assert row.split("|")[6].strip() == "1"
 
@@ -73,3 +73,8 @@ def test_a_project_without_audit_docs_gets_no_fx701(materialize) -> None:
     root = materialize("hotpath")
     assert not (root / "docs/audits").exists()
     assert list(StaleAuditDoc().check_project(load_project(root), NoOptions())) == []
+
+
+def _render(root) -> dict[str, str]:
+    analysis = analysis_for(load_project(root), use_cache=False)
+    return render_docs(analysis, rule_infos(analysis))

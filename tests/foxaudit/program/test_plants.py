@@ -11,10 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from program_support import copy_repository, load_project
+from program_support import copy_repository, findings, load_project
 
 from foxaudit.program.analysis import analysis_for
-from foxaudit.program.findings import findings
 
 pytestmark = pytest.mark.slow  # copies the repository and analyses it once per plant
 

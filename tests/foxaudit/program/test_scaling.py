@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from program_support import load_project
+from program_support import findings, load_project
 
 from foxaudit.program.analysis import analysis_for
 from foxaudit.program.codec import dump_summary, load_summary
-from foxaudit.program.findings import findings
 from foxaudit.program.model import PARALLEL_SCAN_LIMIT, Program
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import scan_python

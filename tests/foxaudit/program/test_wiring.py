@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from program_support import line_of
+from program_support import findings, line_of
 
-from foxaudit.program.findings import findings
 from foxaudit.program.wiring import GHOST, ORPHAN, OUT_OF_SCOPE, PARTIAL, WIRED
 
 

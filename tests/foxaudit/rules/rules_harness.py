@@ -131,3 +131,11 @@ def engine_check(text: str, path: str, code: str, options: dict[str, Any], root:
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     resolved = resolve(load_settings(config_file=config))
     return sorted(d for d in analyze_text(resolved, path, text).diagnostics if d.code == code)
+
+
+
+def project_check(rule: Any, example: Any, root: Path) -> list[Diagnostic]:
+    """A ProjectExample through the real whole-program pipeline (``foxaudit.engine.run_project_example``)."""
+    from foxaudit.engine import run_project_example
+
+    return run_project_example(rule, example, root)

@@ -12,7 +12,7 @@ import pytest
 
 import foxaudit.rules
 from foxaudit.rules import docs
-from foxaudit.rules.base import DOC_SECTIONS, ProjectRule, Rule, RuleOptions
+from foxaudit.rules.base import DOC_SECTIONS, ProjectExample, ProjectRule, Rule, RuleOptions
 from foxaudit.rules.registry import REGISTRY
 from foxaudit.sources.base import ts_language
 
@@ -26,13 +26,14 @@ def _rule_classes() -> list[type]:
         module = importlib.import_module(module_info.name)
         for _name, value in inspect.getmembers(module, inspect.isclass):
             defined_here = value.__module__ == module.__name__
-            if defined_here and issubclass(value, (Rule, ProjectRule)) and value not in (Rule, ProjectRule):
+            if defined_here and issubclass(value, (Rule, ProjectRule)) and value not in (Rule, ProjectRule) and not inspect.isabstract(value):
                 found.append(value)
     return sorted(set(found), key=lambda cls: cls.__module__)
 
 
 RULES = _rule_classes()
 FILE_RULES = [rule for rule in RULES if issubclass(rule, Rule)]
+PROJECT_RULES = [rule for rule in RULES if issubclass(rule, ProjectRule)]
 
 
 def test_rules_are_found() -> None:
@@ -69,6 +70,22 @@ def test_file_rule_has_examples_and_node_types(rule: type[Rule]) -> None:
                 f"{rule.code} asks for {node_type!r}, which tree-sitter-{language} does not have")
     for example in [*rule.VALID, *rule.INVALID]:
         assert example.path.endswith((".py", ".pyi", ".cu", ".cuh")), f"{rule.code}: example path {example.path!r}"
+
+
+@pytest.mark.parametrize("rule", PROJECT_RULES, ids=lambda rule: rule.code)
+def test_project_rule_has_example_projects(rule: type[ProjectRule]) -> None:
+    """Whole-project rules show multi-file VALID and INVALID repositories (test_rules_examples.py
+    runs them through the real pipeline)."""
+    assert rule.VALID, f"{rule.code} has no VALID example projects"
+    assert rule.INVALID, f"{rule.code} has no INVALID example projects"
+    for example in [*rule.VALID, *rule.INVALID]:
+        assert isinstance(example, ProjectExample), f"{rule.code}: {example!r} is not a ProjectExample"
+        assert len(example.files) >= 2, f"{rule.code}: an example project needs several files ({sorted(example.files)})"
+        assert example.note and "\n" not in example.note, f"{rule.code}: say in one line what the example shows (`note`)"
+        for path in example.files:
+            parts = path.split("/")
+            assert path and not path.startswith("/") and ".." not in parts and "\\" not in path, (
+                f"{rule.code}: example path {path!r} is not a relative POSIX path")
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
