@@ -53,7 +53,7 @@ def test_train_writes_every_output(tmp_path, tiny_toml, capsys):
     captured = capsys.readouterr()
     assert "run directory" in captured.out
     # A tiny config is not the setting the shipped bands were measured on: told once, not watched.
-    assert captured.err.count("metric bands not applied: ") == 1 and "model.hidden (" in captured.err
+    assert captured.err.count("metric bands not applied: ") == 1, captured.err
     assert "steps = 20" in (out / "config.toml").read_text()
     assert "seed = 3" in (out / "config.toml").read_text()
     records = [json.loads(line) for line in (out / "health_diag.jsonl").read_text().splitlines()]
@@ -65,6 +65,7 @@ def test_train_writes_every_output(tmp_path, tiny_toml, capsys):
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics) == {"agent", "buy_and_hold", "flat", "validation", "selection", "splits", "source", "data_sha256", "bands"}
     assert metrics["bands"]["applied"] is False and len(metrics["data_sha256"]) == 64
+    assert "env.n_envs (8 vs 64)" in metrics["bands"]["differences"]
     for block in (metrics, metrics["validation"]):  # the test window, and the validation window beside it
         for strategy in ("agent", "buy_and_hold", "flat"):
             for key in ("sharpe_ratio", "sortino_ratio", "max_drawdown", "annual_return", "turnover", "trade_count"):
