@@ -29,13 +29,15 @@ whose name has no entry is reported.
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 from collections import deque
 from dataclasses import dataclass, field
 
 from foxaudit.globs import first_path_match, name_matches
-from foxaudit.program.cudascan import kernels_in_source_text
+from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, Span
+from foxaudit.sources.base import SourceFile
 
 WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
 
@@ -342,6 +344,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         if text:
             for name in kernels_in_source_text(text):
                 definitions.setdefault(name, []).append(KernelDef(name, Site(module.path, call.span, call.scope), True))
+    loads.extend(_cpp_uses(program, definitions))
     rows: list[KernelRow] = []
     by_name: dict[str, list[KernelLoad]] = {}
     for load in loads:
@@ -354,7 +357,10 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         if reason is not None:
             rows.append(KernelRow(name, OUT_OF_SCOPE, first.site, found, settings.out_of_scope[reason]))
         elif not found:
-            rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded"))
+            rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded or launched"))
+        elif all(load.how.startswith(_CPP) for load in found):
+            hows = sorted({load.how[len(_CPP) :] for load in found})
+            rows.append(KernelRow(name, WIRED, first.site, found, f"launched from C++ ({', '.join(hows)})"))
         elif not any(load.launched_at for load in found):
             rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded, never launched"))
         elif all(program.by_path[load.site.path].is_test for load in found if load.site.path in program.by_path):
@@ -369,6 +375,88 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         rows.append(KernelRow(name, status, None, found, why))
     skipped = {load.site.path for load in loads if program.out_of_scope(load.site.path)}
     return KernelLinkage(definitions, loads, rows, loaders, launchers() if loaders else {}, skipped)
+
+
+_CPP = "C++ "
+_CPP_HOW = {
+    "<<<>>>": "`<<<…>>>`",
+    "pointer": "taken as a function pointer",
+    "graph kernel node": "graph kernel node `func`",
+    "name string": "named in a string for the driver API",
+    "conditional": "in a preprocessor branch another build configuration compiles",
+}
+
+
+def _cpp_uses(program: Program, definitions: dict[str, list[KernelDef]]) -> list[KernelLoad]:
+    """Kernels that C++ code in the repository launches or takes: one load per use site.
+
+    A use inside the kernel's own body (a recursive dynamic-parallelism launch) does not count:
+    it runs only if something else launches the kernel first. A kernel taken as a function
+    pointer, or looked up by name (``cuModuleGetFunction``), counts as launched: C++ data flow
+    is not followed, and the kernel is demonstrably not dead code.
+    """
+    bodies: dict[str, list[tuple[str, int, int]]] = {}
+    for path, summary in program.cuda.items():
+        for kernel in summary.kernels:
+            bodies.setdefault(kernel.name, []).append((path, kernel.span.line, kernel.end_line))
+    found: list[KernelLoad] = []
+    used = {use.kernel for summary in program.cuda.values() for use in summary.launches}
+    unused = {name for name, defs in definitions.items() if name not in used and not all(d.inline for d in defs)}
+    summaries = sorted(program.cuda.items()) + (_host_summaries(program, unused) if unused else [])
+    for path, summary in summaries:
+        for use in summary.launches:
+            if use.kernel not in definitions:
+                continue
+            if any(path == own and first <= use.span.line <= last for own, first, last in bodies.get(use.kernel, ())):
+                continue
+            site = Site(path, use.span, use.enclosing)
+            how = _CPP + _CPP_HOW.get(use.how, f"`{use.how}`")
+            found.append(KernelLoad(use.kernel, use.kernel, site, how, [site]))
+    return found
+
+
+# C and C++ host files: discovery lists only .cu/.cuh, but host code that launches or looks up
+# kernels often lives beside them (cuda-samples' driver-API `.cpp`) or is #included (`.impl`).
+_HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".impl", ".ipp")
+_HOST_FILE_LIMIT = 2_000_000  # bytes: a generated or vendored blob is not host code to read
+
+
+def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaSummary]]:
+    """Summaries of the host C/C++ files beside, or #included by, a CUDA file that defines a
+    kernel no discovered file uses. Read (never compiled or run) only in that case, parsed like
+    CUDA (the grammar is a superset of C++), not cached: they are few."""
+    wanted: set[str] = set()
+    for path, summary in program.cuda.items():
+        if not any(kernel.name in unused for kernel in summary.kernels):
+            continue
+        directory = path.rpartition("/")[0]
+        for include in summary.includes:
+            candidate = posixpath.normpath(posixpath.join(directory, include))
+            if not candidate.startswith("../") and candidate not in program.cuda:
+                wanted.add(candidate)
+        folder = program.root / directory if directory else program.root
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(_HOST_SUFFIXES):
+                wanted.add(f"{directory}/{entry.name}" if directory else entry.name)
+    found: list[tuple[str, CudaSummary]] = []
+    for path in sorted(wanted):
+        target = program.root / path
+        try:
+            if not target.is_file() or target.stat().st_size > _HOST_FILE_LIMIT:
+                continue
+            data = target.read_bytes()
+        except OSError:
+            continue
+        try:
+            summary = scan_cuda(SourceFile(path=path, data=data, language="cuda"))
+        except RecursionError:
+            continue  # nested past Python's limit: its uses stay unknown, kernels stay reported
+        found.append((path, summary))
+    return found
 
 
 _LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
