@@ -28,8 +28,10 @@ whose name has no entry is reported.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import posixpath
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -40,6 +42,9 @@ from foxaudit.program.pyscan import Arg, Call, Span
 from foxaudit.sources.base import SourceFile
 
 WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
+# Statically undecidable (a kernel source or a module name built at run time): no finding, the
+# audit says why.
+UNRESOLVED = "Unresolved"
 
 
 @dataclass(frozen=True)
@@ -235,6 +240,11 @@ class KernelLoad:
     how: str  # get_function | RawKernel | name_expressions | loader `key`
     launched_at: list[Site] = field(default_factory=list)
     why_unresolved: str = ""
+    receiver: str = ""  # get_function: the module object it is called on
+    opaque_source: bool = False  # loaded from a RawModule/RawKernel whose source is built at run time
+    # Set when launched_at is where the kernel *may* be launched (by a name built at run time):
+    # how, in words. Such a kernel is Partial in the audit and no FX204 finding.
+    possibly: str = ""
 
 
 @dataclass
@@ -307,15 +317,13 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         for module, call in program.iter_calls_named(_LOAD_METHODS | loader_methods):
             for candidate in _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
                 candidates.append(candidate)
-                arg = candidate.name_arg
-                if arg is None or arg.kind != "name":
-                    continue
                 function = program.function_at(module, call.scope)
-                if function is None or arg.text not in function.params:
+                param = _forwarded_param(module, call, candidate.name_arg, function)
+                if param is None:
                     continue
                 key = function_key(module.name, call.scope)
                 if key not in loaders:
-                    loaders[key] = arg.text
+                    loaders[key] = param
                     loader_launches[key] = candidate.loader_launches or bool(
                         _launched_in_scope(program, module, call, launchers(), resolved_targets)
                     )
@@ -324,7 +332,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
     for candidate in candidates:
         module, call, arg = candidate.module, candidate.call, candidate.name_arg
         function = program.function_at(module, call.scope)
-        if arg is not None and arg.kind == "name" and function is not None and arg.text in function.params:
+        if _forwarded_param(module, call, arg, function) is not None:
             continue  # the loader's own forwarding call: its callers are the loads
         site = Site(module.path, call.span, call.scope)
         values = _names_of(program, module, arg)
@@ -336,16 +344,32 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             loads.append(KernelLoad(None, arg.text if arg else "", site, candidate.how, launched, why))
             continue
         for value in values:
-            loads.append(KernelLoad(value, arg.text if arg else value, site, candidate.how, launched))
-    # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...).
+            loads.append(KernelLoad(value, arg.text if arg else value, site, candidate.how, launched, receiver=call.receiver))
+    # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...), or in
+    # a header the module reads at run time (open(os.path.join(here, "kernels.h"))).
+    opaque: set[tuple[str, str]] = set()  # (path, call site line or bound name) of unreadable sources
     for module, call in program.iter_calls_named(_SOURCE_LOADS):
         code = call.kwarg("code") or (call.args[0] if call.args else None)
-        text = _string_value(program, module, code)
+        text = _string_value(program, module, code, partial=True, scope=call.scope)
         if text:
             for name in kernels_in_source_text(text):
                 definitions.setdefault(name, []).append(KernelDef(name, Site(module.path, call.span, call.scope), True))
+        else:
+            opaque.add((module.path, f"line {call.span.line}"))
+            if call.bound_to:
+                opaque.add((module.path, call.bound_to))
+    for path, span, name in _runtime_headers(program):
+        definitions.setdefault(name, []).append(KernelDef(name, Site(path, span), True))
+    for load in loads:
+        if (load.site.path, f"line {load.site.span.line}") in opaque or (load.receiver and (load.site.path, load.receiver) in opaque):
+            load.opaque_source = True
+    _mark_possible_launches(loads)
     loads.extend(_cpp_uses(program, definitions))
     rows: list[KernelRow] = []
+    guesses: dict[str, KernelLoad] = {}  # path → its first load whose name is built at run time
+    for load in loads:
+        if load.name is None:
+            guesses.setdefault(load.site.path, load)
     by_name: dict[str, list[KernelLoad]] = {}
     for load in loads:
         if load.name is not None:
@@ -356,6 +380,12 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         reason = first_path_match(first.site.path, settings.out_of_scope)
         if reason is not None:
             rows.append(KernelRow(name, OUT_OF_SCOPE, first.site, found, settings.out_of_scope[reason]))
+        elif not found and first.inline and first.site.path in guesses:
+            # Source held in this file, and a name built at run time here loads something.
+            other = guesses[first.site.path]
+            possible = KernelLoad(name, other.expression, other.site, other.how, [other.site], other.why_unresolved)
+            possible.possibly = f"by the name built at run time at {other.site.where} (`{other.expression}`)"
+            rows.append(KernelRow(name, PARTIAL, first.site, [possible], f"never loaded by name; loaded and launched, if at all, {possible.possibly}"))
         elif not found:
             rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded or launched"))
         elif all(load.how.startswith(_CPP) for load in found):
@@ -363,6 +393,9 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             rows.append(KernelRow(name, WIRED, first.site, found, f"launched from C++ ({', '.join(hows)})"))
         elif not any(load.launched_at for load in found):
             rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded, never launched"))
+        elif all(load.possibly for load in found if load.launched_at):
+            where = next(load.possibly for load in found if load.launched_at)
+            rows.append(KernelRow(name, PARTIAL, first.site, found, f"loaded; launched, if at all, {where}"))
         elif all(program.by_path[load.site.path].is_test for load in found if load.site.path in program.by_path):
             rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded and launched by tests only"))
         else:
@@ -370,11 +403,36 @@ def kernel_linkage(program: Program) -> KernelLinkage:
     for name in sorted(set(by_name) - set(definitions)):
         found = by_name[name]
         reason = first_path_match(found[0].site.path, settings.out_of_scope)
-        status = OUT_OF_SCOPE if reason is not None else GHOST
-        why = settings.out_of_scope[reason] if reason is not None else "loaded, defined in no .cu/.cuh"
-        rows.append(KernelRow(name, status, None, found, why))
+        if reason is not None:
+            rows.append(KernelRow(name, OUT_OF_SCOPE, None, found, settings.out_of_scope[reason]))
+        elif all(load.opaque_source for load in found):
+            # string.Template(...).substitute(...), a function's result, RawModule(path=...): the
+            # source is not in the repository as text, so "defined nowhere" would be a guess.
+            rows.append(KernelRow(name, UNRESOLVED, None, found, "loaded from CUDA source built at run time: its definitions cannot be read statically"))
+        else:
+            # Only the loads from readable sources are ghosts; the others say nothing either way.
+            rows.append(KernelRow(name, GHOST, None, [load for load in found if not load.opaque_source], "loaded, defined in no .cu/.cuh"))
     skipped = {load.site.path for load in loads if program.out_of_scope(load.site.path)}
     return KernelLinkage(definitions, loads, rows, loaders, launchers() if loaders else {}, skipped)
+
+
+def _mark_possible_launches(loads: list[KernelLoad]) -> None:
+    """A kernel loaded by ``name_expressions`` and launched by no resolved load may still be
+    launched by a load whose name is built at run time in the same file (``get_function(
+    kernel_name)``, reported by FX205), or by whoever receives the module object when the
+    ``RawModule`` is returned rather than bound: which kernel, cannot be known statically."""
+    unresolved: dict[str, KernelLoad] = {}
+    for load in loads:
+        if load.name is None and load.how != "name_expressions":
+            unresolved.setdefault(load.site.path, load)
+    launched = {load.name for load in loads if load.launched_at}
+    for load in loads:
+        if load.how != "name_expressions" or load.name is None or load.name in launched:
+            continue
+        other = unresolved.get(load.site.path)
+        if other is not None:
+            load.launched_at = [other.site]
+            load.possibly = f"by the name built at run time at {other.site.where} (`{other.expression}`)"
 
 
 _CPP = "C++ "
@@ -412,6 +470,47 @@ def _cpp_uses(program: Program, definitions: dict[str, list[KernelDef]]) -> list
             site = Site(path, use.span, use.enclosing)
             how = _CPP + _CPP_HOW.get(use.how, f"`{use.how}`")
             found.append(KernelLoad(use.kernel, use.kernel, site, how, [site]))
+    return found
+
+
+_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".inc", ".inl")
+
+
+def _runtime_headers(program: Program) -> list[tuple[str, Span, str]]:
+    """(path, span, kernel) for ``__global__`` kernels in files a module that builds CUDA source
+    reads at run time: a string literal naming a header (``"pba_kernels_2d.h"``) in a module that
+    calls RawKernel/RawModule, found beside the module or below its directory. Headers
+    discovery already lists (.cu/.cuh) are scanned as CUDA files already and are skipped."""
+    found: list[tuple[str, Span, str]] = []
+    seen: set[str] = set()
+    for module in program.modules.values():
+        if module.summary.call_methods.isdisjoint(_SOURCE_LOADS):
+            continue
+        names = {
+            str(arg.value)
+            for call in module.summary.calls
+            for arg in (*call.args, *(value for _, value in call.kwargs))
+            if arg.kind == "str" and str(arg.value).endswith(_HEADER_SUFFIXES) and "\n" not in str(arg.value)
+        }
+        if not names:
+            continue
+        directory = module.path.rpartition("/")[0]
+        base = program.root / directory if directory else program.root
+        for name in sorted(names):
+            leaf = name.replace("\\", "/").rsplit("/", 1)[-1]
+            for candidate in sorted(base.rglob(leaf)) if leaf and "*" not in leaf else ():
+                relative = candidate.relative_to(program.root).as_posix()
+                if relative in seen or relative in program.cuda or not candidate.is_file():
+                    continue
+                seen.add(relative)
+                try:
+                    text = candidate.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                lines = text.split("\n")
+                for kernel in kernels_in_source_text(text):
+                    line = next((i for i, body in enumerate(lines, 1) if re.search(rf"\b{re.escape(kernel)}\s*\(", body)), 1)
+                    found.append((relative, Span(line, 1, line, 1), kernel))
     return found
 
 
@@ -466,7 +565,12 @@ _SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
 def _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
     method = call.method
     if method == "get_function" and call.receiver:
-        yield _LoadCandidate(module, call, call.kwarg("name") or (call.args[0] if call.args else None), "get_function", False)
+        name = call.kwarg("name") or (call.args[0] if call.args else None)
+        if name is None or program.resolve_call(module, call).kind == "project":
+            # `tx.get_function()` (torch's dynamo), or a project class's own get_function:
+            # not CuPy's RawModule.get_function(name), which always takes the kernel's name.
+            return
+        yield _LoadCandidate(module, call, name, "get_function", False)
         return
     if method == "RawKernel":
         yield _LoadCandidate(module, call, call.kwarg("name") or (call.args[1] if len(call.args) > 1 else None), "RawKernel", False)
@@ -496,32 +600,194 @@ def _load_candidates(program, module, call, loaders, loader_launches, resolved_t
         yield _LoadCandidate(module, call, arg, f"loader `{target}`", loader_launches.get(target, False))
 
 
-def _names_of(program: Program, module: Module, arg: Arg | None) -> list[str] | None:
-    if arg is None:
+def _names_of(program: Program, module: Module, arg: Arg | None, depth: int = 0) -> list[str] | None:
+    """The kernel names an argument names, or None when they cannot be known statically.
+
+    Template arguments are stripped ('k<float>' loads kernel k), so ``f'k<{t}>'`` names k
+    whatever ``t`` is; a list, a ``+`` of lists, and a comprehension over a literal list
+    (``[f'k_{t}' for t in ('f32', 'f64')]``) name each of their items.
+    """
+    if arg is None or depth > 4:
         return None
+    if arg.kind == "list" or (
+        arg.kind == "concat" and all(part.kind in ("list", "comprehension", "name") for part in arg.value)  # type: ignore[union-attr]
+    ):
+        names: list[str] = []
+        for item in arg.value:  # type: ignore[union-attr]
+            found = _names_of(program, module, item, depth + 1)
+            if found is None:
+                return None
+            names.extend(found)
+        return names
+    if arg.kind == "fstring":
+        head = _fstring_head(arg.text)
+        if head is not None and "<" in head:
+            return [head.split("<", 1)[0].strip()]
+        return None
+    if arg.kind == "comprehension":
+        element, variable, iterable = arg.value  # type: ignore[misc]
+        if element.kind == "fstring":
+            head = _fstring_head(element.text)
+            if head is not None and "<" in head:
+                return [head.split("<", 1)[0].strip()]
+        values = _literal_strings(program, module, iterable)
+        if values is None:
+            return None
+        names = []
+        for value in values:
+            text = _substitute(element, variable.text, value)
+            if text is None:
+                return None
+            names.append(text.split("<", 1)[0].strip())
+        return names
+    if arg.kind in ("name", "attribute"):
+        constant, owner = _constant(program, module, arg)
+        if constant is not None and constant.kind in ("list", "concat", "comprehension"):
+            return _names_of(program, owner, constant, depth + 1)
     value = _string_value(program, module, arg)
     if value is None:
         return None
-    # name_expressions may carry template arguments: 'k<float>' loads kernel k.
     return [value.split("<", 1)[0].strip()]
 
 
-def _string_value(program: Program, module: Module, arg: Arg | None, depth: int = 0) -> str | None:
+def _forwarded_param(module: Module, call: Call, arg: Arg | None, function) -> str | None:
+    """The parameter of the enclosing function that ``arg`` passes on as the kernel name: the
+    parameter itself, ``f'{name}<{template}>'`` (template arguments added), or a local bound to
+    one of those (``kernel_name = f'{func_name}<{t}>' if t else func_name``)."""
+    if arg is None or function is None:
+        return None
+    params = set(function.params)
+
+    def forwarded(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id if node.id in params else None
+        if isinstance(node, ast.JoinedStr) and node.values:
+            first, rest = node.values[0], node.values[1:]
+            if isinstance(first, ast.FormattedValue) and isinstance(first.value, ast.Name) and first.value.id in params:
+                after = rest[0] if rest else None
+                if after is None or (isinstance(after, ast.Constant) and str(after.value).startswith("<")):
+                    return first.value.id
+            return None
+        if isinstance(node, ast.IfExp):
+            body, orelse = forwarded(node.body), forwarded(node.orelse)
+            return body if body is not None and body == orelse else None
+        return None
+
+    def parsed(text: str) -> str | None:
+        try:
+            return forwarded(ast.parse(text.strip(), mode="eval").body)
+        except SyntaxError:
+            return None
+
+    if arg.kind == "name" and arg.text in params:
+        return arg.text
+    if arg.kind == "fstring":
+        return parsed(arg.text)
+    if arg.kind == "name":
+        bound = [a for a in module.summary.assignments if a.target == arg.text and a.scope == call.scope]
+        if len(bound) == 1 and bound[0].value.kind in ("fstring", "other", "name"):
+            return parsed(bound[0].value.text)
+    return None
+
+
+def _fstring_parts(text: str) -> list[tuple[str, str]] | None:
+    """An f-string as ("text", literal) and ("name", variable) parts, ("expr", source) for any
+    other interpolation; None when the text is not one f-string."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.JoinedStr):
+        return None
+    parts: list[tuple[str, str]] = []
+    for value in tree.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            parts.append(("text", value.value))
+        elif isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name) and value.format_spec is None and value.conversion == -1:
+            parts.append(("name", value.value.id))
+        else:
+            parts.append(("expr", ast.unparse(value)))
+    return parts
+
+
+def _fstring_head(text: str) -> str | None:
+    """The literal text of an f-string before its first interpolation: ``f'k<{t}>'`` → ``k<``."""
+    parts = _fstring_parts(text)
+    if parts is None:
+        return None
+    head = []
+    for kind, value in parts:
+        if kind != "text":
+            break
+        head.append(value)
+    return "".join(head)
+
+
+def _substitute(element: Arg, variable: str, value: str) -> str | None:
+    """``f'k_{t}'`` with t = value; None unless the f-string interpolates only ``variable``."""
+    if element.kind == "name" and element.text == variable:
+        return value
+    parts = _fstring_parts(element.text) if element.kind == "fstring" else None
+    if parts is None or any(kind == "expr" or (kind == "name" and text != variable) for kind, text in parts):
+        return None
+    return "".join(value if kind == "name" else text for kind, text in parts)
+
+
+def _literal_strings(program: Program, module: Module, arg: Arg) -> list[str] | None:
+    """The strings of a literal list/tuple (directly or through a module constant)."""
+    if arg.kind in ("name", "attribute"):
+        constant, owner = _constant(program, module, arg)
+        if constant is None:
+            return None
+        return _literal_strings(program, owner, constant)
+    if arg.kind != "list":
+        return None
+    values = [_string_value(program, module, item) for item in arg.value]  # type: ignore[union-attr]
+    return None if any(value is None for value in values) else values  # type: ignore[return-value]
+
+
+def _constant(program: Program, module: Module, arg: Arg, scope: str | None = None) -> tuple[Arg | None, Module]:
+    """The module-level constant a name or attribute refers to, and the module that defines it;
+    with ``scope``, also a name bound exactly once in that scope (a class attribute or a local
+    holding CUDA source: ``code = r\"\"\"...\"\"\"`` then ``RawModule(code=code)``)."""
+    constant = module.summary.constants.get(arg.text)
+    if constant is not None:
+        return constant, module
+    if scope is not None and arg.kind == "name":
+        bound = [a for a in module.summary.assignments if a.target == arg.text and a.scope == scope]
+        if len(bound) == 1:
+            return bound[0].value, module
+    canonical = program.canonical(module, arg.dotted or arg.text)
+    owner, _, name = canonical.rpartition(".")
+    other = program.modules.get(owner)
+    if other is not None and other is not module:
+        constant = other.summary.constants.get(name)
+        if constant is not None:
+            return constant, other
+    return None, module
+
+
+def _string_value(
+    program: Program, module: Module, arg: Arg | None, depth: int = 0, *, partial: bool = False, scope: str | None = None
+) -> str | None:
+    """The string an argument holds: a literal, a module constant, or a ``+`` of those.
+
+    ``partial`` joins what is known of a ``+`` chain and skips the rest (CUDA source built from a
+    preamble and a literal: its literal parts still show which kernels it defines)."""
     if arg is None or depth > 4:
         return None
     if arg.kind == "str":
         return str(arg.value)
+    if arg.kind == "concat":
+        parts = [_string_value(program, module, part, depth + 1, partial=partial, scope=scope) for part in arg.value]  # type: ignore[union-attr]
+        if any(part is None for part in parts) and not partial:
+            return None
+        known = [part for part in parts if part is not None]
+        return "".join(known) if known else None
     if arg.kind in ("name", "attribute"):
-        constant = module.summary.constants.get(arg.text)
+        constant, owner = _constant(program, module, arg, scope)
         if constant is not None:
-            return _string_value(program, module, constant, depth + 1)
-        canonical = program.canonical(module, arg.dotted or arg.text)
-        owner, _, name = canonical.rpartition(".")
-        other = program.modules.get(owner)
-        if other is not None and other is not module:
-            constant = other.summary.constants.get(name)
-            if constant is not None:
-                return _string_value(program, other, constant, depth + 1)
+            return _string_value(program, owner, constant, depth + 1, partial=partial, scope=scope)
     return None
 
 
@@ -596,6 +862,19 @@ def _launched_in_scope(program, module, call, launchers, resolved_targets) -> li
         klass = program.enclosing_class(module, call.scope)
         prefix = klass.split(":", 1)[1] + "." if klass else None
         scopes = [c for c in module.summary.calls if prefix and c.scope.startswith(prefix)]
+    elif not call.scope and "." not in bound:
+        # `_k = cupy.RawKernel(...)` at module level is a global: any function of the module may
+        # launch it, and so may a module that imports it (`from ._kernels import _k`).
+        scopes = list(module.summary.calls)
+        for other in program.modules.values():
+            if other is module:
+                continue
+            for ref in other.summary.imports:
+                if ref.module != module.name:
+                    continue
+                for imported, alias in ref.names:
+                    if imported == bound:
+                        sites.extend(Site(other.path, c.span, c.scope) for c in other.summary.calls if c.func == alias)
     else:
         scopes = [c for c in module.summary.calls if c.scope == call.scope]
     for other in scopes:
