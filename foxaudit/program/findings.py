@@ -99,7 +99,18 @@ def fx201(analysis: Analysis) -> list[Diagnostic]:
                 "name them under [tool.foxaudit.program]: `entry-points`, `public-packages` or `test-roots`",
             )
         ]
-    return [
+    notes = [
+        _diagnostic(
+            "FX201",
+            found.site,
+            f"orphan-module analysis unresolved for {len(found.modules)} modules under `{found.prefix[:-1]}`"
+            f" (`{found.expression}` picks one at run time vs a literal module name)",
+            "nothing else imports them: import them by name, or list the ones meant to be loaded this way under"
+            " `entry-points`",
+        )
+        for found in graph.dynamic
+    ]
+    return notes + [
         _diagnostic(
             "FX201",
             _file_site(row.path),
@@ -117,8 +128,9 @@ def fx202(analysis: Analysis) -> list[Diagnostic]:
         _diagnostic(
             "FX202",
             row.site,
-            f"orphan kernel `{row.name}` (defined, loaded by no Python code vs loaded and launched)",
-            "load it by name (RawModule.get_function / the kernel loader) and launch it, or delete it",
+            f"orphan kernel `{row.name}` (defined, loaded by no Python code and launched by no C++ code vs loaded and"
+            " launched)",
+            "launch it (`<<<…>>>`, a launch API, or RawModule.get_function / the kernel loader), or delete it",
         )
         for row in analysis.kernels.rows
         if row.status == ORPHAN and row.site is not None

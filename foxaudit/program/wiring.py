@@ -33,7 +33,7 @@ import fnmatch
 import posixpath
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
@@ -68,12 +68,27 @@ class ModuleRow:
     is_test: bool
 
 
+@dataclass(frozen=True)
+class DynamicImport:
+    """``importlib.import_module(f"pkg.{name}")``: a module name built at run time."""
+
+    site: Site
+    expression: str
+    prefix: str  # the literal head: 'pkg.'
+    modules: tuple[str, ...] = ()  # modules only this call may reach (filled by import_graph)
+
+    @property
+    def what(self) -> str:
+        return f"`{self.expression}` at {self.site.where} (a name built at run time)"
+
+
 @dataclass
 class ImportGraph:
     edges: dict[str, set[str]]
     entries: dict[str, str]  # module → why it is an entry
     rows: list[ModuleRow]
     type_checking_only: dict[str, list[str]]  # module → importers that import it only for typing
+    dynamic: list[DynamicImport] = field(default_factory=list)  # call sites with modules they alone may reach
 
 
 def import_graph(program: Program) -> ImportGraph:
@@ -81,6 +96,15 @@ def import_graph(program: Program) -> ImportGraph:
     modules = program.modules
     edges: dict[str, set[str]] = {name: set() for name in modules}
     typing_only: dict[str, set[str]] = {}
+    derived = _derives_entries(program)
+    # Cython modules (.pyx) import Python modules at run time too; they are graph nodes without
+    # a row (their own reachability is the build's business).
+    cython = _cython_imports(program) if derived else {}
+    known = set(modules) | set(cython)
+    for name, imported in cython.items():
+        edges[name] = set()
+        for target_module, names in imported:
+            edges[name].update(_import_targets(program, target_module, names, known) - {name})
     for name, module in modules.items():
         # Loading a module runs its parent packages first.
         parts = name.split(".")
@@ -88,10 +112,13 @@ def import_graph(program: Program) -> ImportGraph:
             parent = ".".join(parts[:cut])
             if parent in modules:
                 edges[name].add(parent)
+        extra_roots = _sys_path_additions(module) if derived else ()
         for ref in module.summary.imports:
             if not ref.module:
                 continue
-            targets = _import_targets(program, ref.module, ref.names)
+            targets = _import_targets(program, ref.module, ref.names, known)
+            if not targets and derived and not ref.dynamic:
+                targets = _path_relative_targets(program, name, module, ref.module, ref.names, known, extra_roots)
             if ref.type_checking:
                 for target in targets:
                     typing_only.setdefault(target, set()).add(name)
@@ -123,7 +150,7 @@ def import_graph(program: Program) -> ImportGraph:
             part.startswith("_") and part != "__init__" for part in name.split(".")
         ):
             entries.setdefault(name, "public module of a library package")
-    if _derives_entries(program):
+    if derived:
         for name, why in _derived_entries(program).items():
             entries.setdefault(name, why)
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
@@ -131,6 +158,14 @@ def import_graph(program: Program) -> ImportGraph:
         del entries[name]
     production = _reach(edges, [name for name, why in entries.items() if why != "test root"])
     tests = _reach(edges, [name for name, why in entries.items() if why == "test root"])
+    # import_module("pkg." + name): which module runs is decided at run time. The modules it may
+    # load that nothing else reaches get one note per call site, not an orphan finding each.
+    dynamic_imports = _dynamic_imports(program, production, tests)
+    dynamic_candidates: dict[str, DynamicImport] = {}
+    for found in dynamic_imports:
+        for name in modules:
+            if name.startswith(found.prefix) and name not in production and name not in tests:
+                dynamic_candidates.setdefault(name, found)
     rows: list[ModuleRow] = []
     for name in sorted(modules, key=lambda n: modules[n].path):
         module = modules[name]
@@ -143,13 +178,21 @@ def import_graph(program: Program) -> ImportGraph:
             rows.append(ModuleRow(name, module.path, WIRED, f"imported by `{production[name]}`", module.is_test))
         elif name in tests:
             rows.append(ModuleRow(name, module.path, PARTIAL, f"only tests reach it (via `{tests[name]}`)", module.is_test))
+        elif name in dynamic_candidates:
+            rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be imported by {dynamic_candidates[name].what}", module.is_test))
         else:
             importers = sorted(typing_only.get(name, ()))
             via = "no entry point reaches it"
             if importers:
                 via += f"; imported only under TYPE_CHECKING by `{importers[0]}`"
             rows.append(ModuleRow(name, module.path, ORPHAN, via, module.is_test))
-    return ImportGraph(edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()})
+    dynamic = [
+        replace(found, modules=tuple(sorted(n for n, d in dynamic_candidates.items() if d is found)))
+        for found in dynamic_imports
+    ]
+    return ImportGraph(
+        edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()}, [d for d in dynamic if d.modules]
+    )
 
 
 ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
@@ -174,7 +217,19 @@ def _derived_entries(program: Program) -> dict[str, str]:
     found: dict[str, str] = {}
     project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
     distribution = str(project_table.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
+    # No [project] name (a setup.py build, a checked-out wheel): every top-level regular package
+    # that is not tests, docs or examples is the library's API.
+    libraries = (
+        {distribution}
+        if distribution
+        else {
+            name for name, module in program.modules.items()
+            if module.is_package and "." not in name and name not in _NOT_LIBRARIES
+        }
+    )
     for name, module in program.modules.items():
+        parent = name.rpartition(".")[0]
+        module_calls = [call for call in module.summary.calls if not call.scope] if "." in name or not module.is_package else []
         parts = module.path.split("/")
         filename = parts[-1]
         if (
@@ -184,31 +239,147 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or any(part in ("tests", "test") for part in parts[:-1])
         ):
             found[name] = "test root"
-        elif "." not in name and not module.is_package and any(
-            not call.scope and not call.bound_to and call.func for call in module.summary.calls
-        ):
+        elif "." not in name and not module.is_package and any(not call.bound_to and call.func for call in module_calls):
             found[name] = "top-level script (runs a call at import)"
-        elif distribution and name.split(".")[0] == distribution and not any(
-            part.startswith("_") and part != "__init__" for part in name.split(".")
+        elif not module.is_package and parent not in program.modules and any(
+            not call.bound_to and call.func for call in module_calls
         ):
-            found[name] = f"public module of the distribution `{distribution}`"
+            # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
+            found[name] = "script outside any package (runs a call at import)"
+        elif any(call.method in _COMMAND_LINE or call.func in _COMMAND_LINE for call in module_calls):
+            found[name] = "script (parses its command line at import; run as `python -m` or by path)"
+        elif name.split(".")[0] in libraries and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
+            top = name.split(".")[0]
+            found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
 
 
-def _import_targets(program: Program, module: str, names: tuple[tuple[str, str], ...]) -> set[str]:
+# Module-level calls that read the command line: the module is a script.
+_COMMAND_LINE = frozenset({"ArgumentParser", "parse_args", "parse_known_args", "tyro.cli", "fire.Fire", "typer.run", "HfArgumentParser"})
+_NOT_LIBRARIES = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts", "tools"})
+
+
+def _import_targets(program: Program, module: str, names: tuple[tuple[str, str], ...], known: set[str] | None = None) -> set[str]:
+    known = program.modules.keys() if known is None else known  # type: ignore[assignment]
     targets = set()
     parts = module.split(".")
     for cut in range(1, len(parts) + 1):
         prefix = ".".join(parts[:cut])
-        if prefix in program.modules:
+        if prefix in known:
             targets.add(prefix)
     for imported, _alias in names:
         if imported == "*":
             continue
         candidate = f"{module}.{imported}"
-        if candidate in program.modules:
+        if candidate in known:
             targets.add(candidate)
     return targets
+
+
+def _path_relative_targets(
+    program: Program, importer: str, module: Module, target: str, names: tuple[tuple[str, str], ...], known: set[str],
+    extra_roots: tuple[str, ...],
+) -> set[str]:
+    """An absolute import the source roots cannot resolve, resolved the way a script runs it:
+    ``python dev/data/fineweb.py`` puts ``dev/data`` on ``sys.path``, so its ``from data_common
+    import x`` is ``dev/data/data_common.py``; modules it imports resolve their own absolute
+    imports against that directory too, hence the nearest enclosing directory that has the
+    module wins. ``sys.path.append(os.path.join(here, "install"))`` adds ``install``."""
+    package = importer if module.is_package else importer.rpartition(".")[0]
+    parts = package.split(".") if package else []
+    bases = [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]
+    bases = [*(f"{package}.{root}".strip(".") if package else root for root in extra_roots), *bases]
+    for base in bases:
+        found = _import_targets(program, f"{base}.{target}", names, known)
+        if any(name == f"{base}.{target}" or name.startswith(f"{base}.{target}.") for name in found):
+            return {name for name in found if name != base and not base.startswith(name + ".")}
+    return set()
+
+
+def _sys_path_additions(module: Module) -> tuple[str, ...]:
+    """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
+    literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``)."""
+    if "sys" not in module.summary.call_heads and not {"append", "insert"} & module.summary.call_methods:
+        return ()
+    found: list[str] = []
+    calls = module.summary.calls
+    for call in calls:
+        if call.func not in ("sys.path.append", "sys.path.insert"):
+            continue
+        literals = [str(a.value) for a in call.args if a.kind == "str"]
+        for inner in calls:
+            if inner is not call and inner.method == "join" and call.span.line <= inner.span.line <= call.span.end_line:
+                literals.extend(str(a.value) for a in inner.args if a.kind == "str")
+        for literal in literals:
+            dotted = ".".join(part for part in literal.replace("\\", "/").split("/") if part not in ("", "."))
+            if dotted and all(part.isidentifier() for part in dotted.split(".")):
+                found.append(dotted)
+    return tuple(found)
+
+
+_CYTHON_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[\w ,\t]+)|import[ \t]+([\w., \t]+))", re.MULTILINE
+)
+
+
+def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]]:
+    """Run-time imports of the Cython modules (``.pyx``) in the project's package directories:
+    dotted name → [(module, names)]. ``cimport`` is compile time and does not count."""
+    found: dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]] = {}
+    for name, module in program.modules.items():
+        if not module.is_package:
+            continue
+        folder = program.root / module.path.rpartition("/")[0]
+        try:
+            sources = sorted(folder.glob("*.pyx"))
+        except OSError:
+            continue
+        for source in sources:
+            if not source.stem.isidentifier():
+                continue
+            try:
+                text = source.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            imports: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+            for match in _CYTHON_IMPORT.finditer(text):
+                if match.group(1):
+                    target = match.group(1)
+                    if target.startswith("."):
+                        level = len(target) - len(target.lstrip("."))
+                        base = name.split(".")[: len(name.split(".")) - (level - 1)] if level > 1 else name.split(".")
+                        target = ".".join([*base, target.lstrip(".")]).strip(".")
+                    names = tuple(
+                        (part.split()[0], part.split()[-1])
+                        for part in re.sub(r"#[^\n]*", "", match.group(2)).strip("()").replace("\n", " ").split(",")
+                        if part.strip()
+                    )
+                    imports.append((target, names))
+                else:
+                    for part in match.group(3).split(","):
+                        if part.strip():
+                            imports.append((part.split()[0], ()))
+            found[f"{name}.{source.stem}"] = imports
+    return found
+
+
+def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
+    """``import_module(f"pkg.{x}")`` / ``import_module("pkg." + x)`` in reached modules."""
+    found: list[DynamicImport] = []
+    for module, call in program.iter_calls_named({"import_module", "__import__"}):
+        if module.name not in production and module.name not in tests:
+            continue
+        if call.func not in ("importlib.import_module", "import_module", "__import__") and not call.func.endswith(".import_module"):
+            continue
+        arg = call.args[0] if call.args else None
+        prefix = None
+        if arg is not None and arg.kind == "fstring":
+            prefix = _fstring_head(arg.text)
+        elif arg is not None and arg.kind == "concat" and arg.value and arg.value[0].kind == "str":  # type: ignore[index]
+            prefix = str(arg.value[0].value)  # type: ignore[index]
+        if prefix and prefix.endswith(".") and prefix[:-1] in program.modules:
+            found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
+    return found
 
 
 def _reach(edges: dict[str, set[str]], roots: list[str]) -> dict[str, str]:
