@@ -168,7 +168,7 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     uses: dict[tuple[str, str, int], Launch] = {}
 
     def use(node: tree_sitter.Node | None, how: str) -> None:
-        name = _function_value(node)
+        name = node if node is not None and node.type == "type_identifier" else _function_value(node)
         if name is not None:
             where = span(name)
             uses.setdefault((source.node_text(name), how, where.line), Launch(source.node_text(name), "", where, how))
