@@ -18,7 +18,13 @@ class OrphanKernel(ProjectRule):
     Reports every `__global__` function in a `.cu`/`.cuh` file whose name no Python code loads:
     `.get_function("name")`, `RawKernel(code, "name")`, `RawModule(name_expressions=[...])`, or a
     loader function (configured in `kernel-loaders`, or derived: a function that forwards one of its
-    parameters as the kernel name to a loader).
+    parameters as the kernel name to a loader) — and no C++ code launches: `<<<…>>>` (templates,
+    namespaces, split over lines), `cudaLaunchKernel*`/`cudaLaunchCooperativeKernel`/`cuLaunchKernel`,
+    a graph kernel node's `func`, a function pointer or template argument, `cuModuleGetFunction`
+    with its name, in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file,
+    and in preprocessor branches another build configuration compiles (not `#if 0`). A launch
+    from inside the kernel itself does not count. A kernel whose name a run-time string may build
+    (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there.
 
     ## Why is this bad
     Invariant 2. A kernel that is never loaded is never run: its parity test proves nothing about
