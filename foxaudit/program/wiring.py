@@ -514,8 +514,13 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             why = "an f-string" if arg is not None and arg.kind == "fstring" else "not a literal or a module constant"
             loads.append(KernelLoad(None, arg.text if arg else "", site, candidate.how, launched, why))
             continue
+        escape = None if launched or candidate.how == "name_expressions" else _escape(program, module, call)
         for value in values:
-            loads.append(KernelLoad(value, arg.text if arg else value, site, candidate.how, launched, receiver=call.receiver))
+            load = KernelLoad(value, arg.text if arg else value, site, candidate.how, launched, receiver=call.receiver)
+            if escape is not None:
+                load.launched_at = [escape]
+                load.possibly = f"by whatever receives it at {escape.where}"
+            loads.append(load)
     # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...), or in
     # a header the module reads at run time (open(os.path.join(here, "kernels.h"))).
     opaque: set[tuple[str, str]] = set()  # (path, call site line or bound name) of unreadable sources
@@ -1005,6 +1010,26 @@ def _param_index(program: Program, target: str, param: str) -> int | None:
     _, function = program.functions[target]
     params = [p for p in function.params if p not in ("self", "cls")] if function.class_name else list(function.params)
     return params.index(param) if param in params else None
+
+
+def _escape(program: Program, module: Module, call: Call) -> Site | None:
+    """Where a loaded kernel bound to a name is handed on to code the analysis cannot follow:
+    an argument of a call that reaches no project function (``generic_filter(x, rms_raw)``), or
+    a value stored in a dict (``{"rms": rms_raw}``). Whether it is launched there is unknown."""
+    bound = call.bound_to
+    if not bound or bound.startswith("self."):
+        return None
+    everywhere = not call.scope and "." not in bound
+    for other in module.summary.calls:
+        if other is call or not (everywhere or other.scope == call.scope):
+            continue
+        if any(arg.text == bound for arg in other.args) or any(arg.text == bound for _, arg in other.kwargs):
+            if program.resolve_call(module, other).kind != "project":
+                return Site(module.path, other.span, other.scope)
+    for entry in module.summary.dict_entries:
+        if entry.value == bound and (everywhere or entry.scope == call.scope):
+            return Site(module.path, entry.span, entry.scope)
+    return None
 
 
 def _launched_in_scope(program, module, call, launchers, resolved_targets) -> list[Site]:

@@ -270,3 +270,18 @@ def test_import_module_with_a_built_name_is_one_unresolved_note(tmp_path: Path) 
     (note,) = findings(analysis, "FX201")
     assert note.path == "app/_plugins/__init__.py" and note.line == 5
     assert note.message.startswith("orphan-module analysis unresolved for 3 modules under `app._plugins`")
+
+
+def test_a_kernel_handed_to_code_the_analysis_cannot_follow_is_no_fx204(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/filters.py": (
+            "import cupy\n\n"
+            "rms_raw = cupy.RawKernel('extern \"C\" __global__ void rms(double* y) {}', 'rms')\n"
+            "idle_raw = cupy.RawKernel('extern \"C\" __global__ void idle(double* y) {}', 'idle')\n"
+            "KERNELS = {'rms': rms_raw}\n"
+        ),
+    })  # fmt: skip
+    rows = {row.name: row for row in analysis.kernels.rows}
+    assert rows["rms"].status == PARTIAL and "whatever receives it at lib/filters.py:5" in rows["rms"].reason
+    assert [d.message.split("`")[1] for d in findings(analysis, "FX204")] == ["idle"]
