@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import os
 import posixpath
 import re
 from collections import deque
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
@@ -299,7 +301,7 @@ def _path_relative_targets(
 def _sys_path_additions(module: Module) -> tuple[str, ...]:
     """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
     literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``)."""
-    if "sys" not in module.summary.call_heads and not {"append", "insert"} & module.summary.call_methods:
+    if "sys" not in module.summary.call_heads or {"append", "insert"}.isdisjoint(module.summary.call_methods):
         return ()
     found: list[str] = []
     calls = module.summary.calls
@@ -652,6 +654,16 @@ def _cpp_uses(program: Program, definitions: dict[str, list[KernelDef]]) -> list
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".inc", ".inl")
 
 
+def _files_named(base: Path, leaves: set[str]) -> list[Path]:
+    """Files below ``base`` whose name is one of ``leaves`` (hidden directories and virtual
+    environments are not walked), sorted."""
+    found: list[Path] = []
+    for folder, directories, files in os.walk(base):
+        directories[:] = sorted(d for d in directories if not d.startswith(".") and d not in ("node_modules", "venv", "__pycache__"))
+        found.extend(Path(folder) / name for name in files if name in leaves)
+    return sorted(found)
+
+
 def _runtime_headers(program: Program) -> list[tuple[str, Span, str]]:
     """(path, span, kernel) for ``__global__`` kernels in files a module that builds CUDA source
     reads at run time: a string literal naming a header (``"pba_kernels_2d.h"``) in a module that
@@ -671,22 +683,20 @@ def _runtime_headers(program: Program) -> list[tuple[str, Span, str]]:
         if not names:
             continue
         directory = module.path.rpartition("/")[0]
-        base = program.root / directory if directory else program.root
-        for name in sorted(names):
-            leaf = name.replace("\\", "/").rsplit("/", 1)[-1]
-            for candidate in sorted(base.rglob(leaf)) if leaf and "*" not in leaf else ():
-                relative = candidate.relative_to(program.root).as_posix()
-                if relative in seen or relative in program.cuda or not candidate.is_file():
-                    continue
-                seen.add(relative)
-                try:
-                    text = candidate.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                lines = text.split("\n")
-                for kernel in kernels_in_source_text(text):
-                    line = next((i for i, body in enumerate(lines, 1) if re.search(rf"\b{re.escape(kernel)}\s*\(", body)), 1)
-                    found.append((relative, Span(line, 1, line, 1), kernel))
+        leaves = {name.replace("\\", "/").rsplit("/", 1)[-1] for name in names}
+        for candidate in _files_named(program.root / directory if directory else program.root, leaves):
+            relative = candidate.relative_to(program.root).as_posix()
+            if relative in seen or relative in program.cuda:
+                continue
+            seen.add(relative)
+            try:
+                text = candidate.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lines = text.split("\n")
+            for kernel in kernels_in_source_text(text):
+                line = next((i for i, body in enumerate(lines, 1) if re.search(rf"\b{re.escape(kernel)}\s*\(", body)), 1)
+                found.append((relative, Span(line, 1, line, 1), kernel))
     return found
 
 
@@ -1023,9 +1033,9 @@ def _escape(program: Program, module: Module, call: Call) -> Site | None:
     for other in module.summary.calls:
         if other is call or not (everywhere or other.scope == call.scope):
             continue
-        if any(arg.text == bound for arg in other.args) or any(arg.text == bound for _, arg in other.kwargs):
-            if program.resolve_call(module, other).kind != "project":
-                return Site(module.path, other.span, other.scope)
+        passed = any(arg.text == bound for arg in other.args) or any(arg.text == bound for _, arg in other.kwargs)
+        if passed and program.resolve_call(module, other).kind != "project":
+            return Site(module.path, other.span, other.scope)
     for entry in module.summary.dict_entries:
         if entry.value == bound and (everywhere or entry.scope == call.scope):
             return Site(module.path, entry.span, entry.scope)
