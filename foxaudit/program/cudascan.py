@@ -1,8 +1,16 @@
-"""One CUDA file (``.cu``/``.cuh``) → a ``CudaSummary``: kernels, constants, host memcpy sites.
+"""One CUDA file (``.cu``/``.cuh``) → a ``CudaSummary``: kernels, constants, host memcpy sites,
+and every place C++ code launches or takes a kernel.
 
 tree-sitter-cuda is error-tolerant, so a file with ERROR nodes still yields the kernels and
 constants that parsed. Kernel names inside Python strings (CuPy ``RawKernel``/``RawModule``
 source given inline) are found by :func:`kernels_in_source_text` with the same rules.
+
+Kernel uses (``Launch``) are syntactic: the callee of ``<<<…>>>`` (templates, ``ns::k``, split
+over lines), a function passed to a launch API (``cudaLaunchKernel*``,
+``cudaLaunchCooperativeKernel``, ``cuLaunchKernel``, ...), the ``func`` of a graph kernel node,
+a function taken as a value (a pointer initialised or assigned, an argument, an initializer
+list entry, through casts and ``&``), and a string given to ``cuModuleGetFunction`` & co. The
+scanner does not know which names are kernels; the linkage keeps the uses of defined kernels.
 """
 
 from __future__ import annotations
@@ -23,9 +31,24 @@ _QUERY_TEXT = """
 (preproc_def) @define
 (declaration) @decl
 (call_expression) @call
+(init_declarator value: (_)) @init
+(assignment_expression right: (_)) @assign
+(initializer_list) @list
+(return_statement) @return
+(template_function) @template
 """
 
 _GLOBAL_IN_TEXT = re.compile(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", re.DOTALL)
+# Launch attributes between `void` and the name take a parenthesised argument list themselves:
+# `__global__ void __launch_bounds__(256) k(...)` names `k`, not `__launch_bounds__`.
+_LAUNCH_ATTRIBUTE = re.compile(r"\b__(?:launch_bounds|cluster_dims|maxnreg|block_size)__\s*\((?:[^()]|\([^()]*\))*\)")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+# APIs that launch the function they are given (runtime, driver, graph nodes).
+_LAUNCH_API = re.compile(r"^(cudaLaunch\w*|cuLaunch\w*|cudaGraphAddKernelNode|cudaGraphExecKernelNodeSetParams|cudaGraphKernelNodeSetParams|cudaGraphAddNode)$")
+# APIs that look a kernel up by its (extern "C") name; the CUfunction is then launched.
+_BY_NAME_API = frozenset({"cuModuleGetFunction", "cuLibraryGetKernel", "cudaLibraryGetKernel", "cuModuleGetFunction_v2", "nvrtcAddNameExpression", "nvrtcGetLoweredName"})
+# Nodes that wrap a function used as a value: `(void*)k`, `&k`, `(k)`, `k<float>`, `ns::k`.
+_VALUE_WRAPPERS = frozenset({"cast_expression", "pointer_expression", "parenthesized_expression", "template_function", "qualified_identifier"})
 _MEMCPY = re.compile(r"^(cuda|cu)Memcpy\w*$")
 _DIRECTIONS = {
     "DtoH": "DeviceToHost",
@@ -73,9 +96,12 @@ class Memcpy:
 
 @dataclass(frozen=True)
 class Launch:
+    """A C++ use of a function that may be a kernel (the linkage keeps those of kernels)."""
+
     kernel: str
-    enclosing: str
+    enclosing: str  # unused by the linkage (self-uses are told apart by line); '' when not computed
     span: Span
+    how: str = "<<<>>>"  # <<<>>> | the launch API | graph node | pointer | the by-name API
 
 
 @dataclass
@@ -139,26 +165,160 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
             number = evaluate_c(text, constants)
             constants[source.node_text(name)] = number
             summary.constants.append(CudaConstant(source.node_text(name), text, number, span(name), "constexpr"))
+    uses: dict[tuple[str, str, int], Launch] = {}
+
+    def use(node: tree_sitter.Node | None, how: str) -> None:
+        name = node if node is not None and node.type == "type_identifier" else _function_value(node)
+        if name is not None:
+            where = span(name)
+            uses.setdefault((source.node_text(name), how, where.line), Launch(source.node_text(name), "", where, how))
+
     for node in captures.get("call", ()):
         function = node.child_by_field_name("function")
-        if function is None or function.type != "identifier":
+        if function is None:
             continue
-        callee = source.node_text(function)
-        enclosing, device_code = _enclosing_function(source, node)
         if any(child.type == "kernel_call_syntax" for child in node.children):
-            summary.launches.append(Launch(callee, enclosing, span(node)))
+            use(function, "<<<>>>")
             continue
-        if not _MEMCPY.match(callee):
+        callee = source.node_text(function) if function.type == "identifier" else ""
+        arguments = node.child_by_field_name("arguments")
+        if arguments is not None:
+            how = callee if _LAUNCH_API.match(callee) else "pointer"
+            for argument in arguments.named_children:
+                if callee in _BY_NAME_API and argument.type == "string_literal":
+                    name = _string_literal(source.node_text(argument))
+                    if name:
+                        where = span(argument)
+                        uses.setdefault((name, callee, where.line), Launch(name, "", where, callee))
+                else:
+                    use(argument, how)
+        if not callee or not _MEMCPY.match(callee):
             continue
+        enclosing, device_code = _enclosing_function(source, node)
         summary.memcpys.append(
             Memcpy(callee, _direction(source, callee, node), enclosing, device_code, span(node))
         )
+    for node in captures.get("template", ()):
+        # launch_kernel<G, ns::quantize_kernel<true>>(g): a kernel given as a template argument.
+        arguments = node.child_by_field_name("arguments")
+        for argument in arguments.named_children if arguments is not None else ():
+            use(_template_value(argument), "pointer")
+    for node in captures.get("init", ()):
+        use(node.child_by_field_name("value"), "pointer")
+    for node in captures.get("assign", ()):
+        left = node.child_by_field_name("left")
+        field_name = left.child_by_field_name("field") if left is not None and left.type == "field_expression" else None
+        # cudaKernelNodeParams.func / CUDA_KERNEL_NODE_PARAMS.func: the kernel a graph node runs.
+        graph_node = field_name is not None and source.node_text(field_name) == "func"
+        use(node.child_by_field_name("right"), "graph kernel node" if graph_node else "pointer")
+    for node in captures.get("list", ()):
+        for entry in node.named_children:
+            if entry.type == "string_literal":
+                # const char *kernels[] = {"k_bs32", "k_bs16"}: names for cuModuleGetFunction.
+                name = _string_literal(source.node_text(entry))
+                if name:
+                    where = span(entry)
+                    uses.setdefault((name, "name string", where.line), Launch(name, "", where, "name string"))
+            else:
+                use(entry, "pointer")
+    for node in captures.get("return", ()):
+        for entry in node.named_children:
+            use(entry, "pointer")
+    for line, name in _conditional_names(source):
+        where = Span(line, 1, line, 1)
+        uses.setdefault((name, "conditional", line), Launch(name, "", where, "conditional"))
+    summary.launches = sorted(uses.values(), key=lambda launch: (launch.span.line, launch.span.column, launch.kernel, launch.how))
     return summary
+
+
+def _function_value(node: tree_sitter.Node | None) -> tree_sitter.Node | None:
+    """The identifier a function-valued expression names (``(void*)&ns::k<T>`` → ``k``), or None."""
+    while node is not None and node.type in _VALUE_WRAPPERS:
+        if node.type == "cast_expression":
+            node = node.child_by_field_name("value")
+        elif node.type == "pointer_expression":
+            operator = node.child_by_field_name("operator")
+            if operator is None or operator.type != "&":
+                return None  # *p is a dereference, not a function taken
+            node = node.child_by_field_name("argument")
+        elif node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        else:  # template_function, qualified_identifier
+            node = node.child_by_field_name("name")
+    return node if node is not None and node.type == "identifier" else None
+
+
+def _template_value(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """A template argument that may name a function: ``k``, ``ns::k``, ``k<true>`` (as the grammar
+    reads it, often a type), else None."""
+    if node.type == "type_descriptor":
+        node = node.child_by_field_name("type")
+    while node is not None and node.type in ("qualified_identifier", "template_type", "template_function"):
+        node = node.child_by_field_name("name")
+    if node is not None and node.type in ("type_identifier", "identifier"):
+        return node
+    return None
+
+
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
+_DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
+_DEAD_CONDITION = re.compile(r"^\s*#\s*(el)?if\s+(0|false)\s*(//.*|/\*.*)?$")
+
+
+def _conditional_names(source: SourceFile) -> list[tuple[int, str]]:
+    """(line, identifier) in branches another build configuration compiles (``#ifdef
+    TORCH_COMPILE``, the host pass's ``#ifndef __CUDA_ARCH__``): a kernel launched there is not
+    dead code. Branches no configuration compiles (``#if 0``) give nothing. One entry per name
+    and branch; strings and comments are skipped."""
+    inactive = source.cuda.inactive
+    if not inactive:
+        return []
+    lines = source.text.split("\n")
+    found: list[tuple[int, str]] = []
+    for region in inactive:
+        seen: set[str] = set()
+        stack = [bool(_DEAD_CONDITION.match(region.directive))]
+        for line in range(region.first_line, min(region.last_line, len(lines)) + 1):
+            text = lines[line - 1]
+            directive = _DIRECTIVE.match(text)
+            if directive is not None:
+                kind = directive.group(1)
+                if kind in ("if", "ifdef", "ifndef"):
+                    stack.append(stack[-1] or bool(_DEAD_CONDITION.match(text)))
+                elif kind == "endif":
+                    if len(stack) > 1:
+                        stack.pop()
+                else:
+                    outer = stack[-2] if len(stack) > 1 else False
+                    stack[-1] = outer or bool(_DEAD_CONDITION.match(text))
+                continue
+            if stack[-1]:
+                continue
+            code = _STRING.sub('""', _COMMENT.sub(" ", text))
+            for match in _IDENTIFIER.finditer(code):
+                name = match.group()
+                if _DECLARED.search(code, 0, match.start()):
+                    continue  # `void k(` here is another definition of k, not a use
+                if name not in seen:
+                    seen.add(name)
+                    found.append((line, name))
+    return found
+
+
+_DECLARED = re.compile(r"\b(void|__global__)\s+$")
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def _string_literal(text: str) -> str:
+    """The kernel name in a C string literal (template arguments stripped), '' for anything else."""
+    if len(text) < 2 or not text.startswith('"') or not text.endswith('"') or "\\" in text:
+        return ""
+    return text[1:-1].split("<", 1)[0].strip()
 
 
 def kernels_in_source_text(text: str) -> list[str]:
     """Kernel names declared ``__global__`` in CUDA source held in a Python string."""
-    return _GLOBAL_IN_TEXT.findall(text)
+    return _GLOBAL_IN_TEXT.findall(_LAUNCH_ATTRIBUTE.sub(" ", _COMMENT.sub(" ", text)))
 
 
 def _enclosing_function(source: SourceFile, node: tree_sitter.Node) -> tuple[str, bool]:

@@ -47,9 +47,11 @@ def _query() -> tree_sitter.Query:
 class Arg:
     """An argument as far as static reading tells: its kind, text and literal value."""
 
-    kind: str  # str | fstring | int | float | name | attribute | call | list | other
+    kind: str  # str | fstring | int | float | name | attribute | call | list | concat | comprehension | other
     text: str
-    value: object = None  # str/int/float for literals; tuple of Args for a list/tuple literal
+    # str/int/float for literals; tuple of Args for a list/tuple literal and for the operands of
+    # a `+` chain (concat); (element, variable, iterable) for a one-clause comprehension.
+    value: object = None
     dotted: str = ""  # for name/attribute/call: the dotted callee or name
 
 
@@ -396,6 +398,35 @@ class _Scanner:
         if kind in ("list", "tuple"):
             items = tuple(self.arg(child) for child in node.named_children if child.type != "comment")
             return Arg("list", text, items)
+        if kind == "binary_operator" and node.child_by_field_name("operator") is not None:
+            operator = node.child_by_field_name("operator")
+            if operator is not None and operator.type == "+":
+                # PREAMBLE + r"""...""" (CuPy sources), ['a'] + [f'k<{t}>' for t in T] (names):
+                # the operands, flattened, so the analyses can join what is literal.
+                parts: list[Arg] = []
+                for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
+                    if side is None:
+                        return Arg("other", text)
+                    part = self.arg(side)
+                    parts.extend(part.value if part.kind == "concat" else (part,))  # type: ignore[arg-type]
+                return Arg("concat", text, tuple(parts))
+        if kind in ("list_comprehension", "generator_expression"):
+            # [f'k<{t}>' for t in TYPES]: the element and, for one `for` clause, its variable and
+            # iterable (a literal list expands; anything else stays unresolved).
+            # With several clauses or a tuple target the variable is '' (nothing expands, but
+            # f'k<{x}, {y}>' still names k).
+            body = node.child_by_field_name("body")
+            clauses = [child for child in node.named_children if child.type in ("for_in_clause", "if_clause")]
+            if body is not None and clauses and clauses[0].type == "for_in_clause":
+                left = clauses[0].child_by_field_name("left")
+                right = clauses[0].child_by_field_name("right")
+                if left is not None and right is not None:
+                    single = len(clauses) == 1 and left.type == "identifier"
+                    variable = Arg("name", self.text(left) if single else "")
+                    return Arg("comprehension", text, (self.arg(body), variable, self.arg(right)))
+        if kind == "parenthesized_expression" and len(node.named_children) == 1:
+            inner = self.arg(node.named_children[0])
+            return inner if inner.kind in ("concat", "comprehension", "str", "fstring", "list") else Arg("other", text)
         return Arg("other", text)
 
     def decorator_text(self, node: tree_sitter.Node) -> str:
@@ -751,9 +782,9 @@ class _Scanner:
         call = None
         if right.type == "call":
             call = self.calls_by_range.get((right.start_byte, right.end_byte))
-        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "call"):
+        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "call", "concat", "comprehension"):
             self.summary.constants[target] = value
-        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "fstring", "other"):
+        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "fstring", "other", "concat", "comprehension"):
             self.summary.assignments.append(Assignment(target, scope, value, call, self.span(node)))
 
     def subscript_write(self, node: tree_sitter.Node, how: str, value: str = "") -> None:

@@ -28,16 +28,25 @@ whose name has no entry is reported.
 
 from __future__ import annotations
 
+import ast
 import fnmatch
+import os
+import posixpath
+import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from foxaudit.globs import first_path_match, name_matches
-from foxaudit.program.cudascan import kernels_in_source_text
+from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, Span
+from foxaudit.sources.base import SourceFile
 
 WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
+# Statically undecidable (a kernel source or a module name built at run time): no finding, the
+# audit says why.
+UNRESOLVED = "Unresolved"
 
 
 @dataclass(frozen=True)
@@ -61,12 +70,27 @@ class ModuleRow:
     is_test: bool
 
 
+@dataclass(frozen=True)
+class DynamicImport:
+    """``importlib.import_module(f"pkg.{name}")``: a module name built at run time."""
+
+    site: Site
+    expression: str
+    prefix: str  # the literal head: 'pkg.'
+    modules: tuple[str, ...] = ()  # modules only this call may reach (filled by import_graph)
+
+    @property
+    def what(self) -> str:
+        return f"`{self.expression}` at {self.site.where} (a name built at run time)"
+
+
 @dataclass
 class ImportGraph:
     edges: dict[str, set[str]]
     entries: dict[str, str]  # module → why it is an entry
     rows: list[ModuleRow]
     type_checking_only: dict[str, list[str]]  # module → importers that import it only for typing
+    dynamic: list[DynamicImport] = field(default_factory=list)  # call sites with modules they alone may reach
 
 
 def import_graph(program: Program) -> ImportGraph:
@@ -74,6 +98,15 @@ def import_graph(program: Program) -> ImportGraph:
     modules = program.modules
     edges: dict[str, set[str]] = {name: set() for name in modules}
     typing_only: dict[str, set[str]] = {}
+    derived = _derives_entries(program)
+    # Cython modules (.pyx) import Python modules at run time too; they are graph nodes without
+    # a row (their own reachability is the build's business).
+    cython = _cython_imports(program) if derived else {}
+    known = set(modules) | set(cython)
+    for name, imported in cython.items():
+        edges[name] = set()
+        for target_module, names in imported:
+            edges[name].update(_import_targets(program, target_module, names, known) - {name})
     for name, module in modules.items():
         # Loading a module runs its parent packages first.
         parts = name.split(".")
@@ -81,10 +114,13 @@ def import_graph(program: Program) -> ImportGraph:
             parent = ".".join(parts[:cut])
             if parent in modules:
                 edges[name].add(parent)
+        extra_roots = _sys_path_additions(module) if derived else ()
         for ref in module.summary.imports:
             if not ref.module:
                 continue
-            targets = _import_targets(program, ref.module, ref.names)
+            targets = _import_targets(program, ref.module, ref.names, known)
+            if not targets and derived and not ref.dynamic:
+                targets = _path_relative_targets(program, name, module, ref.module, ref.names, known, extra_roots)
             if ref.type_checking:
                 for target in targets:
                     typing_only.setdefault(target, set()).add(name)
@@ -116,7 +152,7 @@ def import_graph(program: Program) -> ImportGraph:
             part.startswith("_") and part != "__init__" for part in name.split(".")
         ):
             entries.setdefault(name, "public module of a library package")
-    if _derives_entries(program):
+    if derived:
         for name, why in _derived_entries(program).items():
             entries.setdefault(name, why)
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
@@ -124,6 +160,14 @@ def import_graph(program: Program) -> ImportGraph:
         del entries[name]
     production = _reach(edges, [name for name, why in entries.items() if why != "test root"])
     tests = _reach(edges, [name for name, why in entries.items() if why == "test root"])
+    # import_module("pkg." + name): which module runs is decided at run time. The modules it may
+    # load that nothing else reaches get one note per call site, not an orphan finding each.
+    dynamic_imports = _dynamic_imports(program, production, tests)
+    dynamic_candidates: dict[str, DynamicImport] = {}
+    for found in dynamic_imports:
+        for name in modules:
+            if name.startswith(found.prefix) and name not in production and name not in tests:
+                dynamic_candidates.setdefault(name, found)
     rows: list[ModuleRow] = []
     for name in sorted(modules, key=lambda n: modules[n].path):
         module = modules[name]
@@ -136,13 +180,21 @@ def import_graph(program: Program) -> ImportGraph:
             rows.append(ModuleRow(name, module.path, WIRED, f"imported by `{production[name]}`", module.is_test))
         elif name in tests:
             rows.append(ModuleRow(name, module.path, PARTIAL, f"only tests reach it (via `{tests[name]}`)", module.is_test))
+        elif name in dynamic_candidates:
+            rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be imported by {dynamic_candidates[name].what}", module.is_test))
         else:
             importers = sorted(typing_only.get(name, ()))
             via = "no entry point reaches it"
             if importers:
                 via += f"; imported only under TYPE_CHECKING by `{importers[0]}`"
             rows.append(ModuleRow(name, module.path, ORPHAN, via, module.is_test))
-    return ImportGraph(edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()})
+    dynamic = [
+        replace(found, modules=tuple(sorted(n for n, d in dynamic_candidates.items() if d is found)))
+        for found in dynamic_imports
+    ]
+    return ImportGraph(
+        edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()}, [d for d in dynamic if d.modules]
+    )
 
 
 ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
@@ -167,7 +219,19 @@ def _derived_entries(program: Program) -> dict[str, str]:
     found: dict[str, str] = {}
     project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
     distribution = str(project_table.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
+    # No [project] name (a setup.py build, a checked-out wheel): every top-level regular package
+    # that is not tests, docs or examples is the library's API.
+    libraries = (
+        {distribution}
+        if distribution
+        else {
+            name for name, module in program.modules.items()
+            if module.is_package and "." not in name and name not in _NOT_LIBRARIES
+        }
+    )
     for name, module in program.modules.items():
+        parent = name.rpartition(".")[0]
+        module_calls = [call for call in module.summary.calls if not call.scope] if "." in name or not module.is_package else []
         parts = module.path.split("/")
         filename = parts[-1]
         if (
@@ -177,31 +241,147 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or any(part in ("tests", "test") for part in parts[:-1])
         ):
             found[name] = "test root"
-        elif "." not in name and not module.is_package and any(
-            not call.scope and not call.bound_to and call.func for call in module.summary.calls
-        ):
+        elif "." not in name and not module.is_package and any(not call.bound_to and call.func for call in module_calls):
             found[name] = "top-level script (runs a call at import)"
-        elif distribution and name.split(".")[0] == distribution and not any(
-            part.startswith("_") and part != "__init__" for part in name.split(".")
+        elif not module.is_package and parent not in program.modules and any(
+            not call.bound_to and call.func for call in module_calls
         ):
-            found[name] = f"public module of the distribution `{distribution}`"
+            # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
+            found[name] = "script outside any package (runs a call at import)"
+        elif any(call.method in _COMMAND_LINE or call.func in _COMMAND_LINE for call in module_calls):
+            found[name] = "script (parses its command line at import; run as `python -m` or by path)"
+        elif name.split(".")[0] in libraries and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
+            top = name.split(".")[0]
+            found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
 
 
-def _import_targets(program: Program, module: str, names: tuple[tuple[str, str], ...]) -> set[str]:
+# Module-level calls that read the command line: the module is a script.
+_COMMAND_LINE = frozenset({"ArgumentParser", "parse_args", "parse_known_args", "tyro.cli", "fire.Fire", "typer.run", "HfArgumentParser"})
+_NOT_LIBRARIES = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts", "tools"})
+
+
+def _import_targets(program: Program, module: str, names: tuple[tuple[str, str], ...], known: set[str] | None = None) -> set[str]:
+    known = program.modules.keys() if known is None else known  # type: ignore[assignment]
     targets = set()
     parts = module.split(".")
     for cut in range(1, len(parts) + 1):
         prefix = ".".join(parts[:cut])
-        if prefix in program.modules:
+        if prefix in known:
             targets.add(prefix)
     for imported, _alias in names:
         if imported == "*":
             continue
         candidate = f"{module}.{imported}"
-        if candidate in program.modules:
+        if candidate in known:
             targets.add(candidate)
     return targets
+
+
+def _path_relative_targets(
+    program: Program, importer: str, module: Module, target: str, names: tuple[tuple[str, str], ...], known: set[str],
+    extra_roots: tuple[str, ...],
+) -> set[str]:
+    """An absolute import the source roots cannot resolve, resolved the way a script runs it:
+    ``python dev/data/fineweb.py`` puts ``dev/data`` on ``sys.path``, so its ``from data_common
+    import x`` is ``dev/data/data_common.py``; modules it imports resolve their own absolute
+    imports against that directory too, hence the nearest enclosing directory that has the
+    module wins. ``sys.path.append(os.path.join(here, "install"))`` adds ``install``."""
+    package = importer if module.is_package else importer.rpartition(".")[0]
+    parts = package.split(".") if package else []
+    bases = [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]
+    bases = [*(f"{package}.{root}".strip(".") if package else root for root in extra_roots), *bases]
+    for base in bases:
+        found = _import_targets(program, f"{base}.{target}", names, known)
+        if any(name == f"{base}.{target}" or name.startswith(f"{base}.{target}.") for name in found):
+            return {name for name in found if name != base and not base.startswith(name + ".")}
+    return set()
+
+
+def _sys_path_additions(module: Module) -> tuple[str, ...]:
+    """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
+    literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``)."""
+    if "sys" not in module.summary.call_heads or {"append", "insert"}.isdisjoint(module.summary.call_methods):
+        return ()
+    found: list[str] = []
+    calls = module.summary.calls
+    for call in calls:
+        if call.func not in ("sys.path.append", "sys.path.insert"):
+            continue
+        literals = [str(a.value) for a in call.args if a.kind == "str"]
+        for inner in calls:
+            if inner is not call and inner.method == "join" and call.span.line <= inner.span.line <= call.span.end_line:
+                literals.extend(str(a.value) for a in inner.args if a.kind == "str")
+        for literal in literals:
+            dotted = ".".join(part for part in literal.replace("\\", "/").split("/") if part not in ("", "."))
+            if dotted and all(part.isidentifier() for part in dotted.split(".")):
+                found.append(dotted)
+    return tuple(found)
+
+
+_CYTHON_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[\w ,\t]+)|import[ \t]+([\w., \t]+))", re.MULTILINE
+)
+
+
+def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]]:
+    """Run-time imports of the Cython modules (``.pyx``) in the project's package directories:
+    dotted name → [(module, names)]. ``cimport`` is compile time and does not count."""
+    found: dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]] = {}
+    for name, module in program.modules.items():
+        if not module.is_package:
+            continue
+        folder = program.root / module.path.rpartition("/")[0]
+        try:
+            sources = sorted(folder.glob("*.pyx"))
+        except OSError:
+            continue
+        for source in sources:
+            if not source.stem.isidentifier():
+                continue
+            try:
+                text = source.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            imports: list[tuple[str, tuple[tuple[str, str], ...]]] = []
+            for match in _CYTHON_IMPORT.finditer(text):
+                if match.group(1):
+                    target = match.group(1)
+                    if target.startswith("."):
+                        level = len(target) - len(target.lstrip("."))
+                        base = name.split(".")[: len(name.split(".")) - (level - 1)] if level > 1 else name.split(".")
+                        target = ".".join([*base, target.lstrip(".")]).strip(".")
+                    names = tuple(
+                        (part.split()[0], part.split()[-1])
+                        for part in re.sub(r"#[^\n]*", "", match.group(2)).strip("()").replace("\n", " ").split(",")
+                        if part.strip()
+                    )
+                    imports.append((target, names))
+                else:
+                    for part in match.group(3).split(","):
+                        if part.strip():
+                            imports.append((part.split()[0], ()))
+            found[f"{name}.{source.stem}"] = imports
+    return found
+
+
+def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
+    """``import_module(f"pkg.{x}")`` / ``import_module("pkg." + x)`` in reached modules."""
+    found: list[DynamicImport] = []
+    for module, call in program.iter_calls_named({"import_module", "__import__"}):
+        if module.name not in production and module.name not in tests:
+            continue
+        if call.func not in ("importlib.import_module", "import_module", "__import__") and not call.func.endswith(".import_module"):
+            continue
+        arg = call.args[0] if call.args else None
+        prefix = None
+        if arg is not None and arg.kind == "fstring":
+            prefix = _fstring_head(arg.text)
+        elif arg is not None and arg.kind == "concat" and arg.value and arg.value[0].kind == "str":  # type: ignore[index]
+            prefix = str(arg.value[0].value)  # type: ignore[index]
+        if prefix and prefix.endswith(".") and prefix[:-1] in program.modules:
+            found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
+    return found
 
 
 def _reach(edges: dict[str, set[str]], roots: list[str]) -> dict[str, str]:
@@ -233,6 +413,11 @@ class KernelLoad:
     how: str  # get_function | RawKernel | name_expressions | loader `key`
     launched_at: list[Site] = field(default_factory=list)
     why_unresolved: str = ""
+    receiver: str = ""  # get_function: the module object it is called on
+    opaque_source: bool = False  # loaded from a RawModule/RawKernel whose source is built at run time
+    # Set when launched_at is where the kernel *may* be launched (by a name built at run time):
+    # how, in words. Such a kernel is Partial in the audit and no FX204 finding.
+    possibly: str = ""
 
 
 @dataclass
@@ -305,15 +490,13 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         for module, call in program.iter_calls_named(_LOAD_METHODS | loader_methods):
             for candidate in _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
                 candidates.append(candidate)
-                arg = candidate.name_arg
-                if arg is None or arg.kind != "name":
-                    continue
                 function = program.function_at(module, call.scope)
-                if function is None or arg.text not in function.params:
+                param = _forwarded_param(module, call, candidate.name_arg, function)
+                if param is None:
                     continue
                 key = function_key(module.name, call.scope)
                 if key not in loaders:
-                    loaders[key] = arg.text
+                    loaders[key] = param
                     loader_launches[key] = candidate.loader_launches or bool(
                         _launched_in_scope(program, module, call, launchers(), resolved_targets)
                     )
@@ -322,7 +505,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
     for candidate in candidates:
         module, call, arg = candidate.module, candidate.call, candidate.name_arg
         function = program.function_at(module, call.scope)
-        if arg is not None and arg.kind == "name" and function is not None and arg.text in function.params:
+        if _forwarded_param(module, call, arg, function) is not None:
             continue  # the loader's own forwarding call: its callers are the loads
         site = Site(module.path, call.span, call.scope)
         values = _names_of(program, module, arg)
@@ -333,16 +516,40 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             why = "an f-string" if arg is not None and arg.kind == "fstring" else "not a literal or a module constant"
             loads.append(KernelLoad(None, arg.text if arg else "", site, candidate.how, launched, why))
             continue
+        escape = None if launched or candidate.how == "name_expressions" else _escape(program, module, call)
         for value in values:
-            loads.append(KernelLoad(value, arg.text if arg else value, site, candidate.how, launched))
-    # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...).
+            load = KernelLoad(value, arg.text if arg else value, site, candidate.how, launched, receiver=call.receiver)
+            if escape is not None:
+                load.launched_at = [escape]
+                load.possibly = f"by whatever receives it at {escape.where}"
+            loads.append(load)
+    # Kernels defined in CUDA source held in Python strings (RawKernel/RawModule code=...), or in
+    # a header the module reads at run time (open(os.path.join(here, "kernels.h"))).
+    opaque: set[tuple[str, str]] = set()  # (path, call site line or bound name) of unreadable sources
     for module, call in program.iter_calls_named(_SOURCE_LOADS):
         code = call.kwarg("code") or (call.args[0] if call.args else None)
-        text = _string_value(program, module, code)
+        text = _string_value(program, module, code, partial=True, scope=call.scope)
         if text:
             for name in kernels_in_source_text(text):
                 definitions.setdefault(name, []).append(KernelDef(name, Site(module.path, call.span, call.scope), True))
+        elif _names_project_source(program, module, call):
+            continue  # RawModule(path="cuda/x.cu"): a file of the repository, whose kernels were read with it
+        else:
+            opaque.add((module.path, f"line {call.span.line}"))
+            if call.bound_to:
+                opaque.add((module.path, call.bound_to))
+    for path, span, name in _runtime_headers(program):
+        definitions.setdefault(name, []).append(KernelDef(name, Site(path, span), True))
+    for load in loads:
+        if (load.site.path, f"line {load.site.span.line}") in opaque or (load.receiver and (load.site.path, load.receiver) in opaque):
+            load.opaque_source = True
+    _mark_possible_launches(loads)
+    loads.extend(_cpp_uses(program, definitions))
     rows: list[KernelRow] = []
+    guesses: dict[str, KernelLoad] = {}  # path → its first load whose name is built at run time
+    for load in loads:
+        if load.name is None:
+            guesses.setdefault(load.site.path, load)
     by_name: dict[str, list[KernelLoad]] = {}
     for load in loads:
         if load.name is not None:
@@ -353,10 +560,22 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         reason = first_path_match(first.site.path, settings.out_of_scope)
         if reason is not None:
             rows.append(KernelRow(name, OUT_OF_SCOPE, first.site, found, settings.out_of_scope[reason]))
+        elif not found and first.inline and first.site.path in guesses:
+            # Source held in this file, and a name built at run time here loads something.
+            other = guesses[first.site.path]
+            possible = KernelLoad(name, other.expression, other.site, other.how, [other.site], other.why_unresolved)
+            possible.possibly = f"by the name built at run time at {other.site.where} (`{other.expression}`)"
+            rows.append(KernelRow(name, PARTIAL, first.site, [possible], f"never loaded by name; loaded and launched, if at all, {possible.possibly}"))
         elif not found:
-            rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded"))
+            rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded or launched"))
+        elif all(load.how.startswith(_CPP) for load in found):
+            hows = sorted({load.how[len(_CPP) :] for load in found})
+            rows.append(KernelRow(name, WIRED, first.site, found, f"launched from C++ ({', '.join(hows)})"))
         elif not any(load.launched_at for load in found):
             rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded, never launched"))
+        elif all(load.possibly for load in found if load.launched_at):
+            where = next(load.possibly for load in found if load.launched_at)
+            rows.append(KernelRow(name, PARTIAL, first.site, found, f"loaded; launched, if at all, {where}"))
         elif all(program.by_path[load.site.path].is_test for load in found if load.site.path in program.by_path):
             rows.append(KernelRow(name, PARTIAL, first.site, found, "loaded and launched by tests only"))
         else:
@@ -364,21 +583,191 @@ def kernel_linkage(program: Program) -> KernelLinkage:
     for name in sorted(set(by_name) - set(definitions)):
         found = by_name[name]
         reason = first_path_match(found[0].site.path, settings.out_of_scope)
-        status = OUT_OF_SCOPE if reason is not None else GHOST
-        why = settings.out_of_scope[reason] if reason is not None else "loaded, defined in no .cu/.cuh"
-        rows.append(KernelRow(name, status, None, found, why))
+        if reason is not None:
+            rows.append(KernelRow(name, OUT_OF_SCOPE, None, found, settings.out_of_scope[reason]))
+        elif all(load.opaque_source for load in found):
+            # string.Template(...).substitute(...), a function's result, RawModule(path=...): the
+            # source is not in the repository as text, so "defined nowhere" would be a guess.
+            rows.append(KernelRow(name, UNRESOLVED, None, found, "loaded from CUDA source built at run time: its definitions cannot be read statically"))
+        else:
+            # Only the loads from readable sources are ghosts; the others say nothing either way.
+            rows.append(KernelRow(name, GHOST, None, [load for load in found if not load.opaque_source], "loaded, defined in no .cu/.cuh"))
     skipped = {load.site.path for load in loads if program.out_of_scope(load.site.path)}
     return KernelLinkage(definitions, loads, rows, loaders, launchers() if loaders else {}, skipped)
+
+
+def _mark_possible_launches(loads: list[KernelLoad]) -> None:
+    """A kernel loaded by ``name_expressions`` and launched by no resolved load may still be
+    launched by a load whose name is built at run time in the same file (``get_function(
+    kernel_name)``, reported by FX205), or by whoever receives the module object when the
+    ``RawModule`` is returned rather than bound: which kernel, cannot be known statically."""
+    unresolved: dict[str, KernelLoad] = {}
+    for load in loads:
+        if load.name is None and load.how != "name_expressions":
+            unresolved.setdefault(load.site.path, load)
+    launched = {load.name for load in loads if load.launched_at}
+    for load in loads:
+        if load.how != "name_expressions" or load.name is None or load.name in launched:
+            continue
+        other = unresolved.get(load.site.path)
+        if other is not None:
+            load.launched_at = [other.site]
+            load.possibly = f"by the name built at run time at {other.site.where} (`{other.expression}`)"
+
+
+_CPP = "C++ "
+_CPP_HOW = {
+    "<<<>>>": "`<<<…>>>`",
+    "pointer": "taken as a function pointer",
+    "graph kernel node": "graph kernel node `func`",
+    "name string": "named in a string for the driver API",
+    "conditional": "in a preprocessor branch another build configuration compiles",
+}
+
+
+def _cpp_uses(program: Program, definitions: dict[str, list[KernelDef]]) -> list[KernelLoad]:
+    """Kernels that C++ code in the repository launches or takes: one load per use site.
+
+    A use inside the kernel's own body (a recursive dynamic-parallelism launch) does not count:
+    it runs only if something else launches the kernel first. A kernel taken as a function
+    pointer, or looked up by name (``cuModuleGetFunction``), counts as launched: C++ data flow
+    is not followed, and the kernel is demonstrably not dead code.
+    """
+    bodies: dict[str, list[tuple[str, int, int]]] = {}
+    for path, summary in program.cuda.items():
+        for kernel in summary.kernels:
+            bodies.setdefault(kernel.name, []).append((path, kernel.span.line, kernel.end_line))
+    found: list[KernelLoad] = []
+    used = {use.kernel for summary in program.cuda.values() for use in summary.launches}
+    unused = {name for name, defs in definitions.items() if name not in used and not all(d.inline for d in defs)}
+    summaries = sorted(program.cuda.items()) + (_host_summaries(program, unused) if unused else [])
+    for path, summary in summaries:
+        for use in summary.launches:
+            if use.kernel not in definitions:
+                continue
+            if any(path == own and first <= use.span.line <= last for own, first, last in bodies.get(use.kernel, ())):
+                continue
+            site = Site(path, use.span, use.enclosing)
+            how = _CPP + _CPP_HOW.get(use.how, f"`{use.how}`")
+            found.append(KernelLoad(use.kernel, use.kernel, site, how, [site]))
+    return found
+
+
+_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".inc", ".inl")
+
+
+def _files_named(base: Path, leaves: set[str]) -> list[Path]:
+    """Files below ``base`` whose name is one of ``leaves`` (hidden directories and virtual
+    environments are not walked), sorted."""
+    found: list[Path] = []
+    for folder, directories, files in os.walk(base):
+        directories[:] = sorted(d for d in directories if not d.startswith(".") and d not in ("node_modules", "venv", "__pycache__"))
+        found.extend(Path(folder) / name for name in files if name in leaves)
+    return sorted(found)
+
+
+def _runtime_headers(program: Program) -> list[tuple[str, Span, str]]:
+    """(path, span, kernel) for ``__global__`` kernels in files a module that builds CUDA source
+    reads at run time: a string literal naming a header (``"pba_kernels_2d.h"``) in a module that
+    calls RawKernel/RawModule, found beside the module or below its directory. Headers
+    discovery already lists (.cu/.cuh) are scanned as CUDA files already and are skipped."""
+    found: list[tuple[str, Span, str]] = []
+    seen: set[str] = set()
+    for module in program.modules.values():
+        if module.summary.call_methods.isdisjoint(_SOURCE_LOADS):
+            continue
+        names = {
+            str(arg.value)
+            for call in module.summary.calls
+            for arg in (*call.args, *(value for _, value in call.kwargs))
+            if arg.kind == "str" and str(arg.value).endswith(_HEADER_SUFFIXES) and "\n" not in str(arg.value)
+        }
+        if not names:
+            continue
+        directory = module.path.rpartition("/")[0]
+        leaves = {name.replace("\\", "/").rsplit("/", 1)[-1] for name in names}
+        for candidate in _files_named(program.root / directory if directory else program.root, leaves):
+            relative = candidate.relative_to(program.root).as_posix()
+            if relative in seen or relative in program.cuda:
+                continue
+            seen.add(relative)
+            try:
+                text = candidate.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            lines = text.split("\n")
+            for kernel in kernels_in_source_text(text):
+                line = next((i for i, body in enumerate(lines, 1) if re.search(rf"\b{re.escape(kernel)}\s*\(", body)), 1)
+                found.append((relative, Span(line, 1, line, 1), kernel))
+    return found
+
+
+# C and C++ host files: discovery lists only .cu/.cuh, but host code that launches or looks up
+# kernels often lives beside them (cuda-samples' driver-API `.cpp`) or is #included (`.impl`).
+_HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".impl", ".ipp")
+_HOST_FILE_LIMIT = 2_000_000  # bytes: a generated or vendored blob is not host code to read
+
+
+def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaSummary]]:
+    """Summaries of the host C/C++ files beside, or #included by, a CUDA file that defines a
+    kernel no discovered file uses. Read (never compiled or run) only in that case, parsed like
+    CUDA (the grammar is a superset of C++), not cached: they are few."""
+    wanted: set[str] = set()
+    for path, summary in program.cuda.items():
+        if not any(kernel.name in unused for kernel in summary.kernels):
+            continue
+        directory = path.rpartition("/")[0]
+        for include in summary.includes:
+            candidate = posixpath.normpath(posixpath.join(directory, include))
+            if not candidate.startswith("../") and candidate not in program.cuda:
+                wanted.add(candidate)
+        folder = program.root / directory if directory else program.root
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(_HOST_SUFFIXES):
+                wanted.add(f"{directory}/{entry.name}" if directory else entry.name)
+    found: list[tuple[str, CudaSummary]] = []
+    for path in sorted(wanted):
+        target = program.root / path
+        try:
+            if not target.is_file() or target.stat().st_size > _HOST_FILE_LIMIT:
+                continue
+            data = target.read_bytes()
+        except OSError:
+            continue
+        try:
+            summary = scan_cuda(SourceFile(path=path, data=data, language="cuda"))
+        except RecursionError:
+            continue  # nested past Python's limit: its uses stay unknown, kernels stay reported
+        found.append((path, summary))
+    return found
 
 
 _LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
 _SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
 
 
+def _names_project_source(program: Program, module: Module, call: Call) -> bool:
+    """Whether a source load names, by a literal ``path=``, a CUDA file that is part of the project
+    (relative to the repository root or to the loading module's directory)."""
+    path = _string_value(program, module, call.kwarg("path"), scope=call.scope)
+    if not path or not path.endswith((".cu", ".cuh")):
+        return False
+    return any((base / path).is_file() for base in (program.root, (program.root / module.path).parent))
+
+
 def _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
     method = call.method
     if method == "get_function" and call.receiver:
-        yield _LoadCandidate(module, call, call.kwarg("name") or (call.args[0] if call.args else None), "get_function", False)
+        name = call.kwarg("name") or (call.args[0] if call.args else None)
+        if name is None or program.resolve_call(module, call).kind == "project":
+            # `tx.get_function()` (torch's dynamo), or a project class's own get_function:
+            # not CuPy's RawModule.get_function(name), which always takes the kernel's name.
+            return
+        yield _LoadCandidate(module, call, name, "get_function", False)
         return
     if method == "RawKernel":
         yield _LoadCandidate(module, call, call.kwarg("name") or (call.args[1] if len(call.args) > 1 else None), "RawKernel", False)
@@ -408,32 +797,194 @@ def _load_candidates(program, module, call, loaders, loader_launches, resolved_t
         yield _LoadCandidate(module, call, arg, f"loader `{target}`", loader_launches.get(target, False))
 
 
-def _names_of(program: Program, module: Module, arg: Arg | None) -> list[str] | None:
-    if arg is None:
+def _names_of(program: Program, module: Module, arg: Arg | None, depth: int = 0) -> list[str] | None:
+    """The kernel names an argument names, or None when they cannot be known statically.
+
+    Template arguments are stripped ('k<float>' loads kernel k), so ``f'k<{t}>'`` names k
+    whatever ``t`` is; a list, a ``+`` of lists, and a comprehension over a literal list
+    (``[f'k_{t}' for t in ('f32', 'f64')]``) name each of their items.
+    """
+    if arg is None or depth > 4:
         return None
+    if arg.kind == "list" or (
+        arg.kind == "concat" and all(part.kind in ("list", "comprehension", "name") for part in arg.value)  # type: ignore[union-attr]
+    ):
+        names: list[str] = []
+        for item in arg.value:  # type: ignore[union-attr]
+            found = _names_of(program, module, item, depth + 1)
+            if found is None:
+                return None
+            names.extend(found)
+        return names
+    if arg.kind == "fstring":
+        head = _fstring_head(arg.text)
+        if head is not None and "<" in head:
+            return [head.split("<", 1)[0].strip()]
+        return None
+    if arg.kind == "comprehension":
+        element, variable, iterable = arg.value  # type: ignore[misc]
+        if element.kind == "fstring":
+            head = _fstring_head(element.text)
+            if head is not None and "<" in head:
+                return [head.split("<", 1)[0].strip()]
+        values = _literal_strings(program, module, iterable)
+        if values is None:
+            return None
+        names = []
+        for value in values:
+            text = _substitute(element, variable.text, value)
+            if text is None:
+                return None
+            names.append(text.split("<", 1)[0].strip())
+        return names
+    if arg.kind in ("name", "attribute"):
+        constant, owner = _constant(program, module, arg)
+        if constant is not None and constant.kind in ("list", "concat", "comprehension"):
+            return _names_of(program, owner, constant, depth + 1)
     value = _string_value(program, module, arg)
     if value is None:
         return None
-    # name_expressions may carry template arguments: 'k<float>' loads kernel k.
     return [value.split("<", 1)[0].strip()]
 
 
-def _string_value(program: Program, module: Module, arg: Arg | None, depth: int = 0) -> str | None:
+def _forwarded_param(module: Module, call: Call, arg: Arg | None, function) -> str | None:
+    """The parameter of the enclosing function that ``arg`` passes on as the kernel name: the
+    parameter itself, ``f'{name}<{template}>'`` (template arguments added), or a local bound to
+    one of those (``kernel_name = f'{func_name}<{t}>' if t else func_name``)."""
+    if arg is None or function is None:
+        return None
+    params = set(function.params)
+
+    def forwarded(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id if node.id in params else None
+        if isinstance(node, ast.JoinedStr) and node.values:
+            first, rest = node.values[0], node.values[1:]
+            if isinstance(first, ast.FormattedValue) and isinstance(first.value, ast.Name) and first.value.id in params:
+                after = rest[0] if rest else None
+                if after is None or (isinstance(after, ast.Constant) and str(after.value).startswith("<")):
+                    return first.value.id
+            return None
+        if isinstance(node, ast.IfExp):
+            body, orelse = forwarded(node.body), forwarded(node.orelse)
+            return body if body is not None and body == orelse else None
+        return None
+
+    def parsed(text: str) -> str | None:
+        try:
+            return forwarded(ast.parse(text.strip(), mode="eval").body)
+        except SyntaxError:
+            return None
+
+    if arg.kind == "name" and arg.text in params:
+        return arg.text
+    if arg.kind == "fstring":
+        return parsed(arg.text)
+    if arg.kind == "name":
+        bound = [a for a in module.summary.assignments if a.target == arg.text and a.scope == call.scope]
+        if len(bound) == 1 and bound[0].value.kind in ("fstring", "other", "name"):
+            return parsed(bound[0].value.text)
+    return None
+
+
+def _fstring_parts(text: str) -> list[tuple[str, str]] | None:
+    """An f-string as ("text", literal) and ("name", variable) parts, ("expr", source) for any
+    other interpolation; None when the text is not one f-string."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.JoinedStr):
+        return None
+    parts: list[tuple[str, str]] = []
+    for value in tree.values:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            parts.append(("text", value.value))
+        elif isinstance(value, ast.FormattedValue) and isinstance(value.value, ast.Name) and value.format_spec is None and value.conversion == -1:
+            parts.append(("name", value.value.id))
+        else:
+            parts.append(("expr", ast.unparse(value)))
+    return parts
+
+
+def _fstring_head(text: str) -> str | None:
+    """The literal text of an f-string before its first interpolation: ``f'k<{t}>'`` → ``k<``."""
+    parts = _fstring_parts(text)
+    if parts is None:
+        return None
+    head = []
+    for kind, value in parts:
+        if kind != "text":
+            break
+        head.append(value)
+    return "".join(head)
+
+
+def _substitute(element: Arg, variable: str, value: str) -> str | None:
+    """``f'k_{t}'`` with t = value; None unless the f-string interpolates only ``variable``."""
+    if element.kind == "name" and element.text == variable:
+        return value
+    parts = _fstring_parts(element.text) if element.kind == "fstring" else None
+    if parts is None or any(kind == "expr" or (kind == "name" and text != variable) for kind, text in parts):
+        return None
+    return "".join(value if kind == "name" else text for kind, text in parts)
+
+
+def _literal_strings(program: Program, module: Module, arg: Arg) -> list[str] | None:
+    """The strings of a literal list/tuple (directly or through a module constant)."""
+    if arg.kind in ("name", "attribute"):
+        constant, owner = _constant(program, module, arg)
+        if constant is None:
+            return None
+        return _literal_strings(program, owner, constant)
+    if arg.kind != "list":
+        return None
+    values = [_string_value(program, module, item) for item in arg.value]  # type: ignore[union-attr]
+    return None if any(value is None for value in values) else values  # type: ignore[return-value]
+
+
+def _constant(program: Program, module: Module, arg: Arg, scope: str | None = None) -> tuple[Arg | None, Module]:
+    """The module-level constant a name or attribute refers to, and the module that defines it;
+    with ``scope``, also a name bound exactly once in that scope (a class attribute or a local
+    holding CUDA source: ``code = r\"\"\"...\"\"\"`` then ``RawModule(code=code)``)."""
+    constant = module.summary.constants.get(arg.text)
+    if constant is not None:
+        return constant, module
+    if scope is not None and arg.kind == "name":
+        bound = [a for a in module.summary.assignments if a.target == arg.text and a.scope == scope]
+        if len(bound) == 1:
+            return bound[0].value, module
+    canonical = program.canonical(module, arg.dotted or arg.text)
+    owner, _, name = canonical.rpartition(".")
+    other = program.modules.get(owner)
+    if other is not None and other is not module:
+        constant = other.summary.constants.get(name)
+        if constant is not None:
+            return constant, other
+    return None, module
+
+
+def _string_value(
+    program: Program, module: Module, arg: Arg | None, depth: int = 0, *, partial: bool = False, scope: str | None = None
+) -> str | None:
+    """The string an argument holds: a literal, a module constant, or a ``+`` of those.
+
+    ``partial`` joins what is known of a ``+`` chain and skips the rest (CUDA source built from a
+    preamble and a literal: its literal parts still show which kernels it defines)."""
     if arg is None or depth > 4:
         return None
     if arg.kind == "str":
         return str(arg.value)
+    if arg.kind == "concat":
+        parts = [_string_value(program, module, part, depth + 1, partial=partial, scope=scope) for part in arg.value]  # type: ignore[union-attr]
+        if any(part is None for part in parts) and not partial:
+            return None
+        known = [part for part in parts if part is not None]
+        return "".join(known) if known else None
     if arg.kind in ("name", "attribute"):
-        constant = module.summary.constants.get(arg.text)
+        constant, owner = _constant(program, module, arg, scope)
         if constant is not None:
-            return _string_value(program, module, constant, depth + 1)
-        canonical = program.canonical(module, arg.dotted or arg.text)
-        owner, _, name = canonical.rpartition(".")
-        other = program.modules.get(owner)
-        if other is not None and other is not module:
-            constant = other.summary.constants.get(name)
-            if constant is not None:
-                return _string_value(program, other, constant, depth + 1)
+            return _string_value(program, owner, constant, depth + 1, partial=partial, scope=scope)
     return None
 
 
@@ -482,6 +1033,26 @@ def _param_index(program: Program, target: str, param: str) -> int | None:
     return params.index(param) if param in params else None
 
 
+def _escape(program: Program, module: Module, call: Call) -> Site | None:
+    """Where a loaded kernel bound to a name is handed on to code the analysis cannot follow:
+    an argument of a call that reaches no project function (``generic_filter(x, rms_raw)``), or
+    a value stored in a dict (``{"rms": rms_raw}``). Whether it is launched there is unknown."""
+    bound = call.bound_to
+    if not bound or bound.startswith("self."):
+        return None
+    everywhere = not call.scope and "." not in bound
+    for other in module.summary.calls:
+        if other is call or not (everywhere or other.scope == call.scope):
+            continue
+        passed = any(arg.text == bound for arg in other.args) or any(arg.text == bound for _, arg in other.kwargs)
+        if passed and program.resolve_call(module, other).kind != "project":
+            return Site(module.path, other.span, other.scope)
+    for entry in module.summary.dict_entries:
+        if entry.value == bound and (everywhere or entry.scope == call.scope):
+            return Site(module.path, entry.span, entry.scope)
+    return None
+
+
 def _launched_in_scope(program, module, call, launchers, resolved_targets) -> list[Site]:
     """Where the value loaded by ``call`` is launched (same scope, or same class for self.x)."""
     if call.called:
@@ -508,6 +1079,19 @@ def _launched_in_scope(program, module, call, launchers, resolved_targets) -> li
         klass = program.enclosing_class(module, call.scope)
         prefix = klass.split(":", 1)[1] + "." if klass else None
         scopes = [c for c in module.summary.calls if prefix and c.scope.startswith(prefix)]
+    elif not call.scope and "." not in bound:
+        # `_k = cupy.RawKernel(...)` at module level is a global: any function of the module may
+        # launch it, and so may a module that imports it (`from ._kernels import _k`).
+        scopes = list(module.summary.calls)
+        for other in program.modules.values():
+            if other is module:
+                continue
+            for ref in other.summary.imports:
+                if ref.module != module.name:
+                    continue
+                for imported, alias in ref.names:
+                    if imported == bound:
+                        sites.extend(Site(other.path, c.span, c.scope) for c in other.summary.calls if c.func == alias)
     else:
         scopes = [c for c in module.summary.calls if c.scope == call.scope]
     for other in scopes:

@@ -18,7 +18,13 @@ class OrphanKernel(AnalysisRule):
     Reports every `__global__` function in a `.cu`/`.cuh` file whose name no Python code loads:
     `.get_function("name")`, `RawKernel(code, "name")`, `RawModule(name_expressions=[...])`, or a
     loader function (configured in `kernel-loaders`, or derived: a function that forwards one of its
-    parameters as the kernel name to a loader).
+    parameters as the kernel name to a loader) — and no C++ code launches: `<<<…>>>` (templates,
+    namespaces, split over lines), `cudaLaunchKernel*`/`cudaLaunchCooperativeKernel`/`cuLaunchKernel`,
+    a graph kernel node's `func`, a function pointer or template argument, `cuModuleGetFunction`
+    with its name, in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file,
+    and in preprocessor branches another build configuration compiles (not `#if 0`). A launch
+    from inside the kernel itself does not count. A kernel whose name a run-time string may build
+    (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there.
 
     ## Why is this bad
     Invariant 2. A kernel that is never loaded is never run: its parity test proves nothing about
@@ -82,8 +88,9 @@ class OrphanKernel(AnalysisRule):
             diagnostic_at(
                 self.code,
                 row.site,
-                f"orphan kernel `{row.name}` (defined, loaded by no Python code vs loaded and launched)",
-                "load it by name (RawModule.get_function / the kernel loader) and launch it, or delete it",
+                f"orphan kernel `{row.name}` (defined, loaded by no Python code and launched by no C++ code vs loaded and"
+                " launched)",
+                "launch it (`<<<…>>>`, a launch API, or RawModule.get_function / the kernel loader), or delete it",
             )
             for row in analysis.kernels.rows
             if row.status == ORPHAN and row.site is not None

@@ -21,6 +21,15 @@ class OrphanModule(AnalysisRule):
     reaches. Imports under `if TYPE_CHECKING:` make nothing reachable. Modules matched by an
     `out-of-scope` glob are classified Out-of-scope instead.
 
+    With no entry-point key configured, the entry points are derived the way ML repositories run
+    code: scripts run by path (a file outside any package that runs a call at import) or with a
+    module-level command line (`argparse`, `tyro.cli`, `fire.Fire`), pytest's test files, and the
+    public modules of the distribution (`[project] name`, or every top-level package when there is
+    none). An import the source roots cannot resolve is resolved against the importer's own and
+    enclosing directories (the script's directory is on `sys.path`) and against literal
+    `sys.path.append(...)` directories; `.pyx` files' imports count. `import_module(f"pkg.{x}")`
+    gives one note for the modules only it may load, not an orphan each.
+
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept
     green and audited, or a feature that was written and never connected.
@@ -87,7 +96,18 @@ class OrphanModule(AnalysisRule):
                     "name them under [tool.foxaudit.program]: `entry-points`, `public-packages` or `test-roots`",
                 )
             ]
-        return [
+        notes = [
+            diagnostic_at(
+                self.code,
+                found.site,
+                f"orphan-module analysis unresolved for {len(found.modules)} modules under `{found.prefix[:-1]}`"
+                f" (`{found.expression}` picks one at run time vs a literal module name)",
+                "nothing else imports them: import them by name, or list the ones meant to be loaded this way under"
+                " `entry-points`",
+            )
+            for found in graph.dynamic
+        ]
+        return notes + [
             diagnostic_at(
                 self.code,
                 file_site(row.path),

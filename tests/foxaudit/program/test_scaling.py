@@ -109,14 +109,15 @@ def test_unconfigured_library_derives_its_entry_points(tmp_path: Path, monkeypat
 
 def test_no_entry_point_at_all_is_said_once(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("FOXAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    # No package (a regular package at the top would be a library's API), no script, no test.
     root = _write(tmp_path / "repo", {
-        "pkg/__init__.py": "import os\n",
-        "pkg/a.py": "def f(x):\n    return x + 1\n",
-        "pkg/b.py": "from pkg.a import f\n",
+        "lib/a.py": "import os\n",
+        "lib/b.py": "def f(x):\n    return x + 1\n",
+        "lib/c.py": "from lib.b import f\n",
     })  # fmt: skip
     found = findings(analysis_for(load_project(root)), "FX201")
     assert len(found) == 1
-    assert found[0].path == "pkg/__init__.py" and found[0].line == 1
+    assert found[0].path == "lib/a.py" and found[0].line == 1
     assert found[0].message.startswith("orphan-module analysis skipped: no entry point found for 3 modules (0 vs")
     assert "entry-points" in found[0].hint
 

@@ -1,0 +1,286 @@
+"""Whole-program rules on repositories that never heard of foxaudit (no configuration).
+
+Each snippet reproduces one idiom measured on llm.c, cuda-samples, ThunderKittens, CuPy, cleanrl
+(docs/foxaudit-foreign.md): kernels launched from C++, CuPy's ways of holding and naming
+kernels, and modules reached the way ML repositories run them. Originals written for these tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from program_support import findings, load_project
+
+from foxaudit.program.analysis import Analysis, analysis_for
+from foxaudit.program.wiring import ORPHAN, PARTIAL, UNRESOLVED, WIRED
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def _analyze(tmp_path: Path, files: dict[str, str]) -> Analysis:
+    return analysis_for(load_project(_write(tmp_path / "repo", files)), use_cache=False)
+
+
+def _kernels(analysis: Analysis) -> dict[str, str]:
+    return {row.name: row.status for row in analysis.kernels.rows}
+
+
+def _modules(analysis: Analysis) -> dict[str, str]:
+    return {row.name: row.status for row in analysis.imports.rows}
+
+
+# -- kernels launched from C++ ------------------------------------------------------------------
+HOST_LAUNCHES = """\
+#include "helper.impl"
+template <typename T, int BLOCK>
+__global__ void scale_tmpl(T* x) { x[threadIdx.x] *= 2; }
+__global__ void direct(float* x) { x[0] = 1.0f; }
+__global__ void by_pointer(float* x) { x[0] = 2.0f; }
+__global__ void cooperative(float* x) { x[0] = 3.0f; }
+__global__ void graph_node(float* x) { x[0] = 4.0f; }
+__global__ void as_template_argument(float* x) { x[0] = 5.0f; }
+__global__ void only_under_option(float* x) { x[0] = 6.0f; }
+__global__ void only_under_if0(float* x) { x[0] = 7.0f; }
+__global__ void from_included(float* x) { x[0] = 8.0f; }
+__global__ void recursive_only(float* x) { recursive_only<<<1, 1>>>(x); }
+__global__ void never_used(float* x) { x[0] = 9.0f; }
+namespace ns { __global__ void qualified(float* x) { x[0] = 10.0f; } }
+
+template <auto K> void run(float* x) { K<<<1, 1>>>(x); }
+
+void host(float* x, cudaStream_t stream, void** args) {
+    scale_tmpl<float,
+               128>
+        <<<dim3(4), 128, 0, stream>>>(x);
+    direct<<<1, 1>>>(x);
+    ns::qualified<<<1, 1>>>(x);
+    void (*kernel)(float*) = by_pointer;
+    kernel<<<1, 1>>>(x);
+    cudaLaunchCooperativeKernel((void*)cooperative, 1, 1, args, 0, stream);
+    cudaKernelNodeParams params = {};
+    params.func = (void*)graph_node;
+    run<as_template_argument>(x);
+#ifdef WITH_OPTION
+    only_under_option<<<1, 1>>>(x);
+#endif
+#if 0
+    only_under_if0<<<1, 1>>>(x);
+#endif
+}
+"""
+
+
+def test_kernels_launched_from_cpp_host_code_are_wired(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "kernels/ops.cu": HOST_LAUNCHES,
+        "kernels/helper.impl": "void helper(float* x) { from_included<<<1, 1>>>(x); }\n",
+    })  # fmt: skip
+    status = _kernels(analysis)
+    for name in ("scale_tmpl", "direct", "qualified", "by_pointer", "cooperative", "graph_node",
+                 "as_template_argument", "only_under_option", "from_included"):  # fmt: skip
+        assert status[name] == WIRED, name
+    # Dead: launched only by itself, only under #if 0, or not at all.
+    assert {d.message.split("`")[1] for d in findings(analysis, "FX202")} == {"recursive_only", "only_under_if0", "never_used"}
+    reasons = {row.name: row.reason for row in analysis.kernels.rows}
+    assert reasons["direct"] == "launched from C++ (`<<<…>>>`)"
+    assert reasons["cooperative"] == "launched from C++ (`cudaLaunchCooperativeKernel`)"
+    assert "another build configuration" in reasons["only_under_option"]
+
+
+def test_driver_api_lookups_in_a_cpp_file_beside_the_kernel_are_launches(tmp_path: Path) -> None:
+    """cuda-samples' driver-API samples: the .cu is compiled to PTX, a .cpp beside it looks the
+    kernel up by name (directly or from a table of names)."""
+    analysis = _analyze(tmp_path, {
+        "sample/kernel.cu": 'extern "C" __global__ void vec_add(float* x) {}\n'
+                            'extern "C" __global__ void mm_bs16(float* x) {}\n'
+                            'extern "C" __global__ void unused_here(float* x) {}\n',
+        "sample/main.cpp": 'void run(CUmodule m) {\n  CUfunction f;\n  cuModuleGetFunction(&f, m, "vec_add");\n'
+                           '  const char* names[] = {"mm_bs16"};\n}\n',
+    })  # fmt: skip
+    status = _kernels(analysis)
+    assert status["vec_add"] == WIRED and status["mm_bs16"] == WIRED
+    assert status["unused_here"] == ORPHAN
+
+
+# -- CuPy idioms --------------------------------------------------------------------------------
+def test_concatenated_sources_launch_bounds_and_module_level_kernels(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/ops.py": (
+            "import cupy\n\n"
+            "PREAMBLE = '#define N 4\\n'\n"
+            "SOURCE = PREAMBLE + r'''\n"
+            "extern \"C\" __global__ void __launch_bounds__(256) bounded(float* x) { x[0] = N; }\n"
+            "'''\n"
+            "_bounded = cupy.RawKernel(SOURCE, 'bounded')\n\n\n"
+            "def run(x):\n"
+            "    _bounded((1,), (1,), (x,))\n"
+        ),
+    })  # fmt: skip
+    assert _kernels(analysis) == {"bounded": WIRED}  # not `__launch_bounds__`, not FX204
+    assert findings(analysis, "FX203") == [] and findings(analysis, "FX204") == []
+
+
+def test_name_expressions_from_fstrings_and_comprehensions(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/ops.py": (
+            "import cupy\n\n"
+            "CODE = r'''\n"
+            "template <typename T> __global__ void reduce_k(T* x) {}\n"
+            "extern \"C\" __global__ void fill_f32(float* x) {}\n"
+            "extern \"C\" __global__ void fill_f64(double* x) {}\n"
+            "'''\n"
+            "TYPES = ('float', 'double')\n"
+            "MODULE = cupy.RawModule(code=CODE, name_expressions=[f'reduce_k<{t}>' for t in TYPES]\n"
+            "                        + [f'fill_{s}' for s in ['f32', 'f64']])\n\n\n"
+            "def run(x, t):\n"
+            "    MODULE.get_function(f'reduce_k<{t}>')((1,), (1,), (x,))\n"
+            "    MODULE.get_function('fill_f32')((1,), (1,), (x,))\n"
+            "    MODULE.get_function('fill_f64')((1,), (1,), (x,))\n"
+        ),
+    })  # fmt: skip
+    assert _kernels(analysis) == {"reduce_k": WIRED, "fill_f32": WIRED, "fill_f64": WIRED}
+    assert findings(analysis, "FX205") == []
+
+
+def test_sources_read_from_headers_at_run_time_and_loader_with_template_name(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/cuda/flood.h": "extern \"C\" __global__ void flood(int* x) {}\n",
+        "lib/pba.py": (
+            "import os\nimport cupy\n\n\n"
+            "def source():\n"
+            "    with open(os.path.join(os.path.dirname(__file__), 'cuda', 'flood.h')) as f:\n"
+            "        return f.read()\n\n\n"
+            "def get_func(module, func_name, *types):\n"
+            "    kernel_name = f'{func_name}<{types}>' if types else func_name\n"
+            "    return module.get_function(kernel_name)\n\n\n"
+            "def run(x):\n"
+            "    module = cupy.RawModule(code=source())\n"
+            "    get_func(module, 'flood')((1,), (1,), (x,))\n"
+            "    module.get_function('built_elsewhere')((1,), (1,), (x,))\n"
+        ),
+    })  # fmt: skip
+    rows = {row.name: row for row in analysis.kernels.rows}
+    assert rows["flood"].status == WIRED and rows["flood"].site.path == "lib/cuda/flood.h"
+    assert analysis.kernels.loaders["lib.pba:get_func"] == "func_name"
+    # Its module's source is a function's result: "defined nowhere" would be a guess.
+    assert rows["built_elsewhere"].status == UNRESOLVED
+    assert findings(analysis, "FX203") == [] and findings(analysis, "FX205") == []
+
+
+def test_names_built_at_run_time_make_kernels_partial_not_findings(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/up.py": (
+            "import cupy\n\n"
+            "CODE = r'''\n"
+            "extern \"C\" __global__ void up_float32(float* x) {}\n"
+            "extern \"C\" __global__ void up_float64(double* x) {}\n"
+            "'''\n"
+            "MODULE = cupy.RawModule(code=CODE, name_expressions=['up_float32', 'up_float64'])\n\n\n"
+            "def run(x):\n"
+            "    MODULE.get_function(f'up_{x.dtype.name}')((1,), (1,), (x,))\n"
+        ),
+    })  # fmt: skip
+    assert _kernels(analysis) == {"up_float32": PARTIAL, "up_float64": PARTIAL}
+    assert findings(analysis, "FX204") == []
+    (note,) = findings(analysis, "FX205")  # said once, where the name is built
+    assert note.line == 11
+
+
+def test_get_function_without_a_name_or_on_a_project_class_is_no_kernel_load(tmp_path: Path) -> None:
+    """torch's dynamo: `get_function()` methods that have nothing to do with CuPy."""
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/vars.py": (
+            "class Variable:\n"
+            "    def get_function(self, name=None):\n"
+            "        return name\n\n\n"
+            "def f(tx, variable: Variable, key):\n"
+            "    tx.get_function()\n"
+            "    variable.get_function(key)\n"
+        ),
+    })  # fmt: skip
+    assert analysis.kernels.loads == []
+    assert findings(analysis, "FX205") == []
+
+
+# -- modules reached the way ML repositories reach them ------------------------------------------
+def test_scripts_siblings_sys_path_and_cython_imports_are_reached(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'tool'\nversion = '1'\n",
+        "tool/__init__.py": "from tool import _core\n",
+        # Run as `python -m tool.train`: a module-level command line.
+        "tool/train.py": "import argparse\nparser = argparse.ArgumentParser()\nargs = parser.parse_args()\n",
+        # Run by path: no __init__.py beside it; its sibling is importable because of that.
+        "dev/data/fineweb.py": "from data_common import write\nwrite()\n",
+        "dev/data/data_common.py": "def write():\n    return 1\n",
+        "dev/data/unused_helper.py": "def g():\n    return 2\n",
+        # setup.py adds install/ to sys.path before importing from it.
+        "setup.py": "import os\nimport sys\nsys.path.append(os.path.join(os.path.dirname(__file__), 'install'))\n"
+                    "import builder\nbuilder.run()\n",
+        "install/builder/__init__.py": "from builder._steps import run\n",
+        "install/builder/_steps.py": "def run():\n    return 3\n",
+        # A Cython module is the only importer of a private Python module.
+        "tool/_core/__init__.py": "from tool._core import fast\n",  # a compiled extension
+        "tool/_core/fast.pyx": "from tool._core import _helpers\ncimport cython\n",
+        "tool/_core/_helpers.py": "def h():\n    return 4\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    for name in ("tool.train", "dev.data.fineweb", "dev.data.data_common", "setup", "install.builder",
+                 "install.builder._steps", "tool._core._helpers"):  # fmt: skip
+        assert status[name] == WIRED, name
+    assert [d.path for d in findings(analysis, "FX201")] == ["dev/data/unused_helper.py"]
+
+
+def test_public_modules_of_a_library_without_pyproject(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "mylib/__init__.py": "",
+        "mylib/linalg.py": "def solve():\n    return 1\n",
+        "mylib/_private.py": "def p():\n    return 2\n",
+        "tests/test_linalg.py": "from mylib.linalg import solve\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["mylib.linalg"] == WIRED
+    assert [d.path for d in findings(analysis, "FX201")] == ["mylib/_private.py"]
+
+
+def test_import_module_with_a_built_name_is_one_unresolved_note(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
+        "app/__init__.py": "",
+        "app/_plugins/__init__.py": "import importlib\n\n\n"
+                                     "def load(name):\n    return importlib.import_module('app._plugins.' + name)\n",
+        "app/_plugins/_a.py": "A = 1\n",
+        "app/_plugins/_b.py": "B = 2\n",
+        "app/_plugins/_c.py": "C = 3\n",
+        "app/cli.py": "from app._plugins import load\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert {status[name] for name in ("app._plugins._a", "app._plugins._b", "app._plugins._c")} == {UNRESOLVED}
+    (note,) = findings(analysis, "FX201")
+    assert note.path == "app/_plugins/__init__.py" and note.line == 5
+    assert note.message.startswith("orphan-module analysis unresolved for 3 modules under `app._plugins`")
+
+
+def test_a_kernel_handed_to_code_the_analysis_cannot_follow_is_no_fx204(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/filters.py": (
+            "import cupy\n\n"
+            "rms_raw = cupy.RawKernel('extern \"C\" __global__ void rms(double* y) {}', 'rms')\n"
+            "idle_raw = cupy.RawKernel('extern \"C\" __global__ void idle(double* y) {}', 'idle')\n"
+            "KERNELS = {'rms': rms_raw}\n"
+        ),
+    })  # fmt: skip
+    rows = {row.name: row for row in analysis.kernels.rows}
+    assert rows["rms"].status == PARTIAL and "whatever receives it at lib/filters.py:5" in rows["rms"].reason
+    assert [d.message.split("`")[1] for d in findings(analysis, "FX204")] == ["idle"]
