@@ -294,7 +294,7 @@ def fx503(analysis: Analysis) -> list[Diagnostic]:
         _diagnostic(
             "FX503",
             _file_site(check.path),
-            f"generated header {check.path} is stale (`{check.command}` says: {check.message} vs current)",
+            f"generated header {check.path} is stale ({check.verdict} vs current)",
             f"regenerate it with the layout's write command and commit it (checked by `{check.command}`)",
         )
         for check in analysis.sync.headers

@@ -17,7 +17,11 @@ class StaleGeneratedHeader(ProjectRule):
     ## What it does
     Runs the check command configured for each header in `generated-headers` (exit 0 means current;
     `{path}` stands for the header) with a timeout, cached by the content of the header and of the
-    generator's package, so a warm run executes nothing.
+    generator's package, so a warm run executes nothing — but only with the user's opt-in
+    (`--run-generators` or `FOXAUDIT_RUN_GENERATORS=1`): the command is the analysed repository's
+    code. Without it the header is checked statically (present; every slot offset, stride and
+    width of each layout it mirrors, with the layout's values) and `check` notes once that the
+    command was not run.
 
     ## Why is this bad
     Invariant 5. A stale header means kernels compile against an old layout.
