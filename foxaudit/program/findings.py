@@ -245,8 +245,7 @@ def fx301(analysis: Analysis) -> list[Diagnostic]:
                 "FX301",
                 site.site,
                 f"host transfer/sync {site.kind} on the hot path (reachable: {chain} vs no transfer in the step)",
-                "keep the value on the device (read it in a kernel or from the pinned ISV), or move this read to a "
-                "cold path outside the captured step",
+                site.hint,
             )
         )
     return out

@@ -11,8 +11,11 @@ makes the argument passed for it a root (``capture_graph(step)``).
 Transfer and sync sites, everywhere outside test roots: ``.item()``, ``.cpu()``, ``.numpy()``,
 ``.tolist()``, ``.to("cpu")``/``.to(device="cpu")``, any ``.synchronize()`` (torch.cuda,
 streams, events, CuPy devices), ``cupy.asnumpy``, CuPy ``.get()``, ``print``/``float``/``int``/
-``bool`` of a tensor, and ``cudaMemcpy*``/``cuMemcpy*`` in CUDA host code (device-to-device copies
-are not host transfers). ``.get()`` and ``print`` need *receiver evidence* — the value was bound
+``bool`` of a tensor, and in CUDA host code ``cudaMemcpy*``/``cuMemcpy*`` (device-to-device copies
+are not host transfers) and the blocking syncs ``cudaDeviceSynchronize``, ``cudaStreamSynchronize``,
+``cudaEventSynchronize`` (and their driver-API and deprecated twins). A CUDA root
+(``path.cu::function``) walks the host functions it calls, by name, through every CUDA file; it
+matches when the function exists, transfer or not. ``.get()`` and ``print`` need *receiver evidence* — the value was bound
 from a ``torch.*``/``cupy.*`` call, comes from a parameter annotated as a tensor/array, or is a
 known device buffer — so ``dict.get(key)`` and ``print("text")`` are never transfers.
 
@@ -22,13 +25,19 @@ configured pinned-read function or on a configured pinned receiver), COLD-PATH (
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
+import tree_sitter
+
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.model import MODULE_SCOPE, Module, Program, function_key
-from foxaudit.program.pyscan import Call
+from foxaudit.program.pyscan import Call, Span
 from foxaudit.program.wiring import Site
+from foxaudit.sources.base import ts_language
+from foxaudit.sources.cuda import enclosing_function, execution_spaces, function_name
 
 VIOLATION, OK_PINNED, COLD_PATH = "VIOLATION", "OK-PINNED", "COLD-PATH"
 _TENSOR_ANNOTATIONS = ("Tensor", "ndarray", "cupy.ndarray", "cp.ndarray")
@@ -50,6 +59,21 @@ class TransferSite:
     status: str = COLD_PATH
     chain: tuple[str, ...] = ()
     reason: str = ""
+
+    @property
+    def hint(self) -> str:
+        """How to take this kind of site off the step, in terms of the user's own code."""
+        if "Synchronize" in self.kind or self.kind.endswith("synchronize()") or self.kind.endswith(".synchronize"):
+            if "::" in self.function:
+                return ("let the device order the work (stream order, or cudaStreamWaitEvent between streams) instead of"
+                        " blocking the host here, or move the sync after the step")
+            return ("drop the sync from the step: work on one stream is already ordered; synchronise once after the"
+                    " step, where the host needs the result")
+        if "::" in self.function:
+            return ("copy asynchronously into pinned host memory (cudaMemcpyAsync on the step's stream) and read it"
+                    " after the step, or keep the value on the device")
+        return ("keep the value on the device (feed the tensor to the next operation; torch.where instead of a Python"
+                " branch), or read it after the step — every N steps, copied with non_blocking=True into pinned memory")
 
 
 @dataclass
@@ -95,10 +119,14 @@ def hot_path(program: Program) -> HotPath:
             if name_matches(key, [pattern]):
                 matched_patterns.add(pattern)
                 roots.append(Root(f"configured root `{pattern}`", key, Site(module.path, function.span, function.qualname)))
-    cuda_functions = {f"{path}::{memcpy.enclosing}" for path, summary in program.cuda.items() for memcpy in summary.memcpys}
-    for pattern in settings.hot_path_roots:
-        if "::" in pattern and any(name_matches(key, [pattern]) for key in cuda_functions):
-            matched_patterns.add(pattern)  # a CUDA host function (path.cu::function) with copies
+    cuda_roots = [pattern for pattern in settings.hot_path_roots if "::" in pattern]
+    host = _cuda_host(program, whole=bool(cuda_roots))
+    cuda_reached: dict[str, tuple[str | None, str]] = {}
+    for pattern in cuda_roots:
+        for key in host.functions_matching(pattern):
+            matched_patterns.add(pattern)  # a CUDA host function (path.cu::function), transfer or not
+            cuda_reached.setdefault(key, (None, f"configured root `{pattern}`"))
+    cuda_reached = host.walk(cuda_reached, settings)
     unmatched = [pattern for pattern in settings.hot_path_roots if pattern not in matched_patterns]
     # 2. capture contexts (and helpers that enter them)
     capture_helpers = _capture_helpers(program)
@@ -218,20 +246,26 @@ def hot_path(program: Program) -> HotPath:
             else:
                 site.reason = _excluded(settings, key)
             sites.append(site)
+    cuda_sites: list[tuple[str, str, str, Span]] = []  # (kind, path, enclosing, span)
     for path, summary in sorted(program.cuda.items()):
         if first_path_match(path, settings.out_of_scope):
             continue
         for memcpy in summary.memcpys:
             if memcpy.device_code or memcpy.direction in ("DeviceToDevice",):
                 continue
-            key = f"{path}::{memcpy.enclosing}"
-            site = TransferSite(f"{memcpy.function} {memcpy.direction}", Site(path, memcpy.span, memcpy.enclosing), key)
-            if name_matches(key, settings.hot_path_roots):
-                site.status, site.chain = VIOLATION, (key,)
-            pinned = _pinned_reason(settings, key, None)
-            if pinned:
-                site.status, site.reason = OK_PINNED, pinned
-            sites.append(site)
+            cuda_sites.append((f"{memcpy.function} {memcpy.direction}", path, memcpy.enclosing, memcpy.span))
+    cuda_sites.extend(host.syncs)
+    for kind, path, enclosing, span in cuda_sites:
+        key = f"{path}::{enclosing}"
+        site = TransferSite(kind, Site(path, span, enclosing), key)
+        if key in cuda_reached:
+            site.status, site.chain = VIOLATION, chain(cuda_reached, key)
+        pinned = _pinned_reason(settings, key, None)
+        if pinned:
+            site.status, site.reason = OK_PINNED, pinned
+        elif site.status != VIOLATION:
+            site.reason = _excluded(settings, key)
+        sites.append(site)
     sites.sort(key=lambda s: (s.site.path, s.site.span.line, s.site.span.column))
     # 5. unresolved calls on the hot path
     unresolved: list[UnresolvedCall] = []
@@ -252,7 +286,91 @@ def hot_path(program: Program) -> HotPath:
                 UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), f"<capture {label}>", resolution.note, (f"<capture {label}>",))
             )
     unresolved.sort(key=lambda u: (u.site.path, u.site.span.line, u.site.span.column))
+    reached.update({key: how for key, how in cuda_reached.items() if key not in reached})
     return HotPath(roots, reached, sites, unresolved, unmatched, captured)
+
+
+# Host calls that block until the device (or a stream, or an event) is done: a host sync.
+_CUDA_SYNCS = frozenset({
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+})
+_CUDA_SYNC_TEXT = re.compile(r"\b(?:cuda|cu)(?:Device|Stream|Event|Thread|Ctx)Synchronize\b")
+
+
+@functools.cache
+def _cuda_query() -> tree_sitter.Query:
+    return tree_sitter.Query(ts_language("cuda"), "(function_definition) @def (call_expression) @call")
+
+
+@dataclass
+class _CudaHost:
+    """Host functions of the CUDA files, the names each one calls, and its blocking syncs."""
+
+    functions: dict[str, list[str]] = field(default_factory=dict)  # function name → keys `path::name`
+    callees: dict[str, set[str]] = field(default_factory=dict)  # key → names of the functions it calls
+    syncs: list[tuple[str, str, str, Span]] = field(default_factory=list)  # (kind, path, enclosing, span)
+
+    def functions_matching(self, pattern: str) -> list[str]:
+        return sorted(key for keys in self.functions.values() for key in keys if name_matches(key, [pattern]))
+
+    def walk(self, reached: dict[str, tuple[str | None, str]], settings) -> dict[str, tuple[str | None, str]]:
+        """Everything the roots in ``reached`` call, by name: the same file's definition first,
+        else every file's (a header's helper); configured exclusions are not entered."""
+        queue = deque(reached)
+        while queue:
+            current = queue.popleft()
+            path = current.split("::", 1)[0]
+            for name in sorted(self.callees.get(current, ())):
+                keys = self.functions.get(name, [])
+                local = [key for key in keys if key.split("::", 1)[0] == path]
+                for key in local or keys:
+                    if key not in reached and not _excluded(settings, key):
+                        reached[key] = (current, f"called in {path}")
+                        queue.append(key)
+        return reached
+
+
+def _cuda_host(program: Program, *, whole: bool) -> _CudaHost:
+    """Read from each CUDA file's tree (preprocessed as nvcc would): every file when a CUDA root
+    needs the call graph (``whole``), else only the files that name a sync function."""
+    host = _CudaHost()
+    for path, source in sorted(program.sources.items()):
+        if source.language != "cuda" or first_path_match(path, program.settings.out_of_scope):
+            continue
+        if not whole and not _CUDA_SYNC_TEXT.search(source.text):
+            continue
+        captures = tree_sitter.QueryCursor(_cuda_query()).captures(source.tree.root_node)
+        names: dict[int, str] = {}  # definition node id → key, host functions only
+        for node in captures.get("def", ()):
+            name = function_name(node)
+            spaces = execution_spaces(node)
+            if name is None or (spaces & {"__global__", "__device__"} and "__host__" not in spaces):
+                continue
+            text = source.node_text(name)
+            key = f"{path}::{text}"
+            names[node.id] = key
+            host.functions.setdefault(text, []).append(key)
+        for node in captures.get("call", ()):
+            function = node.child_by_field_name("function")
+            while function is not None and function.type in ("qualified_identifier", "template_function"):
+                function = function.child_by_field_name("name")
+            if function is None or function.type != "identifier":
+                continue
+            definition = enclosing_function(node)
+            key = names.get(definition.id) if definition is not None else None
+            if key is None:
+                continue  # device code, or outside any function
+            callee = source.node_text(function)
+            if callee in _CUDA_SYNCS:
+                line, column = source.position(node.start_byte)
+                end_line, end_column = source.position(node.end_byte)
+                host.syncs.append((callee, path, key.split("::", 1)[1], Span(line, column, end_line, end_column)))
+            elif any(child.type == "kernel_call_syntax" for child in node.children):
+                continue  # a kernel launch: device code, nothing on the host to walk into
+            else:
+                host.callees.setdefault(key, set()).add(callee)
+    return host
 
 
 def chain(reached: dict[str, tuple[str | None, str]], key: str) -> tuple[str, ...]:

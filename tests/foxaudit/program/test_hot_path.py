@@ -108,3 +108,29 @@ def test_cuda_host_function_named_as_root_is_hot(root, analyze) -> None:
     driver = _site(analysis, "cuda/host.cu", line_of(root, "cuda/host.cu", "cuMemcpyDtoH"))
     assert driver.status == COLD_PATH
     assert findings(analysis, "FX303") == []
+
+
+def test_cuda_root_walks_its_callees_and_blocking_syncs_are_syncs(root, analyze) -> None:
+    host = "cuda/host.cu"
+    cold = {s.kind: s.status for s in analyze(root).hot.sites if s.site.path == host and "Synchronize" in s.kind}
+    assert cold == {"cudaEventSynchronize": COLD_PATH, "cudaStreamSynchronize": COLD_PATH, "cudaDeviceSynchronize": COLD_PATH}
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        '"hp.loop:Loop.no_such_method"', '"cuda/host.cu::train_step", "cuda/host.cu::launch_only"'))
+    analysis = analyze(root)
+    event = _site(analysis, host, line_of(root, host, "cudaEventSynchronize"))
+    assert event.status == VIOLATION and event.chain == ("cuda/host.cu::train_step",)
+    assert _site(analysis, host, line_of(root, host, "cudaStreamSynchronize")).status == VIOLATION
+    copy = _site(analysis, host, line_of(root, host, "cudaMemcpyDeviceToHost"))
+    assert copy.status == VIOLATION  # train_step → report → copy_back
+    assert copy.chain == ("cuda/host.cu::train_step", "cuda/host.cu::report", "cuda/host.cu::copy_back")
+    assert _site(analysis, host, line_of(root, host, "cudaDeviceSynchronize")).status == COLD_PATH
+    assert [s.site.span.line for s in analysis.hot.sites if s.site.path == host and s.kind == "cudaDeviceSynchronize"] == [
+        line_of(root, host, "cudaDeviceSynchronize")
+    ]  # the one under #if 0 is not compiled
+    messages = [d.message for d in findings(analysis, "FX301") if d.path == host]
+    assert len(messages) == 3 and "cuda/host.cu::train_step → cuda/host.cu::report → cuda/host.cu::copy_back" in messages[0]
+    hints = [d.hint for d in findings(analysis, "FX301") if d.path == host]
+    assert "cudaMemcpyAsync" in hints[0] and "cudaStreamWaitEvent" in hints[1]
+    assert not any("ISV" in d.hint for d in findings(analysis, "FX301"))  # the user's code, not Foxhunt's
+    assert findings(analysis, "FX303") == []  # launch_only exists: a root without transfers matches
