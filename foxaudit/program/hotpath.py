@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 
 from foxaudit.globs import first_path_match, name_matches
+from foxaudit.program.hotsyntax import syntax_sites
 from foxaudit.program.model import MODULE_SCOPE, Module, Program, function_key
 from foxaudit.program.pyscan import Call, Span
 from foxaudit.program.wiring import Site
@@ -40,7 +41,48 @@ from foxaudit.sources.base import ts_language
 from foxaudit.sources.cuda import enclosing_function, execution_spaces, function_name
 
 VIOLATION, OK_PINNED, COLD_PATH = "VIOLATION", "OK-PINNED", "COLD-PATH"
-_TENSOR_ANNOTATIONS = ("Tensor", "ndarray", "cupy.ndarray", "cp.ndarray")
+# torch.* / cupy.* callees whose result is not a device array (modules, devices, streams, ...).
+_NOT_ARRAYS = frozenset({
+    "nn", "optim", "cuda", "utils", "distributions", "device", "Generator", "jit", "compile", "no_grad",
+    "inference_mode", "enable_grad", "set_grad_enabled", "autograd", "dtype", "Size", "finfo", "iinfo",
+    "backends", "profiler", "distributed", "manual_seed", "load", "save", "onnx", "fx", "hub", "library",
+    "amp", "mps", "xpu", "export", "func", "testing", "is_tensor", "is_grad_enabled", "get_default_dtype",
+    "numel", "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel", "fuse", "get_array_module",
+    "get_default_memory_pool", "get_default_pinned_memory_pool", "asnumpy",
+})
+# Tensor methods whose result lives on the host (a Python number, list, NumPy array).
+_HOST_RESULTS = frozenset({"item", "tolist", "numpy", "get", "size", "dim", "numel", "stride", "data_ptr", "element_size"})
+
+
+def _array_library(canonical: str) -> str | None:
+    """The library of the array a ``canonical`` callee returns: torch | cupy | numpy | None."""
+    head, _, rest = canonical.partition(".")
+    if head == "numpy" or canonical == "cupy.asnumpy":
+        return "numpy"
+    if head not in ("torch", "cupy") or not rest:
+        return None
+    if rest.split(".")[0] in _NOT_ARRAYS or (rest.split(".")[-1][:1].isupper() and not rest.endswith("Tensor")):
+        return None  # a module, device, stream, generator class (cupy.random.RandomState), ...
+    return head
+
+
+def _annotation_library(annotation: str) -> str | None:
+    """torch | cupy | numpy for an annotation naming one of their array types (``X | None`` too);
+    None when it is anything else, or a union with anything else (``Tensor | float``: unknown)."""
+    found: set[str | None] = set()
+    for part in annotation.replace("Optional[", "").replace("]", "").split("|"):
+        part = part.strip()
+        if part == "None":
+            continue
+        if part in ("cupy.ndarray", "cp.ndarray") or part.startswith("cupy."):
+            found.add("cupy")
+        elif part.startswith(("numpy.", "np.", "npt.")):
+            found.add("numpy")
+        elif part.endswith("Tensor"):  # torch.Tensor, Tensor, torch.FloatTensor
+            found.add("torch")
+        else:
+            found.add(None)
+    return found.pop() if len(found) == 1 else None
 _CUPY_GET_KEYWORDS = {"stream", "order", "out", "blocking"}
 
 
@@ -222,9 +264,29 @@ def hot_path(program: Program) -> HotPath:
         if module.is_test or module.name in out_of_scope:
             continue
         evidence = _Evidence(program, module, buffers)
+        source = program.sources.get(module.path)
+        if source is not None and _uses_device_library(program, module):
+            for found in syntax_sites(source, lambda scope, text, evidence=evidence: evidence.library(scope, text) in ("torch", "cupy")):
+                key = program.scope_key(module, found.scope)
+                site = TransferSite(found.kind, Site(module.path, found.span, found.scope), key)
+                region = _region_at(module, found.span, captured)
+                if region is not None:
+                    site.chain, hot = (f"<capture {region}>",), True
+                else:
+                    hot = key in reached
+                    site.chain = chain(reached, key) if hot else ()
+                pinned = _pinned_reason(settings, key, None)
+                if pinned:
+                    site.status, site.reason = OK_PINNED, pinned
+                elif hot:
+                    site.status = VIOLATION
+                else:
+                    site.reason = _excluded(settings, key)
+                sites.append(site)
         # The index holds every call that may be a transfer (same facts, same order); region
         # calls are matched by identity, so a module read above is read in full again.
-        for call in module.summary.calls if module.path in regions else module.summary.transfer_calls:
+        full = module.path in regions or bool(evidence.bound_methods)
+        for call in module.summary.calls if full else module.summary.transfer_calls:
             kind = _transfer_kind(program, module, call, evidence)
             if kind is None:
                 continue
@@ -384,6 +446,16 @@ def chain(reached: dict[str, tuple[str | None, str]], key: str) -> tuple[str, ..
     return tuple(reversed(path))
 
 
+def _region_at(module: Module, span: Span, captured: dict[tuple[str, int], str]) -> str | None:
+    """The label of the captured ``with`` block whose body holds ``span`` (innermost), if any."""
+    inside = [
+        (block.span.line, label)
+        for block in module.summary.withs
+        if (label := captured.get((module.path, block.id))) is not None and block.span.line < span.line <= block.span.end_line
+    ]
+    return max(inside)[1] if inside else None
+
+
 def _targets(program: Program, module: Module, call: Call) -> tuple[str, ...]:
     return program.resolve_call(module, call).targets
 
@@ -512,26 +584,47 @@ class _Evidence:
             if not _uses_device_library(self.program, self.module):
                 return self._bound  # nothing here can be bound from torch.* / cupy.*
             for assignment in self.module.summary.assignments:
-                if assignment.call is not None and "." not in assignment.target:
-                    self._bound[(assignment.scope, assignment.target)] = self.program.canonical(self.module, assignment.call.func)
+                call = assignment.call
+                if call is None or "." in assignment.target:
+                    continue
+                canonical = self.program.canonical(self.module, call.func)
+                if call.receiver and call.receiver_kind in ("name", "attribute") and not canonical.startswith(("torch.", "cupy.", "numpy.")):
+                    # y = x.sum(): a tensor's method returns a tensor (its reads return host values).
+                    receiver = self._bound.get((assignment.scope, call.receiver))
+                    library = _array_library(receiver) if receiver else None
+                    if library in ("torch", "cupy") and call.method not in _HOST_RESULTS:
+                        canonical = f"{library}.Tensor.{call.method}"
+                    elif library is None:
+                        continue
+                self._bound[(assignment.scope, assignment.target)] = canonical
         return self._bound
 
+    @functools.cached_property
+    def bound_methods(self) -> dict[tuple[str, str], str]:
+        """(scope, local) → transfer method for ``read = t.item`` (a bound method called later)."""
+        found: dict[tuple[str, str], str] = {}
+        if not _uses_device_library(self.program, self.module):
+            return found
+        for assignment in self.module.summary.assignments:
+            value = assignment.value
+            if assignment.call is not None or value.kind != "attribute" or "." in assignment.target:
+                continue
+            receiver, _, method = (value.dotted or value.text).rpartition(".")
+            if method in ("item", "cpu", "numpy", "tolist") and receiver and self.library(assignment.scope, receiver) != "numpy":
+                found[(assignment.scope, assignment.target)] = method
+        return found
+
     def library(self, scope: str, text: str) -> str | None:
-        """'torch' | 'cupy' when ``text`` in ``scope`` is evidently a tensor/array of that library."""
+        """'torch' | 'cupy' when ``text`` in ``scope`` is evidently a tensor/array of that library,
+        'numpy' for a NumPy value (already on the host), None when unknown."""
         bound = self.bound.get((scope, text))
         if bound:
-            if bound.startswith("cupy."):
-                return "cupy"
-            if bound.startswith("torch."):
-                return "torch"
+            return _array_library(bound)
         function = self.program.function_at(self.module, scope)
         if function is not None:
             for param, annotation in function.annotations:
                 if param == text:
-                    if "cupy" in annotation or annotation.startswith("cp."):
-                        return "cupy"
-                    if any(marker in annotation for marker in _TENSOR_ANNOTATIONS):
-                        return "torch"
+                    return _annotation_library(self.program.canonical(self.module, annotation.strip().strip("'\"")))
         if text.startswith("self.") and text.count(".") == 1:
             klass = self.program.enclosing_class(self.module, scope)
             if klass is not None and (klass, text[5:]) in self.buffers:
@@ -543,14 +636,20 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
     method = call.method
     if call.receiver:
         if method in ("item", "cpu", "numpy", "tolist") and not call.args:
+            if method in ("item", "tolist") and evidence.library(call.scope, call.receiver) == "numpy":
+                return None  # a NumPy scalar or array is already on the host
             return f".{method}()"
-        if method == "to" and _is_cpu_target(call):
+        if method == "to" and _is_cpu_target(program, module, call):
             return '.to("cpu")'
         if method == "synchronize":
             canonical = program.canonical(module, call.func) if call.func else ""
             if canonical == "torch.cuda.synchronize":
                 return canonical
+            if program.resolve_call(module, call).kind == "project":
+                return None  # a method of the project's own class: walked into like any call
             return f"`{call.receiver}`.synchronize()"
+        if method in _SHAPE_METHODS and evidence.library(call.scope, call.receiver) in ("torch", "cupy"):
+            return f".{method}() (data-dependent shape)"
         if method == "get" and not call.args and all(key in _CUPY_GET_KEYWORDS for key, _ in call.kwargs):
             receiver_lib = None
             if call.receiver_kind == "call":
@@ -565,6 +664,17 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
         return canonical
     if canonical in ("cupy.asnumpy", "cupy.ndarray.get"):
         return canonical
+    bound_method = evidence.bound_methods.get((call.scope, call.func)) if not call.receiver and not call.args else None
+    if bound_method is not None:
+        return f".{bound_method}() (bound as `{call.func}`)"
+    if canonical in _UNBOUND_TRANSFERS and call.args:
+        return f"{canonical}(tensor)"  # torch.Tensor.item(t): the method through its class
+    first = call.args[0] if call.args else None
+    tensor_arg = first is not None and first.kind in ("name", "attribute") and evidence.library(call.scope, first.text) in ("torch", "cupy")
+    if canonical in _NUMPY_CONVERSIONS and tensor_arg:
+        return f"{canonical}(tensor)"
+    if canonical in _SHAPE_FUNCTIONS and tensor_arg and (canonical != "torch.where" or len(call.args) == 1):
+        return f"{canonical} (data-dependent shape)"
     if call.func in ("print", "float", "int", "bool") and call.func not in program.bindings(module):
         for arg in call.args:
             if arg.kind in ("name", "attribute") and evidence.library(call.scope, arg.text):
@@ -587,7 +697,18 @@ def _uses_device_library(program: Program, module: Module) -> bool:
 
 
 _DEVICE_LIBRARIES = frozenset({"torch", "cupy"})
-_SYNC_TAILS = frozenset({"synchronize", "deviceSynchronize", "asnumpy", "get"})
+# Called through the class with the tensor as the argument: torch.Tensor.item(t).
+_UNBOUND_TRANSFERS = frozenset({"torch.Tensor.item", "torch.Tensor.cpu", "torch.Tensor.numpy", "torch.Tensor.tolist"})
+# NumPy arrays made from a device tensor copy it to the host first (and wait for it).
+_NUMPY_CONVERSIONS = frozenset({"numpy.asarray", "numpy.array", "numpy.asanyarray"})
+# Results whose size depends on the data: the host waits for the device to learn the shape.
+_SHAPE_FUNCTIONS = frozenset({
+    "torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.where",
+    "cupy.nonzero", "cupy.argwhere", "cupy.unique",
+})
+_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique"})
+_SYNC_TAILS = frozenset({"synchronize", "deviceSynchronize", "asnumpy", "get", "item", "cpu", "numpy", "tolist",
+                         "asarray", "array", "asanyarray", *(name.rsplit(".", 1)[1] for name in _SHAPE_FUNCTIONS)})
 
 
 def _may_name(program: Program, module: Module, call: Call, tails: frozenset[str]) -> bool:
@@ -601,17 +722,35 @@ def _may_name(program: Program, module: Module, call: Call, tails: frozenset[str
     return call.method in tails or ("." not in call.func and call.func in program.bindings(module))
 
 
-def _is_cpu_target(call: Call) -> bool:
+def _is_cpu_target(program: Program, module: Module, call: Call) -> bool:
+    """``.to("cpu")``, ``.to(torch.device("cpu"))``, and ``.to(x)`` where ``x`` is a name bound
+    to one of those in the same function or at module level (``DEVICE = "cpu"``)."""
     candidates = list(call.args[:1])
     device = call.kwarg("device")
     if device is not None:
         candidates.append(device)
     for arg in candidates:
-        if arg.kind == "str" and str(arg.value).startswith("cpu"):
+        if _names_cpu(arg):
             return True
-        if arg.kind == "call" and arg.dotted.endswith("device") and ("'cpu'" in arg.text or '"cpu"' in arg.text):
-            return True
+        if arg.kind == "name":
+            bound = [a.value for a in module.summary.assignments if a.target == arg.text and a.scope == call.scope]
+            if not bound and arg.text in module.summary.constants and arg.text not in _params(program, module, call.scope):
+                bound = [module.summary.constants[arg.text]]
+            # Every binding must name the CPU: `d = "cpu"` then `d = "cuda"` is not known.
+            if bound and all(_names_cpu(value) for value in bound):
+                return True
     return False
+
+
+def _names_cpu(arg) -> bool:
+    if arg.kind == "str" and str(arg.value).startswith("cpu"):
+        return True
+    return arg.kind == "call" and arg.dotted.endswith("device") and ("'cpu'" in arg.text or '"cpu"' in arg.text) and " if " not in arg.text
+
+
+def _params(program: Program, module: Module, scope: str) -> tuple[str, ...]:
+    function = program.function_at(module, scope)
+    return function.params if function is not None else ()
 
 
 def _excluded(settings, key: str) -> str:
