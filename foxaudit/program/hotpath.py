@@ -54,6 +54,9 @@ _NOT_ARRAYS = frozenset({
 _HOST_RESULTS = frozenset({"item", "tolist", "numpy", "get", "size", "dim", "numel", "stride", "data_ptr", "element_size"})
 
 
+_CONFLICTING = "<bound to arrays of different libraries>"
+
+
 def _array_library(canonical: str) -> str | None:
     """The library of the array a ``canonical`` callee returns: torch | cupy | numpy | None."""
     head, _, rest = canonical.partition(".")
@@ -594,9 +597,13 @@ class _Evidence:
                     library = _array_library(receiver) if receiver else None
                     if library in ("torch", "cupy") and call.method not in _HOST_RESULTS:
                         canonical = f"{library}.Tensor.{call.method}"
-                    elif library is None:
-                        continue
-                self._bound[(assignment.scope, assignment.target)] = canonical
+                slot = (assignment.scope, assignment.target)
+                earlier = self._bound.get(slot)
+                if earlier is not None and _array_library(earlier) != _array_library(canonical):
+                    # `d = np.logical_or(..)` then `d = torch.Tensor(d)`: which one a line sees
+                    # depends on the flow, so the name's library is unknown in this scope.
+                    canonical = _CONFLICTING
+                self._bound[slot] = canonical
         return self._bound
 
     @functools.cached_property

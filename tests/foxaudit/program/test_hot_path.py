@@ -157,6 +157,7 @@ def test_transfer_forms_on_values_known_to_be_tensors(root, hot) -> None:
         "losses[mask]\n": "boolean-mask index (data-dependent shape)",
         "losses[losses < 1]": "boolean-mask index (data-dependent shape)",
         "print(total)": "print(tensor)",
+        "either.item()": ".item()",
     }
     text = (root / PRECISION).read_text()
     lines = {needle: text[: text.index(needle)].count("\n") + 1 for needle in expected}
