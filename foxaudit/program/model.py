@@ -581,9 +581,10 @@ class Program:
                 key = function_key(module.name, f"{enclosing}.{head}")
                 if key in self.functions:
                     return Resolution("project", (key,), key)
-            local = self.local_types(module, scope).get(head)
+            local = self.enclosing_class(module, scope) if head == "self" else self.local_types(module, scope).get(head)
             if local is not None and not local.startswith(EXTERNAL):
-                # net = Net(); net(x): the instance's __call__, or an nn.Module's forward.
+                # net = Net(); net(x), and self(x) in a method: the instance's __call__, or an
+                # nn.Module's forward.
                 target = self._instance_call(local)
                 if target:
                     return Resolution("project", (target,), target)

@@ -175,3 +175,14 @@ def test_look_alikes_of_transfers_are_silent(root, hot) -> None:
                    "float(self.anything)", "float(q)", "if obs is None", '"cpu" if obs.dim()'):
         assert line_of(root, PRECISION, needle) not in lines, needle
     assert "hp.precision:Timer.synchronize" in hot.hot.reached  # walked into as a call instead
+
+
+def test_calling_a_module_instance_walks_into_forward(hot) -> None:
+    reached = hot.hot.reached
+    assert reached["hp.precision:Net.forward"][0] == "hp.precision:Agent.act"  # self.net(obs)
+    assert reached["hp.precision:Net.act"][0] == "hp.precision:Agent.act"  # self.net.act(obs)
+    program = hot.program
+    module = program.by_path[PRECISION]
+    call = next(c for c in module.summary.calls if c.func == "self" and c.scope == "Net.act")
+    assert program.resolve_call(module, call).targets == ("hp.precision:Net.forward",)  # self(x)
+    assert not [u for u in hot.hot.unresolved if u.site.path == PRECISION and u.text in ("self", "self.net")]
