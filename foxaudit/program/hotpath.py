@@ -15,9 +15,15 @@ streams, events, CuPy devices), ``cupy.asnumpy``, CuPy ``.get()``, ``print``/``f
 are not host transfers) and the blocking syncs ``cudaDeviceSynchronize``, ``cudaStreamSynchronize``,
 ``cudaEventSynchronize`` (and their driver-API and deprecated twins). A CUDA root
 (``path.cu::function``) walks the host functions it calls, by name, through every CUDA file; it
-matches when the function exists, transfer or not. ``.get()`` and ``print`` need *receiver evidence* — the value was bound
-from a ``torch.*``/``cupy.*`` call, comes from a parameter annotated as a tensor/array, or is a
-known device buffer — so ``dict.get(key)`` and ``print("text")`` are never transfers.
+matches when the function exists, transfer or not.
+
+``.get()`` and ``print`` need *receiver evidence* — the value was bound from a
+``torch.*``/``cupy.*`` call, comes from a parameter annotated as a tensor/array, or is a known
+device buffer — so ``dict.get(key)`` and ``print("text")`` are never transfers. The same
+evidence admits ``np.asarray(t)``, ``torch.Tensor.item(t)``, a bound ``read = t.item``, ``.to(x)``
+with ``x`` bound to the CPU, data-dependent shapes (``torch.nonzero`` & co.) and, read from the
+tree (``foxaudit.program.hotsyntax``), branches on tensors and boolean-mask reads; ``.item()`` of
+a NumPy value and ``.synchronize()`` of the project's own class are not sites.
 
 Classes: VIOLATION (reachable from a root; the call chain is kept), OK-PINNED (inside a
 configured pinned-read function or on a configured pinned receiver), COLD-PATH (not reachable).
@@ -268,7 +274,7 @@ def hot_path(program: Program) -> HotPath:
             continue
         evidence = _Evidence(program, module, buffers)
         source = program.sources.get(module.path)
-        if source is not None and _uses_device_library(program, module):
+        if source is not None and evidence.knows_tensors:
             for found in syntax_sites(source, lambda scope, text, evidence=evidence: evidence.library(scope, text) in ("torch", "cupy")):
                 key = program.scope_key(module, found.scope)
                 site = TransferSite(found.kind, Site(module.path, found.span, found.scope), key)
@@ -605,6 +611,21 @@ class _Evidence:
                     canonical = _CONFLICTING
                 self._bound[slot] = canonical
         return self._bound
+
+    @functools.cached_property
+    def knows_tensors(self) -> bool:
+        """Could any name of this module be known as a tensor? If not, its tree need not be read
+        for branches and masks (nothing there could be reported)."""
+        if not _uses_device_library(self.program, self.module):
+            return False
+        if any(_array_library(canonical) in ("torch", "cupy") for canonical in self.bound.values()):
+            return True
+        for function in self.module.summary.functions:
+            if any(_annotation_library(self.program.canonical(self.module, annotation.strip().strip("'\""))) in ("torch", "cupy")
+                   for _, annotation in function.annotations):
+                return True
+        module_classes = {function_key(self.module.name, klass.qualname) for klass in self.module.summary.classes}
+        return any(klass in module_classes for klass, _ in self.buffers)
 
     @functools.cached_property
     def bound_methods(self) -> dict[tuple[str, str], str]:
