@@ -83,6 +83,9 @@ def _selection_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--no-project", action="store_true", help="skip the whole-project rules (per-file rules only)")
     command.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     command.add_argument("--cache-dir", help="cache directory (default: $FOXAUDIT_CACHE_DIR or .foxaudit_cache)")
+    command.add_argument("--run-generators", action="store_true",
+                         help="run the `generated-headers` check commands the analysed repository configures"
+                              " (same as FOXAUDIT_RUN_GENERATORS=1; only for a repository you trust)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,13 +152,16 @@ def _main(argv: list[str]) -> int:
 def _run_check(args: argparse.Namespace):  # -> (Settings, CheckResult) | int
     """Settings and the result of the run `check` and `baseline` both make; an exit status when
     the configuration or the command line is wrong (already reported)."""
-    from foxaudit.config import ConfigError, load_settings
+    from foxaudit.config import RUN_GENERATORS_VARIABLE, ConfigError, generators_allowed, load_settings
     from foxaudit.engine.discovery import DiscoveryError
     from foxaudit.engine.resolve import resolve, resolve_cached
     from foxaudit.engine.run import check, open_cache
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError(f"--jobs must be positive (got {args.jobs} vs 1 or more) — hint: omit it to use every core")
+    if args.run_generators:
+        # One switch, read where the command would run (foxaudit.config.generators_allowed).
+        os.environ[RUN_GENERATORS_VARIABLE] = "1"
     overrides = {
         "select": [code for group in args.select for code in group] if args.select else None,
         "extend_ignore": [code for group in args.ignore for code in group] if args.ignore else None,
@@ -189,6 +195,15 @@ def _run_check(args: argparse.Namespace):  # -> (Settings, CheckResult) | int
         )
     except DiscoveryError as error:
         raise UsageError(str(error)) from None
+    headers = settings.program.get("generated-headers")
+    if not args.no_project and "FX503" in resolved.project_codes and headers and not generators_allowed():
+        count = len(headers)
+        print(
+            f"foxaudit: note: the {'command' if count == 1 else f'{count} commands'} of `generated-headers` not run"
+            " (FX503 checked the headers statically: present, and the layout's offsets and strides)"
+            f" — hint: pass --run-generators or set {RUN_GENERATORS_VARIABLE}=1 for a repository you trust",
+            file=sys.stderr,
+        )
     return settings, result
 
 

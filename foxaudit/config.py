@@ -16,6 +16,7 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import os
 import re
 import tomllib
 import types
@@ -40,6 +41,17 @@ TOP_LEVEL_KEYS = {
     "cuda": "table: how CUDA files are preprocessed (defines = {NAME = value})",
 }
 CUDA_KEYS = {"defines": "table: macro → value (string or integer; true defines it as 1, false undefines it)"}
+
+
+# The opt-in to execute the `generated-headers` commands (FX503). It comes from the environment
+# (or `foxaudit check --run-generators`, which sets it), never from the configuration: the
+# configuration belongs to the repository being analysed, which is what the opt-in guards against.
+RUN_GENERATORS_VARIABLE = "FOXAUDIT_RUN_GENERATORS"
+
+
+def generators_allowed() -> bool:
+    """Whether this run may execute commands written in the analysed repository's configuration."""
+    return os.environ.get(RUN_GENERATORS_VARIABLE, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 class ConfigError(Exception):

@@ -53,8 +53,11 @@ def run_project_example(rule: Any, example: Any, root: str | Path) -> list[Any]:
     """The diagnostics of ``rule``'s code for one ``ProjectExample``: its files are written under
     ``root`` (an empty directory) and checked as `foxaudit check` there would (the example's own
     pyproject.toml, the whole-program analyses, suppressions), with only ``rule`` selected (a
-    preview rule too) and no cache."""
-    from foxaudit.config import load_settings
+    preview rule too) and no cache. The examples are foxaudit's own files, so their
+    ``generated-headers`` commands run (as with ``--run-generators``)."""
+    import os
+
+    from foxaudit.config import RUN_GENERATORS_VARIABLE, load_settings
     from foxaudit.engine.resolve import resolve
     from foxaudit.engine.run import check
 
@@ -67,5 +70,13 @@ def run_project_example(rule: Any, example: Any, root: str | Path) -> list[Any]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     settings = load_settings(None, directory, overrides={"select": [rule.code]})
-    result = check(resolve(settings), use_cache=False, jobs=1)
+    previous = os.environ.get(RUN_GENERATORS_VARIABLE)
+    os.environ[RUN_GENERATORS_VARIABLE] = "1"
+    try:
+        result = check(resolve(settings), use_cache=False, jobs=1)
+    finally:
+        if previous is None:
+            del os.environ[RUN_GENERATORS_VARIABLE]
+        else:
+            os.environ[RUN_GENERATORS_VARIABLE] = previous
     return sorted(diagnostic for diagnostic in result.diagnostics if diagnostic.code == rule.code)

@@ -122,7 +122,9 @@ def _git_files(directory: str) -> list[str] | None:
         return None
     try:
         result = subprocess.run(
-            ["git", "ls-files", "-co", "--exclude-standard", "-z", "--", "."],
+            # core.fsmonitor names a program that `ls-files` runs; a copied checkout's .git/config
+            # is the analysed repository's, and analysing a repository never runs its code.
+            ["git", "-c", "core.fsmonitor=false", "ls-files", "-co", "--exclude-standard", "-z", "--", "."],
             cwd=directory,
             capture_output=True,
             check=False,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foxaudit.config import generators_allowed
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.engine import cache as cache_module
 from foxaudit.engine.discovery import Discovered, discover
@@ -281,6 +282,9 @@ def _project_pass(
     """Run whole-project rules (cached on every file key + config), then filter their findings."""
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
+    # FX503 runs the repository's generator commands only with the user's opt-in; the two verdicts
+    # (the generator's, the static check's) must not answer for each other.
+    digest.update(b"generators-run" if generators_allowed() else b"generators-not-run")
     for relative in sorted(keys):
         digest.update(relative.encode("utf-8", errors="surrogateescape") + b"\0" + keys[relative].encode())
     project_key = "project-" + digest.hexdigest()

@@ -11,10 +11,19 @@ makes the argument passed for it a root (``capture_graph(step)``).
 Transfer and sync sites, everywhere outside test roots: ``.item()``, ``.cpu()``, ``.numpy()``,
 ``.tolist()``, ``.to("cpu")``/``.to(device="cpu")``, any ``.synchronize()`` (torch.cuda,
 streams, events, CuPy devices), ``cupy.asnumpy``, CuPy ``.get()``, ``print``/``float``/``int``/
-``bool`` of a tensor, and ``cudaMemcpy*``/``cuMemcpy*`` in CUDA host code (device-to-device copies
-are not host transfers). ``.get()`` and ``print`` need *receiver evidence* — the value was bound
-from a ``torch.*``/``cupy.*`` call, comes from a parameter annotated as a tensor/array, or is a
-known device buffer — so ``dict.get(key)`` and ``print("text")`` are never transfers.
+``bool`` of a tensor, and in CUDA host code ``cudaMemcpy*``/``cuMemcpy*`` (device-to-device copies
+are not host transfers) and the blocking syncs ``cudaDeviceSynchronize``, ``cudaStreamSynchronize``,
+``cudaEventSynchronize`` (and their driver-API and deprecated twins). A CUDA root
+(``path.cu::function``) walks the host functions it calls, by name, through every CUDA file; it
+matches when the function exists, transfer or not.
+
+``.get()`` and ``print`` need *receiver evidence* — the value was bound from a
+``torch.*``/``cupy.*`` call, comes from a parameter annotated as a tensor/array, or is a known
+device buffer — so ``dict.get(key)`` and ``print("text")`` are never transfers. The same
+evidence admits ``np.asarray(t)``, ``torch.Tensor.item(t)``, a bound ``read = t.item``, ``.to(x)``
+with ``x`` bound to the CPU, data-dependent shapes (``torch.nonzero`` & co.) and, read from the
+tree (``foxaudit.program.hotsyntax``), branches on tensors and boolean-mask reads; ``.item()`` of
+a NumPy value and ``.synchronize()`` of the project's own class are not sites.
 
 Classes: VIOLATION (reachable from a root; the call chain is kept), OK-PINNED (inside a
 configured pinned-read function or on a configured pinned receiver), COLD-PATH (not reachable).
@@ -22,16 +31,67 @@ configured pinned-read function or on a configured pinned receiver), COLD-PATH (
 
 from __future__ import annotations
 
+import functools
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
+import tree_sitter
+
 from foxaudit.globs import first_path_match, name_matches
+from foxaudit.program.hotsyntax import syntax_sites
 from foxaudit.program.model import MODULE_SCOPE, Module, Program, function_key
-from foxaudit.program.pyscan import Call
+from foxaudit.program.pyscan import Call, Span
 from foxaudit.program.wiring import Site
+from foxaudit.sources.base import ts_language
+from foxaudit.sources.cuda import enclosing_function, execution_spaces, function_name
 
 VIOLATION, OK_PINNED, COLD_PATH = "VIOLATION", "OK-PINNED", "COLD-PATH"
-_TENSOR_ANNOTATIONS = ("Tensor", "ndarray", "cupy.ndarray", "cp.ndarray")
+# torch.* / cupy.* callees whose result is not a device array (modules, devices, streams, ...).
+_NOT_ARRAYS = frozenset({
+    "nn", "optim", "cuda", "utils", "distributions", "device", "Generator", "jit", "compile", "no_grad",
+    "inference_mode", "enable_grad", "set_grad_enabled", "autograd", "dtype", "Size", "finfo", "iinfo",
+    "backends", "profiler", "distributed", "manual_seed", "load", "save", "onnx", "fx", "hub", "library",
+    "amp", "mps", "xpu", "export", "func", "testing", "is_tensor", "is_grad_enabled", "get_default_dtype",
+    "numel", "RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel", "fuse", "get_array_module",
+    "get_default_memory_pool", "get_default_pinned_memory_pool", "asnumpy",
+})
+# Tensor methods whose result lives on the host (a Python number, list, NumPy array).
+_HOST_RESULTS = frozenset({"item", "tolist", "numpy", "get", "size", "dim", "numel", "stride", "data_ptr", "element_size"})
+
+
+_CONFLICTING = "<bound to arrays of different libraries>"
+
+
+def _array_library(canonical: str) -> str | None:
+    """The library of the array a ``canonical`` callee returns: torch | cupy | numpy | None."""
+    head, _, rest = canonical.partition(".")
+    if head == "numpy" or canonical == "cupy.asnumpy":
+        return "numpy"
+    if head not in ("torch", "cupy") or not rest:
+        return None
+    if rest.split(".")[0] in _NOT_ARRAYS or (rest.split(".")[-1][:1].isupper() and not rest.endswith("Tensor")):
+        return None  # a module, device, stream, generator class (cupy.random.RandomState), ...
+    return head
+
+
+def _annotation_library(annotation: str) -> str | None:
+    """torch | cupy | numpy for an annotation naming one of their array types (``X | None`` too);
+    None when it is anything else, or a union with anything else (``Tensor | float``: unknown)."""
+    found: set[str | None] = set()
+    for part in annotation.replace("Optional[", "").replace("]", "").split("|"):
+        part = part.strip()
+        if part == "None":
+            continue
+        if part in ("cupy.ndarray", "cp.ndarray") or part.startswith("cupy."):
+            found.add("cupy")
+        elif part.startswith(("numpy.", "np.", "npt.")):
+            found.add("numpy")
+        elif part.endswith("Tensor"):  # torch.Tensor, Tensor, torch.FloatTensor
+            found.add("torch")
+        else:
+            found.add(None)
+    return found.pop() if len(found) == 1 else None
 _CUPY_GET_KEYWORDS = {"stream", "order", "out", "blocking"}
 
 
@@ -50,6 +110,21 @@ class TransferSite:
     status: str = COLD_PATH
     chain: tuple[str, ...] = ()
     reason: str = ""
+
+    @property
+    def hint(self) -> str:
+        """How to take this kind of site off the step, in terms of the user's own code."""
+        if "Synchronize" in self.kind or self.kind.endswith("synchronize()") or self.kind.endswith(".synchronize"):
+            if "::" in self.function:
+                return ("let the device order the work (stream order, or cudaStreamWaitEvent between streams) instead of"
+                        " blocking the host here, or move the sync after the step")
+            return ("drop the sync from the step: work on one stream is already ordered; synchronise once after the"
+                    " step, where the host needs the result")
+        if "::" in self.function:
+            return ("copy asynchronously into pinned host memory (cudaMemcpyAsync on the step's stream) and read it"
+                    " after the step, or keep the value on the device")
+        return ("keep the value on the device (feed the tensor to the next operation; torch.where instead of a Python"
+                " branch), or read it after the step — every N steps, copied with non_blocking=True into pinned memory")
 
 
 @dataclass
@@ -95,10 +170,14 @@ def hot_path(program: Program) -> HotPath:
             if name_matches(key, [pattern]):
                 matched_patterns.add(pattern)
                 roots.append(Root(f"configured root `{pattern}`", key, Site(module.path, function.span, function.qualname)))
-    cuda_functions = {f"{path}::{memcpy.enclosing}" for path, summary in program.cuda.items() for memcpy in summary.memcpys}
-    for pattern in settings.hot_path_roots:
-        if "::" in pattern and any(name_matches(key, [pattern]) for key in cuda_functions):
-            matched_patterns.add(pattern)  # a CUDA host function (path.cu::function) with copies
+    cuda_roots = [pattern for pattern in settings.hot_path_roots if "::" in pattern]
+    host = _cuda_host(program, whole=bool(cuda_roots))
+    cuda_reached: dict[str, tuple[str | None, str]] = {}
+    for pattern in cuda_roots:
+        for key in host.functions_matching(pattern):
+            matched_patterns.add(pattern)  # a CUDA host function (path.cu::function), transfer or not
+            cuda_reached.setdefault(key, (None, f"configured root `{pattern}`"))
+    cuda_reached = host.walk(cuda_reached, settings)
     unmatched = [pattern for pattern in settings.hot_path_roots if pattern not in matched_patterns]
     # 2. capture contexts (and helpers that enter them)
     capture_helpers = _capture_helpers(program)
@@ -194,9 +273,29 @@ def hot_path(program: Program) -> HotPath:
         if module.is_test or module.name in out_of_scope:
             continue
         evidence = _Evidence(program, module, buffers)
+        source = program.sources.get(module.path)
+        if source is not None and evidence.knows_tensors:
+            for found in syntax_sites(source, lambda scope, text, evidence=evidence: evidence.library(scope, text) in ("torch", "cupy")):
+                key = program.scope_key(module, found.scope)
+                site = TransferSite(found.kind, Site(module.path, found.span, found.scope), key)
+                region = _region_at(module, found.span, captured)
+                if region is not None:
+                    site.chain, hot = (f"<capture {region}>",), True
+                else:
+                    hot = key in reached
+                    site.chain = chain(reached, key) if hot else ()
+                pinned = _pinned_reason(settings, key, None)
+                if pinned:
+                    site.status, site.reason = OK_PINNED, pinned
+                elif hot:
+                    site.status = VIOLATION
+                else:
+                    site.reason = _excluded(settings, key)
+                sites.append(site)
         # The index holds every call that may be a transfer (same facts, same order); region
         # calls are matched by identity, so a module read above is read in full again.
-        for call in module.summary.calls if module.path in regions else module.summary.transfer_calls:
+        full = module.path in regions or bool(evidence.bound_methods)
+        for call in module.summary.calls if full else module.summary.transfer_calls:
             kind = _transfer_kind(program, module, call, evidence)
             if kind is None:
                 continue
@@ -218,20 +317,26 @@ def hot_path(program: Program) -> HotPath:
             else:
                 site.reason = _excluded(settings, key)
             sites.append(site)
+    cuda_sites: list[tuple[str, str, str, Span]] = []  # (kind, path, enclosing, span)
     for path, summary in sorted(program.cuda.items()):
         if first_path_match(path, settings.out_of_scope):
             continue
         for memcpy in summary.memcpys:
             if memcpy.device_code or memcpy.direction in ("DeviceToDevice",):
                 continue
-            key = f"{path}::{memcpy.enclosing}"
-            site = TransferSite(f"{memcpy.function} {memcpy.direction}", Site(path, memcpy.span, memcpy.enclosing), key)
-            if name_matches(key, settings.hot_path_roots):
-                site.status, site.chain = VIOLATION, (key,)
-            pinned = _pinned_reason(settings, key, None)
-            if pinned:
-                site.status, site.reason = OK_PINNED, pinned
-            sites.append(site)
+            cuda_sites.append((f"{memcpy.function} {memcpy.direction}", path, memcpy.enclosing, memcpy.span))
+    cuda_sites.extend(host.syncs)
+    for kind, path, enclosing, span in cuda_sites:
+        key = f"{path}::{enclosing}"
+        site = TransferSite(kind, Site(path, span, enclosing), key)
+        if key in cuda_reached:
+            site.status, site.chain = VIOLATION, chain(cuda_reached, key)
+        pinned = _pinned_reason(settings, key, None)
+        if pinned:
+            site.status, site.reason = OK_PINNED, pinned
+        elif site.status != VIOLATION:
+            site.reason = _excluded(settings, key)
+        sites.append(site)
     sites.sort(key=lambda s: (s.site.path, s.site.span.line, s.site.span.column))
     # 5. unresolved calls on the hot path
     unresolved: list[UnresolvedCall] = []
@@ -252,7 +357,91 @@ def hot_path(program: Program) -> HotPath:
                 UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), f"<capture {label}>", resolution.note, (f"<capture {label}>",))
             )
     unresolved.sort(key=lambda u: (u.site.path, u.site.span.line, u.site.span.column))
+    reached.update({key: how for key, how in cuda_reached.items() if key not in reached})
     return HotPath(roots, reached, sites, unresolved, unmatched, captured)
+
+
+# Host calls that block until the device (or a stream, or an event) is done: a host sync.
+_CUDA_SYNCS = frozenset({
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaThreadSynchronize",
+    "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+})
+_CUDA_SYNC_TEXT = re.compile(r"\b(?:cuda|cu)(?:Device|Stream|Event|Thread|Ctx)Synchronize\b")
+
+
+@functools.cache
+def _cuda_query() -> tree_sitter.Query:
+    return tree_sitter.Query(ts_language("cuda"), "(function_definition) @def (call_expression) @call")
+
+
+@dataclass
+class _CudaHost:
+    """Host functions of the CUDA files, the names each one calls, and its blocking syncs."""
+
+    functions: dict[str, list[str]] = field(default_factory=dict)  # function name → keys `path::name`
+    callees: dict[str, set[str]] = field(default_factory=dict)  # key → names of the functions it calls
+    syncs: list[tuple[str, str, str, Span]] = field(default_factory=list)  # (kind, path, enclosing, span)
+
+    def functions_matching(self, pattern: str) -> list[str]:
+        return sorted(key for keys in self.functions.values() for key in keys if name_matches(key, [pattern]))
+
+    def walk(self, reached: dict[str, tuple[str | None, str]], settings) -> dict[str, tuple[str | None, str]]:
+        """Everything the roots in ``reached`` call, by name: the same file's definition first,
+        else every file's (a header's helper); configured exclusions are not entered."""
+        queue = deque(reached)
+        while queue:
+            current = queue.popleft()
+            path = current.split("::", 1)[0]
+            for name in sorted(self.callees.get(current, ())):
+                keys = self.functions.get(name, [])
+                local = [key for key in keys if key.split("::", 1)[0] == path]
+                for key in local or keys:
+                    if key not in reached and not _excluded(settings, key):
+                        reached[key] = (current, f"called in {path}")
+                        queue.append(key)
+        return reached
+
+
+def _cuda_host(program: Program, *, whole: bool) -> _CudaHost:
+    """Read from each CUDA file's tree (preprocessed as nvcc would): every file when a CUDA root
+    needs the call graph (``whole``), else only the files that name a sync function."""
+    host = _CudaHost()
+    for path, source in sorted(program.sources.items()):
+        if source.language != "cuda" or first_path_match(path, program.settings.out_of_scope):
+            continue
+        if not whole and not _CUDA_SYNC_TEXT.search(source.text):
+            continue
+        captures = tree_sitter.QueryCursor(_cuda_query()).captures(source.tree.root_node)
+        names: dict[int, str] = {}  # definition node id → key, host functions only
+        for node in captures.get("def", ()):
+            name = function_name(node)
+            spaces = execution_spaces(node)
+            if name is None or (spaces & {"__global__", "__device__"} and "__host__" not in spaces):
+                continue
+            text = source.node_text(name)
+            key = f"{path}::{text}"
+            names[node.id] = key
+            host.functions.setdefault(text, []).append(key)
+        for node in captures.get("call", ()):
+            function = node.child_by_field_name("function")
+            while function is not None and function.type in ("qualified_identifier", "template_function"):
+                function = function.child_by_field_name("name")
+            if function is None or function.type != "identifier":
+                continue
+            definition = enclosing_function(node)
+            key = names.get(definition.id) if definition is not None else None
+            if key is None:
+                continue  # device code, or outside any function
+            callee = source.node_text(function)
+            if callee in _CUDA_SYNCS:
+                line, column = source.position(node.start_byte)
+                end_line, end_column = source.position(node.end_byte)
+                host.syncs.append((callee, path, key.split("::", 1)[1], Span(line, column, end_line, end_column)))
+            elif any(child.type == "kernel_call_syntax" for child in node.children):
+                continue  # a kernel launch: device code, nothing on the host to walk into
+            else:
+                host.callees.setdefault(key, set()).add(callee)
+    return host
 
 
 def chain(reached: dict[str, tuple[str | None, str]], key: str) -> tuple[str, ...]:
@@ -264,6 +453,16 @@ def chain(reached: dict[str, tuple[str | None, str]], key: str) -> tuple[str, ..
         seen.add(current)
         current = reached.get(current, (None, ""))[0]
     return tuple(reversed(path))
+
+
+def _region_at(module: Module, span: Span, captured: dict[tuple[str, int], str]) -> str | None:
+    """The label of the captured ``with`` block whose body holds ``span`` (innermost), if any."""
+    inside = [
+        (block.span.line, label)
+        for block in module.summary.withs
+        if (label := captured.get((module.path, block.id))) is not None and block.span.line < span.line <= block.span.end_line
+    ]
+    return max(inside)[1] if inside else None
 
 
 def _targets(program: Program, module: Module, call: Call) -> tuple[str, ...]:
@@ -394,26 +593,66 @@ class _Evidence:
             if not _uses_device_library(self.program, self.module):
                 return self._bound  # nothing here can be bound from torch.* / cupy.*
             for assignment in self.module.summary.assignments:
-                if assignment.call is not None and "." not in assignment.target:
-                    self._bound[(assignment.scope, assignment.target)] = self.program.canonical(self.module, assignment.call.func)
+                call = assignment.call
+                if call is None or "." in assignment.target:
+                    continue
+                canonical = self.program.canonical(self.module, call.func)
+                if call.receiver and call.receiver_kind in ("name", "attribute") and not canonical.startswith(("torch.", "cupy.", "numpy.")):
+                    # y = x.sum(): a tensor's method returns a tensor (its reads return host values).
+                    receiver = self._bound.get((assignment.scope, call.receiver))
+                    library = _array_library(receiver) if receiver else None
+                    if library in ("torch", "cupy") and call.method not in _HOST_RESULTS:
+                        canonical = f"{library}.Tensor.{call.method}"
+                slot = (assignment.scope, assignment.target)
+                earlier = self._bound.get(slot)
+                if earlier is not None and _array_library(earlier) != _array_library(canonical):
+                    # `d = np.logical_or(..)` then `d = torch.Tensor(d)`: which one a line sees
+                    # depends on the flow, so the name's library is unknown in this scope.
+                    canonical = _CONFLICTING
+                self._bound[slot] = canonical
         return self._bound
 
+    @functools.cached_property
+    def knows_tensors(self) -> bool:
+        """Could any name of this module be known as a tensor? If not, its tree need not be read
+        for branches and masks (nothing there could be reported)."""
+        if not _uses_device_library(self.program, self.module):
+            return False
+        if any(_array_library(canonical) in ("torch", "cupy") for canonical in self.bound.values()):
+            return True
+        for function in self.module.summary.functions:
+            if any(_annotation_library(self.program.canonical(self.module, annotation.strip().strip("'\""))) in ("torch", "cupy")
+                   for _, annotation in function.annotations):
+                return True
+        module_classes = {function_key(self.module.name, klass.qualname) for klass in self.module.summary.classes}
+        return any(klass in module_classes for klass, _ in self.buffers)
+
+    @functools.cached_property
+    def bound_methods(self) -> dict[tuple[str, str], str]:
+        """(scope, local) → transfer method for ``read = t.item`` (a bound method called later)."""
+        found: dict[tuple[str, str], str] = {}
+        if not _uses_device_library(self.program, self.module):
+            return found
+        for assignment in self.module.summary.assignments:
+            value = assignment.value
+            if assignment.call is not None or value.kind != "attribute" or "." in assignment.target:
+                continue
+            receiver, _, method = (value.dotted or value.text).rpartition(".")
+            if method in ("item", "cpu", "numpy", "tolist") and receiver and self.library(assignment.scope, receiver) != "numpy":
+                found[(assignment.scope, assignment.target)] = method
+        return found
+
     def library(self, scope: str, text: str) -> str | None:
-        """'torch' | 'cupy' when ``text`` in ``scope`` is evidently a tensor/array of that library."""
+        """'torch' | 'cupy' when ``text`` in ``scope`` is evidently a tensor/array of that library,
+        'numpy' for a NumPy value (already on the host), None when unknown."""
         bound = self.bound.get((scope, text))
         if bound:
-            if bound.startswith("cupy."):
-                return "cupy"
-            if bound.startswith("torch."):
-                return "torch"
+            return _array_library(bound)
         function = self.program.function_at(self.module, scope)
         if function is not None:
             for param, annotation in function.annotations:
                 if param == text:
-                    if "cupy" in annotation or annotation.startswith("cp."):
-                        return "cupy"
-                    if any(marker in annotation for marker in _TENSOR_ANNOTATIONS):
-                        return "torch"
+                    return _annotation_library(self.program.canonical(self.module, annotation.strip().strip("'\"")))
         if text.startswith("self.") and text.count(".") == 1:
             klass = self.program.enclosing_class(self.module, scope)
             if klass is not None and (klass, text[5:]) in self.buffers:
@@ -425,14 +664,20 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
     method = call.method
     if call.receiver:
         if method in ("item", "cpu", "numpy", "tolist") and not call.args:
+            if method in ("item", "tolist") and evidence.library(call.scope, call.receiver) == "numpy":
+                return None  # a NumPy scalar or array is already on the host
             return f".{method}()"
-        if method == "to" and _is_cpu_target(call):
+        if method == "to" and _is_cpu_target(program, module, call):
             return '.to("cpu")'
         if method == "synchronize":
             canonical = program.canonical(module, call.func) if call.func else ""
             if canonical == "torch.cuda.synchronize":
                 return canonical
+            if program.resolve_call(module, call).kind == "project":
+                return None  # a method of the project's own class: walked into like any call
             return f"`{call.receiver}`.synchronize()"
+        if method in _SHAPE_METHODS and evidence.library(call.scope, call.receiver) in ("torch", "cupy"):
+            return f".{method}() (data-dependent shape)"
         if method == "get" and not call.args and all(key in _CUPY_GET_KEYWORDS for key, _ in call.kwargs):
             receiver_lib = None
             if call.receiver_kind == "call":
@@ -447,6 +692,17 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
         return canonical
     if canonical in ("cupy.asnumpy", "cupy.ndarray.get"):
         return canonical
+    bound_method = evidence.bound_methods.get((call.scope, call.func)) if not call.receiver and not call.args else None
+    if bound_method is not None:
+        return f".{bound_method}() (bound as `{call.func}`)"
+    if canonical in _UNBOUND_TRANSFERS and call.args:
+        return f"{canonical}(tensor)"  # torch.Tensor.item(t): the method through its class
+    first = call.args[0] if call.args else None
+    tensor_arg = first is not None and first.kind in ("name", "attribute") and evidence.library(call.scope, first.text) in ("torch", "cupy")
+    if canonical in _NUMPY_CONVERSIONS and tensor_arg:
+        return f"{canonical}(tensor)"
+    if canonical in _SHAPE_FUNCTIONS and tensor_arg and (canonical != "torch.where" or len(call.args) == 1):
+        return f"{canonical} (data-dependent shape)"
     if call.func in ("print", "float", "int", "bool") and call.func not in program.bindings(module):
         for arg in call.args:
             if arg.kind in ("name", "attribute") and evidence.library(call.scope, arg.text):
@@ -469,7 +725,18 @@ def _uses_device_library(program: Program, module: Module) -> bool:
 
 
 _DEVICE_LIBRARIES = frozenset({"torch", "cupy"})
-_SYNC_TAILS = frozenset({"synchronize", "deviceSynchronize", "asnumpy", "get"})
+# Called through the class with the tensor as the argument: torch.Tensor.item(t).
+_UNBOUND_TRANSFERS = frozenset({"torch.Tensor.item", "torch.Tensor.cpu", "torch.Tensor.numpy", "torch.Tensor.tolist"})
+# NumPy arrays made from a device tensor copy it to the host first (and wait for it).
+_NUMPY_CONVERSIONS = frozenset({"numpy.asarray", "numpy.array", "numpy.asanyarray"})
+# Results whose size depends on the data: the host waits for the device to learn the shape.
+_SHAPE_FUNCTIONS = frozenset({
+    "torch.nonzero", "torch.argwhere", "torch.masked_select", "torch.unique", "torch.where",
+    "cupy.nonzero", "cupy.argwhere", "cupy.unique",
+})
+_SHAPE_METHODS = frozenset({"nonzero", "argwhere", "masked_select", "unique"})
+_SYNC_TAILS = frozenset({"synchronize", "deviceSynchronize", "asnumpy", "get", "item", "cpu", "numpy", "tolist",
+                         "asarray", "array", "asanyarray", *(name.rsplit(".", 1)[1] for name in _SHAPE_FUNCTIONS)})
 
 
 def _may_name(program: Program, module: Module, call: Call, tails: frozenset[str]) -> bool:
@@ -483,17 +750,35 @@ def _may_name(program: Program, module: Module, call: Call, tails: frozenset[str
     return call.method in tails or ("." not in call.func and call.func in program.bindings(module))
 
 
-def _is_cpu_target(call: Call) -> bool:
+def _is_cpu_target(program: Program, module: Module, call: Call) -> bool:
+    """``.to("cpu")``, ``.to(torch.device("cpu"))``, and ``.to(x)`` where ``x`` is a name bound
+    to one of those in the same function or at module level (``DEVICE = "cpu"``)."""
     candidates = list(call.args[:1])
     device = call.kwarg("device")
     if device is not None:
         candidates.append(device)
     for arg in candidates:
-        if arg.kind == "str" and str(arg.value).startswith("cpu"):
+        if _names_cpu(arg):
             return True
-        if arg.kind == "call" and arg.dotted.endswith("device") and ("'cpu'" in arg.text or '"cpu"' in arg.text):
-            return True
+        if arg.kind == "name":
+            bound = [a.value for a in module.summary.assignments if a.target == arg.text and a.scope == call.scope]
+            if not bound and arg.text in module.summary.constants and arg.text not in _params(program, module, call.scope):
+                bound = [module.summary.constants[arg.text]]
+            # Every binding must name the CPU: `d = "cpu"` then `d = "cuda"` is not known.
+            if bound and all(_names_cpu(value) for value in bound):
+                return True
     return False
+
+
+def _names_cpu(arg) -> bool:
+    if arg.kind == "str" and str(arg.value).startswith("cpu"):
+        return True
+    return arg.kind == "call" and arg.dotted.endswith("device") and ("'cpu'" in arg.text or '"cpu"' in arg.text) and " if " not in arg.text
+
+
+def _params(program: Program, module: Module, scope: str) -> tuple[str, ...]:
+    function = program.function_at(module, scope)
+    return function.params if function is not None else ()
 
 
 def _excluded(settings, key: str) -> str:

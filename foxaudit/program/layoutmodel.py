@@ -15,9 +15,14 @@ kernel that owns the slot) or the bus implementation. A write whose slot cannot 
 reported separately, not guessed.
 
 One layout (FX5xx): constants with the same name in a CUDA file and in the Python layout/constant
-modules must be equal; a generated header is checked by running its configured check command
-(cached by the content of the generator's package and the header); a hand-written CUDA file that
-defines a constant the generated header defines is a second source of truth.
+modules must be equal; a hand-written CUDA file that defines a constant the generated header
+defines is a second source of truth. A generated header is checked by running its configured
+check command (cached by the content of the generator's package and the header) — but only when
+the user allows it from outside the analysed tree (``FOXAUDIT_RUN_GENERATORS=1`` or
+``foxaudit check --run-generators``): the command is written in the analysed repository's own
+``pyproject.toml``, so running it unasked would let a pull request execute anything on the
+machine that lints it. Without the opt-in the header is checked statically: it must define every
+slot offset and stride of each layout it mirrors, with the layout's values.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from foxaudit.config import generators_allowed
 from foxaudit.globs import name_matches, path_matches
 from foxaudit.program.model import Program
 from foxaudit.program.pyscan import Span
@@ -438,6 +444,14 @@ class HeaderCheck:
     command: str
     fresh: bool
     message: str
+    ran: bool = True  # False: checked statically, the command was not executed
+
+    @property
+    def verdict(self) -> str:
+        """Who says so, for the FX503 message."""
+        if self.ran:
+            return f"`{self.command}` says: {self.message}"
+        return f"{self.message}; `{self.command}` not run"
 
 
 @dataclass
@@ -495,7 +509,11 @@ def layout_sync(program: Program, model: LayoutModel | None) -> LayoutSync:
                         mismatches.append(ConstantMismatch(constant.name, site, constant.text, python_site, value))
             if path not in generated_paths and constant.name in generated_defs:
                 redefinitions.append(Redefinition(constant.name, site, generated_defs[constant.name]))
-    headers = [_check_header(program, path, command) for path, command in sorted(settings.generated_headers.items())]
+    run = generators_allowed()
+    headers = [
+        _check_header(program, path, command) if run else _static_header_check(program, path, command, model)
+        for path, command in sorted(settings.generated_headers.items())
+    ]
     return LayoutSync(mismatches, redefinitions, headers, python)
 
 
@@ -511,8 +529,39 @@ def _evaluate_python(text: str, known: dict[str, object]) -> int | float | None:
     return evaluate(text, known, "python")
 
 
+def _static_header_check(program: Program, path: str, command: str, model: LayoutModel | None) -> HeaderCheck:
+    """What can be known without running ``command``: the header exists and, for each layout it
+    mirrors (defines one of its slot offsets or its stride), defines every slot offset, the stride
+    and any ``_WIDTH`` it has with the layout's values (a slot added, removed or resized in Python
+    changes one of them). A header that mirrors no layout passes: only its generator knows."""
+    if not (program.root / path).is_file():
+        return HeaderCheck(path, command, False, f"{path} is missing", ran=False)
+    summary = program.cuda.get(path)
+    defined = {constant.name: constant for constant in summary.constants} if summary is not None else {}
+    problems: list[str] = []
+    for layout in model.layouts if model is not None else ():
+        expected = {slot.constant: slot.offset for slot in layout.slots}
+        expected[f"{layout.prefix}_STRIDE"] = layout.stride
+        if not expected.keys() & defined.keys():
+            continue
+        widths = {f"{slot.constant}_WIDTH": slot.width for slot in layout.slots if slot.width > 1}
+        expected.update({name: width for name, width in widths.items() if name in defined})
+        for name, value in expected.items():
+            constant = defined.get(name)
+            if constant is None:
+                problems.append(f"lacks {name}")
+            elif constant.value is not None and not _equal(constant.value, value):
+                problems.append(f"{name} = {constant.text} vs {value} in {model.path}")  # type: ignore[union-attr]
+    if problems:
+        shown = ", ".join(problems[:3]) + (f" and {len(problems) - 3} more" if len(problems) > 3 else "")
+        return HeaderCheck(path, command, False, shown, ran=False)
+    return HeaderCheck(path, command, True, "matches the layout", ran=False)
+
+
 def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
     """Run ``command`` (``{path}`` → the header's absolute path); exit 0 means the header is current.
+
+    Only with the user's opt-in (:func:`generators_allowed`); the caller checks it.
 
     Cached by the command, the header's content and the content of the generator's package (the
     top-level package of a ``python -m pkg.mod`` command, else every Python file), so a warm run
@@ -523,7 +572,7 @@ def _check_header(program: Program, path: str, command: str) -> HeaderCheck:
     try:
         digest.update(header.read_bytes())
     except OSError:
-        return HeaderCheck(path, command, False, f"{path} is missing")
+        return HeaderCheck(path, command, False, f"{path} is missing", ran=False)
     words = shlex.split(command)
     package = ""
     if "-m" in words and words.index("-m") + 1 < len(words):

@@ -401,6 +401,11 @@ class Program:
                     return found
         return None
 
+    def _instance_call(self, class_key: str) -> str | None:
+        """What calling an instance of ``class_key`` runs: its ``__call__``, else ``forward``
+        (a torch ``nn.Module`` subclass: the base's ``__call__`` runs the subclass's forward)."""
+        return self.class_method(class_key, "__call__") or self.class_method(class_key, "forward")
+
     def type_of(self, module: Module, scope: str, parts: list[str]) -> str | None:
         """Class key (or ``ext:<dotted>`` for a non-project class) of ``a.b.c`` in ``scope``."""
         if not parts:
@@ -576,6 +581,13 @@ class Program:
                 key = function_key(module.name, f"{enclosing}.{head}")
                 if key in self.functions:
                     return Resolution("project", (key,), key)
+            local = self.enclosing_class(module, scope) if head == "self" else self.local_types(module, scope).get(head)
+            if local is not None and not local.startswith(EXTERNAL):
+                # net = Net(); net(x), and self(x) in a method: the instance's __call__, or an
+                # nn.Module's forward.
+                target = self._instance_call(local)
+                if target:
+                    return Resolution("project", (target,), target)
             if function is not None and head in function.params:
                 return Resolution("parameter", canonical=head, note=f"calls its parameter {head!r}")
         if rest and (head in ("self", "cls") or head in self.local_types(module, scope)):
@@ -591,7 +603,7 @@ class Program:
                 if attribute is not None and attribute.startswith(EXTERNAL):
                     return Resolution("external", canonical=attribute[len(EXTERNAL):])
                 if attribute is not None:
-                    target = self.class_method(attribute, "__call__")
+                    target = self._instance_call(attribute)
                     if target:
                         return Resolution("project", (target,), target)
                 return self._maybe_unresolved(call, f"no method {parts[-1]!r} on {owner}")

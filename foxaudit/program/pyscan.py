@@ -167,7 +167,10 @@ class DictEntry:
 
 # Methods and names whose calls may be host transfers or syncs (hotpath._transfer_kind decides);
 # a summary keeps these calls in its index, so that pass never needs a module's full body.
-TRANSFER_METHODS = frozenset({"item", "cpu", "numpy", "tolist", "to", "synchronize", "get", "asnumpy", "deviceSynchronize"})
+TRANSFER_METHODS = frozenset({
+    "item", "cpu", "numpy", "tolist", "to", "synchronize", "get", "asnumpy", "deviceSynchronize",
+    "asarray", "array", "asanyarray", "nonzero", "argwhere", "masked_select", "unique", "where",
+})
 TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 

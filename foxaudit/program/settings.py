@@ -145,7 +145,9 @@ class ProgramSettings:
         (), "path globs of Python modules whose constants must equal same-named CUDA constants"
     )
     generated_headers: Mapping[str, str] = _key(
-        NO_ENTRIES, "generated header path → command that prints what it must contain (run with a timeout)"
+        NO_ENTRIES,
+        "generated header path → command that exits 0 when the header is current (run with a timeout, only with"
+        " `--run-generators` / `FOXAUDIT_RUN_GENERATORS=1`; otherwise checked statically)",
     )
     generator_timeout: float = _key(30.0, "seconds a generator command may run")
     # -- audit docs (FX7xx) --------------------------------------------------------------

@@ -141,3 +141,26 @@ def test_rule_docs_show_a_whole_project_rules_example_projects(tree: Path):
     assert "  cuda/scale.cu:" in invalid and "  pyproject.toml:" in invalid
     assert '      extern "C" __global__ void old_update(float* x, int n) {' in invalid
     assert "  ops/__init__.py:\n      (empty file)" in invalid
+
+
+def test_generator_commands_run_only_with_run_generators(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A repository's `generated-headers` command is its code: `check` says once that it did not run it."""
+    monkeypatch.delenv("FOXAUDIT_RUN_GENERATORS", raising=False)
+    root = tmp_path / "fork"
+    (root / "gen").mkdir(parents=True)
+    (root / "gen" / "h.cuh").write_text("// generated — do not edit\nconstexpr int N = 1;\n")
+    (root / "pyproject.toml").write_text(
+        '[tool.foxaudit]\nselect = ["FX5"]\n'
+        '[tool.foxaudit.program]\ngenerated-headers = { "gen/h.cuh" = "touch PWNED; true {path}" }\n'
+    )
+    cache = tmp_path / "cache"  # shared: the static verdict must not answer for the generator's
+    static = _foxaudit(root, "check", cache=cache)
+    assert static.returncode == 0 and not (root / "PWNED;").exists()
+    notes = [line for line in static.stderr.splitlines() if "note:" in line]
+    assert notes == [
+        "foxaudit: note: the command of `generated-headers` not run (FX503 checked the headers statically:"
+        " present, and the layout's offsets and strides) — hint: pass --run-generators or set"
+        " FOXAUDIT_RUN_GENERATORS=1 for a repository you trust"
+    ]
+    trusted = _foxaudit(root, "check", "--run-generators", cache=cache)
+    assert trusted.returncode == 0 and (root / "PWNED;").exists() and "note:" not in trusted.stderr

@@ -98,8 +98,7 @@ class TransferOnHotPath(AnalysisRule):
                     self.code,
                     site.site,
                     f"host transfer/sync {site.kind} on the hot path (reachable: {chain} vs no transfer in the step)",
-                    "keep the value on the device (read it in a kernel or from the pinned ISV), or move this read to a "
-                    "cold path outside the captured step",
+                    site.hint,
                 )
             )
         return out

@@ -64,7 +64,7 @@ class BannedDefinitionName(Rule):
     checkpoint fails fast with the fingerprint mismatch.
 
     ## Options
-    - `patterns`: regular expressions for banned names (default `["^(migrate|upgrade)_isv"]`).
+    - `patterns`: regular expressions for banned names (default `["^_*(migrate|upgrade)_isv"]`).
     """
 
     code = CODE

@@ -17,7 +17,11 @@ class StaleGeneratedHeader(AnalysisRule):
     ## What it does
     Runs the check command configured for each header in `generated-headers` (exit 0 means current;
     `{path}` stands for the header) with a timeout, cached by the content of the header and of the
-    generator's package, so a warm run executes nothing.
+    generator's package, so a warm run executes nothing — but only with the user's opt-in
+    (`--run-generators` or `FOXAUDIT_RUN_GENERATORS=1`): the command is the analysed repository's
+    code. Without it the header is checked statically (present; every slot offset, stride and
+    width of each layout it mirrors, with the layout's values) and `check` notes once that the
+    command was not run.
 
     ## Why is this bad
     Invariant 5. A stale header means kernels compile against an old layout.
@@ -55,7 +59,7 @@ class StaleGeneratedHeader(AnalysisRule):
             diagnostic_at(
                 self.code,
                 file_site(check.path),
-                f"generated header {check.path} is stale (`{check.command}` says: {check.message} vs current)",
+                f"generated header {check.path} is stale ({check.verdict} vs current)",
                 f"regenerate it with the layout's write command and commit it (checked by `{check.command}`)",
             )
             for check in analysis.sync.headers

@@ -60,6 +60,20 @@ def test_git_listing_matches_the_walk(project):
     assert _names(root, exclude=("vendor",)) == EXPECTED
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_listing_files_runs_no_program_the_checkout_configures(project, tmp_path):
+    """`git ls-files` runs core.fsmonitor; a copied checkout's .git/config is not ours to run."""
+    root = project(TREE)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    witness = tmp_path / "monitor-ran"
+    monitor = tmp_path / "monitor"
+    monitor.write_text(f"#!/bin/sh\ntouch {witness}\n")
+    monitor.chmod(0o755)
+    subprocess.run(["git", "config", "core.fsmonitor", str(monitor)], cwd=root, check=True)
+    assert _names(root, exclude=("vendor",)) == EXPECTED
+    assert not witness.exists()
+
+
 def test_exclude_and_include_globs(project):
     root = project(TREE)
     names = _names(root, exclude=("kernels/*.cuh", "**/*.pyi", "vendor"))

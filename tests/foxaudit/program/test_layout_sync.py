@@ -5,11 +5,23 @@ from __future__ import annotations
 import pytest
 from program_support import findings, line_of
 
+from foxaudit.config import RUN_GENERATORS_VARIABLE
 
 
 @pytest.fixture
 def root(materialize):
     return materialize("layout")
+
+
+@pytest.fixture
+def run_generators(monkeypatch):
+    """The user's opt-in to run the analysed repository's `generated-headers` commands."""
+    monkeypatch.setenv(RUN_GENERATORS_VARIABLE, "1")
+
+
+@pytest.fixture
+def no_generators(monkeypatch):
+    monkeypatch.delenv(RUN_GENERATORS_VARIABLE, raising=False)
 
 
 @pytest.fixture
@@ -70,12 +82,47 @@ def test_constant_mismatch_and_redefinition(root, layout) -> None:
     assert redefined == [(hand, line_of(root, hand, "#define ISV_TAU"))]
 
 
-def test_generated_header_current_then_stale(root, analyze, layout) -> None:
-    assert findings(layout, "FX503") == []
+def test_generated_header_current_then_stale(root, analyze, run_generators) -> None:
+    assert findings(analyze(root), "FX503") == []
     header = root / "cuda/gen/layout.cuh"
     header.write_text(header.read_text().replace("ISV_EPOCH = 3", "ISV_EPOCH = 4"))
     stale = findings(analyze(root), "FX503")
-    assert len(stale) == 1 and "cuda/gen/layout.cuh" in stale[0].message and "lay.layout --check" in stale[0].message
+    assert len(stale) == 1 and "cuda/gen/layout.cuh" in stale[0].message
+    assert "`python -m lay.layout --check --header {path}` says: " in stale[0].message
+
+
+def test_without_the_opt_in_the_header_is_checked_statically(root, analyze, no_generators) -> None:
+    assert findings(analyze(root), "FX503") == []
+    header = root / "cuda/gen/layout.cuh"
+    header.write_text(header.read_text().replace("ISV_EPOCH = 3", "ISV_EPOCH = 4"))
+    stale = findings(analyze(root), "FX503")
+    assert [d.message for d in stale] == [
+        "generated header cuda/gen/layout.cuh is stale (ISV_EPOCH = 4 vs 3 in lay/layout.py;"
+        " `python -m lay.layout --check --header {path}` not run vs current)"
+    ]
+    # A slot added in Python: the header lacks its offset, and the stride moved.
+    header.write_text(header.read_text().replace("ISV_EPOCH = 4", "ISV_EPOCH = 3"))
+    module = root / "lay/layout.py"
+    module.write_text(module.read_text().replace('Slot("FP_LO", writer=Writer.FINGERPRINT),',
+                                                 'Slot("FP_LO", writer=Writer.FINGERPRINT),\n        Slot("NEW"),'))
+    stale = findings(analyze(root), "FX503")
+    assert len(stale) == 1 and "(lacks ISV_NEW, ISV_STRIDE = 6 vs 7 in lay/layout.py;" in stale[0].message
+
+
+def test_a_planted_generator_command_runs_only_with_the_opt_in(tmp_path, analyze, monkeypatch) -> None:
+    """`foxaudit check` on a fork's branch must not execute what its pyproject.toml says."""
+    root = tmp_path / "fork"
+    (root / "gen").mkdir(parents=True)
+    (root / "gen/h.cuh").write_text("// generated — do not edit\nconstexpr int N = 1;\n")
+    (root / "pyproject.toml").write_text(
+        '[tool.foxaudit.program]\ngenerated-headers = { "gen/h.cuh" = "touch PWNED; true {path}" }\n')
+    before = sorted(path.name for path in root.rglob("*"))
+    monkeypatch.delenv(RUN_GENERATORS_VARIABLE, raising=False)
+    assert findings(analyze(root), "FX503") == []  # mirrors no layout: nothing to check statically
+    assert sorted(path.name for path in root.rglob("*")) == before
+    monkeypatch.setenv(RUN_GENERATORS_VARIABLE, "1")  # the user trusts it: now it runs
+    assert findings(analyze(root), "FX503") == []  # `true` exits 0
+    assert (root / "PWNED;").exists()
 
 
 def test_unreadable_width_is_reported(root, analyze) -> None:
@@ -85,7 +132,7 @@ def test_unreadable_width_is_reported(root, analyze) -> None:
     assert len(problems) == 1 and "width" in problems[0].message
 
 
-def test_generator_that_cannot_run_is_reported_stale_with_the_reason(root, analyze) -> None:
+def test_generator_that_cannot_run_is_reported_stale_with_the_reason(root, analyze, run_generators) -> None:
     pyproject = root / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace(
         "python -m lay.layout --check --header {path}", "no-such-generator-binary --check"))
@@ -100,7 +147,7 @@ def test_missing_layout_module_is_a_configuration_finding(root, analyze) -> None
     assert messages == ["`layout-module` names a missing file ('lay/layouts.py' vs an existing .py)"]
 
 
-def test_generator_past_its_timeout_is_reported(root, analyze) -> None:
+def test_generator_past_its_timeout_is_reported(root, analyze, run_generators) -> None:
     pyproject = root / "pyproject.toml"
     text = pyproject.read_text().replace(
         "python -m lay.layout --check --header {path}", "python -c 'import time; time.sleep(5)'")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from program_support import copy_repository, findings, load_project
 
+from foxaudit.config import RUN_GENERATORS_VARIABLE
 from foxaudit.program.analysis import analysis_for
 
 pytestmark = pytest.mark.slow  # copies the repository and analyses it once per plant
@@ -54,7 +55,8 @@ def _edit(path: Path, pattern: str, replacement: str) -> int:
     return text.count("\n", 0, match.start()) + 1
 
 
-def test_baseline_has_none_of_the_planted_findings(repo_copy) -> None:
+def test_baseline_has_none_of_the_planted_findings(repo_copy, monkeypatch) -> None:
+    monkeypatch.setenv(RUN_GENERATORS_VARIABLE, "1")  # FX503: trainer.layout's own check agrees
     analysis = analysis_for(_load(repo_copy))
     for code in ("FX202", "FX203", "FX301", "FX101", "FX503"):
         assert findings(analysis, code) == [], code
@@ -102,12 +104,18 @@ def test_host_write_to_a_gpu_slot(repo_copy) -> None:
     assert [(p, "ISV_TAU" in m) for p, _, m in found] == [("trainer/ops/adaptive_schedule.py", True)]
 
 
-def test_stale_generated_header(repo_copy) -> None:
+@pytest.mark.parametrize("run_generators", [True, False], ids=["generator-run", "static"])
+def test_stale_generated_header(repo_copy, monkeypatch, run_generators) -> None:
+    if run_generators:
+        monkeypatch.setenv(RUN_GENERATORS_VARIABLE, "1")
+    else:
+        monkeypatch.delenv(RUN_GENERATORS_VARIABLE, raising=False)
     header = repo_copy / "cuda/generated/layout.cuh"
     _edit(header, r"constexpr int ISV_TAU = \d+;", "constexpr int ISV_TAU = 99;")
     stale = _codes_at(repo_copy, "FX503")
     assert [p for p, _, _ in stale] == ["cuda/generated/layout.cuh"]
     assert "trainer.layout --check" in stale[0][2]
+    assert ("says:" in stale[0][2]) == run_generators and ("ISV_TAU = 99 vs" in stale[0][2]) != run_generators
     assert any("ISV_TAU" in m for _, _, m in _codes_at(repo_copy, "FX502"))
 
 
