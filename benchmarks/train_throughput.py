@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from trainer.config import load_config
 from trainer.layout import FEATURE_STRIDE
 from trainer.train.graph import StepRunner
+from trainer.train.host import prepare_cpu_process
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 
 MODES = ("gpu-graph", "gpu-eager", "cpu")
@@ -54,7 +55,7 @@ def measure(mode: str, envs: int, steps: int, warmup: int, batch: int | None, cp
     config = config.replace(env={"n_envs": envs}, replay=replay)
     device = torch.device("cuda" if mode.startswith("gpu") else "cpu")
     if device.type == "cpu":
-        torch.set_num_threads(cpu_threads)
+        prepare_cpu_process(cpu_threads)  # as `trainer train` sets up a CPU run
     state = TrainerState(config, synthetic_market(20_000, config.model.window), device)
     step = TrainStep(state)
     for _ in range(config.loss.n_step - 1 + 2):

@@ -99,7 +99,7 @@ def greedy_rollouts(
     state.isv_local.copy_(state.isv.tensor)
     was_training = state.online.training
     state.online.eval()
-    with torch.no_grad():
+    with torch.inference_mode():
         for t in range(n_steps):
             bar = env.bar_index()  # [W]
             chosen = step.greedy(state.gather_windows(bar, feature_offset), env.portfolio_inputs())  # [W, D]
