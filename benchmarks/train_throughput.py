@@ -1,39 +1,66 @@
-"""Training-step throughput: CUDA-graph replay vs eager on the GPU vs the CPU path, in one run.
+"""Training-step throughput: CUDA-graph replay vs eager on the GPU vs the CPU path, and the product
+(`trainer train` end to end) beside the step it repeats, in one run.
 
-One step = every environment advances one bar (n_envs env-steps) + one gradient update + one
-Polyak target update — the unit ``trainer train`` repeats. Each mode builds the same default
-network (config/train/default.toml) and the same env count on a synthetic market (throughput
-does not depend on the prices), fills the replay to ``learning_starts``, warms up, then times
-``--steps`` steps between two device synchronisations.
+One step = every environment advances one bar (n_envs env-steps) + one gradient update on a
+replay batch (batch samples) + one Polyak target update — the unit ``trainer train`` repeats.
+Each row reports the three rates of that unit: updates/s (steps/s), samples/s (batch × updates/s,
+what the learner consumes) and env-steps/s (n_envs × updates/s, what the actors produce).
+
+Step rows build the default network (config/train/default.toml) with ``--envs`` environments on a
+synthetic market (throughput does not depend on the prices), fill the replay to
+``learning_starts``, warm up, then time ``--steps`` steps between two device synchronisations.
+
+``--train`` adds the product: ``trainer train``'s own driver (``trainer.train.loop.train``) on the
+embedded EURUSD bars with ``--train-config`` (default: config/train/gpu.toml on CUDA,
+config/train/default.toml on the CPU) for ``--train-steps`` steps, epoch boundaries (validation
+rollouts, HEALTH_DIAG, checkpoints), the test backtest and the plots included — and, in the same
+process, the step of exactly that config alone (its captured replay on CUDA, the eager step on
+the CPU). The end-to-end row splits its wall time into start-up (data, state, replay warm-up),
+the training loop (steps + epoch boundaries, from the driver's progress calls) and the tail (test
+backtest, plots, the last checkpoint write); ``loop ÷ step`` is the issue-11 ratio (target ≤ 1.2).
 
     python benchmarks/train_throughput.py                 # 4,096 envs, all modes available
     python benchmarks/train_throughput.py --envs 64 --steps 20 --modes cpu
+    python benchmarks/train_throughput.py --modes gpu-graph --train            # the GPU config, 20,000 steps
+    python benchmarks/train_throughput.py --modes cpu --cpu-threads 1 --train --train-steps 200
+
+``--profile PATH`` records 5 eager steps with the torch profiler (CUDA kernels on a GPU, ATen ops
+on the CPU): kernels or ops per step, the GEMMs by shape with their FLOPs, the bytes the ops read,
+and the heaviest ops — the inputs of the roofline note in docs/benchmarks.md.
 
 Prints a table and, with ``--json PATH``, writes the numbers. Needs torch (+ CuPy for the GPU
-modes) and numpy only: no data files, no optional dependencies.
+modes) and numpy only, plus matplotlib for the ``--train`` row's plots.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
+import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from trainer.config import load_config
+from trainer.config import TrainConfig, load_config
 from trainer.layout import FEATURE_STRIDE
 from trainer.train.graph import StepRunner
+from trainer.train.host import prepare_cpu_process
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 
 MODES = ("gpu-graph", "gpu-eager", "cpu")
 TARGET_ENV_STEPS_PER_S = 2_000_000  # issue #5, at 4,096 envs and one update per step
 TARGET_GRAPH_OVER_EAGER = 4.0
+TARGET_TRAIN_OVER_STEP = 1.2  # issue #11: `trainer train` within 1.2× the captured step, boundaries included
+GPU_CONFIG = Path(__file__).resolve().parent.parent / "config" / "train" / "gpu.toml"
+GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
 
 
 def synthetic_market(n_bars: int, window: int, seed: int = 0) -> MarketWindow:
@@ -46,18 +73,39 @@ def synthetic_market(n_bars: int, window: int, seed: int = 0) -> MarketWindow:
     return MarketWindow(close=close[offset:], spread=torch.zeros(n_bars - offset), features=features, offset=offset)
 
 
-def measure(mode: str, envs: int, steps: int, warmup: int, batch: int | None, cpu_threads: int) -> dict[str, float | int | str]:
-    config = load_config()
-    replay = {"capacity": max(envs * 16, 65_536), "learning_starts": envs * 2}
+def step_config(envs: int, batch: int | None) -> TrainConfig:
+    """The default network with ``envs`` environments (replay sized for them)."""
+    replay: dict[str, int] = {"capacity": max(envs * 16, 65_536), "learning_starts": envs * 2}
     if batch is not None:
         replay["batch_size"] = batch
-    config = config.replace(env={"n_envs": envs}, replay=replay)
+    return load_config().replace(env={"n_envs": envs}, replay=replay)
+
+
+def rates(mode: str, config: TrainConfig, steps: int, elapsed: float) -> dict[str, Any]:
+    """One row: the step's time and its three rates."""
+    updates_per_s = steps / elapsed
+    return {
+        "mode": mode,
+        "envs": config.env.n_envs,
+        "batch": config.replay.batch_size,
+        "threads": torch.get_num_threads() if config.run.device == "cpu" or mode == "cpu" else 0,
+        "steps": steps,
+        "seconds": elapsed,
+        "ms_per_step": 1e3 * elapsed / steps,
+        "updates_per_s": updates_per_s,
+        "samples_per_s": config.replay.batch_size * updates_per_s,
+        "env_steps_per_s": config.env.n_envs * updates_per_s,
+    }
+
+
+def measure(mode: str, config: TrainConfig, steps: int, warmup: int, cpu_threads: int) -> dict[str, Any]:
+    """Time ``steps`` steps of ``config`` in ``mode`` on a synthetic market."""
     device = torch.device("cuda" if mode.startswith("gpu") else "cpu")
     if device.type == "cpu":
-        torch.set_num_threads(cpu_threads)
+        prepare_cpu_process(cpu_threads)  # as `trainer train` sets up a CPU run
     state = TrainerState(config, synthetic_market(20_000, config.model.window), device)
     step = TrainStep(state)
-    for _ in range(config.loss.n_step - 1 + 2):
+    for _ in range(config.loss.n_step - 1 + math.ceil(config.replay.learning_starts / config.env.n_envs)):
         step.collect()
     runner = StepRunner(step, use_graph=mode == "gpu-graph")
     runner.run(warmup)  # graph mode: eager warm-up + capture happen here
@@ -67,44 +115,121 @@ def measure(mode: str, envs: int, steps: int, warmup: int, batch: int | None, cp
     runner.run(steps)
     if device.type == "cuda":
         torch.cuda.synchronize()
-    elapsed = time.perf_counter() - started
-    return {
-        "mode": mode,
-        "envs": envs,
-        "batch": config.replay.batch_size,
-        "threads": torch.get_num_threads() if device.type == "cpu" else 0,
-        "steps": steps,
-        "seconds": elapsed,
-        "ms_per_step": 1e3 * elapsed / steps,
-        "updates_per_s": steps / elapsed,
-        "env_steps_per_s": steps * envs / elapsed,
-    }
+    return rates(mode, config, steps, time.perf_counter() - started)
 
 
-def profile_eager(envs: int, steps: int, batch: int | None) -> str:
-    """Kernel count per step and the heaviest CUDA kernels of eager steps (torch.profiler)."""
+def measure_train(config: TrainConfig, steps: int) -> dict[str, Any]:
+    """``trainer train`` end to end (the driver the CLI calls), with its phases from the progress calls."""
+    from trainer.train.loop import train
+
+    config = config.replace(run={"steps": steps})
+    marks: dict[str, float] = {}
+
+    def progress(done: int, total: int, info: dict[str, Any] | None) -> None:
+        now = time.perf_counter()
+        if info is not None and "warmup" in info:
+            marks["loop_start"] = now  # the last warm-up collect has just run
+        elif info is not None and done >= total:
+            marks["loop_end"] = now  # the last epoch's boundary (validation, HEALTH_DIAG) is done
+
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        train(config, out, progress=progress)
+        ended = time.perf_counter()
+    loop_start = marks.get("loop_start", started)
+    loop_end = marks.get("loop_end", ended)
+    row = rates(f"train ({config.run.device})", config, steps, ended - started)
+    row.update({
+        "epoch_steps": config.run.epoch_steps,
+        "startup_s": loop_start - started,
+        "loop_s": loop_end - loop_start,
+        "tail_s": ended - loop_end,
+        "loop_ms_per_step": 1e3 * (loop_end - loop_start) / steps,
+    })  # fmt: skip
+    return row
+
+
+def profile_steps(config: TrainConfig, device: torch.device, steps: int) -> str:
+    """Kernels (CUDA) or ATen ops (CPU) per eager step, GEMM shapes and FLOPs, bytes read, heaviest ops."""
     from torch.profiler import ProfilerActivity, profile
 
-    config = load_config()
-    replay = {"capacity": max(envs * 16, 65_536), "learning_starts": envs * 2}
-    if batch is not None:
-        replay["batch_size"] = batch
-    config = config.replace(env={"n_envs": envs}, replay=replay)
-    state = TrainerState(config, synthetic_market(20_000, config.model.window), torch.device("cuda"))
+    state = TrainerState(config, synthetic_market(20_000, config.model.window), device)
     step = TrainStep(state)
-    for _ in range(config.loss.n_step - 1 + 2):
+    for _ in range(config.loss.n_step - 1 + math.ceil(config.replay.learning_starts / config.env.n_envs)):
         step.collect()
     for _ in range(3):
         step()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities, record_shapes=True) as prof:
         for _ in range(steps):
             step()
-        torch.cuda.synchronize()
-    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    busy_us = sum(e.device_time for e in kernels) / steps
-    table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
-    return f"CUDA kernels per step: {len(kernels) / steps:.0f}, GPU busy {busy_us:.0f} us per step\n{table}"
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    events = prof.events()
+    lines = []
+    if device.type == "cuda":
+        kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+        busy_us = sum(e.device_time for e in kernels) / steps
+        lines.append(f"CUDA kernels per step: {len(kernels) / steps:.0f}, GPU busy {busy_us:.0f} us per step")
+    # Top-level ATen ops (no ATen op above them): one dispatch each from Python — on the CPU the
+    # counterpart of a kernel launch (the ops they call inside, views and copies, are not counted).
+    aten = [e for e in events if e.name.startswith("aten::") and e.device_type == torch.autograd.DeviceType.CPU]
+    top = [e for e in aten if not _has_aten_parent(e)]
+    lines.append(f"top-level ATen ops per step: {len(top) / steps:.0f}")
+    gemms: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
+    bytes_read = 0.0
+    for event in top:
+        shapes = [tuple(s) for s in (event.input_shapes or []) if isinstance(s, (list, tuple)) and s]
+        bytes_read += 4.0 * sum(math.prod(s) for s in shapes)  # f32 (int64 indices undercount by 2)
+    for event in aten:
+        if event.name not in GEMM_OPS or (event.cpu_parent is not None and event.cpu_parent.name in GEMM_OPS):
+            continue
+        shapes = [tuple(s) for s in (event.input_shapes or []) if isinstance(s, (list, tuple)) and s]
+        entry = gemms[(event.name, " × ".join("x".join(map(str, s)) for s in shapes))]
+        entry[0] += 1
+        entry[1] += _gemm_flops(event.name, shapes)
+    lines.append(f"bytes read by top-level ops per step: {bytes_read / steps / 1e6:.1f} MB (from their input shapes, f32)")
+    total_flops = sum(flops for _, flops in gemms.values()) / steps
+    gemm_calls = sum(count for count, _ in gemms.values()) / steps
+    lines.append(f"GEMMs per step: {gemm_calls:.0f}, {total_flops / 1e6:.1f} MFLOP per step")
+    lines.append("GEMM shapes (calls per step, MFLOP per step):")
+    for (name, shapes), (count, flops) in sorted(gemms.items(), key=lambda item: -item[1][1]):
+        lines.append(f"  {name:<14} {shapes:<40} {count / steps:5.1f}  {flops / steps / 1e6:8.2f}")
+    sort_by = "cuda_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    lines.append(prof.key_averages().table(sort_by=sort_by, row_limit=25))
+    return "\n".join(lines)
+
+
+def _gemm_flops(name: str, shapes: list[tuple[int, ...]]) -> float:
+    """2·M·N·K of one GEMM call from its input shapes (bias of addmm first, batch of bmm leading)."""
+    if name == "aten::addmm" and len(shapes) >= 3:
+        (m, k), (_, n) = shapes[1][-2:], shapes[2][-2:]
+        return 2.0 * m * n * k
+    if name in ("aten::bmm", "aten::baddbmm"):
+        first, second = (shapes[1], shapes[2]) if name == "aten::baddbmm" and len(shapes) >= 3 else (shapes[0], shapes[1])
+        return 2.0 * first[0] * first[1] * first[2] * second[-1]
+    m, k = shapes[0][-2:]
+    return 2.0 * m * k * shapes[1][-1]
+
+
+def _has_aten_parent(event: Any) -> bool:
+    parent = event.cpu_parent
+    while parent is not None:
+        if parent.name.startswith("aten::"):
+            return True
+        parent = parent.cpu_parent
+    return False
+
+
+def print_row(result: dict[str, Any]) -> None:
+    print(
+        f"{result['mode']:<12} envs={result['envs']:>6} batch={result['batch']:>5} "
+        f"{result['ms_per_step']:9.3f} ms/step  {result['updates_per_s']:10.1f} updates/s  "
+        f"{result['samples_per_s']:12,.0f} samples/s  {result['env_steps_per_s']:14,.0f} env-steps/s",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,8 +241,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cpu-threads", type=int, default=os.cpu_count() or 1, help="torch threads in cpu mode (default: all cores)")
     parser.add_argument("--batch", type=int, default=None, help="replay batch per update (default: the config's)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
+    parser.add_argument("--train", action="store_true", help="also time `trainer train` end to end beside its own step")
+    parser.add_argument("--train-config", default=None, metavar="TOML",
+                        help="config of the --train row (default: config/train/gpu.toml on CUDA, the default config on the CPU)")
+    parser.add_argument("--train-steps", type=int, default=None, help="steps of the --train row (default: the config's run.steps)")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--profile", default=None, metavar="PATH", help="also profile 5 eager GPU steps into PATH")
+    parser.add_argument("--profile", default=None, metavar="PATH", help="also profile 5 eager steps into PATH")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     unknown = [m for m in modes if m not in MODES]
@@ -129,14 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     for mode in modes:
         steps = {"gpu-graph": args.steps, "gpu-eager": args.eager_steps, "cpu": args.cpu_steps}[mode]
         warmup = {"gpu-graph": 10, "gpu-eager": 5, "cpu": 1}[mode]
-        result = measure(mode, args.envs, steps, warmup, args.batch, args.cpu_threads)
+        result = measure(mode, step_config(args.envs, args.batch), steps, warmup, args.cpu_threads)
         results.append(result)
-        print(
-            f"{mode:<10} envs={result['envs']:>6} batch={result['batch']:>5} "
-            f"{result['ms_per_step']:9.3f} ms/step  {result['updates_per_s']:10.1f} updates/s  "
-            f"{result['env_steps_per_s']:14,.0f} env-steps/s",
-            flush=True,
-        )
+        print_row(result)
     by_mode = {r["mode"]: r for r in results}
     ratios = {}
     if "gpu-graph" in by_mode and "gpu-eager" in by_mode:
@@ -145,25 +269,59 @@ def main(argv: list[str] | None = None) -> int:
         ratios["graph_over_cpu"] = by_mode["gpu-graph"]["updates_per_s"] / by_mode["cpu"]["updates_per_s"]
     if "gpu-eager" in by_mode and "cpu" in by_mode:
         ratios["eager_over_cpu"] = by_mode["gpu-eager"]["updates_per_s"] / by_mode["cpu"]["updates_per_s"]
+    if args.train:
+        ratios.update(train_rows(args, results))
     for name, value in ratios.items():
         print(f"{name}: {value:.2f}x")
+    verdicts = []
     if "gpu-graph" in by_mode:
         graph = by_mode["gpu-graph"]
         fast_enough = graph["env_steps_per_s"] >= TARGET_ENV_STEPS_PER_S
-        verdict = "met" if fast_enough else "not met"
-        verdicts = [f"env-steps/s {graph['env_steps_per_s']:,.0f} vs target {TARGET_ENV_STEPS_PER_S:,} ({verdict})"]
+        verdicts.append(f"env-steps/s {graph['env_steps_per_s']:,.0f} vs target {TARGET_ENV_STEPS_PER_S:,} ({'met' if fast_enough else 'not met'})")
         if "graph_over_eager" in ratios:
             met = ratios["graph_over_eager"] >= TARGET_GRAPH_OVER_EAGER
             verdicts.append(f"graph/eager {ratios['graph_over_eager']:.2f}x vs target {TARGET_GRAPH_OVER_EAGER}x ({'met' if met else 'not met'})")
+    if "train_loop_over_step" in ratios:
+        met = ratios["train_loop_over_step"] <= TARGET_TRAIN_OVER_STEP
+        verdicts.append(f"train loop/step {ratios['train_loop_over_step']:.2f}x vs target ≤ {TARGET_TRAIN_OVER_STEP}x ({'met' if met else 'not met'})")
+    if verdicts:
         print("targets: " + "; ".join(verdicts))
     if args.json:
         device_name = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
         Path(args.json).write_text(json.dumps({"device": device_name, "results": results, "ratios": ratios}, indent=2))
-    if args.profile and torch.cuda.is_available():
-        report = profile_eager(args.envs, 5, args.batch)
-        Path(args.profile).write_text(report)
-        print(report.splitlines()[0])
+    if args.profile:
+        device = torch.device("cuda" if torch.cuda.is_available() and any(m.startswith("gpu") for m in modes) else "cpu")
+        if device.type == "cpu":
+            prepare_cpu_process(args.cpu_threads)
+        report = profile_steps(step_config(args.envs, args.batch), device, 5)
+        Path(args.profile).write_text(report + "\n")
+        print("\n".join(report.splitlines()[:4]))
     return 0
+
+
+def train_rows(args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[str, float]:
+    """The end-to-end row and, in the same process, the step of the same config; returns their ratios."""
+    gpu = torch.cuda.is_available() and any(m.startswith("gpu") for m in args.modes.split(","))
+    config = load_config(args.train_config if args.train_config is not None else (GPU_CONFIG if gpu else None))
+    config = config.replace(run={"device": "cuda" if gpu else "cpu", "cpu_threads": args.cpu_threads})
+    steps = args.train_steps if args.train_steps is not None else config.run.steps
+    mode = ("gpu-graph" if config.run.cuda_graph else "gpu-eager") if gpu else "cpu"
+    alone = measure(mode, config, args.steps if gpu else args.cpu_steps, 10 if gpu else 1, args.cpu_threads)
+    alone["mode"] = f"{mode} (same config)"
+    print_row(alone)
+    product = measure_train(config, steps)
+    print_row(product)
+    print(
+        f"{'':<12} start-up {product['startup_s']:.1f} s · loop {product['loop_s']:.1f} s "
+        f"({product['loop_ms_per_step']:.3f} ms/step, epochs of {product['epoch_steps']:,} steps) · "
+        f"tail {product['tail_s']:.1f} s (test backtest, plots, last checkpoint)",
+        flush=True,
+    )
+    results.extend([alone, product])
+    return {
+        "train_loop_over_step": product["loop_ms_per_step"] / alone["ms_per_step"],
+        "train_e2e_over_step": product["ms_per_step"] / alone["ms_per_step"],
+    }
 
 
 if __name__ == "__main__":

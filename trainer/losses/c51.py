@@ -49,8 +49,10 @@ def project_distribution(
     target_atoms = rewards.unsqueeze(-1) + discounts.unsqueeze(-1) * support_rows  # [B, N] (T̂z_j)
     target_atoms = torch.minimum(torch.maximum(target_atoms, v_min), v_max)
     # weight[b, i, j] = clip(1 − |T̂z_j − z_i| / Δz, 0, 1): how much of atom j lands on atom i.
-    distance = (target_atoms.unsqueeze(1) - support_rows.unsqueeze(-1)).abs()  # [B, N_i, N_j]
-    weight = (1.0 - distance / delta_z.unsqueeze(-1)).clamp(0.0, 1.0)  # [B, N_i, N_j]
+    # Computed in place on one [B, N, N] buffer (the largest tensor of a CPU update; a fresh one
+    # per operation would be four more passes over fresh memory); −x + 1 rounds exactly as 1 − x.
+    weight = target_atoms.unsqueeze(1) - support_rows.unsqueeze(-1)  # [B, N_i, N_j]
+    weight.abs_().div_(delta_z.unsqueeze(-1)).neg_().add_(1.0).clamp_(0.0, 1.0)
     return torch.bmm(weight, next_probs.unsqueeze(-1)).squeeze(-1)  # [B, N]
 
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,104 @@ def checkpoint_paths(directory: Path, steps: int, name: str | None = None) -> tu
     return directory / f"{stem}{TENSORS_SUFFIX}", directory / f"{stem}{MANIFEST_SUFFIX}"
 
 
+@dataclass
+class Snapshot:
+    """Host copies of a state's tensors and counters at one cold point: what a checkpoint writes.
+
+    On CUDA the copies land in pinned buffers, enqueued on the current stream behind the work that
+    produced the values (``ready`` is recorded after them): the host thread launches on while the
+    copies run, and whoever writes the files waits for ``ready`` first.
+    """
+
+    tensors: dict[str, torch.Tensor]
+    steps_done: int
+    collect_steps: int
+    epoch: int
+    config: dict[str, Any]
+    device: torch.device
+    ready: torch.cuda.Event | None = None
+
+    def wait_ready(self) -> None:
+        if self.ready is not None:
+            self.ready.synchronize()
+
+
+def take_snapshot(
+    state: TrainerState, only: tuple[str, ...] | None = None, pinned: dict[str, torch.Tensor] | None = None
+) -> Snapshot:
+    """Copy the state (``only``: the tensors whose names start with one of these prefixes).
+
+    ``pinned`` (CUDA only) holds reusable page-locked buffers by tensor name; missing ones are
+    allocated. Without it every tensor is copied synchronously into fresh host memory.
+    """
+    named = {key: tensor for key, tensor in state.named_tensors().items() if only is None or key.startswith(only)}
+    ready = None
+    if state.device.type == "cuda" and pinned is not None:
+        # The ISV is mapped host memory that the host writes once the loop goes on (the next epoch's
+        # index): it is copied now, through its host view, after the kernels that wrote it. At an epoch
+        # boundary the stream has drained already (the boundary's reads), so this waits for little.
+        torch.cuda.current_stream(state.device).synchronize()
+        tensors = {}
+        for key, tensor in named.items():
+            if tensor is state.isv.tensor:
+                tensors[key] = state.isv.host.clone()
+                continue
+            buffer = pinned.get(key)
+            if buffer is None or buffer.shape != tensor.shape or buffer.dtype != tensor.dtype:
+                buffer = pinned[key] = torch.empty(tensor.shape, dtype=tensor.dtype, pin_memory=True)
+            buffer.copy_(tensor.detach(), non_blocking=True)
+            tensors[key] = buffer
+        ready = torch.cuda.Event()
+        ready.record(torch.cuda.current_stream(state.device))
+    else:
+        if state.device.type == "cuda":
+            torch.cuda.synchronize(state.device)
+        tensors = {key: tensor.detach().to("cpu", copy=True).contiguous() for key, tensor in named.items()}
+    return Snapshot(tensors, state.steps_done, state.collect_steps, state.epoch, state.config.to_dict(), state.device, ready)
+
+
+def write_snapshot(
+    snapshot: Snapshot,
+    directory: str | Path,
+    extra: dict[str, Any] | None = None,
+    keep: int = 2,
+    name: str | None = None,
+    only: tuple[str, ...] | None = None,
+) -> Path:
+    """Write a snapshot as a checkpoint (tensor file, then manifest, both atomic); returns the manifest.
+
+    ``only`` keeps just the snapshot's tensors whose names start with these prefixes (and is
+    recorded in the manifest); ``name`` and ``keep`` as in ``save_checkpoint``.
+    """
+    from safetensors.torch import save
+
+    directory = Path(directory)
+    snapshot.wait_ready()
+    tensors = {key: tensor for key, tensor in snapshot.tensors.items() if only is None or key.startswith(only)}
+    payload = save(tensors)
+    tensor_path, manifest_path = checkpoint_paths(directory, snapshot.steps_done, name)
+    write_bytes_atomic(tensor_path, payload)
+    manifest = {
+        "format": FORMAT_VERSION,
+        "layout_fingerprint": f"0x{LAYOUT_FINGERPRINT:016x}",
+        "tensors": tensor_path.name,
+        "sha256": hashlib.sha256(payload).hexdigest(),
+        "device": snapshot.device.type,
+        "steps_done": snapshot.steps_done,
+        "collect_steps": snapshot.collect_steps,
+        "epoch": snapshot.epoch,
+        "config": snapshot.config,
+        "torch": torch.__version__,
+        "numerics": numerics(snapshot.device),
+        "extra": extra or {},
+        "only": list(only) if only is not None else None,
+    }
+    write_bytes_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
+    if name is None:
+        _prune(directory, keep)
+    return manifest_path
+
+
 def save_checkpoint(
     state: TrainerState,
     directory: str | Path,
@@ -99,7 +199,7 @@ def save_checkpoint(
     name: str | None = None,
     only: tuple[str, ...] | None = None,
 ) -> Path:
-    """Write the state (a cold point: copies every tensor to the host); returns the manifest path.
+    """Write the state now (a cold point: copies every tensor to the host); returns the manifest path.
 
     ``name`` writes a named checkpoint (``best``: the selected epoch) beside the periodic
     ``step-*`` ones; named checkpoints are never pruned and never picked by ``latest_checkpoint``.
@@ -107,38 +207,72 @@ def save_checkpoint(
     network needs no replay ring: on the GPU config that is the difference between megabytes and
     hundreds of megabytes per save).
     """
-    from safetensors.torch import save
+    return write_snapshot(take_snapshot(state, only), directory, extra=extra, keep=keep, name=name, only=only)
 
-    directory = Path(directory)
-    if state.device.type == "cuda":
-        torch.cuda.synchronize(state.device)
-    tensors = {
-        key: tensor.detach().to("cpu", copy=True).contiguous()
-        for key, tensor in state.named_tensors().items()
-        if only is None or key.startswith(only)
-    }
-    payload = save(tensors)
-    tensor_path, manifest_path = checkpoint_paths(directory, state.steps_done, name)
-    write_bytes_atomic(tensor_path, payload)
-    manifest = {
-        "format": FORMAT_VERSION,
-        "layout_fingerprint": f"0x{LAYOUT_FINGERPRINT:016x}",
-        "tensors": tensor_path.name,
-        "sha256": hashlib.sha256(payload).hexdigest(),
-        "device": state.device.type,
-        "steps_done": state.steps_done,
-        "collect_steps": state.collect_steps,
-        "epoch": state.epoch,
-        "config": state.config.to_dict(),
-        "torch": torch.__version__,
-        "numerics": numerics(state.device),
-        "extra": extra or {},
-        "only": list(only) if only is not None else None,
-    }
-    write_bytes_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
-    if name is None:
-        _prune(directory, keep)
-    return manifest_path
+
+class CheckpointWriter:
+    """The training loop's checkpoints, written by one background thread off the critical path.
+
+    Why: serialising, hashing and fsyncing every tensor of a GPU run (the replay ring alone is
+    hundreds of megabytes) took the device's time at every epoch boundary. ``save`` takes the
+    snapshot at the cold point — into reused pinned buffers on CUDA, so the copies overlap the next
+    steps — and returns at once; the thread writes the files with ``write_snapshot`` (atomic, as
+    ever). One write is in flight at most: ``save`` first waits for the previous one, because its
+    snapshot buffers are about to be reused. ``wait`` (the loop calls it before reading a
+    checkpoint back, before reporting a save to ``RunControl`` on a stop, and before the run
+    returns) joins the thread and re-raises a failed write's error — the same ``OSError`` or
+    ``CheckpointError`` a synchronous save raises, which the CLI prints as one line.
+    """
+
+    def __init__(self) -> None:
+        self._pinned: dict[str, torch.Tensor] = {}
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def save(
+        self, state: TrainerState, directory: str | Path, extra: dict[str, Any], keep: int, best: str | None = None,
+        best_only: tuple[str, ...] | None = None,
+    ) -> Path:  # fmt: skip
+        """Snapshot ``state`` now and write it in the background as the next periodic checkpoint
+        (and, with ``best``, as that named checkpoint holding ``best_only``); returns the periodic
+        manifest's path (the file exists once ``wait`` returns)."""
+        self.wait()
+        snapshot = take_snapshot(state, pinned=self._pinned)
+        extra = json.loads(json.dumps(extra))  # the caller's dicts change while the thread writes
+        directory = Path(directory)
+
+        def write() -> None:
+            try:
+                write_snapshot(snapshot, directory, extra=extra, keep=keep)
+                if best is not None:
+                    write_snapshot(snapshot, directory, extra=extra, name=best, only=best_only)
+            except BaseException as error:  # handed to the training thread by wait()
+                self._error = error
+
+        self._thread = threading.Thread(target=write, name="checkpoint-writer", daemon=True)
+        self._thread.start()
+        return checkpoint_paths(directory, snapshot.steps_done)[1]
+
+    def wait(self) -> None:
+        """Block until the write in flight is on disk; raise its error if it failed."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def __enter__(self) -> CheckpointWriter:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: object) -> None:
+        """Wait for the last write; its error is raised unless another one is already on its way out."""
+        if exc_type is None:
+            self.wait()
+            return
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
 
 
 def _prune(directory: Path, keep: int) -> None:

@@ -23,6 +23,7 @@ from trainer.config import TrainConfig, config_from_mapping
 from trainer.eval.backtest import backtest_report
 from trainer.files import write_text_atomic
 from trainer.train.checkpoint import load_checkpoint, read_manifest
+from trainer.train.host import prepare_cpu_process
 from trainer.train.loop import CHECKPOINT_DIRNAME, METRICS_FILENAME, PLOTS_DIRNAME, PreparedMarket, prepare_market, resolve_device, run_splits
 from trainer.train.rundir import checkpoint_manifest
 from trainer.train.step import TrainerState, TrainStep
@@ -61,7 +62,7 @@ def evaluate_checkpoint(
     config = evaluation_config(manifest, data, device)
     torch_device = torch.device(config.run.device)
     if torch_device.type == "cpu":
-        torch.set_num_threads(max(1, config.run.cpu_threads))
+        prepare_cpu_process(config.run.cpu_threads)
     market = prepare_market(config)
     window = evaluation_window(config, market, manifest_path, data is not None)
     state = TrainerState(config, market.window(window), torch_device)

@@ -11,10 +11,13 @@ Why the last batch: it is rebuilt from the replay draws and IQN fractions the st
 scratch buffers, and the step stores its transitions before it samples, so after the step the
 buffer still holds what it sampled. No new random numbers are drawn.
 
-The norms land in one device tensor [components, groups] and reach the host in one transfer.
+The norms land in one device tensor [components, groups]; the training loop reads them together
+with the epoch's loss sums and action counts in one transfer.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 
@@ -84,27 +87,26 @@ def _group_norms(
     return torch.stack(norms)  # [G]
 
 
-def grad_norm_record(norms: torch.Tensor, cql_on: bool) -> dict[str, dict[str, dict[str, float]] | dict[str, float]]:
-    """The host copy of the norm matrix as the HEALTH_DIAG schema nests it (one device read).
+def grad_norm_section(global_mean: float, rows: Sequence[Sequence[float]], cql_on: bool) -> dict:
+    """The whole ``grad_norms`` section from host values: the epoch's mean global norm (clipped-to
+    input of the optimizer, from the step's metric sums) and the norm matrix's rows, nested as the
+    HEALTH_DIAG schema wants them.
 
-    ``{"c51": {"direction": {"trunk": .., "direction": .., ...}, ...}, "iqn": {"trunk": .., ...},
-    "cql": {...}}`` — component → (branch →) parameter group → norm.
+    ``{"global": .., "c51": {"direction": {"trunk": .., "direction": .., ...}, ...}, "iqn": {"trunk": ..,
+    ...}, "cql": {...}}`` — component → (branch →) parameter group → norm.
     """
-    values = norms.detach().to("cpu", torch.float64).tolist()  # one transfer per epoch
-    record: dict = {}
-    for (component, branch), row in zip(component_names(cql_on), values, strict=True):
+    section: dict = {"global": global_mean}
+    for (component, branch), row in zip(component_names(cql_on), rows, strict=True):
         by_group = dict(zip(GROUP_NAMES, row, strict=True))
         if branch is None:
-            record[component] = by_group
+            section[component] = by_group
         else:
-            record.setdefault(component, {})[branch] = by_group
-    return record
+            section.setdefault(component, {})[branch] = by_group
+    return section
 
 
 def epoch_grad_norms(step: TrainStep, global_mean: float) -> dict:
-    """The whole ``grad_norms`` section: the epoch's mean global norm (clipped-to input of the
-    optimizer, from the step's metric sums) and the per-component, per-group split of the last batch."""
-    cql_on = cql_enabled(step)
-    section: dict = {"global": global_mean}
-    section.update(grad_norm_record(component_grad_norms(step), cql_on))
-    return section
+    """``grad_norm_section`` of the step's last batch, the matrix read from the device in one transfer
+    (the training loop packs it into the epoch's one read instead: ``trainer.train.loop.epoch_summary``)."""
+    rows = component_grad_norms(step).detach().to("cpu", torch.float64).tolist()
+    return grad_norm_section(global_mean, rows, cql_enabled(step))

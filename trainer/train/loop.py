@@ -45,6 +45,7 @@ from trainer.layout import (
     METRIC_CQL,
     METRIC_GRAD_NORM,
     METRIC_IQN,
+    METRIC_STRIDE,
     METRIC_TOTAL,
     METRIC_UPDATES,
 )
@@ -53,15 +54,16 @@ from trainer.registry import StateResetRegistry, build_trainer_registry
 from trainer.train.checkpoint import (
     CHECKPOINT_PREFIX,
     MANIFEST_SUFFIX,
+    CheckpointWriter,
     latest_checkpoint,
     load_checkpoint,
-    save_checkpoint,
 )
-from trainer.train.grad_diag import epoch_grad_norms
+from trainer.train.grad_diag import component_grad_norms, cql_enabled, grad_norm_section
 from trainer.train.graph import StepRunner, pin_cublas_workspace
+from trainer.train.host import prepare_cpu_process
 from trainer.train.selection import ModelSelection
 from trainer.train.splits import Split, fold_splits, single_split
-from trainer.train.step import MarketWindow, TrainerState, TrainStep
+from trainer.train.step import N_SUB_ACTIONS, MarketWindow, TrainerState, TrainStep
 from trainer.train.stop import RunControl
 from trainer.train.validate import validation_curves
 
@@ -162,10 +164,18 @@ def config_text(config: TrainConfig, splits: list[Split]) -> str:
 
 
 def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(losses, grad_norms, actions) of the epoch: one host read each of the metric sums, the action
-    counts and the per-component gradient-norm matrix (``trainer.train.grad_diag``)."""
+    """(losses, grad_norms, actions) of the epoch, from one host read: the metric sums, the action
+    counts and the per-component gradient-norm matrix (``trainer.train.grad_diag``) are computed on
+    the device and packed into one tensor first, so the boundary waits for the device once."""
     state = step.state
-    sums = state.metrics.detach().cpu().tolist()  # [METRIC_STRIDE], the METRICS layout
+    norms = component_grad_norms(step)  # [C, G], on the device
+    packed = torch.cat((state.metrics.detach(), state.action_counts.detach(), norms.detach().reshape(-1)))
+    values = packed.to("cpu", torch.float64).tolist()  # the epoch's one transfer (f32 → f64 is exact)
+    sums = values[:METRIC_STRIDE]  # the METRICS layout
+    counts = values[METRIC_STRIDE : METRIC_STRIDE + N_SUB_ACTIONS]
+    flat_norms = values[METRIC_STRIDE + N_SUB_ACTIONS :]
+    groups = norms.shape[1]
+    rows = [flat_norms[row * groups : (row + 1) * groups] for row in range(norms.shape[0])]
     updates = max(sums[METRIC_UPDATES], 1.0)
     losses = {
         "c51": {slot.name.lower(): sums[METRIC_C51 + branch] / updates for branch, slot in enumerate(BRANCHES.slots)},
@@ -173,8 +183,7 @@ def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict
         "cql": sums[METRIC_CQL] / updates,
         "total": sums[METRIC_TOTAL] / updates,
     }
-    grad_norms = epoch_grad_norms(step, sums[METRIC_GRAD_NORM] / updates)
-    counts = state.action_counts.detach().cpu().tolist()
+    grad_norms = grad_norm_section(sums[METRIC_GRAD_NORM] / updates, rows, cql_enabled(step))
     actions: dict[str, dict[str, float]] = {}
     offset = 0
     for branch_slot, choices, size in zip(BRANCHES.slots, BRANCH_CHOICES, BRANCH_SIZES, strict=True):
@@ -263,7 +272,7 @@ def train(
     out.mkdir(parents=True, exist_ok=True)
     device = resolve_device(config.run.device)
     if device.type == "cpu":
-        torch.set_num_threads(max(1, config.run.cpu_threads))
+        prepare_cpu_process(config.run.cpu_threads)
     else:
         pin_cublas_workspace()  # before the first GEMM: a resumed process must pick the same algorithms
     market = prepare_market(config)
@@ -407,56 +416,59 @@ def train_split(
     validation_bars = split.validation.stop - split.validation.start
     epochs_this_call = 0
     interrupted = False
-    while state.steps_done < total_steps and not selection.should_stop and stopped_by is None:
-        epoch_here = state.epoch - fold_start["epoch"]
-        if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
-            state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
-        epoch_open = False
-        epoch_steps = config.run.epoch_steps
-        epoch_end = min(total_steps, state.steps_done + epoch_steps - (state.steps_done - fold_start["steps"]) % epoch_steps)
-        while state.steps_done < epoch_end:
-            chunk = min(PROGRESS_CHUNK, epoch_end - state.steps_done)
-            runner.run(chunk)
+    with CheckpointWriter() as saver:  # waits for the last write on leaving (its error, if any, raised here)
+        while state.steps_done < total_steps and not selection.should_stop and stopped_by is None:
+            epoch_here = state.epoch - fold_start["epoch"]
+            if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
+                state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+            epoch_open = False
+            epoch_steps = config.run.epoch_steps
+            epoch_end = min(total_steps, state.steps_done + epoch_steps - (state.steps_done - fold_start["steps"]) % epoch_steps)
+            while state.steps_done < epoch_end:
+                chunk = min(PROGRESS_CHUNK, epoch_end - state.steps_done)
+                runner.run(chunk)
+                if progress is not None:
+                    progress(progress_offset + state.steps_done - fold_start["steps"], progress_total, None)
+                if control is not None and state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
+                    extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start, "epoch_open": True}
+                    manifest_path = saver.save(state, checkpoints, extra, config.run.keep_checkpoints)
+                    if control.stop_requested:  # the stop reports the checkpoint as saved: it must be on disk
+                        saver.wait()
+                    control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
+            losses, grad_norms, actions = epoch_summary(step)  # the boundary's one read: the device has finished the epoch
+            monitors.observe_all()  # the ISV the epoch's kernels wrote (mapped memory, current after that read)
+            (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
+            record = HealthDiagRecord(
+                epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
+                losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
+                monitors=monitors.diagnose_all(), actions=actions, validation=validation,
+                training={"agent": training["agent"]},
+            )  # fmt: skip
+            termination = watcher.observe(record) if watcher is not None else None
+            if termination is not None:
+                record.termination = stopped_by = termination.to_dict()
+            writer.write(record)
             if progress is not None:
-                progress(progress_offset + state.steps_done - fold_start["steps"], progress_total, None)
-            if control is not None and state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
-                extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start, "epoch_open": True}
-                manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
-                control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        monitors.observe_all()
-        losses, grad_norms, actions = epoch_summary(step)
-        (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
-        record = HealthDiagRecord(
-            epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
-            losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
-            monitors=monitors.diagnose_all(), actions=actions, validation=validation,
-            training={"agent": training["agent"]},
-        )  # fmt: skip
-        termination = watcher.observe(record) if watcher is not None else None
-        if termination is not None:
-            record.termination = stopped_by = termination.to_dict()
-        writer.write(record)
-        if progress is not None:
-            progress(progress_offset + state.steps_done - fold_start["steps"], progress_total,
-                     {"losses": losses, "validation": validation})  # fmt: skip
-        improved = selection.observe(state.epoch, state.steps_done, validation, training)
-        run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
-        state.epoch += 1
-        extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start,
-                 "termination": stopped_by}  # fmt: skip
-        manifest_path = save_checkpoint(state, checkpoints, extra=extra, keep=config.run.keep_checkpoints)
-        if improved:
-            save_checkpoint(state, checkpoints, extra=extra, name=BEST_CHECKPOINT, only=SELECTED_TENSORS)
-        if control is not None:  # raises RunInterrupted on a stop, unless early stopping just ended the run
-            control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop or stopped_by is not None else total_steps)
-        epochs_this_call += 1
-        if stopped_by is not None:  # a metric left its band: the checkpoint above holds where it stopped
-            break
-        if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
-            interrupted = state.steps_done < total_steps and not selection.should_stop
-            break
+                progress(progress_offset + state.steps_done - fold_start["steps"], progress_total,
+                         {"losses": losses, "validation": validation})  # fmt: skip
+            improved = selection.observe(state.epoch, state.steps_done, validation, training)
+            run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
+            state.epoch += 1
+            extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start,
+                     "termination": stopped_by}  # fmt: skip
+            # Written by the background thread while the next epoch trains (and "best" beside it when improved).
+            manifest_path = saver.save(state, checkpoints, extra, config.run.keep_checkpoints,
+                                       best=BEST_CHECKPOINT if improved else None, best_only=SELECTED_TENSORS)  # fmt: skip
+            if control is not None:  # raises RunInterrupted on a stop, unless early stopping just ended the run
+                if control.stop_requested:
+                    saver.wait()
+                control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop or stopped_by is not None else total_steps)
+            epochs_this_call += 1
+            if stopped_by is not None:  # a metric left its band: the checkpoint above holds where it stopped
+                break
+            if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
+                interrupted = state.steps_done < total_steps and not selection.should_stop
+                break
     if interrupted:
         return SplitResult(run, {}, epochs_this_call)
 

@@ -47,11 +47,12 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
     from torch.profiler import ProfilerActivity, profile, record_function
 
     from trainer.train.checkpoint import save_checkpoint
+    from trainer.train.host import prepare_cpu_process
     from trainer.train.loop import evaluate, prepare_market, resolve_device, run_splits, start_split, training_tail
 
     device = resolve_device(config.run.device)
     if device.type == "cpu":
-        torch.set_num_threads(max(1, config.run.cpu_threads))
+        prepare_cpu_process(config.run.cpu_threads)
     market = prepare_market(config)
     split = run_splits(config, market)[0]
     run = start_split(config, market, split, device, None)  # the driver's own start: registry fold boundary

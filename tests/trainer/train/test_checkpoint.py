@@ -11,8 +11,10 @@ import torch
 from train_helpers import synthetic_market, tiny_config
 
 from trainer.isv import LayoutMismatchError
+from trainer.errors import os_error_text
 from trainer.train.checkpoint import (
     CheckpointError,
+    CheckpointWriter,
     ResumeNumericsWarning,
     latest_checkpoint,
     load_checkpoint,
@@ -119,3 +121,85 @@ def test_pin_cublas_workspace_sets_the_reproducible_size_unless_the_user_chose_o
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
     monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":16:8")
     assert pin_cublas_workspace() == ":16:8"
+
+
+def test_background_writer_writes_the_same_files_as_a_synchronous_save(tmp_path):
+    state = trained_state()
+    extra = {"selection": {"best": 1}}
+    synchronous = save_checkpoint(state, tmp_path / "sync", extra=extra)
+    save_checkpoint(state, tmp_path / "sync", extra=extra, name="best", only=("online.",))
+    writer = CheckpointWriter()
+    background = writer.save(state, tmp_path / "thread", extra, keep=2, best="best", best_only=("online.",))
+    extra["selection"]["best"] = 2  # the caller moves on while the thread writes: the checkpoint keeps 1
+    writer.wait()
+    assert background.name == synchronous.name
+    for name in (synchronous.name, synchronous.with_suffix(".safetensors").name, "best.json", "best.safetensors"):
+        assert (tmp_path / "thread" / name).read_bytes() == (tmp_path / "sync" / name).read_bytes(), name
+
+
+def test_background_writer_snapshot_is_taken_at_the_save_call(tmp_path):
+    state = trained_state()
+    writer = CheckpointWriter()
+    manifest = writer.save(state, tmp_path, {}, keep=2)
+    saved_counter = state.counter.clone()
+    state.counter.add_(1000)  # training goes on in place while the thread writes
+    writer.wait()
+    fresh = TrainerState(tiny_config(), synthetic_market(), torch.device("cpu"))
+    load_checkpoint(fresh, manifest)
+    assert torch.equal(fresh.counter, saved_counter)
+
+
+def test_background_write_error_surfaces_at_the_next_wait_naming_the_file(tmp_path):
+    state = trained_state()
+    blocked = tmp_path / "checkpoints"
+    blocked.write_text("a file where the checkpoint directory should be\n")
+    writer = CheckpointWriter()
+    writer.save(state, blocked, {}, keep=2)  # returns at once; the thread fails
+    with pytest.raises(OSError) as info:
+        writer.wait()
+    assert str(blocked) in os_error_text(info.value)
+    assert os_error_text(info.value).startswith(f"file system error on {blocked}")
+    writer.wait()  # the error is raised once; the writer is usable again
+    writer.save(state, tmp_path / "elsewhere", {}, keep=2)
+    writer.wait()
+    assert latest_checkpoint(tmp_path / "elsewhere")
+
+
+def test_background_write_error_is_raised_by_the_next_save_and_on_leaving_the_block(tmp_path):
+    state = trained_state()
+    blocked = tmp_path / "checkpoints"
+    blocked.write_text("not a directory\n")
+    with pytest.raises(OSError, match="checkpoints"), CheckpointWriter() as writer:
+        writer.save(state, blocked, {}, keep=2)
+    writer = CheckpointWriter()
+    writer.save(state, blocked, {}, keep=2)
+    with pytest.raises(OSError, match="checkpoints"):
+        writer.save(state, tmp_path / "fine", {}, keep=2)  # waits for the failed write first
+
+
+def test_leaving_the_block_on_another_error_keeps_that_error(tmp_path):
+    state = trained_state()
+    blocked = tmp_path / "checkpoints"
+    blocked.write_text("not a directory\n")
+    with pytest.raises(KeyError, match="the loop's own error"), CheckpointWriter() as writer:
+        writer.save(state, blocked, {}, keep=2)
+        raise KeyError("the loop's own error")
+
+
+@pytest.mark.gpu
+def test_background_writer_on_cuda_copies_through_pinned_buffers_and_matches_a_synchronous_save(tmp_path):
+    config = tiny_config(run={"device": "cuda"})
+    state = TrainerState(config, synthetic_market(), torch.device("cuda"))
+    step = TrainStep(state)
+    for _ in range(6):
+        step.collect()
+    StepRunner(step, use_graph=True).run(5)
+    synchronous = save_checkpoint(state, tmp_path / "sync", extra={})
+    writer = CheckpointWriter()
+    for _ in range(2):  # the second save reuses the pinned buffers of the first
+        writer.save(state, tmp_path / "thread", {}, keep=2)
+    state.isv.write_input("EPOCH_INDEX", 99.0)  # a host write to the mapped ISV right after the save
+    StepRunner(step, use_graph=False).run(2)  # kernels after the save must not reach its snapshot
+    writer.wait()
+    for name in (synchronous.name, synchronous.with_suffix(".safetensors").name):
+        assert (tmp_path / "thread" / name).read_bytes() == (tmp_path / "sync" / name).read_bytes(), name
