@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from foxaudit.engine.discovery import Discovered
 from foxaudit.engine.resolve import Resolved
+from foxaudit.program.model import Prepared
 from foxaudit.program.project import Project
 from foxaudit.sources.base import SourceFile, language_of
 from foxaudit.store import Store
 
 
-def build_project(resolved: Resolved, files: list[Discovered], cache: Store | None = None) -> Project:
+def build_project(
+    resolved: Resolved, files: list[Discovered], cache: Store | None = None, summaries: dict[str, Prepared] | None = None
+) -> Project:
+    """``summaries``: those the per-file pass made from its own parse (path → Prepared)."""
     sources: list[SourceFile] = []
     for item in files:
         language = language_of(item.relative)
@@ -37,4 +41,5 @@ def build_project(resolved: Resolved, files: list[Discovered], cache: Store | No
         settings=dict(resolved.program),
         program_keys=frozenset(resolved.settings.program),
         cache=cache,
+        summaries=dict(summaries or {}),
     )

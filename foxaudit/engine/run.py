@@ -102,6 +102,8 @@ def _check_once(
     keys: dict[str, str] = {}
     digests: dict[str, bytes] = {}
     misses: list[tuple[str, str, str]] = []
+    # Whole-program summaries made by the per-file pass from its own parse (path → Prepared).
+    prepared: dict[str, Any] = {}
     unreadable: list[Diagnostic] = []
     hits = 0
     for item in files:
@@ -140,8 +142,10 @@ def _check_once(
                 hits += 1
             else:
                 misses.append((item.absolute, item.relative, key))
-        for relative, entry in _analyse(resolved, misses, jobs, store):
+        for relative, entry, summary in _analyse(resolved, misses, jobs, store, summarise=scope is not None):
             results[relative] = entry
+            if summary is not None:
+                prepared[relative] = summary
         if store is not None:
             store.put(snapshot_name, {"state": snapshot_key, "files": results})
 
@@ -157,7 +161,7 @@ def _check_once(
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store)
+        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store, prepared)
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
@@ -189,14 +193,21 @@ def _snapshot_keys(resolved: Resolved, keys: dict[str, str]) -> tuple[str, str]:
 
 
 def _analyse(
-    resolved: Resolved, misses: list[tuple[str, str, str]], jobs: int | None, store: cache_module.Cache | None
-) -> Iterator[tuple[str, dict[str, Any]]]:
+    resolved: Resolved,
+    misses: list[tuple[str, str, str]],
+    jobs: int | None,
+    store: cache_module.Cache | None,
+    *,
+    summarise: bool = False,
+) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(path, cache entry, Prepared summary or None) of each missed file; with ``summarise``
+    each file's whole-program summary is made from the tree its rules walked (one parse)."""
     if not misses:
         return
     workers = min(jobs or default_jobs(), len(misses))
     cache_dir = str(store.directory) if store is not None else None
     if workers <= 1 or len(misses) < IN_PROCESS_LIMIT:
-        _init_worker(resolved, cache_dir)
+        _init_worker(resolved, cache_dir, summarise)
         for task in misses:
             yield _analyse_one(task)
         return
@@ -208,8 +219,8 @@ def _analyse(
     # Big files first: the pool's tail is then made of small tasks and both cores finish together.
     ordered = sorted(misses, key=lambda task: _size(task[0]), reverse=True)
     chunk = max(1, min(16, len(ordered) // (workers * 16)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir)) as pool:
-        yield from pool.map(_analyse_one, ordered, chunksize=chunk)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir, summarise)) as pool:
+        yield from pool.map(_analyse_in_worker, ordered, chunksize=chunk)
 
 
 def _size(path: str) -> int:
@@ -222,16 +233,25 @@ def _size(path: str) -> int:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(resolved: Resolved, cache_dir: str | None) -> None:
+def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = False) -> None:
     from foxaudit.engine.analyze import Analyzer
 
     if _WORKER.get("resolved") is not resolved:
         _WORKER["resolved"] = resolved
         _WORKER["analyzer"] = Analyzer(resolved)
+    if _WORKER.get("cache_dir", False) != cache_dir:
+        _WORKER["cache_dir"] = cache_dir
         _WORKER["cache"] = cache_module.Cache(Path(cache_dir)) if cache_dir else None
+    _WORKER["source_roots"] = _source_roots(resolved) if summarise else None
 
 
-def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
+def _source_roots(resolved: Resolved) -> tuple[str, ...]:
+    from foxaudit.program.settings import ProgramSettings
+
+    return tuple(ProgramSettings.from_table(resolved.program).source_roots)
+
+
+def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
     absolute, relative, _ = task
     analyzer = _WORKER["analyzer"]
     try:
@@ -240,7 +260,7 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
     except OSError as error:
         from foxaudit.rules.tool.parse_error import unreadable
 
-        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}
+        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
     outcome = analyzer.analyze(relative, data)
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
     if outcome.deferred:
@@ -251,7 +271,22 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
         resolved = _WORKER["resolved"]
         digest = hashlib.sha256(data).digest()
         store.put(cache_module.file_key(resolved.fingerprint, relative, resolved.codes_for(relative), digest), entry)
-    return relative, entry
+    source_roots = _WORKER["source_roots"]
+    if source_roots is None or outcome.source is None:
+        return relative, entry, None
+    from foxaudit.program.model import prepare_summary
+
+    summary = prepare_summary(outcome.source, source_roots, store)
+    if summary is not None and summary.error:
+        # A scanner that raises is a foxaudit bug the program build reports once; summarising
+        # more files in this process would only repeat it.
+        _WORKER["source_roots"] = None
+    return relative, entry, summary
+
+
+def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
+    relative, entry, summary = _analyse_one(task)
+    return relative, entry, summary.without_summary() if summary is not None else None
 
 
 def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str]) -> dict[str, str]:
@@ -277,6 +312,7 @@ def _project_pass(
     keys: dict[str, str],
     deferred: dict[str, list[list[Any]]],
     store: cache_module.Cache | None,
+    prepared: dict[str, Any] | None = None,
 ) -> list[Diagnostic]:
     """Run whole-project rules (cached on every file key + config), then filter their findings."""
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
@@ -288,7 +324,7 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files, store)
+        raw = _run_project_rules(resolved, files, store, prepared or {})
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -316,11 +352,13 @@ def _project_pass(
     return kept
 
 
-def _run_project_rules(resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None) -> list[Diagnostic]:
+def _run_project_rules(
+    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any]
+) -> list[Diagnostic]:
     from foxaudit.engine.project import build_project
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files, store)
+    project = build_project(resolved, files, store, prepared)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)
