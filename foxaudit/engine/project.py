@@ -16,17 +16,25 @@ from foxaudit.store import Store
 
 
 def build_project(
-    resolved: Resolved, files: list[Discovered], cache: Store | None = None, summaries: dict[str, Prepared] | None = None
+    resolved: Resolved,
+    files: list[Discovered],
+    cache: Store | None = None,
+    summaries: dict[str, Prepared] | None = None,
+    contents: dict[str, bytes] | None = None,
 ) -> Project:
-    """``summaries``: those the per-file pass made from its own parse (path → Prepared)."""
+    """``summaries``: those the per-file pass made from its own parse (path → Prepared);
+    ``contents``: files' bytes the run has already read (path → bytes), not read again."""
+    contents = contents or {}
     sources: list[SourceFile] = []
     for item in files:
         language = language_of(item.relative)
         if language is None:
             continue
         try:
-            with open(item.absolute, "rb") as handle:
-                data = handle.read()
+            data = contents.get(item.relative)
+            if data is None:
+                with open(item.absolute, "rb") as handle:
+                    data = handle.read()
             if b"\0" in data:
                 continue
             sources.append(SourceFile(path=item.relative, data=data, language=language,

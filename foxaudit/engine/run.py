@@ -105,6 +105,8 @@ def _check_once(
     # Whole-program summaries made by the per-file pass from its own parse (path → Prepared).
     prepared: dict[str, Any] = {}
     unreadable: list[Diagnostic] = []
+    # Every file's bytes as hashed, for the project pass (which would otherwise read them again).
+    contents: dict[str, bytes] = {}
     hits = 0
     for item in files:
         try:
@@ -120,23 +122,29 @@ def _check_once(
             continue
         digest = hashlib.sha256(data).digest()
         digests[item.relative] = digest
+        if scope is not None:
+            contents[item.relative] = data
         keys[item.relative] = cache_module.file_key(
             resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest
         )
 
     # One snapshot entry per file set answers a run where nothing changed with a single read;
-    # otherwise each file's own entry is looked up.
+    # otherwise it still answers for every file whose key it recorded, and only the others' own
+    # entries are looked up (one edit: one entry read, not one per file).
     snapshot_name, snapshot_key = _snapshot_keys(resolved, keys)
     snapshot = store.get(snapshot_name) if store is not None else None
-    if snapshot is not None and snapshot.get("state") == snapshot_key and set(snapshot["files"]) == set(keys):
-        results = snapshot["files"]
+    known, recorded = _snapshot_entries(snapshot)
+    if snapshot is not None and snapshot.get("state") == snapshot_key and set(known) == set(keys):
+        results = known
         hits = len(results)
     else:
         for item in files:
             key = keys.get(item.relative)
             if key is None:
                 continue
-            entry = store.get(key) if store is not None else None
+            entry = known.get(item.relative) if recorded.get(item.relative) == key else None
+            if entry is None and store is not None:
+                entry = store.get(key)
             if entry is not None:
                 results[item.relative] = entry
                 hits += 1
@@ -147,7 +155,7 @@ def _check_once(
             if summary is not None:
                 prepared[relative] = summary
         if store is not None:
-            store.put(snapshot_name, {"state": snapshot_key, "files": results})
+            store.put(snapshot_name, {"state": snapshot_key, "files": results, "keys": keys})
 
     diagnostics: list[Diagnostic] = list(unreadable)
     deferred: dict[str, list[list[Any]]] = {}
@@ -161,7 +169,7 @@ def _check_once(
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store, prepared)
+        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys, contents), deferred, store, prepared, contents)
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
@@ -176,6 +184,19 @@ def _check_once(
         digests=digests,
         absolute={item.relative: item.absolute for item in files},
     )
+
+
+def _snapshot_entries(snapshot: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(path → cached entry, path → the key it was cached under) of a snapshot; empty for a
+    missing or malformed one (the cache is data anyone may have written: checked, not trusted)."""
+    if snapshot is None:
+        return {}, {}
+    files, keys = snapshot.get("files"), snapshot.get("keys", {})
+    if not isinstance(files, dict) or not isinstance(keys, dict):
+        return {}, {}
+    if not all(type(entry) is dict and type(entry.get("d")) is list for entry in files.values()):
+        return {}, {}
+    return files, keys
 
 
 def _snapshot_keys(resolved: Resolved, keys: dict[str, str]) -> tuple[str, str]:
@@ -289,8 +310,9 @@ def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, dict[str, Any],
     return relative, entry, summary.without_summary() if summary is not None else None
 
 
-def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str]) -> dict[str, str]:
-    """Content keys of every file of the project (those checked this run are already known)."""
+def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str], contents: dict[str, bytes]) -> dict[str, str]:
+    """Content keys of every file of the project (those checked this run are already known);
+    the bytes read on the way are added to ``contents``."""
     if all(item.relative in keys for item in scope):
         return keys
     complete = dict(keys)
@@ -299,9 +321,11 @@ def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str
             continue
         try:
             with open(item.absolute, "rb") as handle:
-                digest = hashlib.sha256(handle.read()).digest()
+                data = handle.read()
         except OSError:
             continue
+        contents[item.relative] = data
+        digest = hashlib.sha256(data).digest()
         complete[item.relative] = cache_module.file_key(resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest)
     return complete
 
@@ -313,6 +337,7 @@ def _project_pass(
     deferred: dict[str, list[list[Any]]],
     store: cache_module.Cache | None,
     prepared: dict[str, Any] | None = None,
+    contents: dict[str, bytes] | None = None,
 ) -> list[Diagnostic]:
     """Run whole-project rules (cached on every file key + config), then filter their findings."""
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
@@ -324,7 +349,7 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files, store, prepared or {})
+        raw = _run_project_rules(resolved, files, store, prepared or {}, contents or {})
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -353,12 +378,12 @@ def _project_pass(
 
 
 def _run_project_rules(
-    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any]
+    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any], contents: dict[str, bytes]
 ) -> list[Diagnostic]:
     from foxaudit.engine.project import build_project
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files, store, prepared)
+    project = build_project(resolved, files, store, prepared, contents)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)

@@ -113,6 +113,24 @@ def test_two_concurrent_runs_share_one_cache(project, tmp_path):
     assert json.loads(warm.stdout) == first
 
 
+def test_a_malformed_snapshot_entry_is_a_miss(project, tmp_path, magic_rule):
+    """A snapshot is data anyone with write access to the cache may have written: an entry of
+    the wrong shape is ignored (the files are looked up or analysed), never trusted."""
+    root = project(FILES)
+    cache = tmp_path / "c"
+    cold = _run(root, cache)
+    (snapshot,) = cache.rglob("snapshot-*.json")
+    payload = json.loads(snapshot.read_text())
+    payload["state"] = "stale"
+    payload["files"] = {path: "not an entry" for path in payload["files"]}
+    snapshot.write_text(json.dumps(payload))
+    for entry in cache.rglob("*.json"):
+        if not entry.name.startswith(("snapshot-", "resolve-")):
+            entry.unlink()
+    again = _run(root, cache)
+    assert again.analysed == len(FILES) and again.diagnostics == cold.diagnostics
+
+
 def test_unchanged_tree_is_answered_by_one_snapshot_entry(project, tmp_path, magic_rule):
     root = project(FILES)
     cache = tmp_path / "c"
@@ -126,5 +144,8 @@ def test_unchanged_tree_is_answered_by_one_snapshot_entry(project, tmp_path, mag
     assert warm.analysed == 0 and warm.diagnostics == cold.diagnostics
     (root / "c.py").write_text("y = 42\n")
     changed = _run(root, cache)
-    assert changed.analysed == 4  # the snapshot no longer matches; per-file entries were removed
+    # The snapshot no longer matches the tree, but it still answers for the three files whose
+    # keys it recorded (their own entries were removed): one edit, one file analysed.
+    assert changed.analysed == 1
+    assert changed.diagnostics == _run(root, tmp_path / "fresh").diagnostics
     assert len(list(cache.rglob("snapshot-*.json"))) == 1  # overwritten, not accumulated
