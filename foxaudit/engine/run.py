@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,8 @@ from foxaudit.engine.resolve import Resolved, registered
 # Below this many cache misses, analysing in-process beats starting a worker pool.
 IN_PROCESS_LIMIT = 24
 MAX_FIX_ROUNDS = 10
+# A file stamped this close to the run's start is hashed again next run, whatever its stamp says.
+RACY_NS = 2_000_000_000
 
 
 @dataclass
@@ -108,10 +111,27 @@ def _check_once(
     # Every file's bytes as hashed, for the project pass (which would otherwise read them again).
     contents: dict[str, bytes] = {}
     hits = 0
+    # One snapshot entry per file set answers a run where nothing changed with a single read;
+    # otherwise it still answers for every file whose key it recorded, and only the others' own
+    # entries are looked up (one edit: one entry read, not one per file).
+    snapshot_name = _snapshot_name(resolved, files)
+    snapshot = store.get(snapshot_name) if store is not None else None
+    known, recorded, stats = _snapshot_entries(snapshot)
+    started = time.time_ns()
+    seen: dict[str, list[Any]] = {}
     for item in files:
         try:
-            with open(item.absolute, "rb") as handle:
-                data = handle.read()
+            status = os.stat(item.absolute)
+            stamp = [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+            # Unchanged since the snapshot hashed it (a write always moves ctime): its digest is
+            # the one recorded, and its bytes need not be read.
+            digest = _recorded_digest(stats.get(item.relative), stamp)
+            if digest is None:
+                with open(item.absolute, "rb") as handle:
+                    data = handle.read()
+                digest = hashlib.sha256(data).digest()
+                if scope is not None:
+                    contents[item.relative] = data
         except OSError as error:
             if "FX001" in resolved.codes_for(item.relative):
                 from foxaudit.rules.tool.parse_error import (
@@ -120,20 +140,15 @@ def _check_once(
 
                 unreadable.append(unreadable_file(item.relative, item.absolute, error))
             continue
-        digest = hashlib.sha256(data).digest()
+        if status.st_mtime_ns < started - RACY_NS and status.st_ctime_ns < started - RACY_NS:
+            # Only stamps older than the timestamp granularity are trusted next run: a file
+            # written twice within one tick could keep its mtime (git's "racy clean" rule).
+            seen[item.relative] = [*stamp, digest.hex()]
         digests[item.relative] = digest
-        if scope is not None:
-            contents[item.relative] = data
         keys[item.relative] = cache_module.file_key(
             resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest
         )
-
-    # One snapshot entry per file set answers a run where nothing changed with a single read;
-    # otherwise it still answers for every file whose key it recorded, and only the others' own
-    # entries are looked up (one edit: one entry read, not one per file).
-    snapshot_name, snapshot_key = _snapshot_keys(resolved, keys)
-    snapshot = store.get(snapshot_name) if store is not None else None
-    known, recorded = _snapshot_entries(snapshot)
+    snapshot_key = _snapshot_state(keys)
     if snapshot is not None and snapshot.get("state") == snapshot_key and set(known) == set(keys):
         results = known
         hits = len(results)
@@ -155,7 +170,7 @@ def _check_once(
             if summary is not None:
                 prepared[relative] = summary
         if store is not None:
-            store.put(snapshot_name, {"state": snapshot_key, "files": results, "keys": keys})
+            store.put(snapshot_name, {"state": snapshot_key, "files": results, "keys": keys, "stats": seen})
 
     diagnostics: list[Diagnostic] = list(unreadable)
     deferred: dict[str, list[list[Any]]] = {}
@@ -186,31 +201,47 @@ def _check_once(
     )
 
 
-def _snapshot_entries(snapshot: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(path → cached entry, path → the key it was cached under) of a snapshot; empty for a
-    missing or malformed one (the cache is data anyone may have written: checked, not trusted)."""
+def _snapshot_entries(snapshot: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(path → cached entry, path → the key it was cached under, path → [size, mtime, ctime,
+    inode, digest] when hashed) of a snapshot; empty for a missing or malformed one (the cache is
+    data anyone may have written: checked, not trusted)."""
     if snapshot is None:
-        return {}, {}
-    files, keys = snapshot.get("files"), snapshot.get("keys", {})
-    if not isinstance(files, dict) or not isinstance(keys, dict):
-        return {}, {}
+        return {}, {}, {}
+    files, keys, stats = snapshot.get("files"), snapshot.get("keys", {}), snapshot.get("stats", {})
+    if not isinstance(files, dict) or not isinstance(keys, dict) or not isinstance(stats, dict):
+        return {}, {}, {}
     if not all(type(entry) is dict and type(entry.get("d")) is list for entry in files.values()):
-        return {}, {}
-    return files, keys
+        return {}, {}, {}
+    return files, keys, stats
 
 
-def _snapshot_keys(resolved: Resolved, keys: dict[str, str]) -> tuple[str, str]:
-    """(entry name, state): the name depends on the file set, the state on every file's key.
+def _recorded_digest(memo: Any, stamp: list[int]) -> bytes | None:
+    """The content digest a snapshot recorded for a file with exactly this stat ``stamp``."""
+    if type(memo) is not list or len(memo) != 5 or memo[:4] != stamp or type(memo[4]) is not str:
+        return None
+    try:
+        digest = bytes.fromhex(memo[4])
+    except ValueError:
+        return None
+    return digest if len(digest) == hashlib.sha256().digest_size else None
 
-    Naming the entry by the file set (not the state) keeps one snapshot per project and scope,
-    overwritten as files change, instead of one more per edit.
-    """
+
+def _snapshot_name(resolved: Resolved, files: list[Discovered]) -> str:
+    """The snapshot's entry name: the file set's (and the run fingerprint's), not their contents,
+    so one snapshot per project and scope is overwritten as files change instead of one more
+    per edit."""
     names = hashlib.sha256(resolved.fingerprint.encode())
+    for relative in sorted(item.relative for item in files):
+        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
+    return "snapshot-" + names.hexdigest()
+
+
+def _snapshot_state(keys: dict[str, str]) -> str:
+    """What the snapshot answers for: every file's key."""
     state = hashlib.sha256()
     for relative in sorted(keys):
-        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
         state.update(keys[relative].encode())
-    return "snapshot-" + names.hexdigest(), state.hexdigest()
+    return state.hexdigest()
 
 
 def _analyse(

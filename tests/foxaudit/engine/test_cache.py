@@ -113,6 +113,42 @@ def test_two_concurrent_runs_share_one_cache(project, tmp_path):
     assert json.loads(warm.stdout) == first
 
 
+def test_a_warm_run_reads_no_file_whose_stamp_the_snapshot_recorded(project, tmp_path, magic_rule, monkeypatch):
+    """Files unchanged since the snapshot hashed them (same size, mtime, ctime and inode) are not
+    read again; any write moves ctime, so an edit of the same size is still seen."""
+    import builtins
+
+    import foxaudit.engine.run as run
+
+    # The files were written just now: let the test trust stamps that young (the real rule
+    # waits RACY_NS, so a file written twice within one timestamp tick is never trusted).
+    monkeypatch.setattr(run, "RACY_NS", -10**15)
+    root = project(FILES)
+    cache = tmp_path / "c"
+    cold = _run(root, cache)
+    opened: list[str] = []
+
+    def counting_open(file, *args, **kwargs):
+        opened.append(str(file))
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(run, "open", counting_open, raising=False)
+    warm = _run(root, cache)
+    assert warm.diagnostics == cold.diagnostics and warm.analysed == 0
+    assert not [path for path in opened if path.startswith(str(root))]
+    (root / "a.py").write_text("x = 43\n")  # same size, new content
+    edited = _run(root, cache)
+    assert [path for path in opened if path.startswith(str(root))] == [str(root / "a.py")] * 2
+    assert any(d.path == "a.py" for d in cold.diagnostics)  # the magic 42
+    assert edited.analysed == 1 and not any(d.path == "a.py" for d in edited.diagnostics)
+    # A digest in the snapshot that is no digest is ignored: the file is read and hashed.
+    (snapshot,) = cache.rglob("snapshot-*.json")
+    payload = json.loads(snapshot.read_text())
+    payload["stats"]["c.py"][4] = "not hex"
+    snapshot.write_text(json.dumps(payload))
+    assert _run(root, cache).diagnostics == edited.diagnostics
+
+
 def test_a_malformed_snapshot_entry_is_a_miss(project, tmp_path, magic_rule):
     """A snapshot is data anyone with write access to the cache may have written: an entry of
     the wrong shape is ignored (the files are looked up or analysed), never trusted."""
