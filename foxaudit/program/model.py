@@ -145,9 +145,10 @@ class Prepared:
     per-file pass's: one parse per file feeds both), handed over encoded.
 
     ``name`` is the cache entry name of its key (``summary_key``): the program pass uses it only
-    when its own copy of the file has the same key, i.e. the same bytes. ``failure`` is the
-    scanner's reason for an empty summary (``scan_file``); ``error`` an exception the scanner
-    raised (then ``data`` is empty and the program build fails with it, as it would have).
+    when its own copy of the file has the same key, i.e. the same bytes. ``data`` is the encoded
+    summary (empty until something needs it: a cache write, a trip out of a worker process).
+    ``failure`` is the scanner's reason for an empty summary (``scan_file``); ``error`` an
+    exception the scanner raised (the program build then fails with it, as it would have).
     """
 
     name: str
@@ -160,7 +161,15 @@ class Prepared:
 
     def without_summary(self) -> Prepared:
         """What a worker hands back: the encoded form alone (the records stay in the worker)."""
-        return dataclasses.replace(self, summary=None)
+        return dataclasses.replace(self, data=self.encoded(), summary=None)
+
+    def encoded(self) -> bytes:
+        """The summary in the codec's format (encoded on first need: a run without a cache that
+        summarises in the process building the program never needs it)."""
+        if self.data or self.summary is None:
+            return self.data
+        with no_gc():
+            return dump_summary(self.name, self.summary)
 
 
 class SummaryError(RuntimeError):
@@ -189,7 +198,7 @@ def _scan_task(task: tuple[str, bytes, str, tuple, str | None]) -> tuple[str, st
     path, data, language, key, cache_dir = task
     source = SourceFile(path=path, data=data, language=language)  # type: ignore[arg-type]
     prepared, _ = _summarise(source, key, Store(Path(cache_dir)) if cache_dir is not None else None)
-    return path, prepared.name, prepared.data, prepared.failure
+    return path, prepared.name, prepared.encoded(), prepared.failure
 
 
 def _summarise(source: SourceFile, key: tuple, store: Store | None) -> tuple[Prepared, ModuleSummary | CudaSummary]:
@@ -197,11 +206,11 @@ def _summarise(source: SourceFile, key: tuple, store: Store | None) -> tuple[Pre
     name = _SummaryCache.name(key)
     python = key[0] == "py"
     summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False)
-    with no_gc():
-        data = dump_summary(name, summary)
+    prepared = Prepared(name, b"", failure, summary=summary)
     if store is not None and not failure:
-        store.put_bytes(name, data, _SummaryCache.SUFFIX)
-    return Prepared(name, data, failure, summary=summary), summary
+        prepared = dataclasses.replace(prepared, data=prepared.encoded())
+        store.put_bytes(name, prepared.data, _SummaryCache.SUFFIX)
+    return prepared, summary
 
 
 # Below this many files to summarise, scanning in-process beats starting workers.
