@@ -178,21 +178,21 @@ def _sequence(kind: type, item: _Schema) -> _Schema:
     encode_item, decode_item = item
     ordered = kind in (set, frozenset)
 
-    def encoder(value: Any) -> Any:
+    def write_value(value: Any) -> Any:
         if encode_item is None:
             # Sets sorted: one summary, one byte string (and a JSON array either way).
             return sorted(value) if ordered else value
         items = [encode_item(element) for element in value]
         return sorted(items, key=repr) if ordered else items
 
-    def decoder(value: Any) -> Any:
+    def read_value(value: Any) -> Any:
         if type(value) is not list:
             raise CodecError(f"a {kind.__name__} that is not an array")
         if decode_item is None:
             return value if kind is list else kind(value)
         return kind(map(decode_item, value))
 
-    return (encoder if ordered or encode_item is not None else None, decoder if decode_item is not None or kind is not list else _check_list)
+    return (write_value if ordered or encode_item is not None else None, read_value if decode_item is not None or kind is not list else _check_list)
 
 
 def _check_list(value: Any) -> Any:
@@ -202,32 +202,32 @@ def _check_list(value: Any) -> Any:
 
 
 def _fixed_tuple(items: list[_Schema]) -> _Schema:
-    encoders = [encoder for encoder, _ in items]
-    decoders = [decoder for _, decoder in items]
+    encoders = [write for write, _ in items]
+    decoders = [read for _, read in items]
 
-    def encoder(value: Any) -> Any:
+    def write_value(value: Any) -> Any:
         return [element if convert is None else convert(element) for convert, element in zip(encoders, value)]
 
-    def decoder(value: Any) -> Any:
+    def read_value(value: Any) -> Any:
         if type(value) is not list or len(value) != len(decoders):
             raise CodecError("a tuple of the wrong length")
         return tuple(element if convert is None else convert(element) for convert, element in zip(decoders, value))
 
-    return (encoder if any(encoders) else None, decoder)
+    return (write_value if any(encoders) else None, read_value)
 
 
 def _mapping(item: _Schema) -> _Schema:
     encode_item, decode_item = item
 
-    def encoder(value: Any) -> Any:
+    def write_value(value: Any) -> Any:
         return {key: encode_item(element) for key, element in value.items()}  # type: ignore[misc]
 
-    def decoder(value: Any) -> Any:
+    def read_value(value: Any) -> Any:
         if type(value) is not dict:
             raise CodecError("a dict that is not an object")
         return value if decode_item is None else {key: decode_item(element) for key, element in value.items()}
 
-    return (encoder if encode_item is not None else None, decoder)
+    return (write_value if encode_item is not None else None, read_value)
 
 
 # Record decoders are built on first use (classes refer to each other: Assignment → Call → Arg).
@@ -248,7 +248,7 @@ def _record_decoder(cls: type) -> Callable[[Any], Any]:
     count = len(fields)
     converters: list[tuple[int, Callable[[Any], Any]]] = []
 
-    def decoder(value: Any) -> Any:
+    def read_value(value: Any) -> Any:
         if type(value) is not list or len(value) != count:
             raise CodecError(f"a {cls.__name__} that is not an array of its {count} fields")
         for index, convert in converters:
@@ -258,13 +258,13 @@ def _record_decoder(cls: type) -> Callable[[Any], Any]:
         return record
 
     # Registered before the fields' schemas are built, so a recursive type finds it.
-    _RECORD_DECODERS[cls] = decoder
+    _RECORD_DECODERS[cls] = read_value
     hints = _hints(cls)
     for index, name in enumerate(fields):
         decode_field = _schema(hints[name])[1]
         if decode_field is not None:
             converters.append((index, decode_field))
-    return decoder
+    return read_value
 
 
 def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, Callable[[Any], Any]], ...]]:
@@ -273,7 +273,7 @@ def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, C
         fields = _FIELDS[cls]
         hints = _hints(cls)
         getter = operator.attrgetter(*fields) if len(fields) > 1 else (lambda record: (getattr(record, fields[0]),))
-        plan = tuple((index, encoder) for index, name in enumerate(fields) if (encoder := _schema(hints[name])[0]) is not None)
+        plan = tuple((index, write) for index, name in enumerate(fields) if (write := _schema(hints[name])[0]) is not None)
         found = (getter, plan)
         _RECORD_ENCODERS[cls] = found
     return found
@@ -331,8 +331,8 @@ def _member(name: str) -> _Schema:
 def _encode_members(members: dict[str, Any]) -> bytes:
     payload = {}
     for name, value in members.items():
-        encoder = _member(name)[0]
-        payload[name] = value if encoder is None else encoder(value)
+        write = _member(name)[0]
+        payload[name] = value if write is None else write(value)
     return _dumps(payload).encode()
 
 
@@ -342,9 +342,9 @@ def _decode_members(data: bytes) -> dict[str, Any]:
         if type(payload) is not dict:
             raise CodecError("summary members that are not an object")
         for name, value in payload.items():
-            decoder = _member(name)[1]
-            if decoder is not None:
-                payload[name] = decoder(value)
+            read = _member(name)[1]
+            if read is not None:
+                payload[name] = read(value)
     except CodecError:
         raise
     except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
