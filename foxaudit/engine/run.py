@@ -184,7 +184,7 @@ def _check_once(
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys, contents), deferred, store, prepared, contents)
+        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents)
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
@@ -341,22 +341,36 @@ def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, dict[str, Any],
     return relative, entry, summary.without_summary() if summary is not None else None
 
 
-def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str], contents: dict[str, bytes]) -> dict[str, str]:
+def _scope_keys(
+    resolved: Resolved,
+    scope: list[Discovered],
+    keys: dict[str, str],
+    contents: dict[str, bytes],
+    store: cache_module.Cache | None = None,
+) -> dict[str, str]:
     """Content keys of every file of the project (those checked this run are already known);
-    the bytes read on the way are added to ``contents``."""
+    the bytes read on the way are added to ``contents``. A file the whole project's snapshot
+    recorded with its current stat stamp is not read (``foxaudit check FILES`` in a big tree)."""
     if all(item.relative in keys for item in scope):
         return keys
     complete = dict(keys)
+    whole = store.get(_snapshot_name(resolved, scope)) if store is not None else None
+    stats = _snapshot_entries(whole)[2]
     for item in scope:
         if item.relative in complete:
             continue
         try:
-            with open(item.absolute, "rb") as handle:
-                data = handle.read()
+            status = os.stat(item.absolute)
+            digest = _recorded_digest(
+                stats.get(item.relative), [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+            )
+            if digest is None:
+                with open(item.absolute, "rb") as handle:
+                    data = handle.read()
+                contents[item.relative] = data
+                digest = hashlib.sha256(data).digest()
         except OSError:
             continue
-        contents[item.relative] = data
-        digest = hashlib.sha256(data).digest()
         complete[item.relative] = cache_module.file_key(resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest)
     return complete
 

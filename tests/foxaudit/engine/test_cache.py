@@ -113,7 +113,7 @@ def test_two_concurrent_runs_share_one_cache(project, tmp_path):
     assert json.loads(warm.stdout) == first
 
 
-def test_a_warm_run_reads_no_file_whose_stamp_the_snapshot_recorded(project, tmp_path, magic_rule, monkeypatch):
+def test_a_warm_run_reads_no_file_whose_stamp_the_snapshot_recorded(project, tmp_path, magic_rule, project_rule, monkeypatch):
     """Files unchanged since the snapshot hashed them (same size, mtime, ctime and inode) are not
     read again; any write moves ctime, so an edit of the same size is still seen."""
     import builtins
@@ -125,6 +125,10 @@ def test_a_warm_run_reads_no_file_whose_stamp_the_snapshot_recorded(project, tmp
     monkeypatch.setattr(run, "RACY_NS", -10**15)
     root = project(FILES)
     cache = tmp_path / "c"
+
+    def _run(root, cache, paths=None):  # with a whole-project rule: FILES runs key the whole tree
+        return check(resolve(Settings(root=root, select=("FX001", "FX099", "FX098"))), paths, cache_dir=cache)
+
     cold = _run(root, cache)
     opened: list[str] = []
 
@@ -136,13 +140,17 @@ def test_a_warm_run_reads_no_file_whose_stamp_the_snapshot_recorded(project, tmp
     warm = _run(root, cache)
     assert warm.diagnostics == cold.diagnostics and warm.analysed == 0
     assert not [path for path in opened if path.startswith(str(root))]
+    # `check FILES` keys the rest of the project from the whole tree's snapshot too.
+    assert _run(root, cache, [str(root / "c.py")]).analysed == 0
+    assert [path for path in opened if path.startswith(str(root))] == [str(root / "c.py")]
+    opened.clear()
     (root / "a.py").write_text("x = 43\n")  # same size, new content
     edited = _run(root, cache)
-    assert [path for path in opened if path.startswith(str(root))] == [str(root / "a.py")] * 2
+    assert [path for path in opened if path.startswith(str(root))] == [str(root / "a.py")] * 2  # hashed, analysed
     assert any(d.path == "a.py" for d in cold.diagnostics)  # the magic 42
     assert edited.analysed == 1 and not any(d.path == "a.py" for d in edited.diagnostics)
     # A digest in the snapshot that is no digest is ignored: the file is read and hashed.
-    (snapshot,) = cache.rglob("snapshot-*.json")
+    (snapshot,) = [entry for entry in cache.rglob("snapshot-*.json") if len(json.loads(entry.read_text())["files"]) == len(FILES)]
     payload = json.loads(snapshot.read_text())
     payload["stats"]["c.py"][4] = "not hex"
     snapshot.write_text(json.dumps(payload))
