@@ -1,6 +1,12 @@
 """Time foxaudit against ruff (FIX rules), vulture and pylint on one real tree, in one run.
 
     python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src
+    python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src --skip vulture --skip pylint --repeat 3
+
+With ``--repeat N`` every measurement runs N times, interleaved (ruff, then foxaudit cold, warm,
+one changed, ..., then the next round), and the table gives each row's median wall time and
+median CPU time, with the load average seen during the rows: on a shared machine the medians of
+interleaved runs are the fair comparison, and the load says how shared it was.
 
 foxaudit is timed three ways on the same tree: cold (fresh cache directory), warm (nothing
 changed) and after one file changed (a comment appended to one module, restored afterwards).
@@ -8,7 +14,7 @@ changed) and after one file changed (a comment appended to one module, restored 
 (issue 14's targets are on "full"), and with warm caches is also timed on five files named on the
 command line (what pre-commit runs). A last row checks one generated 5 MB module with every rule. Peers run with their caches off (ruff ``--no-cache``; vulture and pylint
 have none). Bytecode is allowed for foxaudit's modules (as in an installed copy) even where
-PYTHONDONTWRITEBYTECODE is set, and one untimed run compiles them first. pylint is slow enough that it runs on a subset (``--pylint-subset``); its time is
+PYTHONDONTWRITEBYTECODE is set, and ``compileall`` writes them first. pylint is slow enough that it runs on a subset (``--pylint-subset``); its time is
 also extrapolated to the whole tree by file count. Each tool runs as a subprocess, so Python
 start-up is included, as a user would see it.
 
@@ -24,6 +30,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,9 +41,14 @@ REPO = Path(__file__).resolve().parents[1]
 SOURCE_SUFFIXES = (".py", ".pyi", ".cu", ".cuh")
 
 
+# The one-minute load averages seen at the start of each ``timed`` call.
+LOADS: list[float] = []
+
+
 def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
     """Wall-clock seconds of one subprocess run, and its last output line (with the CPU seconds
     it and its children used: on a shared machine wall time also counts other users' load)."""
+    LOADS.append(os.getloadavg()[0])
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
@@ -46,6 +58,11 @@ def timed(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> t
     lines = (result.stdout.strip() or result.stderr.strip()).splitlines()
     tail = lines[-1] if lines else f"(exit {result.returncode})"
     return elapsed, f"[cpu {cpu:.2f} s] {tail}"
+
+
+def cpu_of(tail: str) -> float:
+    """The CPU seconds ``timed`` put at the start of an output line."""
+    return float(tail.removeprefix("[cpu ").split(" ", 1)[0])
 
 
 def count_files(tree: Path, subset: str | None = None) -> int:
@@ -64,10 +81,10 @@ def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, f
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # An installed foxaudit has bytecode; a machine with PYTHONDONTWRITEBYTECODE would recompile
     # every foxaudit module on every run. Allow bytecode (__pycache__ is gitignored) and write it
-    # with one untimed run, so "cold" means an empty result cache, not an uncompiled install.
+    # first (compileall), so "cold" means an empty result cache, not an uncompiled install.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--cache-dir", str(cache), *extra]
-    timed([*command, "--no-cache"], tree, env)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "foxaudit")], env=env, capture_output=True, check=False)
     rows = []
     try:
         seconds, tail = timed(command, tree, env)
@@ -82,13 +99,24 @@ def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, f
             rows.append((f"foxaudit {label} one file changed", seconds, tail))
         finally:
             target.write_bytes(original)
-        # `foxaudit check FILES` (pre-commit) on a few files of the big tree, caches warm.
+        # `foxaudit check FILES` (pre-commit) on a few files of the big tree, caches warm (the
+        # restored file is one changed file more: run the whole tree once to settle the cache).
+        timed(command, tree, env)
         few = [str(path.relative_to(tree)) for path in sorted(tree.rglob("*.py"))[:: max(1, count_files(tree) // 5)][:5]]
         seconds, tail = timed([*command, *few], tree, env)
         rows.append((f"foxaudit {label} on {len(few)} files", seconds, tail))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return rows
+
+
+# Run argv[1:], then print its peak memory and the last line of its output.
+PEAK_OF = (
+    "import resource, subprocess, sys\n"
+    "lines = subprocess.run(sys.argv[1:], capture_output=True, text=True).stdout.strip().splitlines()\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+    "print(f'[peak {peak:.0f} MB] ' + (lines[-1] if lines else ''))\n"
+)
 
 
 def time_generated_module(megabytes: int = 5) -> tuple[str, float, str]:
@@ -108,50 +136,81 @@ def time_generated_module(megabytes: int = 5) -> tuple[str, float, str]:
         (root / "table.py").write_text('"""Generated."""\n\nTABLE = [\n' + "".join(rows) + "]\n")
         env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        seconds, tail = timed([sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--no-cache"], root, env)
-        peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-        return f"foxaudit full, one {megabytes} MB generated module", seconds, f"[peak {peak:.0f} MB] {tail}"
+        # Through a small parent of its own: ru_maxrss of children is the largest child so far,
+        # so this run's peak is read where it is the only child.
+        seconds, tail = timed([sys.executable, "-c", PEAK_OF, sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--no-cache"], root, env)
+        return f"foxaudit full, one {megabytes} MB generated module", seconds, tail
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def one_round(tree: Path, args: argparse.Namespace, files: int) -> list[tuple[str, float, float, str]]:
+    """Every measurement once: (label, wall seconds, CPU seconds, last output line)."""
+    rows: list[tuple[str, float, float, str]] = []
+
+    def add(label: str, seconds: float, tail: str) -> None:
+        rows.append((label, seconds, cpu_of(tail), tail))
+
+    if "ruff" not in args.skip and shutil.which("ruff"):
+        # ruff first, beside the foxaudit rows it is compared with.
+        add("ruff --select ALL", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero", "--statistics", "."], tree))
+        add("ruff --select FIX", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "FIX", "--exit-zero", "."], tree))
+    if "full" not in args.skip:
+        for label, seconds, tail in time_foxaudit(tree, "full", []):
+            add(label, seconds, tail)
+    if "per-file" not in args.skip:
+        for label, seconds, tail in time_foxaudit(tree, "per-file", ["--no-project"]):
+            add(label, seconds, tail)
+    if "generated" not in args.skip:
+        add(*time_generated_module())
+    if "vulture" not in args.skip and shutil.which("vulture"):
+        add("vulture", *timed(["vulture", "."], tree))
+    subset_files = count_files(tree, args.pylint_subset)
+    if "pylint" not in args.skip and shutil.which("pylint") and subset_files:
+        seconds, tail = timed(["pylint", "-j", "1", "--exit-zero", "--score=n", args.pylint_subset], tree)
+        add(f"pylint -j1 on {args.pylint_subset} ({subset_files} files)", seconds, tail)
+        rows.append((f"pylint extrapolated to {files} files", seconds * files / subset_files, cpu_of(tail) * files / subset_files, "(linear in files)"))
+    return rows
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", type=Path, default=Path("/tmp/pandas-src"), help="source tree to check")
     parser.add_argument("--pylint-subset", default="pandas/core/arrays", help="directory (relative to the tree) pylint runs on")
-    parser.add_argument("--skip", action="append", default=[], choices=("full", "ruff", "vulture", "pylint", "generated"), help="leave a measurement out")
+    parser.add_argument("--skip", action="append", default=[], choices=("full", "per-file", "ruff", "vulture", "pylint", "generated"), help="leave a measurement out")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every measurement, interleaved; the table gives medians")
     args = parser.parse_args()
     tree = args.tree.resolve()
     if not tree.is_dir():
         print(f"tree not found (got {tree} vs a directory) — hint: see this script's docstring for how to get pandas' sdist")
         return 2
+    if args.repeat < 1:
+        print(f"bad --repeat (got {args.repeat} vs at least 1) — hint: give the number of rounds, e.g. --repeat 3")
+        return 2
     files = count_files(tree)
     print(f"tree: {tree} ({files} source files), {os.cpu_count()} cores, python {sys.version.split()[0]}")
 
-    # First: ru_maxrss of children is the largest child so far, so this run must come before the others.
-    generated = [] if "generated" in args.skip else [time_generated_module()]
-    rows = time_foxaudit(tree, "per-file", ["--no-project"])
-    if "full" not in args.skip:
-        rows += time_foxaudit(tree, "full", [])
-    if "ruff" not in args.skip and shutil.which("ruff"):
-        rows.append(("ruff --select FIX", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "FIX", "--exit-zero", "."], tree)))
-        rows.append(("ruff --select ALL", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero", "--statistics", "."], tree)))
-    if "vulture" not in args.skip and shutil.which("vulture"):
-        rows.append(("vulture", *timed(["vulture", "."], tree)))
-    subset_files = count_files(tree, args.pylint_subset)
-    if "pylint" not in args.skip and shutil.which("pylint") and subset_files:
-        seconds, tail = timed(["pylint", "-j", "1", "--exit-zero", "--score=n", args.pylint_subset], tree)
-        rows.append((f"pylint -j1 on {args.pylint_subset} ({subset_files} files)", seconds, tail))
-        rows.append((f"pylint extrapolated to {files} files", seconds * files / subset_files, "(linear in files)"))
+    rounds = []
+    for number in range(args.repeat):
+        rounds.append(one_round(tree, args, files))
+        print(f"round {number + 1}/{args.repeat} done, load average {os.getloadavg()[0]:.1f}", flush=True)
+    labels = [label for label, _, _, _ in rounds[0]]
+    table = []
+    for index, label in enumerate(labels):
+        walls = [rows[index][1] for rows in rounds]
+        cpus = [rows[index][2] for rows in rounds]
+        table.append((label, statistics.median(walls), statistics.median(cpus), walls, rounds[-1][index][3]))
 
-    rows += generated
-
-    reference = next(seconds for label, seconds, _ in rows if label == "foxaudit per-file cold")
-    width = max(len(label) for label, _, _ in rows)
-    print(f"\n{'tool':<{width}}  {'seconds':>8}  {'÷ foxaudit cold':>15}  last line of output")
-    for label, seconds, tail in rows:
-        print(f"{label:<{width}}  {seconds:>8.2f}  {seconds / reference:>15.2f}  {tail[:90]}")
+    reference = {label: (wall, cpu) for label, wall, cpu, _, _ in table}
+    width = max(len(label) for label in labels)
+    print(f"\nmedians of {args.repeat} interleaved round(s); load average (1 min) {min(LOADS):.1f}–{max(LOADS):.1f}, median {statistics.median(LOADS):.1f}")
+    print(f"{'measurement':<{width}}  {'wall s':>7}  {'cpu s':>7}  {'walls':<24}  last line of output")
+    for label, wall, cpu, walls, tail in table:
+        each = ", ".join(f"{value:.2f}" for value in walls)
+        print(f"{label:<{width}}  {wall:>7.2f}  {cpu:>7.2f}  {each:<24}  {tail[:80]}")
+    if "foxaudit full cold" in reference and "ruff --select ALL" in reference:
+        cold, ruff = reference["foxaudit full cold"], reference["ruff --select ALL"]
+        print(f"\nfoxaudit full cold ÷ ruff ALL: {cold[0] / ruff[0]:.2f} × wall, {cold[1] / ruff[1]:.2f} × CPU (target ≤ 1.5 ×)")
     return 0
 
 

@@ -102,16 +102,37 @@ class GlobSet:
     def __init__(self, patterns: Iterable[str]):
         self.patterns = tuple(patterns)
         self._regexes = [compile_glob(pattern) for pattern in self.patterns]
-        self._combined = re.compile("|".join(f"(?:{regex.pattern})" for regex in self._regexes)) if self._regexes else None
+        # A plain name (``.git``, ``node_modules``, ``build/``) matches a path one of whose parts
+        # (one of whose directories, with a trailing ``/``) it is: a set lookup per path instead
+        # of a regex search that tries every alternative at every ``/`` (discovery asks per file).
+        self._names = frozenset(pattern for pattern in self.patterns if plain_name(pattern))
+        self._directory_names = frozenset(
+            pattern[:-1] for pattern in self.patterns if pattern.endswith("/") and plain_name(pattern[:-1])
+        )
+        rest = [
+            regex.pattern
+            for pattern, regex in zip(self.patterns, self._regexes)
+            if pattern not in self._names and not (pattern.endswith("/") and pattern[:-1] in self._directory_names)
+        ]
+        self._combined = re.compile("|".join(f"(?:{body})" for body in rest)) if rest else None
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
     def matches(self, path: str) -> bool:
+        if self._names or self._directory_names:
+            parts = path.split("/")
+            if not self._names.isdisjoint(parts) or not self._directory_names.isdisjoint(parts[:-1]):
+                return True
         return self._combined is not None and self._combined.search(path) is not None
 
     def matching(self, path: str) -> list[str]:
         return [pattern for pattern, regex in zip(self.patterns, self._regexes) if regex.search(path)]
+
+
+def plain_name(pattern: str) -> bool:
+    """A pattern that is one literal file or directory name (no wildcard, escape or ``/``)."""
+    return bool(pattern) and not any(char in pattern for char in "*?[\\/")
 
 
 def matches_name(patterns: Iterable[str], name: str) -> bool:

@@ -37,6 +37,9 @@ class FileResult:
     diagnostics: list[Diagnostic]
     # [line, column, end_line, end_column, code, covered lines] of suppressions of project codes.
     deferred: list[list[Any]] = field(default_factory=list)
+    # The file as parsed for the rules (None when it was not: binary, undecodable, no language),
+    # so the whole-program summary can be made from the same tree.
+    source: SourceFile | None = field(default=None, repr=False, compare=False)
 
 
 class Analyzer:
@@ -129,8 +132,10 @@ class Analyzer:
             failures = []
         diagnostics.extend(failures)
         if MARKER not in data:
-            return FileResult(diagnostics)
-        return self._suppress(source, diagnostics, codes)
+            return FileResult(diagnostics, source=source)
+        result = self._suppress(source, diagnostics, codes)
+        result.source = source
+        return result
 
     def _suppress(self, source: SourceFile, diagnostics: list[Diagnostic], codes: frozenset[str]) -> FileResult:
         suppressions = [s for s in find_suppressions(source) if s.codes]

@@ -12,6 +12,7 @@ half-written or corrupt entry treats it as a miss.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -35,10 +36,16 @@ def file_key(run_fingerprint: str, relative: str, codes: frozenset[str], content
     digest.update(b"\0")
     digest.update(relative.encode("utf-8", errors="surrogateescape"))
     digest.update(b"\0")
-    digest.update(",".join(sorted(codes)).encode())
+    digest.update(_codes_text(codes))
     digest.update(b"\0")
     digest.update(content_digest)
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def _codes_text(codes: frozenset[str]) -> bytes:
+    """The enabled codes as keyed (a run has a handful of distinct sets, one per file pattern)."""
+    return ",".join(sorted(codes)).encode()
 
 
 def encode_diagnostics(diagnostics: list[Diagnostic]) -> list[list[Any]]:

@@ -12,12 +12,11 @@ let an excluded file through.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from foxaudit.config import Settings
-from foxaudit.engine.globs import GitIgnore, GlobSet, ignored, matches_name
+from foxaudit.engine.globs import GitIgnore, GlobSet, ignored, matches_name, plain_name
 from foxaudit.sources.base import language_of
 
 BUILTIN_EXCLUDE = (
@@ -54,7 +53,7 @@ def discover(settings: Settings, paths: list[str] | None = None) -> list[Discove
     """Files to check under ``settings.root`` (or the given paths), sorted by relative path."""
     root = settings.root
     exclude = GlobSet((*BUILTIN_EXCLUDE, *settings.exclude))
-    include = settings.include
+    included = _Include(settings.include)
     found: dict[str, Discovered] = {}
 
     def accept(absolute: str, explicit: bool) -> None:
@@ -62,7 +61,7 @@ def discover(settings: Settings, paths: list[str] | None = None) -> list[Discove
         name = relative.rsplit("/", 1)[-1]
         if language_of(name) is None:
             return
-        if not explicit and not _included(include, relative, name):
+        if not explicit and not included(relative, name):
             return
         if exclude.matches(relative):
             return
@@ -88,12 +87,24 @@ def discover(settings: Settings, paths: list[str] | None = None) -> list[Discove
     return [found[key] for key in sorted(found)]
 
 
-def _included(include: tuple[str, ...], relative: str, name: str) -> bool:
-    simple = [pattern for pattern in include if "/" not in pattern.strip("/")]
-    if simple and matches_name(simple, name):
-        return True
-    anchored = [pattern for pattern in include if "/" in pattern.strip("/")]
-    return bool(anchored) and GlobSet(anchored).matches(relative)
+class _Include:
+    """The ``include`` patterns, split once: names (``*.py``: a suffix test when that is all they
+    are), and anchored paths (one GlobSet)."""
+
+    def __init__(self, include: tuple[str, ...]):
+        simple = [pattern for pattern in include if "/" not in pattern.strip("/")]
+        suffixed = [pattern for pattern in simple if pattern.startswith("*") and plain_name(pattern[1:])]
+        self.suffixes = tuple(pattern[1:] for pattern in suffixed)
+        self.names = [pattern for pattern in simple if pattern not in suffixed]
+        anchored = [pattern for pattern in include if "/" in pattern.strip("/")]
+        self.anchored = GlobSet(anchored) if anchored else None
+
+    def __call__(self, relative: str, name: str) -> bool:
+        if self.suffixes and name.endswith(self.suffixes):
+            return True
+        if self.names and matches_name(self.names, name):
+            return True
+        return self.anchored is not None and self.anchored.matches(relative)
 
 
 def _relative(absolute: str, root: Path) -> str:
@@ -120,6 +131,8 @@ def _git_files(directory: str) -> list[str] | None:
     """Absolute paths git lists under ``directory``; None when it is not in a git work tree."""
     if not _git_dir_above(directory):
         return None
+    import subprocess  # only for a git work tree: a plain tree's run never pays for it
+
     try:
         result = subprocess.run(
             # core.fsmonitor names a program that `ls-files` runs; a copied checkout's .git/config
@@ -168,6 +181,8 @@ def _walk(directory: str, root: Path, exclude: GlobSet) -> list[str]:
         for entry in entries:
             child = f"{relative}/{entry.name}" if relative else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
+            if not is_dir and language_of(entry.name) is None:
+                continue  # discover() keeps source files only: no ignore rules to try on the rest
             if ignored(stack, child, is_dir):
                 continue
             if is_dir:

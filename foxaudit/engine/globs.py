@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from foxaudit.globs import GlobSet, matches_name
+from foxaudit.globs import GlobSet, matches_name, plain_name
 from foxaudit.globs import translate as _translate
 
-__all__ = ["GitIgnore", "GlobSet", "ignored", "matches_name"]
+__all__ = ["GitIgnore", "GlobSet", "ignored", "matches_name", "plain_name"]
 
 
 @dataclass(frozen=True)

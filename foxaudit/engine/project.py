@@ -9,20 +9,32 @@ from __future__ import annotations
 
 from foxaudit.engine.discovery import Discovered
 from foxaudit.engine.resolve import Resolved
+from foxaudit.program.model import Prepared
 from foxaudit.program.project import Project
 from foxaudit.sources.base import SourceFile, language_of
 from foxaudit.store import Store
 
 
-def build_project(resolved: Resolved, files: list[Discovered], cache: Store | None = None) -> Project:
+def build_project(
+    resolved: Resolved,
+    files: list[Discovered],
+    cache: Store | None = None,
+    summaries: dict[str, Prepared] | None = None,
+    contents: dict[str, bytes] | None = None,
+) -> Project:
+    """``summaries``: those the per-file pass made from its own parse (path → Prepared);
+    ``contents``: files' bytes the run has already read (path → bytes), not read again."""
+    contents = contents or {}
     sources: list[SourceFile] = []
     for item in files:
         language = language_of(item.relative)
         if language is None:
             continue
         try:
-            with open(item.absolute, "rb") as handle:
-                data = handle.read()
+            data = contents.get(item.relative)
+            if data is None:
+                with open(item.absolute, "rb") as handle:
+                    data = handle.read()
             if b"\0" in data:
                 continue
             sources.append(SourceFile(path=item.relative, data=data, language=language,
@@ -37,4 +49,5 @@ def build_project(resolved: Resolved, files: list[Discovered], cache: Store | No
         settings=dict(resolved.program),
         program_keys=frozenset(resolved.settings.program),
         cache=cache,
+        summaries=dict(summaries or {}),
     )

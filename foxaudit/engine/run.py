@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ from foxaudit.engine.resolve import Resolved, registered
 # Below this many cache misses, analysing in-process beats starting a worker pool.
 IN_PROCESS_LIMIT = 24
 MAX_FIX_ROUNDS = 10
+# A file stamped this close to the run's start is hashed again next run, whatever its stamp says.
+RACY_NS = 2_000_000_000
 
 
 @dataclass
@@ -103,12 +106,33 @@ def _check_once(
     keys: dict[str, str] = {}
     digests: dict[str, bytes] = {}
     misses: list[tuple[str, str, str]] = []
+    # Whole-program summaries made by the per-file pass from its own parse (path → Prepared).
+    prepared: dict[str, Any] = {}
     unreadable: list[Diagnostic] = []
+    # Every file's bytes as hashed, for the project pass (which would otherwise read them again).
+    contents: dict[str, bytes] = {}
     hits = 0
+    # One snapshot entry per file set answers a run where nothing changed with a single read;
+    # otherwise it still answers for every file whose key it recorded, and only the others' own
+    # entries are looked up (one edit: one entry read, not one per file).
+    snapshot_name = _snapshot_name(resolved, files)
+    snapshot = store.get(snapshot_name) if store is not None else None
+    known, recorded, stats = _snapshot_entries(snapshot)
+    started = time.time_ns()
+    seen: dict[str, list[Any]] = {}
     for item in files:
         try:
-            with open(item.absolute, "rb") as handle:
-                data = handle.read()
+            status = os.stat(item.absolute)
+            stamp = [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+            # Unchanged since the snapshot hashed it (a write always moves ctime): its digest is
+            # the one recorded, and its bytes need not be read.
+            digest = _recorded_digest(stats.get(item.relative), stamp)
+            if digest is None:
+                with open(item.absolute, "rb") as handle:
+                    data = handle.read()
+                digest = hashlib.sha256(data).digest()
+                if scope is not None:
+                    contents[item.relative] = data
         except OSError as error:
             if "FX001" in resolved.codes_for(item.relative):
                 from foxaudit.rules.tool.parse_error import (
@@ -117,34 +141,37 @@ def _check_once(
 
                 unreadable.append(unreadable_file(item.relative, item.absolute, error))
             continue
-        digest = hashlib.sha256(data).digest()
+        if status.st_mtime_ns < started - RACY_NS and status.st_ctime_ns < started - RACY_NS:
+            # Only stamps older than the timestamp granularity are trusted next run: a file
+            # written twice within one tick could keep its mtime (git's "racy clean" rule).
+            seen[item.relative] = [*stamp, digest.hex()]
         digests[item.relative] = digest
         keys[item.relative] = cache_module.file_key(
             resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest
         )
-
-    # One snapshot entry per file set answers a run where nothing changed with a single read;
-    # otherwise each file's own entry is looked up.
-    snapshot_name, snapshot_key = _snapshot_keys(resolved, keys)
-    snapshot = store.get(snapshot_name) if store is not None else None
-    if snapshot is not None and snapshot.get("state") == snapshot_key and set(snapshot["files"]) == set(keys):
-        results = snapshot["files"]
+    snapshot_key = _snapshot_state(keys)
+    if snapshot is not None and snapshot.get("state") == snapshot_key and set(known) == set(keys):
+        results = known
         hits = len(results)
     else:
         for item in files:
             key = keys.get(item.relative)
             if key is None:
                 continue
-            entry = store.get(key) if store is not None else None
+            entry = known.get(item.relative) if recorded.get(item.relative) == key else None
+            if entry is None and store is not None:
+                entry = store.get(key)
             if entry is not None:
                 results[item.relative] = entry
                 hits += 1
             else:
                 misses.append((item.absolute, item.relative, key))
-        for relative, entry in _analyse(resolved, misses, jobs, store):
+        for relative, entry, summary in _analyse(resolved, misses, jobs, store, summarise=scope is not None):
             results[relative] = entry
+            if summary is not None:
+                prepared[relative] = summary
         if store is not None:
-            store.put(snapshot_name, {"state": snapshot_key, "files": results})
+            store.put(snapshot_name, {"state": snapshot_key, "files": results, "keys": keys, "stats": seen})
 
     diagnostics: list[Diagnostic] = list(unreadable)
     deferred: dict[str, list[list[Any]]] = {}
@@ -158,7 +185,7 @@ def _check_once(
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys), deferred, store)
+        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents)
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
@@ -175,29 +202,65 @@ def _check_once(
     )
 
 
-def _snapshot_keys(resolved: Resolved, keys: dict[str, str]) -> tuple[str, str]:
-    """(entry name, state): the name depends on the file set, the state on every file's key.
+def _snapshot_entries(snapshot: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(path → cached entry, path → the key it was cached under, path → [size, mtime, ctime,
+    inode, digest] when hashed) of a snapshot; empty for a missing or malformed one (the cache is
+    data anyone may have written: checked, not trusted)."""
+    if snapshot is None:
+        return {}, {}, {}
+    files, keys, stats = snapshot.get("files"), snapshot.get("keys", {}), snapshot.get("stats", {})
+    if not isinstance(files, dict) or not isinstance(keys, dict) or not isinstance(stats, dict):
+        return {}, {}, {}
+    if not all(type(entry) is dict and type(entry.get("d")) is list for entry in files.values()):
+        return {}, {}, {}
+    return files, keys, stats
 
-    Naming the entry by the file set (not the state) keeps one snapshot per project and scope,
-    overwritten as files change, instead of one more per edit.
-    """
+
+def _recorded_digest(memo: Any, stamp: list[int]) -> bytes | None:
+    """The content digest a snapshot recorded for a file with exactly this stat ``stamp``."""
+    if type(memo) is not list or len(memo) != 5 or memo[:4] != stamp or type(memo[4]) is not str:
+        return None
+    try:
+        digest = bytes.fromhex(memo[4])
+    except ValueError:
+        return None
+    return digest if len(digest) == hashlib.sha256().digest_size else None
+
+
+def _snapshot_name(resolved: Resolved, files: list[Discovered]) -> str:
+    """The snapshot's entry name: the file set's (and the run fingerprint's), not their contents,
+    so one snapshot per project and scope is overwritten as files change instead of one more
+    per edit."""
     names = hashlib.sha256(resolved.fingerprint.encode())
+    for relative in sorted(item.relative for item in files):
+        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
+    return "snapshot-" + names.hexdigest()
+
+
+def _snapshot_state(keys: dict[str, str]) -> str:
+    """What the snapshot answers for: every file's key."""
     state = hashlib.sha256()
     for relative in sorted(keys):
-        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
         state.update(keys[relative].encode())
-    return "snapshot-" + names.hexdigest(), state.hexdigest()
+    return state.hexdigest()
 
 
 def _analyse(
-    resolved: Resolved, misses: list[tuple[str, str, str]], jobs: int | None, store: cache_module.Cache | None
-) -> Iterator[tuple[str, dict[str, Any]]]:
+    resolved: Resolved,
+    misses: list[tuple[str, str, str]],
+    jobs: int | None,
+    store: cache_module.Cache | None,
+    *,
+    summarise: bool = False,
+) -> Iterator[tuple[str, dict[str, Any], Any]]:
+    """(path, cache entry, Prepared summary or None) of each missed file; with ``summarise``
+    each file's whole-program summary is made from the tree its rules walked (one parse)."""
     if not misses:
         return
     workers = min(jobs or default_jobs(), len(misses))
     cache_dir = str(store.directory) if store is not None else None
     if workers <= 1 or len(misses) < IN_PROCESS_LIMIT:
-        _init_worker(resolved, cache_dir)
+        _init_worker(resolved, cache_dir, summarise)
         for task in misses:
             yield _analyse_one(task)
         return
@@ -209,8 +272,8 @@ def _analyse(
     # Big files first: the pool's tail is then made of small tasks and both cores finish together.
     ordered = sorted(misses, key=lambda task: _size(task[0]), reverse=True)
     chunk = max(1, min(16, len(ordered) // (workers * 16)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir)) as pool:
-        yield from pool.map(_analyse_one, ordered, chunksize=chunk)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir, summarise)) as pool:
+        yield from pool.map(_analyse_in_worker, ordered, chunksize=chunk)
 
 
 def _size(path: str) -> int:
@@ -223,16 +286,25 @@ def _size(path: str) -> int:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(resolved: Resolved, cache_dir: str | None) -> None:
+def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = False) -> None:
     from foxaudit.engine.analyze import Analyzer
 
     if _WORKER.get("resolved") is not resolved:
         _WORKER["resolved"] = resolved
         _WORKER["analyzer"] = Analyzer(resolved)
+    if _WORKER.get("cache_dir", False) != cache_dir:
+        _WORKER["cache_dir"] = cache_dir
         _WORKER["cache"] = cache_module.Cache(Path(cache_dir)) if cache_dir else None
+    _WORKER["source_roots"] = _source_roots(resolved) if summarise else None
 
 
-def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
+def _source_roots(resolved: Resolved) -> tuple[str, ...]:
+    from foxaudit.program.settings import ProgramSettings
+
+    return tuple(ProgramSettings.from_table(resolved.program).source_roots)
+
+
+def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
     absolute, relative, _ = task
     analyzer = _WORKER["analyzer"]
     try:
@@ -241,7 +313,7 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
     except OSError as error:
         from foxaudit.rules.tool.parse_error import unreadable
 
-        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}
+        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
     outcome = analyzer.analyze(relative, data)
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
     if outcome.deferred:
@@ -252,20 +324,52 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any]]:
         resolved = _WORKER["resolved"]
         digest = hashlib.sha256(data).digest()
         store.put(cache_module.file_key(resolved.fingerprint, relative, resolved.codes_for(relative), digest), entry)
-    return relative, entry
+    source_roots = _WORKER["source_roots"]
+    if source_roots is None or outcome.source is None:
+        return relative, entry, None
+    from foxaudit.program.model import prepare_summary
+
+    summary = prepare_summary(outcome.source, source_roots, store)
+    if summary is not None and summary.error:
+        # A scanner that raises is a foxaudit bug the program build reports once; summarising
+        # more files in this process would only repeat it.
+        _WORKER["source_roots"] = None
+    return relative, entry, summary
 
 
-def _scope_keys(resolved: Resolved, scope: list[Discovered], keys: dict[str, str]) -> dict[str, str]:
-    """Content keys of every file of the project (those checked this run are already known)."""
+def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
+    relative, entry, summary = _analyse_one(task)
+    return relative, entry, summary.without_summary() if summary is not None else None
+
+
+def _scope_keys(
+    resolved: Resolved,
+    scope: list[Discovered],
+    keys: dict[str, str],
+    contents: dict[str, bytes],
+    store: cache_module.Cache | None = None,
+) -> dict[str, str]:
+    """Content keys of every file of the project (those checked this run are already known);
+    the bytes read on the way are added to ``contents``. A file the whole project's snapshot
+    recorded with its current stat stamp is not read (``foxaudit check FILES`` in a big tree)."""
     if all(item.relative in keys for item in scope):
         return keys
     complete = dict(keys)
+    whole = store.get(_snapshot_name(resolved, scope)) if store is not None else None
+    stats = _snapshot_entries(whole)[2]
     for item in scope:
         if item.relative in complete:
             continue
         try:
-            with open(item.absolute, "rb") as handle:
-                digest = hashlib.sha256(handle.read()).digest()
+            status = os.stat(item.absolute)
+            digest = _recorded_digest(
+                stats.get(item.relative), [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+            )
+            if digest is None:
+                with open(item.absolute, "rb") as handle:
+                    data = handle.read()
+                contents[item.relative] = data
+                digest = hashlib.sha256(data).digest()
         except OSError:
             continue
         complete[item.relative] = cache_module.file_key(resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest)
@@ -278,6 +382,8 @@ def _project_pass(
     keys: dict[str, str],
     deferred: dict[str, list[list[Any]]],
     store: cache_module.Cache | None,
+    prepared: dict[str, Any] | None = None,
+    contents: dict[str, bytes] | None = None,
 ) -> list[Diagnostic]:
     """Run whole-project rules (cached on every file key + config), then filter their findings."""
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
@@ -292,7 +398,7 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files, store)
+        raw = _run_project_rules(resolved, files, store, prepared or {}, contents or {})
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -320,11 +426,13 @@ def _project_pass(
     return kept
 
 
-def _run_project_rules(resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None) -> list[Diagnostic]:
+def _run_project_rules(
+    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any], contents: dict[str, bytes]
+) -> list[Diagnostic]:
     from foxaudit.engine.project import build_project
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files, store)
+    project = build_project(resolved, files, store, prepared, contents)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)

@@ -1,22 +1,35 @@
-"""Summaries ↔ bytes in a data-only format: JSON arrays of plain values, no code, no pickle.
+"""Summaries ↔ bytes in a data-only format: JSON of plain values, no code, no pickle.
 
 A summary file in the cache (or coming back from a scanning worker) is only ever parsed as JSON,
 and the only objects built from it are the summary classes listed in ``_CLASSES`` — each from
 its own fields — plus tuples, lists, sets, frozensets, dicts and complex numbers. A crafted file can
 therefore produce a wrong summary (a miss, when it does not even decode) but never run anything.
 
-Encoding: a JSON scalar is itself; every array is ``[tag, *items]`` with tag ``t`` tuple, ``l``
-list, ``s`` set, ``f`` frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too
-long for JSON's decimal form (hex text), ``c`` a complex number (real, imaginary), or a class
-name followed by the field values in declaration order. A file holds ``key\\n index\\n body``: the key it was written for (a file
-copied under another name is a miss), the summary's index and its body, kept as raw bytes until
-an analysis first reads it (see ``ModuleSummary``).
+Encoding is driven by the records' declared field types (their dataclass annotations), so the C
+JSON encoder does nearly all the work: a record is the array of its field values in declaration
+order (``json.dumps`` asks ``_fields_of`` for it), a tuple or list is an array, a ``dict[str, X]``
+an object, and the decoder rebuilds each value from the type its position declares. Only fields
+declared ``object`` (a literal's value, a subscript key: any Python literal) and unions other
+than ``X | None`` use the self-describing *tagged* form of ``encode``/``decode``: a JSON scalar
+is itself; every array is ``[tag, *items]`` with tag ``t`` tuple, ``l`` list, ``s`` set, ``f``
+frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too long for JSON's
+decimal form (hex text), ``c`` a complex number (real, imaginary), or a class name followed by
+the field values. Sets are written sorted, so one summary always encodes to the same bytes.
+
+A Python summary file holds ``key\\n py\\n index\\n body``: the key it was written for (a file
+copied under another name is a miss), the summary's index (a JSON object, one member per index
+field) and its body (the same, for the lists ``ModuleSummary`` keeps encoded until an analysis
+first reads one). A CUDA summary file holds ``key\\n cuda\\n record``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import operator
+import types
+import typing
+from collections.abc import Callable
 from typing import Any
 
 from foxaudit.program.cudascan import CudaConstant, CudaSummary, Kernel, Launch, Memcpy
@@ -53,6 +66,7 @@ class CodecError(ValueError):
 _SCALARS = frozenset({str, int, bool, float, type(None)})
 
 
+# -- the tagged form (values whose type the schema leaves open) ----------------------------------
 def encode(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
@@ -78,10 +92,7 @@ def encode(value: Any) -> Any:
     fields = _FIELDS.get(kind)
     if fields is None:
         raise TypeError(f"cannot encode a {kind.__name__} in a summary")
-    # A record's __dict__ holds its fields in declaration order (set by __init__, or by decode).
-    return [kind.__name__, *[
-        item if type(item) in _SCALARS and type(item) is not int else encode(item) for item in value.__dict__.values()
-    ]]
+    return [kind.__name__, *[encode(getattr(value, name)) for name in fields]]
 
 
 def decode(value: Any) -> Any:
@@ -94,14 +105,7 @@ def decode(value: Any) -> Any:
     items = [item if type(item) is not list else decode(item) for item in value[1:]]
     cls = _CLASSES.get(tag)
     if cls is not None:
-        fields = _FIELDS[cls]
-        if len(items) != len(fields):
-            raise CodecError(f"{tag} with {len(items)} fields vs {len(fields)}")
-        # What the generated __init__ would store, without its per-field object.__setattr__
-        # (frozen dataclasses): the records have no __post_init__ and no derived fields.
-        record = _new(cls)
-        record.__dict__.update(zip(fields, items))
-        return record
+        return _record(cls, items)
     container = _CONTAINERS.get(tag)
     if container is not None:
         return container(items)
@@ -120,29 +124,247 @@ def decode(value: Any) -> Any:
     raise CodecError(f"unknown record type {tag!r}")
 
 
-def _dumps(value: Any) -> bytes:
-    return json.dumps(encode(value), separators=(",", ":")).encode()
+def _record(cls: type, items: list[Any]) -> Any:
+    fields = _FIELDS[cls]
+    if len(items) != len(fields):
+        raise CodecError(f"{cls.__name__} with {len(items)} fields vs {len(fields)}")
+    # What the generated __init__ would store, without its per-field object.__setattr__
+    # (frozen dataclasses): the records have no __post_init__ and no derived fields.
+    record = _new(cls)
+    record.__dict__.update(zip(fields, items))
+    return record
+
+
+def _tagged_field(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is float or kind is bool or value is None:
+        return value
+    return encode(value)
+
+
+# -- the schema: how each declared type is written and read back ---------------------------------
+# A value's schema is (encoder or None, decoder or None); None means "JSON writes and reads it
+# as it is" (a scalar, or a container of scalars that needs no rebuilding).
+_Schema = tuple[Callable[[Any], Any] | None, Callable[[Any], Any] | None]
+_PLAIN: _Schema = (None, None)
+_TAGGED: _Schema = (_tagged_field, decode)
+
+
+def _schema(hint: Any) -> _Schema:
+    if hint in (str, int, float, bool, type(None)):
+        return _PLAIN
+    if hint in _FIELDS:
+        return (None, _record_decoder(hint))
+    origin = typing.get_origin(hint)
+    arguments = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        options = [option for option in arguments if option is not type(None)]
+        if len(options) == 1 and len(arguments) == 2 and options[0] in _FIELDS:
+            inner = _record_decoder(options[0])
+            return (None, lambda value: None if value is None else inner(value))
+        return _TAGGED
+    if origin is tuple and len(arguments) == 2 and arguments[1] is Ellipsis:
+        return _sequence(tuple, _schema(arguments[0]))
+    if origin is tuple and arguments:
+        return _fixed_tuple([_schema(argument) for argument in arguments])
+    if origin in (list, set, frozenset) and len(arguments) == 1:
+        return _sequence(origin, _schema(arguments[0]))
+    if origin is dict and len(arguments) == 2 and arguments[0] is str:
+        return _mapping(_schema(arguments[1]))
+    return _TAGGED
+
+
+def _sequence(kind: type, item: _Schema) -> _Schema:
+    encode_item, decode_item = item
+    ordered = kind in (set, frozenset)
+
+    def write_value(value: Any) -> Any:
+        if encode_item is None:
+            # Sets sorted: one summary, one byte string (and a JSON array either way).
+            return sorted(value) if ordered else value
+        items = [encode_item(element) for element in value]
+        return sorted(items, key=repr) if ordered else items
+
+    def read_value(value: Any) -> Any:
+        if type(value) is not list:
+            raise CodecError(f"a {kind.__name__} that is not an array")
+        if decode_item is None:
+            return value if kind is list else kind(value)
+        return kind(map(decode_item, value))
+
+    return (write_value if ordered or encode_item is not None else None, read_value if decode_item is not None or kind is not list else _check_list)
+
+
+def _check_list(value: Any) -> Any:
+    if type(value) is not list:
+        raise CodecError("a list that is not an array")
+    return value
+
+
+def _fixed_tuple(items: list[_Schema]) -> _Schema:
+    encoders = [write for write, _ in items]
+    decoders = [read for _, read in items]
+
+    def write_value(value: Any) -> Any:
+        return [element if convert is None else convert(element) for convert, element in zip(encoders, value)]
+
+    def read_value(value: Any) -> Any:
+        if type(value) is not list or len(value) != len(decoders):
+            raise CodecError("a tuple of the wrong length")
+        return tuple(element if convert is None else convert(element) for convert, element in zip(decoders, value))
+
+    return (write_value if any(encoders) else None, read_value)
+
+
+def _mapping(item: _Schema) -> _Schema:
+    encode_item, decode_item = item
+
+    def write_value(value: Any) -> Any:
+        return {key: encode_item(element) for key, element in value.items()}  # type: ignore[misc]
+
+    def read_value(value: Any) -> Any:
+        if type(value) is not dict:
+            raise CodecError("a dict that is not an object")
+        return value if decode_item is None else {key: decode_item(element) for key, element in value.items()}
+
+    return (write_value if encode_item is not None else None, read_value)
+
+
+# Record decoders are built on first use (classes refer to each other: Assignment → Call → Arg).
+_RECORD_DECODERS: dict[type, Callable[[Any], Any]] = {}
+# Per record class: how json.dumps gets its field values, and the fields that need converting.
+_RECORD_ENCODERS: dict[type, tuple[Callable[[Any], Any], tuple[tuple[int, Callable[[Any], Any]], ...]]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _record_decoder(cls: type) -> Callable[[Any], Any]:
+    found = _RECORD_DECODERS.get(cls)
+    if found is not None:
+        return found
+    fields = _FIELDS[cls]
+    count = len(fields)
+    converters: list[tuple[int, Callable[[Any], Any]]] = []
+
+    def read_value(value: Any) -> Any:
+        if type(value) is not list or len(value) != count:
+            raise CodecError(f"a {cls.__name__} that is not an array of its {count} fields")
+        for index, convert in converters:
+            value[index] = convert(value[index])
+        record = _new(cls)
+        record.__dict__.update(zip(fields, value))
+        return record
+
+    # Registered before the fields' schemas are built, so a recursive type finds it.
+    _RECORD_DECODERS[cls] = read_value
+    hints = _hints(cls)
+    for index, name in enumerate(fields):
+        decode_field = _schema(hints[name])[1]
+        if decode_field is not None:
+            converters.append((index, decode_field))
+    return read_value
+
+
+def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, Callable[[Any], Any]], ...]]:
+    found = _RECORD_ENCODERS.get(cls)
+    if found is None:
+        fields = _FIELDS[cls]
+        hints = _hints(cls)
+        getter = operator.attrgetter(*fields) if len(fields) > 1 else (lambda record: (getattr(record, fields[0]),))
+        plan = tuple((index, write) for index, name in enumerate(fields) if (write := _schema(hints[name])[0]) is not None)
+        found = (getter, plan)
+        _RECORD_ENCODERS[cls] = found
+    return found
+
+
+def _fields_of(value: Any) -> Any:
+    """json.dumps' ``default``: a record as the array of its field values (converted where their
+    declared type needs it); JSON writes everything else inside it in C."""
+    kind = type(value)
+    if kind not in _FIELDS:
+        raise TypeError(f"cannot encode a {kind.__name__} in a summary")
+    getter, plan = _record_encoder(kind)
+    values = getter(value)
+    if not plan:
+        return values
+    values = list(values)
+    for index, convert in plan:
+        values[index] = convert(values[index])
+    return values
+
+
+_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=_fields_of).encode
+
+
+# -- ModuleSummary's index and body: their fields' declared types -------------------------------
+# A field missing here (a scanner newer than this table) is written in the tagged form.
+_INDEX_TYPES: dict[str, Any] = {
+    "path": str,
+    "imports": list[ImportRef],
+    "functions": list[Function],
+    "classes": list[ClassDef],
+    "withs": list[WithBlock],
+    "constants": dict[str, Arg],
+    "defined_names": set[str],
+    "has_main_guard": bool,
+    "call_methods": frozenset[str],
+    "call_heads": frozenset[str],
+    "transfer_calls": tuple[Call, ...],
+    "calls": list[Call],
+    "assignments": list[Assignment],
+    "subscript_writes": list[SubscriptWrite],
+    "dict_entries": list[DictEntry],
+}
+_MEMBER_SCHEMAS: dict[str, _Schema] = {}
+
+
+def _member(name: str) -> _Schema:
+    found = _MEMBER_SCHEMAS.get(name)
+    if found is None:
+        found = _schema(_INDEX_TYPES[name]) if name in _INDEX_TYPES else _TAGGED
+        _MEMBER_SCHEMAS[name] = found
+    return found
+
+
+def _encode_members(members: dict[str, Any]) -> bytes:
+    payload = {}
+    for name, value in members.items():
+        write = _member(name)[0]
+        payload[name] = value if write is None else write(value)
+    return _dumps(payload).encode()
+
+
+def _decode_members(data: bytes) -> dict[str, Any]:
+    try:
+        payload = json.loads(data)
+        if type(payload) is not dict:
+            raise CodecError("summary members that are not an object")
+        for name, value in payload.items():
+            read = _member(name)[1]
+            if read is not None:
+                payload[name] = read(value)
+    except CodecError:
+        raise
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
+        raise CodecError(f"{type(error).__name__}: {error}") from None
+    return payload
 
 
 def encode_body(body: dict[str, list]) -> bytes:
-    return _dumps(body)
+    return _encode_members(body)
 
 
 def decode_body(data: bytes) -> dict[str, list]:
-    try:
-        body = decode(json.loads(data))
-    except (ValueError, TypeError) as error:
-        raise CodecError(str(error)) from None
-    if not isinstance(body, dict):
-        raise CodecError("a summary body that is not a dict")
-    return body
+    return _decode_members(data)
 
 
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
-        return b"\n".join((key.encode(), b"cuda", _dumps(summary)))
+        return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
     index = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
-    return b"\n".join((key.encode(), b"py", _dumps(index), summary.body_bytes()))
+    return b"\n".join((key.encode(), b"py", _encode_members(index), summary.body_bytes()))
 
 
 def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
@@ -150,12 +372,16 @@ def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
     parts = data.split(b"\n", 3)
     if len(parts) < 3 or parts[0] != key.encode():
         raise CodecError("not the entry of this key")
-    try:
-        payload = decode(json.loads(parts[2]))
-    except (ValueError, TypeError) as error:
-        raise CodecError(str(error)) from None
-    if parts[1] == b"cuda" and isinstance(payload, CudaSummary):
-        return payload
-    if parts[1] != b"py" or len(parts) != 4 or not isinstance(payload, dict):
+    if parts[1] == b"cuda" and len(parts) == 3:
+        try:
+            return _record_decoder(CudaSummary)(json.loads(parts[2]))
+        except CodecError:
+            raise
+        except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
+            raise CodecError(f"{type(error).__name__}: {error}") from None
+    if parts[1] != b"py" or len(parts) != 4:
         raise CodecError("a malformed summary")
-    return ModuleSummary.from_index(payload, parts[3])
+    try:
+        return ModuleSummary.from_index(_decode_members(parts[2]), parts[3])
+    except ValueError as error:  # CodecError included
+        raise CodecError(str(error)) from None

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from foxaudit import __version__
@@ -35,9 +36,10 @@ from foxaudit.store import Store
 
 
 def _scanner_fingerprint() -> str:
-    """Summaries change shape when the scanners change: key the cache on their source too."""
+    """Summaries change shape when the scanners (or their encoding) change: key the cache on
+    their source too."""
     digest = hashlib.sha1(__version__.encode())
-    for name in ("pyscan.py", "cudascan.py", "model.py"):
+    for name in ("pyscan.py", "cudascan.py", "model.py", "codec.py"):
         try:
             digest.update((Path(__file__).parent / name).read_bytes())
         except OSError:
@@ -87,6 +89,7 @@ class _SummaryCache:
 
     def __init__(self, store: Store | None):
         self.store = store
+        # Some summary of this build did not come from the cache (scanned, or handed over).
         self.dirty = False
 
     @staticmethod
@@ -104,11 +107,6 @@ class _SummaryCache:
             return load_summary(name, data)
         except CodecError:
             return None
-
-    def put_bytes(self, name: str, data: bytes) -> None:
-        self.dirty = True
-        if self.store is not None:
-            self.store.put_bytes(name, data, self.SUFFIX)
 
 
 def scan_file(source: SourceFile, name: str, is_package: bool) -> tuple[ModuleSummary | CudaSummary, str]:
@@ -129,16 +127,90 @@ def scan_file(source: SourceFile, name: str, is_package: bool) -> tuple[ModuleSu
         return empty, f"{type(error).__name__}: {error}"
 
 
-def _scan_task(task: tuple[str, bytes, str, str, bool, str, str | None]) -> tuple[str, str, bytes, str]:
+def summary_key(source: SourceFile, source_roots: Iterable[str]) -> tuple | None:
+    """The content key of ``source``'s summary (what it is cached and looked up by), or None for
+    a file that has none (a ``.pyi``, a path that is no importable module)."""
+    digest = hashlib.sha1(source.data).hexdigest()
+    if source.language == "cuda":
+        return ("cuda", source.path, digest)
+    named = module_name_for(source.path, source_roots)
+    if named is None:
+        return None
+    return ("py", source.path, named[0], named[1], digest)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A summary made before the program pass from a tree parsed for another reason (the
+    per-file pass's: one parse per file feeds both), handed over encoded.
+
+    ``name`` is the cache entry name of its key (``summary_key``): the program pass uses it only
+    when its own copy of the file has the same key, i.e. the same bytes. ``data`` is the encoded
+    summary (empty until something needs it: a cache write, a trip out of a worker process).
+    ``failure`` is the scanner's reason for an empty summary (``scan_file``); ``error`` an
+    exception the scanner raised (the program build then fails with it, as it would have).
+    """
+
+    name: str
+    data: bytes
+    failure: str = ""
+    error: str = ""
+    # The summary itself, when it was made in the process that builds the program (it then
+    # needs no decoding); None once it has crossed from a worker process.
+    summary: ModuleSummary | CudaSummary | None = field(default=None, compare=False)
+
+    def without_summary(self) -> Prepared:
+        """What a worker hands back: the encoded form alone (the records stay in the worker)."""
+        return dataclasses.replace(self, data=self.encoded(), summary=None)
+
+    def encoded(self) -> bytes:
+        """The summary in the codec's format (encoded on first need: a run without a cache that
+        summarises in the process building the program never needs it)."""
+        if self.data or self.summary is None:
+            return self.data
+        with no_gc():
+            return dump_summary(self.name, self.summary)
+
+
+class SummaryError(RuntimeError):
+    """The scanner raised while the per-file pass summarised a file (a foxaudit bug)."""
+
+
+def prepare_summary(source: SourceFile, source_roots: Iterable[str], store: Store | None) -> Prepared | None:
+    """Summarise an already parsed file and encode it (and store it, when caching): what the
+    program pass would do with the same bytes. None for a file without a summary."""
+    key = summary_key(source, source_roots)
+    if key is None:
+        return None
+    if source.language == "cuda" and source.defines:
+        # Summaries are keyed by content alone, so they see the file without the project's
+        # configured macros (as the program pass's own scan does): parse that copy.
+        source = SourceFile(path=source.path, data=source.data, language="cuda")
+    try:
+        return _summarise(source, key, store)[0]
+    except Exception as error:  # noqa: BLE001 — handed over: the program build fails with it, once
+        return Prepared(_SummaryCache.name(key), b"", error=f"{type(error).__name__}: {error}")
+
+
+def _scan_task(task: tuple[str, bytes, str, tuple, str | None]) -> tuple[str, str, bytes, str]:
     """Worker: summarise one file, store it in the cache (in the worker: writes run in parallel
     too), return it encoded (the parent decodes it with the same data-only codec)."""
-    path, data, language, name, is_package, entry, cache_dir = task
+    path, data, language, key, cache_dir = task
     source = SourceFile(path=path, data=data, language=language)  # type: ignore[arg-type]
-    summary, failure = scan_file(source, name, is_package)
-    encoded = dump_summary(entry, summary)
-    if cache_dir is not None and not failure:
-        Store(Path(cache_dir)).put_bytes(entry, encoded, _SummaryCache.SUFFIX)
-    return path, entry, encoded, failure
+    prepared, _ = _summarise(source, key, Store(Path(cache_dir)) if cache_dir is not None else None)
+    return path, prepared.name, prepared.encoded(), prepared.failure
+
+
+def _summarise(source: SourceFile, key: tuple, store: Store | None) -> tuple[Prepared, ModuleSummary | CudaSummary]:
+    """Scan, encode and (unless it failed) store one summary; ``key`` from ``summary_key``."""
+    name = _SummaryCache.name(key)
+    python = key[0] == "py"
+    summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False)
+    prepared = Prepared(name, b"", failure, summary=summary)
+    if store is not None and not failure:
+        prepared = dataclasses.replace(prepared, data=prepared.encoded())
+        store.put_bytes(name, prepared.data, _SummaryCache.SUFFIX)
+    return prepared, summary
 
 
 # Below this many files to summarise, scanning in-process beats starting workers.
@@ -258,39 +330,41 @@ class Program:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
 
     def _summaries(self) -> dict[str, object]:
-        """Every file's summary: from the cache, else scanned (across cores when there are many)."""
+        """Every file's summary: handed over by the per-file pass (made from its parse), else from
+        the cache, else scanned here (across cores when there are many)."""
         self._names: dict[str, tuple[str, bool]] = {}
         found: dict[str, object] = {}
-        missing: list[tuple[tuple, tuple[str, bytes, str, str, bool]]] = []
+        missing: list[tuple[tuple, SourceFile]] = []
+        prepared = self.project.summaries
         for source in self.project.files:
-            digest = hashlib.sha1(source.data).hexdigest()
-            if source.language == "cuda":
-                key: tuple = ("cuda", source.path, digest)
-                task = (source.path, source.data, "cuda", "", False)
-            elif source.path.endswith(".py"):
-                named = module_name_for(source.path, self.settings.source_roots)
-                if named is None:
-                    continue
-                self._names[source.path] = named
-                key = ("py", source.path, named[0], named[1], digest)
-                task = (source.path, source.data, "python", named[0], named[1])
-            else:
+            key = summary_key(source, self.settings.source_roots)
+            if key is None:
+                continue
+            if key[0] == "py":
+                self._names[source.path] = (key[2], key[3])
+            name = self.cache.name(key)
+            handed = prepared.get(source.path)
+            if handed is not None and handed.name == name:
+                if handed.error:
+                    raise SummaryError(f"summarising {source.path} failed in the per-file pass ({handed.error})")
+                self.cache.dirty = True
+                found[source.path] = handed.summary if handed.summary is not None else load_summary(name, handed.data)
+                if handed.failure:
+                    self.scan_failures[source.path] = handed.failure
                 continue
             summary = self.cache.get(key)
             if summary is None:
-                missing.append((key, task))
+                missing.append((key, source))
             else:
                 found[source.path] = summary
         if len(missing) < PARALLEL_SCAN_LIMIT or default_jobs() < 2:
-            for key, task in missing:
-                source = SourceFile(path=task[0], data=task[1], language=task[2])  # type: ignore[arg-type]
-                summary, failure = scan_file(source, task[3], task[4])
-                if failure:
-                    self.scan_failures[task[0]] = failure
-                else:
-                    name = self.cache.name(key)
-                    self.cache.put_bytes(name, dump_summary(name, summary))
-                found[task[0]] = summary
+            for key, source in missing:
+                # A fresh SourceFile: the summary sees the file's bytes alone (no configured macros).
+                scanned, summary = _summarise(SourceFile(path=source.path, data=source.data, language=source.language), key, self.cache.store)
+                self.cache.dirty = True
+                if scanned.failure:
+                    self.scan_failures[source.path] = scanned.failure
+                found[source.path] = summary
             return found
         from concurrent.futures import ProcessPoolExecutor
 
@@ -299,7 +373,7 @@ class Program:
         self.cache.dirty = True
         # Big files first, so both cores finish together.
         ordered = sorted(
-            ((*task, self.cache.name(key), cache_dir) for key, task in missing), key=lambda task: len(task[1]), reverse=True
+            ((source.path, source.data, source.language, key, cache_dir) for key, source in missing), key=lambda task: len(task[1]), reverse=True
         )
         workers = min(default_jobs(), len(ordered))
         chunk = max(1, min(16, len(ordered) // (workers * 16)))

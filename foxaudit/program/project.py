@@ -29,6 +29,9 @@ class Project:
     # The run's cache (the engine's, honouring --no-cache / --cache-dir); None: summaries are
     # neither read nor written (a Project built by hand writes nothing into the tree).
     cache: Store | None = field(default=None, repr=False, compare=False)
+    # Summaries the per-file pass already made from its own parse of a file (path → Prepared,
+    # see foxaudit.program.model): the program pass uses one when its bytes are the file's.
+    summaries: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # Results that several whole-project rules share within one run (the program model, built
     # once); keyed by the producer's name. Not part of equality.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)

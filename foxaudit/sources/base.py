@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-import tree_sitter
-
 if TYPE_CHECKING:
+    import tree_sitter
+
     from foxaudit.sources.cuda_forms import PreparedCuda
 
 Language = Literal["python", "cuda"]
@@ -28,7 +28,9 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 
 @functools.cache
 def ts_language(language: Language) -> tree_sitter.Language:
-    # Grammars load on first use: a warm (fully cached) run never needs them.
+    # Grammars (and tree-sitter itself) load on first use: a warm (fully cached) run never needs them.
+    import tree_sitter
+
     if language == "python":
         import tree_sitter_python
 
@@ -40,6 +42,8 @@ def ts_language(language: Language) -> tree_sitter.Language:
 
 @functools.cache
 def _parser(language: Language) -> tree_sitter.Parser:
+    import tree_sitter
+
     return tree_sitter.Parser(ts_language(language))
 
 

@@ -38,3 +38,18 @@ def test_gitignore_semantics(pattern, path, expected):
     assert path_matches(path, pattern) is expected
     assert GlobSet([pattern]).matches(path) is expected
     assert matches_any(path, (pattern,)) is expected  # the rules' import path, same dialect
+
+
+def test_a_glob_set_of_plain_names_answers_as_its_regexes_do():
+    """GlobSet looks plain names (``.git``, ``build/``) up per path part instead of searching a
+    regex; every mix of plain and wildcard patterns must still match exactly what they match alone."""
+    import itertools
+
+    patterns = [".git", "build/", "node_modules", "*.py", "a/b", "x?z", "dir/", "/setup.py", "a.b"]
+    paths = ["a.py", ".git", "x/.git/y", "build", "build/x", "a/build/x.c", "a/b", "a/b/c", "q/a/b", "xyz",
+             "q/xyz/r", "dir", "dir/f", "setup.py", "q/setup.py", "node_modules/z", "zz/node_modules", "gitx",
+             "builds/x", "a.b", "aXb", "q/a.b/c"]  # fmt: skip
+    for size in (1, 2, 3):
+        for chosen in itertools.combinations(patterns, size):
+            for path in paths:
+                assert GlobSet(chosen).matches(path) is any(path_matches(path, p) for p in chosen), (chosen, path)

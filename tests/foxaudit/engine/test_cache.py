@@ -113,6 +113,68 @@ def test_two_concurrent_runs_share_one_cache(project, tmp_path):
     assert json.loads(warm.stdout) == first
 
 
+def test_a_warm_run_reads_no_file_whose_stamp_the_snapshot_recorded(project, tmp_path, magic_rule, project_rule, monkeypatch):
+    """Files unchanged since the snapshot hashed them (same size, mtime, ctime and inode) are not
+    read again; any write moves ctime, so an edit of the same size is still seen."""
+    import builtins
+
+    import foxaudit.engine.run as run
+
+    # The files were written just now: let the test trust stamps that young (the real rule
+    # waits RACY_NS, so a file written twice within one timestamp tick is never trusted).
+    monkeypatch.setattr(run, "RACY_NS", -10**15)
+    root = project(FILES)
+    cache = tmp_path / "c"
+
+    def _run(root, cache, paths=None):  # with a whole-project rule: FILES runs key the whole tree
+        return check(resolve(Settings(root=root, select=("FX001", "FX099", "FX098"))), paths, cache_dir=cache)
+
+    cold = _run(root, cache)
+    opened: list[str] = []
+
+    def counting_open(file, *args, **kwargs):
+        opened.append(str(file))
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(run, "open", counting_open, raising=False)
+    warm = _run(root, cache)
+    assert warm.diagnostics == cold.diagnostics and warm.analysed == 0
+    assert not [path for path in opened if path.startswith(str(root))]
+    # `check FILES` keys the rest of the project from the whole tree's snapshot too.
+    assert _run(root, cache, [str(root / "c.py")]).analysed == 0
+    assert [path for path in opened if path.startswith(str(root))] == [str(root / "c.py")]
+    opened.clear()
+    (root / "a.py").write_text("x = 43\n")  # same size, new content
+    edited = _run(root, cache)
+    assert [path for path in opened if path.startswith(str(root))] == [str(root / "a.py")] * 2  # hashed, analysed
+    assert any(d.path == "a.py" for d in cold.diagnostics)  # the magic 42
+    assert edited.analysed == 1 and not any(d.path == "a.py" for d in edited.diagnostics)
+    # A digest in the snapshot that is no digest is ignored: the file is read and hashed.
+    (snapshot,) = [entry for entry in cache.rglob("snapshot-*.json") if len(json.loads(entry.read_text())["files"]) == len(FILES)]
+    payload = json.loads(snapshot.read_text())
+    payload["stats"]["c.py"][4] = "not hex"
+    snapshot.write_text(json.dumps(payload))
+    assert _run(root, cache).diagnostics == edited.diagnostics
+
+
+def test_a_malformed_snapshot_entry_is_a_miss(project, tmp_path, magic_rule):
+    """A snapshot is data anyone with write access to the cache may have written: an entry of
+    the wrong shape is ignored (the files are looked up or analysed), never trusted."""
+    root = project(FILES)
+    cache = tmp_path / "c"
+    cold = _run(root, cache)
+    (snapshot,) = cache.rglob("snapshot-*.json")
+    payload = json.loads(snapshot.read_text())
+    payload["state"] = "stale"
+    payload["files"] = {path: "not an entry" for path in payload["files"]}
+    snapshot.write_text(json.dumps(payload))
+    for entry in cache.rglob("*.json"):
+        if not entry.name.startswith(("snapshot-", "resolve-")):
+            entry.unlink()
+    again = _run(root, cache)
+    assert again.analysed == len(FILES) and again.diagnostics == cold.diagnostics
+
+
 def test_unchanged_tree_is_answered_by_one_snapshot_entry(project, tmp_path, magic_rule):
     root = project(FILES)
     cache = tmp_path / "c"
@@ -126,5 +188,8 @@ def test_unchanged_tree_is_answered_by_one_snapshot_entry(project, tmp_path, mag
     assert warm.analysed == 0 and warm.diagnostics == cold.diagnostics
     (root / "c.py").write_text("y = 42\n")
     changed = _run(root, cache)
-    assert changed.analysed == 4  # the snapshot no longer matches; per-file entries were removed
+    # The snapshot no longer matches the tree, but it still answers for the three files whose
+    # keys it recorded (their own entries were removed): one edit, one file analysed.
+    assert changed.analysed == 1
+    assert changed.diagnostics == _run(root, tmp_path / "fresh").diagnostics
     assert len(list(cache.rglob("snapshot-*.json"))) == 1  # overwritten, not accumulated

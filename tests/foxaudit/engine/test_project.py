@@ -98,3 +98,54 @@ def test_a_broken_program_model_is_built_once_and_reported_once(project, monkeyp
     assert "whole-project rules FX101 (gpu-slot-host-write), FX102" in internal[0]
     assert "TypeError: cannot encode a complex in a summary" in internal[0]
     assert len(calls) == 1  # built (and failed) once
+
+
+class _CountingParser:
+    """Stands in for a tree-sitter parser and counts what it parses (per path, by content)."""
+
+    def __init__(self, real, parsed: list[bytes]):
+        self.real = real
+        self.parsed = parsed
+
+    def parse(self, data: bytes, *args, **kwargs):
+        self.parsed.append(bytes(data))
+        return self.real.parse(data, *args, **kwargs)
+
+
+def test_a_cold_check_parses_each_file_once_for_both_passes(project, monkeypatch, run_cli):
+    """The per-file rules and the whole-program summaries share one tree per file: a cold run used
+    to parse every file twice (once per pass), and a third time in a summarising worker."""
+    import foxaudit.sources.base as base
+
+    parsed: list[bytes] = []
+    real = base._parser
+    monkeypatch.setattr(base, "_parser", lambda language: _CountingParser(real(language), parsed))
+    files = {
+        "pkg/__init__.py": "from pkg.a import f\n",
+        "pkg/a.py": "import torch\n\n\ndef f(x):\n    return x.item()\n",
+        "pkg/k.cu": 'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }\n',
+    }
+    project(files, '[project]\nname = "pkg"\nversion = "0"\n')
+    result = run_cli("check", "--no-cache")
+    assert "internal error" not in result.out, result.out
+    assert "FX202 orphan kernel `k`" in result.out  # the whole-project rules ran
+    assert sorted(parsed) == sorted(text.encode() for text in files.values())
+
+
+def test_a_summary_handed_over_for_other_bytes_is_not_used(tmp_path):
+    """The program pass takes a summary from the per-file pass only for the bytes it reads itself
+    (a file edited between the two reads is summarised again, from its new content)."""
+    from foxaudit.program.model import Program, prepare_summary
+    from foxaudit.program.project import Project
+    from foxaudit.program.settings import ProgramSettings
+    from foxaudit.sources.base import SourceFile
+
+    before = SourceFile.from_text("pkg/a.py", "def old():\n    return 1\n")
+    after = SourceFile.from_text("pkg/a.py", "def new():\n    return 2\n")
+    stale = prepare_summary(before, ["."], None)
+    fresh = prepare_summary(after, ["."], None)
+    assert stale is not None and fresh is not None and stale.name != fresh.name
+    for handed, expected in ((stale, "new"), (fresh, "new"), (fresh.without_summary(), "new")):
+        project = Project(root=tmp_path, files=[after], summaries={"pkg/a.py": handed})
+        program = Program(project, ProgramSettings(), use_cache=False)
+        assert [function.name for function in program.modules["pkg.a"].summary.functions] == [expected]

@@ -170,3 +170,27 @@ def test_imaginary_literals_summarise_and_round_trip(tmp_path: Path) -> None:
     store = Store(tmp_path / "cache")
     Program(_project(tmp_path, files, store), ProgramSettings())
     assert Program(_project(tmp_path, files, store), ProgramSettings()).cache.dirty is False
+
+
+def test_codec_writes_records_by_their_declared_types() -> None:
+    """Records are arrays of their fields (no tag per tuple or record), read back by the type each
+    field declares: tuples stay tuples, sets sets, optional records None or the record; a literal
+    value (declared ``object``) keeps its exact type through the tagged form."""
+    import json
+
+    from foxaudit.program.codec import dump_summary, load_summary
+    from foxaudit.program.cudascan import scan_cuda
+
+    text = "import torch\nN = 10 ** 2\nT = (1, 'a', 2.5, None, 3j)\nx = torch.zeros(N).item()\n"
+    summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
+    data = dump_summary("k", summary)
+    index = json.loads(data.split(b"\n")[2])
+    assert index["imports"][0][0] == "torch" and type(index["imports"][0][1]) is list  # no "t" tags
+    copy = load_summary("k", data)
+    assert copy == summary
+    assert type(copy.constants["T"].value) is tuple and copy.constants["T"].value[4].kind == "other"
+    assert {type(call.args) for call in copy.calls} == {tuple}
+    assert all(a.call is None or a.call.method for a in copy.assignments)
+    cuda = scan_cuda(SourceFile.from_text("k.cu", "#define BIG (1 << 40)\n#define F 0.5f\n__global__ void k(float* x) { x[0] = F; }\n"))
+    again = load_summary("c", dump_summary("c", cuda))
+    assert again == cuda and [c.value for c in again.constants] == [1 << 40, 0.5]
