@@ -41,3 +41,29 @@ HEADER_PROJECT: dict[str, str] = {
         "if __name__ == \"__main__\":\n    sys.exit(main(sys.argv))\n"
     ),
 }
+
+
+# A package `ops` whose module loads CUDA kernels from `cuda/scale.cu` (the wiring rules' examples).
+SCALE_KERNEL = (
+    'extern "C" __global__ void scale(float* x, int n) {\n'
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
+)
+LAUNCH_SCALE = "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
+
+
+def scale_module(name: str = "scale", then: str = LAUNCH_SCALE, imports: str = "") -> str:
+    """``ops/scale.py``: load kernel ``name`` from ``cuda/scale.cu``, then ``then`` (default: launch it)."""
+    return (
+        f"import cupy\n{imports}\n\ndef scale(x, n):\n"
+        f'    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("{name}")\n' + then
+    )
+
+
+def kernel_project(modules: dict[str, str], cuda: str = SCALE_KERNEL) -> dict[str, str]:
+    """The `ops` package with ``modules`` (path → text) and ``cuda/scale.cu`` holding ``cuda``."""
+    return {
+        "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+        "ops/__init__.py": "",
+        **modules,
+        "cuda/scale.cu": cuda,
+    }

@@ -7,6 +7,10 @@ from typing import ClassVar
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
 from foxaudit.program.wiring import GHOST
+from foxaudit.rules._support.example_projects import (
+    kernel_project,
+    scale_module,
+)
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -42,19 +46,7 @@ class GhostKernel(AnalysisRule):
     invariant = 2
 
     VALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({
-            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
-            "ops/__init__.py": "",
-            "ops/scale.py": (
-                "import cupy\n\n\ndef scale(x, n):\n"
-                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
-                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
-            ),
-            "cuda/scale.cu": (
-                'extern "C" __global__ void scale(float* x, int n) {\n'
-                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
-            ),
-        }, note="The loaded name is defined in `cuda/scale.cu`."),
+        ProjectExample(kernel_project({"ops/scale.py": scale_module()}), note="The loaded name is defined in `cuda/scale.cu`."),
         ProjectExample({
             "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
             "ops/__init__.py": "",
@@ -69,19 +61,7 @@ class GhostKernel(AnalysisRule):
         }, note="CUDA source held in a Python string defines its kernels too."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({
-            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
-            "ops/__init__.py": "",
-            "ops/scale.py": (
-                "import cupy\n\n\ndef scale(x, n):\n"
-                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scael")\n'
-                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
-            ),
-            "cuda/scale.cu": (
-                'extern "C" __global__ void scale(float* x, int n) {\n'
-                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
-            ),
-        }, expect=1, note="A typo: `scael` is defined nowhere."),
+        ProjectExample(kernel_project({"ops/scale.py": scale_module("scael")}), expect=1, note="A typo: `scael` is defined nowhere."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

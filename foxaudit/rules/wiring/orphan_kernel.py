@@ -7,6 +7,11 @@ from typing import ClassVar
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
 from foxaudit.program.wiring import ORPHAN
+from foxaudit.rules._support.example_projects import (
+    SCALE_KERNEL,
+    kernel_project,
+    scale_module,
+)
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -51,36 +56,16 @@ class OrphanKernel(AnalysisRule):
     invariant = 2
 
     VALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({
-            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
-            "ops/__init__.py": "",
-            "ops/scale.py": (
-                "import cupy\n\n\ndef scale(x, n):\n"
-                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
-                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
-            ),
-            "cuda/scale.cu": (
-                'extern "C" __global__ void scale(float* x, int n) {\n'
-                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
-            ),
-        }, note="The one kernel is loaded by name and launched."),
+        ProjectExample(kernel_project({"ops/scale.py": scale_module()}), note="The one kernel is loaded by name and launched."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({
-            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
-            "ops/__init__.py": "",
-            "ops/scale.py": (
-                "import cupy\n\n\ndef scale(x, n):\n"
-                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
-                "    kernel(((n + 255) // 256,), (256,), (x, n))\n"
-            ),
-            "cuda/scale.cu": (
-                'extern "C" __global__ void scale(float* x, int n) {\n'
-                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n\n"
-                'extern "C" __global__ void old_update(float* x, int n) {\n'
+        ProjectExample(
+            kernel_project({"ops/scale.py": scale_module()}, cuda=SCALE_KERNEL + (
+                '\nextern "C" __global__ void old_update(float* x, int n) {\n'
                 "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] = 0.0f;\n}\n"
-            ),
-        }, expect=1, note="`old_update` is defined, and no Python code loads it."),
+            )),
+            expect=1, note="`old_update` is defined, and no Python code loads it.",
+        ),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

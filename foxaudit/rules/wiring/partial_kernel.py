@@ -7,6 +7,10 @@ from typing import ClassVar
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
 from foxaudit.program.wiring import PARTIAL
+from foxaudit.rules._support.example_projects import (
+    kernel_project,
+    scale_module,
+)
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
 
@@ -45,35 +49,13 @@ class PartialKernel(AnalysisRule):
     invariant = 2
 
     VALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({
-            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
-            "ops/__init__.py": "",
+        ProjectExample(kernel_project({
             "ops/launch.py": "def launch(kernel, n, args):\n    kernel(((n + 255) // 256,), (256,), args)\n",
-            "ops/scale.py": (
-                "import cupy\n\nfrom ops.launch import launch\n\n\ndef scale(x, n):\n"
-                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
-                "    launch(kernel, n, (x, n))\n"
-            ),
-            "cuda/scale.cu": (
-                'extern "C" __global__ void scale(float* x, int n) {\n'
-                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
-            ),
-        }, note="The loaded function goes to a launcher: a function that calls that parameter."),
+            "ops/scale.py": scale_module(then="    launch(kernel, n, (x, n))\n", imports="\nfrom ops.launch import launch\n"),
+        }), note="The loaded function goes to a launcher: a function that calls that parameter."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
-        ProjectExample({
-            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
-            "ops/__init__.py": "",
-            "ops/scale.py": (
-                "import cupy\n\n\ndef scale(x, n):\n"
-                '    kernel = cupy.RawModule(path="cuda/scale.cu").get_function("scale")\n'
-                "    return x\n"
-            ),
-            "cuda/scale.cu": (
-                'extern "C" __global__ void scale(float* x, int n) {\n'
-                "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) x[i] *= 2.0f;\n}\n"
-            ),
-        }, expect=1, note="The loaded kernel is bound to a name and dropped."),
+        ProjectExample(kernel_project({"ops/scale.py": scale_module(then="    return x\n")}), expect=1, note="The loaded kernel is bound to a name and dropped."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
