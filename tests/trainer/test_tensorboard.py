@@ -25,7 +25,7 @@ def test_tensorboard_scalars_mirror_health_diag(tmp_path, monkeypatch):
     events = event_accumulator.EventAccumulator(str(out / "tensorboard"))
     events.Reload()
     tags = set(events.Tags()["scalars"])
-    for tag in ("losses/iqn", "losses/c51/direction", "grad_norms/global", "validation/agent/sharpe_ratio",
+    for tag in ("losses/iqn", "losses/c51/direction", "grad_norms/global", "validation/buy_and_hold/sharpe_ratio",
                 "adaptive/epsilon", "adaptive/kelly_cap", "actions/direction/flat"):  # fmt: skip
         assert tag in tags, tag
     assert tags == set(record_scalars(records[-1]))

@@ -80,7 +80,9 @@ def test_two_by_two_sweep_on_a_local_ray(ray_sweep):
         assert cell["selected_epoch"] in (0, 1) and cell["wall_time_s"] > 0  # chosen on validation
         assert len(cell_history(Path(cell["dir"]))) == 2
     point = report["grid_points"][0]
-    assert point["aggregate"]["agent"]["sharpe_ratio"]["n"] == 4
+    # A Sharpe ratio exists for every cell whose agent traded on its test window (a tiny agent may not).
+    traded = sum(1 for cell in report["cells"] if cell["metrics"]["agent"]["sharpe_ratio"] is not None)
+    assert traded >= 1 and point["aggregate"]["agent"]["sharpe_ratio"]["n"] == traded
     assert [tier["tier"] for tier in point["tiers"]] == [1, 2]
     assert set(point["paired_tests"]) == {"buy_and_hold", "flat"}
     markdown = (out / "report.md").read_text()
