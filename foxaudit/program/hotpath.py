@@ -150,6 +150,26 @@ class HotPath:
         return [site for site in self.sites if site.status == VIOLATION]
 
 
+def _placed(
+    site: TransferSite, region: str | None, reached: dict[str, tuple[str | None, str]], settings, call: Call | None
+) -> TransferSite:
+    """Where a transfer site stands: inside a captured region or reached from a root (a violation
+    with its call chain, unless pinned), else on the cold path with the reason it is excluded."""
+    if region is not None:
+        site.chain, hot = (f"<capture {region}>",), True
+    else:
+        hot = site.function in reached
+        site.chain = chain(reached, site.function) if hot else ()
+    pinned = _pinned_reason(settings, site.function, call)
+    if pinned:
+        site.status, site.reason = OK_PINNED, pinned
+    elif hot:
+        site.status = VIOLATION
+    else:
+        site.reason = _excluded(settings, site.function)
+    return site
+
+
 def hot_path(program: Program) -> HotPath:
     settings = program.settings
     roots: list[Root] = []
@@ -278,20 +298,7 @@ def hot_path(program: Program) -> HotPath:
             for found in syntax_sites(source, lambda scope, text, evidence=evidence: evidence.library(scope, text) in ("torch", "cupy")):
                 key = program.scope_key(module, found.scope)
                 site = TransferSite(found.kind, Site(module.path, found.span, found.scope), key)
-                region = _region_at(module, found.span, captured)
-                if region is not None:
-                    site.chain, hot = (f"<capture {region}>",), True
-                else:
-                    hot = key in reached
-                    site.chain = chain(reached, key) if hot else ()
-                pinned = _pinned_reason(settings, key, None)
-                if pinned:
-                    site.status, site.reason = OK_PINNED, pinned
-                elif hot:
-                    site.status = VIOLATION
-                else:
-                    site.reason = _excluded(settings, key)
-                sites.append(site)
+                sites.append(_placed(site, _region_at(module, found.span, captured), reached, settings, None))
         # The index holds every call that may be a transfer (same facts, same order); region
         # calls are matched by identity, so a module read above is read in full again.
         full = module.path in regions or bool(evidence.bound_methods)
@@ -301,22 +308,7 @@ def hot_path(program: Program) -> HotPath:
                 continue
             key = program.scope_key(module, call.scope)
             site = TransferSite(kind, Site(module.path, call.span, call.scope), key)
-            region = region_call_ids.get((module.path, id(call)))
-            if region is not None:
-                site.chain = (f"<capture {region}>",)
-                hot = True
-            else:
-                hot = key in reached
-                if hot:
-                    site.chain = chain(reached, key)
-            pinned = _pinned_reason(settings, key, call)
-            if pinned:
-                site.status, site.reason = OK_PINNED, pinned
-            elif hot:
-                site.status = VIOLATION
-            else:
-                site.reason = _excluded(settings, key)
-            sites.append(site)
+            sites.append(_placed(site, region_call_ids.get((module.path, id(call))), reached, settings, call))
     cuda_sites: list[tuple[str, str, str, Span]] = []  # (kind, path, enclosing, span)
     for path, summary in sorted(program.cuda.items()):
         if first_path_match(path, settings.out_of_scope):
