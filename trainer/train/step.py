@@ -153,9 +153,9 @@ class TrainerState:
         )
         # Feature-noise augmentation (replay.feature_noise): one Gaussian per replayed window entry;
         # absent when off, so a run without it draws (and reproduces) exactly what it did before.
-        self.noise_count = batch * config.model.window * self.features.shape[1]  # B·K·F entries per update
+        noise_count = batch * config.model.window * self.features.shape[1]
         self.noise_draws = (
-            torch.zeros(2 * ((self.noise_count + 1) // 2), dtype=torch.float32, device=device)
+            torch.zeros(2 * ((noise_count + 1) // 2), dtype=torch.float32, device=device)
             if config.replay.feature_noise > 0
             else None
         )
@@ -356,7 +356,8 @@ class TrainStep:
         noise = None
         if state.noise_draws is not None:
             rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
-            noise = config.replay.feature_noise * gaussian_from_uniform(state.noise_draws)[: state.noise_count]
+            count = self.batch_size * config.model.window * state.features.shape[1]
+            noise = config.replay.feature_noise * gaussian_from_uniform(state.noise_draws)[:count]
         losses = self.losses(batch, taus, taus_target, feature_noise=noise)
         c51, iqn, cql, total = losses.c51, losses.iqn, losses.cql, losses.total
 
