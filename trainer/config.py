@@ -217,6 +217,12 @@ class LossConfig:
     """Weight of the conservative (CQL) regulariser; 0 disables it."""
     reward_scale: float = _bounded(1.0, Bound(0.0, 1e6, open_low=True))
     """Multiplier applied to environment rewards before they enter the targets."""
+    return_weight: float = _bounded(1.0, Bound(0.0, 100.0))
+    """Weight of the auxiliary next-return loss (0 disables it): a linear head on the trunk
+    predicts each replayed bar's next log return (in units of the training bars' volatility,
+    squared error). Why: the edge of a position is E[next return | state], a weak signal buried
+    in the TD targets' noise; a direct regression on the realised return teaches the trunk that
+    forecast in a few hundred updates, and the Q-heads read it from there."""
 
 
 @dataclass(frozen=True)

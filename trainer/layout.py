@@ -256,6 +256,7 @@ METRICS = Layout(
         Slot("C51", width=4, doc="C51 cross-entropy per branch"),
         Slot("IQN", doc="IQN quantile-Huber loss (unweighted)"),
         Slot("CQL", doc="CQL regulariser (unweighted)"),
+        Slot("RETURN", doc="auxiliary next-return prediction loss (squared error, unweighted)"),
         Slot("TOTAL", doc="the minimised total loss"),
         Slot("GRAD_NORM", doc="global gradient norm before clipping"),
         Slot("UPDATES", doc="gradient updates summed (the divisor of the means)"),
@@ -409,6 +410,7 @@ METRIC_C51: int = METRICS.offsets["C51"]
 METRIC_C51_WIDTH: int = METRICS.slot("C51").width
 METRIC_IQN: int = METRICS.offsets["IQN"]
 METRIC_CQL: int = METRICS.offsets["CQL"]
+METRIC_RETURN: int = METRICS.offsets["RETURN"]
 METRIC_TOTAL: int = METRICS.offsets["TOTAL"]
 METRIC_GRAD_NORM: int = METRICS.offsets["GRAD_NORM"]
 METRIC_UPDATES: int = METRICS.offsets["UPDATES"]

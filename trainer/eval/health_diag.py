@@ -14,12 +14,14 @@ Record (``SCHEMA_VERSION`` = 2), every section present, numbers are finite-or-nu
       "step": 12000,                   # optimizer steps taken so far
       "wall_time_s": 41.7,             # seconds since the run started
       "losses": {"c51": {"direction": .., "magnitude": .., "order_type": .., "urgency": ..},
-                 "iqn": .., "cql": .., "total": ..},
+                 "iqn": .., "cql": .., "return": .., "total": ..},
       "grad_norms": {"global": ..,                             # epoch mean of the step's norm
                      "c51": {"direction": {"trunk": .., "direction": .., "magnitude": ..,
-                                           "order_type": .., "urgency": .., "iqn_head": ..}, ...},
-                     "iqn": {"trunk": .., "direction": .., ..., "iqn_head": ..},
-                     "cql": {...}},                            # cql only when CQL α > 0
+                                           "order_type": .., "urgency": .., "iqn_head": ..,
+                                           "return_head": ..}, ...},
+                     "iqn": {"trunk": .., "direction": .., ..., "iqn_head": .., "return_head": ..},
+                     "cql": {...},                             # cql only when CQL α > 0
+                     "return": {...}},                         # return only when loss.return_weight > 0
       "isv": {"tau": .., "gamma_direction": .., ...},           # every ISV slot by name
       "monitors": {"tau": {"value": .., "fire_rate": .., ...}}, # AdaptiveMonitor.diagnose()
       "actions": {"direction": {"short": .., "hold": .., ...}, ...},  # fractions per branch
@@ -217,7 +219,7 @@ def validate_record(record: Mapping[str, Any]) -> None:
     _check_grad_norms(record["grad_norms"])
 
 
-GRAD_NORM_COMPONENTS: dict[str, int] = {"c51": 2, "iqn": 1, "cql": 1}  # component → mapping levels above the norms
+GRAD_NORM_COMPONENTS: dict[str, int] = {"c51": 2, "iqn": 1, "cql": 1, "return": 1}  # component → mapping levels above the norms
 
 
 def _check_grad_norms(section: Mapping[str, Any]) -> None:

@@ -8,6 +8,9 @@ Why this shape:
   branch, so state value and action advantage are learned separately for every atom.
 - IQN head (Dabney et al.): a cosine embedding of τ (64 features) multiplies the trunk embedding
   (Hadamard product); its quantile loss sends a second, denser gradient into the shared trunk.
+- Return head: one linear unit on the trunk embedding regresses the bar's next return (an
+  auxiliary task, ``loss.return_weight``): the supervised signal that teaches the trunk the
+  forecast a position's edge is made of, far less noisy than the TD targets it is buried in.
 """
 
 from __future__ import annotations
@@ -100,6 +103,7 @@ class BranchingDistributionalNet(nn.Module):
         self.quantile_head = nn.Sequential(
             nn.Linear(shape.hidden, shape.head_hidden), nn.ReLU(), nn.Linear(shape.head_hidden, n_branches * widest)
         )
+        self.return_head = nn.Linear(shape.hidden, 1)
         mask = action_mask(shape.branch_sizes)
         sizes = torch.tensor(shape.branch_sizes, dtype=torch.float32).unsqueeze(1)
         self.register_buffer("action_mask", mask, persistent=False)  # [D, A_max] bool
@@ -133,11 +137,16 @@ class BranchingDistributionalNet(nn.Module):
         values = self.quantile_head(embedding.unsqueeze(1) * phi)  # [B, T, D·A_max]
         return values.view(taus.shape[0], taus.shape[1], self.n_branches, self.widest)
 
+    def predicted_return(self, embedding: torch.Tensor) -> torch.Tensor:
+        """The return head's forecast [B] of each state's next return (training-volatility units)."""
+        return self.return_head(embedding).squeeze(-1)
+
     def forward(self, window: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
         return self.distributions(self.embed(window, portfolio))
 
     def parameter_groups(self, branch_names: Sequence[str] | None = None) -> dict[str, list[ParameterSlice]]:
-        """Every parameter element in exactly one named group: ``trunk``, one per branch, ``iqn_head``.
+        """Every parameter element in exactly one named group: ``trunk``, one per branch, ``iqn_head``,
+        ``return_head``.
 
         Why slices: the branches share wide layers for speed (``value_hidden`` holds every branch's
         rows, ``value_out`` stacks them), so a branch head is a set of rows of shared tensors, not
@@ -147,10 +156,11 @@ class BranchingDistributionalNet(nn.Module):
         all branches share. Gradient diagnostics compute one norm per group from these slices.
         """
         names = tuple(branch_names) if branch_names is not None else tuple(f"branch_{d}" for d in range(self.n_branches))
-        if len(names) != self.n_branches or len(set(names) | {"trunk", "iqn_head"}) != self.n_branches + 2:
+        reserved = {"trunk", "iqn_head", "return_head"}
+        if len(names) != self.n_branches or len(set(names) | reserved) != self.n_branches + len(reserved):
             raise ValueError(
                 f"branch names do not fit the network ({names!r} vs {self.n_branches} distinct names other than "
-                f"'trunk' and 'iqn_head') — hint: pass one name per branch, in branch order"
+                f"'trunk', 'iqn_head' and 'return_head') — hint: pass one name per branch, in branch order"
             )
         trunk_modules = [self.trunk] if self.encoder is None else [self.encoder, self.trunk]
         groups: dict[str, list[ParameterSlice]] = {
@@ -176,6 +186,7 @@ class BranchingDistributionalNet(nn.Module):
         groups["iqn_head"] = [ParameterSlice(param) for param in self.tau_embedding.parameters()] + [
             ParameterSlice(param) for param in self.quantile_head[0].parameters()
         ]
+        groups["return_head"] = [ParameterSlice(param) for param in self.return_head.parameters()]
         return groups
 
 

@@ -27,28 +27,35 @@ from trainer.train.step import TrainStep
 
 BRANCH_NAMES: tuple[str, ...] = tuple(slot.name.lower() for slot in BRANCHES.slots)
 # Parameter groups, in column order of the norm matrix (see BranchingDistributionalNet.parameter_groups).
-GROUP_NAMES: tuple[str, ...] = ("trunk", *BRANCH_NAMES, "iqn_head")
+GROUP_NAMES: tuple[str, ...] = ("trunk", *BRANCH_NAMES, "iqn_head", "return_head")
 
 
-def component_names(cql_enabled: bool) -> tuple[tuple[str, str | None], ...]:
-    """Rows of the norm matrix as (component, branch or None): C51 per branch, IQN, CQL when enabled."""
+def component_names(optional: Sequence[str] = ()) -> tuple[tuple[str, str | None], ...]:
+    """Rows of the norm matrix as (component, branch or None): C51 per branch, IQN, then the
+    ``optional`` components that are on (``optional_components``), in that order."""
     rows: list[tuple[str, str | None]] = [("c51", name) for name in BRANCH_NAMES]
     rows.append(("iqn", None))
-    if cql_enabled:
-        rows.append(("cql", None))
+    rows.extend((name, None) for name in OPTIONAL_COMPONENTS if name in optional)
     return tuple(rows)
 
 
-def cql_enabled(step: TrainStep) -> bool:
-    """CQL counts as a component when its configured weight (a CPU-born ISV input) is positive."""
-    return step.state.config.loss.cql_alpha > 0
+OPTIONAL_COMPONENTS: tuple[str, ...] = ("cql", "return")  # terms that a zero weight switches off
+
+
+def optional_components(step: TrainStep) -> tuple[str, ...]:
+    """The optional loss terms whose configured weight is positive (CQL α is a CPU-born ISV input;
+    the return weight a plain config value): only those get a row of gradient norms."""
+    loss = step.state.config.loss
+    weights = {"cql": loss.cql_alpha, "return": loss.return_weight}
+    return tuple(name for name in OPTIONAL_COMPONENTS if weights[name] > 0)
 
 
 def component_grad_norms(step: TrainStep) -> torch.Tensor:
     """[components, groups] L2 norms of each weighted loss term's gradient, on the device.
 
     A term's norm is that of its contribution to the total loss the step minimises (C51 branch
-    losses as they are, IQN times ``loss.iqn_weight``, CQL times α from the ISV), before clipping.
+    losses as they are, IQN times ``loss.iqn_weight``, CQL times α from the ISV, the return head's
+    term times ``loss.return_weight``), before clipping.
     """
     state = step.state
     batch_size, n_tau = step.batch_size, step.n_tau
@@ -62,8 +69,11 @@ def component_grad_norms(step: TrainStep) -> torch.Tensor:
         losses = step.losses(batch, taus, taus_target)
         terms = [losses.c51.per_branch[branch] for branch in range(len(BRANCH_NAMES))]
         terms.append(state.config.loss.iqn_weight * losses.iqn.total)
-        if cql_enabled(step):
+        optional = optional_components(step)
+        if "cql" in optional:
             terms.append(state.isv_local[ISV_CQL_ALPHA] * losses.cql.total)
+        if "return" in optional:
+            terms.append(state.config.loss.return_weight * losses.next_return)
         rows = []
         for index, term in enumerate(terms):
             grads = torch.autograd.grad(term, parameters, retain_graph=index + 1 < len(terms), allow_unused=True)
@@ -87,16 +97,16 @@ def _group_norms(
     return torch.stack(norms)  # [G]
 
 
-def grad_norm_section(global_mean: float, rows: Sequence[Sequence[float]], cql_on: bool) -> dict:
+def grad_norm_section(global_mean: float, rows: Sequence[Sequence[float]], optional: Sequence[str]) -> dict:
     """The whole ``grad_norms`` section from host values: the epoch's mean global norm (clipped-to
     input of the optimizer, from the step's metric sums) and the norm matrix's rows, nested as the
     HEALTH_DIAG schema wants them.
 
     ``{"global": .., "c51": {"direction": {"trunk": .., "direction": .., ...}, ...}, "iqn": {"trunk": ..,
-    ...}, "cql": {...}}`` — component → (branch →) parameter group → norm.
+    ...}, "cql": {...}, "return": {...}}`` — component → (branch →) parameter group → norm.
     """
     section: dict = {"global": global_mean}
-    for (component, branch), row in zip(component_names(cql_on), rows, strict=True):
+    for (component, branch), row in zip(component_names(optional), rows, strict=True):
         by_group = dict(zip(GROUP_NAMES, row, strict=True))
         if branch is None:
             section[component] = by_group
@@ -109,4 +119,4 @@ def epoch_grad_norms(step: TrainStep, global_mean: float) -> dict:
     """``grad_norm_section`` of the step's last batch, the matrix read from the device in one transfer
     (the training loop packs it into the epoch's one read instead: ``trainer.train.loop.epoch_summary``)."""
     rows = component_grad_norms(step).detach().to("cpu", torch.float64).tolist()
-    return grad_norm_section(global_mean, rows, cql_enabled(step))
+    return grad_norm_section(global_mean, rows, optional_components(step))

@@ -45,6 +45,7 @@ from trainer.layout import (
     METRIC_CQL,
     METRIC_GRAD_NORM,
     METRIC_IQN,
+    METRIC_RETURN,
     METRIC_STRIDE,
     METRIC_TOTAL,
     METRIC_UPDATES,
@@ -58,7 +59,7 @@ from trainer.train.checkpoint import (
     latest_checkpoint,
     load_checkpoint,
 )
-from trainer.train.grad_diag import component_grad_norms, cql_enabled, grad_norm_section
+from trainer.train.grad_diag import component_grad_norms, grad_norm_section, optional_components
 from trainer.train.graph import StepRunner, pin_cublas_workspace
 from trainer.train.host import prepare_cpu_process
 from trainer.train.selection import ModelSelection
@@ -181,9 +182,10 @@ def epoch_summary(step: TrainStep) -> tuple[dict[str, Any], dict[str, Any], dict
         "c51": {slot.name.lower(): sums[METRIC_C51 + branch] / updates for branch, slot in enumerate(BRANCHES.slots)},
         "iqn": sums[METRIC_IQN] / updates,
         "cql": sums[METRIC_CQL] / updates,
+        "return": sums[METRIC_RETURN] / updates,
         "total": sums[METRIC_TOTAL] / updates,
     }
-    grad_norms = grad_norm_section(sums[METRIC_GRAD_NORM] / updates, rows, cql_enabled(step))
+    grad_norms = grad_norm_section(sums[METRIC_GRAD_NORM] / updates, rows, optional_components(step))
     actions: dict[str, dict[str, float]] = {}
     offset = 0
     for branch_slot, choices, size in zip(BRANCHES.slots, BRANCH_CHOICES, BRANCH_SIZES, strict=True):

@@ -92,6 +92,26 @@ class MarketWindow:
     offset: int  # global row of env bar 0 (≥ window − 1 so every window has real history)
 
 
+RETURN_TARGET_CLIP = 5.0  # |next return| bound of the auxiliary target, in training volatilities
+
+
+def next_return_targets(close: torch.Tensor) -> torch.Tensor:
+    """[T] close → [T] the auxiliary regression target of each env bar: log(close[t+1]/close[t])
+    divided by the std of the window's 1-bar log returns, clipped to ±RETURN_TARGET_CLIP; the last
+    bar (no next close in the window) is 0.
+
+    Why this scale: the return head's squared error then starts near 1 whatever the market's
+    volatility, so ``loss.return_weight`` means the same on every market. Why only the window's
+    bars: the training window is all the step may see (the splits' embargo holds the rest back).
+    """
+    log_returns = torch.diff(torch.log(close.double()))  # [T − 1]
+    scale = log_returns.std() if log_returns.numel() > 1 else torch.ones((), dtype=torch.float64)
+    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    target = torch.zeros(close.shape[0], dtype=torch.float64, device=close.device)
+    target[:-1] = (log_returns / scale).clamp(-RETURN_TARGET_CLIP, RETURN_TARGET_CLIP)
+    return target.to(torch.float32)
+
+
 class TrainerState:
     """Every piece of training state, on one device."""
 
@@ -120,6 +140,7 @@ class TrainerState:
         self.counter = torch.zeros(1, dtype=torch.int64, device=device)  # Philox counter of the step
         self.features = market.features.to(device=device, dtype=torch.float32).contiguous()  # [T_all, F]
         self.feature_offset = market.offset
+        self.next_return = next_return_targets(market.close.to(device=device, dtype=torch.float32))  # [T_env]
         self.env = VectorEnv(
             market.close, n_envs=config.env.n_envs, isv=self.isv, seed=self.seed, spread=market.spread,
             counter=self.counter,
@@ -237,7 +258,8 @@ class StepLosses:
     c51: C51Terms  # per_branch [D], total []
     iqn: IQNTerms  # total []
     cql: CQLTerms  # total [] (unweighted; the total applies α from the ISV)
-    total: torch.Tensor  # [] c51 + iqn_weight · iqn + α · cql
+    next_return: torch.Tensor  # [] squared error of the return head (unweighted)
+    total: torch.Tensor  # [] c51 + iqn_weight · iqn + α · cql + return_weight · next_return
     log_probs: torch.Tensor  # [B, D, A, N] online C51 log-probabilities (with graph)
     supports: torch.Tensor  # [D, N]
     mask: torch.Tensor  # [D, A] bool
@@ -377,7 +399,8 @@ class TrainStep:
 
         by_slot = {
             "C51": c51.per_branch.detach(), "IQN": iqn.total.detach(), "CQL": cql.total.detach(),
-            "TOTAL": total.detach(), "GRAD_NORM": grad_norm.detach().to(torch.float32),
+            "RETURN": losses.next_return.detach(), "TOTAL": total.detach(),
+            "GRAD_NORM": grad_norm.detach().to(torch.float32),
             "UPDATES": torch.ones((), device=state.device),
         }  # fmt: skip
         state.metrics.add_(metric_update(by_slot))
@@ -423,5 +446,11 @@ class TrainStep:
         iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
                                  config.loss.huber_kappa, scale=scale)  # fmt: skip
         cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
-        total = c51.total + config.loss.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
-        return StepLosses(c51=c51, iqn=iqn, cql=cql, total=total, log_probs=log_probs, supports=supports, mask=mask)
+        # The auxiliary regression: the bar's realised next return (a training-window bar: the
+        # same price move its reward is made of), predicted from the same (noisy) input.
+        error = state.online.predicted_return(embedding) - state.next_return[batch.bar_index]  # [B]
+        next_return = (error * error).mean()
+        total = (c51.total + config.loss.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
+                 + config.loss.return_weight * next_return)  # fmt: skip
+        return StepLosses(c51=c51, iqn=iqn, cql=cql, next_return=next_return, total=total, log_probs=log_probs,
+                          supports=supports, mask=mask)  # fmt: skip

@@ -40,7 +40,7 @@ def test_record_has_finite_norms_for_every_component_and_group(tmp_path):
     section = epoch_grad_norms(step, 1.5)
     assert section["global"] == 1.5
     assert set(section["c51"]) == set(BRANCH_NAMES)
-    for by_group in [*section["c51"].values(), section["iqn"], section["cql"]]:
+    for by_group in [*section["c51"].values(), section["iqn"], section["cql"], section["return"]]:
         assert tuple(by_group) == GROUP_NAMES
         assert all(math.isfinite(value) and value >= 0 for value in by_group.values())
         assert by_group["trunk"] > 0
@@ -58,15 +58,23 @@ def test_a_branch_loss_does_not_reach_another_branch_head():
     for other in BRANCH_NAMES[1:]:
         assert direction[other] == 0.0, other
     assert direction["iqn_head"] == 0.0  # C51 never touches the τ embedding
-    assert all(section["iqn"][name] > 0 for name in GROUP_NAMES)  # IQN reaches every group
+    assert direction["return_head"] == 0.0
+    assert all(section["iqn"][name] > 0 for name in GROUP_NAMES if name != "return_head")  # IQN reaches every head
+    assert section["iqn"]["return_head"] == 0.0
+    # the auxiliary return regression reaches the trunk and its own head, nothing else
+    reached = {name for name, value in section["return"].items() if value > 0}
+    assert reached == {"trunk", "return_head"}
 
 
-def test_cql_row_only_when_enabled():
-    assert [name for name, _ in component_names(False)].count("cql") == 0
-    step = trained_step(loss={"cql_alpha": 0.0})
-    assert "cql" not in epoch_grad_norms(step, 0.0)
+def test_optional_rows_only_when_enabled():
+    assert [name for name, _ in component_names(())].count("cql") == 0
+    assert [name for name, _ in component_names(("return",))][-1] == "return"
+    step = trained_step(loss={"cql_alpha": 0.0, "return_weight": 0.0})
+    section = epoch_grad_norms(step, 0.0)
+    assert "cql" not in section and "return" not in section
     norms = component_grad_norms(step)
     assert norms.shape == (len(BRANCH_NAMES) + 1, len(GROUP_NAMES))
+    assert component_grad_norms(trained_step(loss={"cql_alpha": 0.5})).shape == (len(BRANCH_NAMES) + 3, len(GROUP_NAMES))
 
 
 def test_groups_partition_the_gradient():
