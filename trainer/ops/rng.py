@@ -41,6 +41,15 @@ def _mulhilo(multipliers: tuple[torch.Tensor, torch.Tensor], words: torch.Tensor
     return (p_hi >> 16) + (s >> 32), s & MASK32
 
 
+def _constants(values: list[int], device: torch.device) -> torch.Tensor:
+    """int64 [len(values)] on ``device``. On the CPU one tensor from the list; elsewhere one fill
+    kernel per value, because a list copied from the host is not allowed inside a CUDA graph
+    capture (the torch Philox must stay capturable: ``tests/ops/test_rng.py``)."""
+    if device.type == "cpu":
+        return torch.tensor(values, dtype=torch.int64)
+    return torch.stack([torch.full((), value, dtype=torch.int64, device=device) for value in values])
+
+
 def philox4x32_10(
     c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: int, k1: int
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -55,14 +64,14 @@ def philox4x32_10(
     trailing = (1,) * c0.dim()
     device = c0.device
     multipliers = (
-        torch.tensor([PHILOX_M0 >> 16, PHILOX_M1 >> 16], dtype=torch.int64, device=device).view(2, *trailing),
-        torch.tensor([PHILOX_M0 & 0xFFFF, PHILOX_M1 & 0xFFFF], dtype=torch.int64, device=device).view(2, *trailing),
+        _constants([PHILOX_M0 >> 16, PHILOX_M1 >> 16], device).view(2, *trailing),
+        _constants([PHILOX_M0 & 0xFFFF, PHILOX_M1 & 0xFFFF], device).view(2, *trailing),
     )
     round_keys = []
     for _ in range(10):  # (k0, k1) of each round; xored into (new c0, new c2)
         round_keys.append((k0, k1))
         k0, k1 = (k0 + PHILOX_W0) & MASK32, (k1 + PHILOX_W1) & MASK32
-    keys = torch.tensor(round_keys, dtype=torch.int64, device=device).view(10, 2, *trailing).unbind(0)
+    keys = _constants([word for pair in round_keys for word in pair], device).view(10, 2, *trailing).unbind(0)
     multiplied = torch.stack((c0, c2))  # [2, ...]: c0, c2
     passed = torch.stack((c1, c3))  # [2, ...]: c1, c3
     for key in keys:
