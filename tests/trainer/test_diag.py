@@ -75,7 +75,7 @@ def test_bad_records_are_rejected_with_what_and_how():
 
 def test_grad_norms_follow_component_branch_group_nesting():
     good = record(0).to_dict()
-    with pytest.raises(HealthDiagError, match=r"unknown component \('dqn' vs global, c51, iqn, cql\) — hint"):
+    with pytest.raises(HealthDiagError, match=r"unknown component \('dqn' vs global, c51, iqn, cql, return\) — hint"):
         validate_record({**good, "grad_norms": {"dqn": {"trunk": 1.0}}})
     with pytest.raises(HealthDiagError, match=r"grad_norms\.c51\.trunk is not a mapping \(float vs 1 more"):
         validate_record({**good, "grad_norms": {"c51": {"trunk": 1.0}}})
