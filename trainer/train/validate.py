@@ -227,15 +227,16 @@ class GreedyRollouts:
     def __init__(self, state: TrainerState, step: TrainStep, capture: bool | None = None) -> None:
         self.state, self.step = state, step
         self.capture = (state.config.run.cuda_graph if capture is None else capture) and state.device.type == "cuda"
-        self._by_shape: dict[tuple[int, int, int, int, int], WindowRollout] = {}
+        # (id(close), id(spread), feature offset, windows, bars) → its rollout (and graph, once captured)
+        self.by_shape: dict[tuple[int, int, int, int, int], WindowRollout] = {}
 
     def rollout(self, close: torch.Tensor, spread: torch.Tensor, feature_offset: int, n_windows: int, n_bars: int) -> WindowRollout:
         """The rollout of that shape (it holds its series, so the identities in the key stay unique)."""
         key = (id(close), id(spread), feature_offset, n_windows, n_bars)
-        found = self._by_shape.get(key)
+        found = self.by_shape.get(key)
         if found is None:
             found = WindowRollout(self.state, self.step, close, spread, feature_offset, n_windows, n_bars, self.capture)
-            self._by_shape[key] = found
+            self.by_shape[key] = found
         return found
 
     def curves(
