@@ -158,7 +158,11 @@ class WindowRollout:
         was_training = network.training
         network.eval()
         try:
-            with torch.no_grad():
+            # Inference mode spares the eager walk autograd's bookkeeping per op; a capture runs under
+            # no_grad instead — captured under inference mode, a first graph can leave the CUDA
+            # generator's graph state as inference tensors that a later capture outside it may not
+            # update (pytorch/pytorch#166792). Either way the same kernels run.
+            with torch.no_grad() if self.capture else torch.inference_mode():
                 remaining = bars
                 if self.capture and self.graph is None:
                     warmup = min(WARMUP_BARS - self.warmup_done, remaining)
