@@ -99,7 +99,8 @@ class WindowRollout:
         capture: bool,
     ) -> None:
         device = state.device
-        self.state, self.step = state, step
+        self.state = state
+        self.step = step
         self.series = (close, spread)  # the caller's tensors: GreedyRollouts keys by their identity
         self.feature_offset = feature_offset
         self.n_windows = n_windows
@@ -229,7 +230,8 @@ class GreedyRollouts:
     """
 
     def __init__(self, state: TrainerState, step: TrainStep, capture: bool | None = None) -> None:
-        self.state, self.step = state, step
+        self.state = state
+        self.step = step
         self.capture = (state.config.run.cuda_graph if capture is None else capture) and state.device.type == "cuda"
         # (id(close), id(spread), feature offset, windows, bars) → its rollout (and graph, once captured)
         self.by_shape: dict[tuple[int, int, int, int, int], WindowRollout] = {}
