@@ -8,7 +8,9 @@ with a device-tensor learning rate, and draws its random numbers from a counter 
 on the device (so replays never repeat numbers).
 
 Modes: ``graph`` (CUDA only), ``eager`` (same code, uncaptured; CUDA or CPU). The CPU always runs
-eagerly with the PyTorch reference ops.
+eagerly with the PyTorch reference ops. ``run_on_side_stream`` and ``capture_graph`` are the two
+halves of a capture (eager warm-up, then the recording); the epoch boundary's greedy rollout
+(``trainer.train.validate``) captures its bar with them too.
 
 Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
 steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
