@@ -111,6 +111,8 @@ class WindowRollout:
         self.isv = Isv(device)  # mapped once; every run refills it from the training ISV
         self._refill_isv()  # the env's construction-time reset reads the episode length
         self.env = VectorEnv(close, n_envs=n_windows, isv=self.isv, seed=state.seed, spread=spread, counter=new_counter(device))
+        self.env.outputs(1)  # the one-bar step's buffers exist before any bar (and any capture) runs
+        self.env.bootstrap_outputs(1)
         self.strides = torch.tensor(JOINT_STRIDES, dtype=torch.int64, device=device)  # [D]
         self.cursor = torch.zeros(1, dtype=torch.int64, device=device)  # row of the bar being walked
         self.equity = torch.zeros(self.n_steps, n_windows, device=device)  # [n − 2, W] value at close_{t+1}
