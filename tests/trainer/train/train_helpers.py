@@ -1,10 +1,10 @@
-"""Small configs and synthetic markets shared by the training-core tests (no data files needed)."""
+"""Small configs and synthetic markets shared by the training-core tests (no data files needed), and the
+greedy rollout as it was written before it was captured (the reference every rollout path must equal)."""
 
 from __future__ import annotations
 
-import torch
-
 import numpy as np
+import torch
 
 from trainer.config import TrainConfig
 from trainer.env.vector_env import VectorEnv
