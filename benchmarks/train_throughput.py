@@ -18,6 +18,12 @@ process, the step of exactly that config alone (its captured replay on CUDA, the
 the CPU). The end-to-end row splits its wall time into start-up (data, state, replay warm-up),
 the training loop (steps + epoch boundaries, from the driver's progress calls) and the tail (test
 backtest, plots, the last checkpoint write); ``loop ÷ step`` is the issue-11 ratio (target ≤ 1.2).
+The epoch boundary is reported on its own twice: measured inside that run (from the device done with
+an epoch's steps to its HEALTH_DIAG record, the progress call synchronising first) next to what the
+loop spent beyond its steps (loop − steps × step time, checkpoints included), and phase by phase in
+the ``boundary`` row (``measure_boundary``: the gradient-norm summary, the captured validation
+rollouts beside the same rollouts walked eagerly, the checkpoint and its background write's cost to
+the next steps), on the same config and data.
 
     python benchmarks/train_throughput.py                 # 4,096 envs, all modes available
     python benchmarks/train_throughput.py --envs 64 --steps 20 --modes cpu
@@ -124,13 +130,22 @@ def measure_train(config: TrainConfig, steps: int) -> dict[str, Any]:
 
     config = config.replace(run={"steps": steps})
     marks: dict[str, float] = {}
+    boundaries: list[float] = []  # per epoch: the device done with its steps → its HEALTH_DIAG record written
+    cuda = config.run.device == "cuda"
 
     def progress(done: int, total: int, info: dict[str, Any] | None) -> None:
+        if info is None and (done % config.run.epoch_steps == 0 or done >= total):
+            if cuda:  # the epoch's last chunk: wait for its steps, so the boundary starts from an idle device
+                torch.cuda.synchronize()
+            marks["epoch_end"] = time.perf_counter()
+            return
         now = time.perf_counter()
         if info is not None and "warmup" in info:
             marks["loop_start"] = now  # the last warm-up collect has just run
-        elif info is not None and done >= total:
-            marks["loop_end"] = now  # the last epoch's boundary (validation, HEALTH_DIAG) is done
+        elif info is not None and "losses" in info:
+            boundaries.append(now - marks.get("epoch_end", now))
+            if done >= total:
+                marks["loop_end"] = now  # the last epoch's boundary (validation, HEALTH_DIAG) is done
 
     with tempfile.TemporaryDirectory() as out:
         started = time.perf_counter()
@@ -145,7 +160,70 @@ def measure_train(config: TrainConfig, steps: int) -> dict[str, Any]:
         "loop_s": loop_end - loop_start,
         "tail_s": ended - loop_end,
         "loop_ms_per_step": 1e3 * (loop_end - loop_start) / steps,
+        "epochs": len(boundaries),
+        "boundary_s": sum(boundaries),  # summary, validation rollouts, HEALTH_DIAG (measured)
     })  # fmt: skip
+    return row
+
+
+def measure_boundary(config: TrainConfig, steps: int, repeats: int, shadow_steps: int) -> dict[str, Any]:
+    """The epoch boundary of ``trainer train`` phase by phase, built from the loop's own parts on the
+    config's real data, after ``steps`` training steps; every phase is timed between two device
+    synchronisations, the median of ``repeats`` (the first call, which captures, apart):
+
+    - ``summary_s``: ``epoch_summary`` — the gradient-norm pass and the epoch's one host read;
+    - ``validation_s``: the two greedy rollouts (validation + training tail) with their baselines, as
+      ``evaluate`` runs them — captured on CUDA (``first_validation_s`` includes the capture) — and
+      ``validation_eager_s``, the same rollouts walked bar by bar in Python (as before issue 11);
+    - ``checkpoint_s``: ``CheckpointWriter.save`` until its copies to pinned memory are done (the
+      snapshot's sync, the copies); ``write_shadow_s``: how much longer ``shadow_steps`` steps take
+      while the background thread writes the files than with no write in flight (GIL contention).
+    """
+    import statistics
+
+    from trainer.train.checkpoint import CheckpointWriter
+    from trainer.train.loop import epoch_summary, evaluate, prepare_market, resolve_device, run_splits, start_split, training_tail
+    from trainer.train.validate import GreedyRollouts
+
+    device = resolve_device(config.run.device)
+    if device.type == "cpu":
+        prepare_cpu_process(config.run.cpu_threads)
+    market = prepare_market(config)
+    split = run_splits(config, market)[0]
+    run = start_split(config, market, split, device, None)
+    state, step = run.state, run.step
+    for _ in range(config.loss.n_step - 1 + math.ceil(config.replay.learning_starts / config.env.n_envs)):
+        step.collect()
+    runner = StepRunner(step, use_graph=config.run.cuda_graph)
+    runner.run(steps)
+    windows = [split.validation, training_tail(split, split.validation.stop - split.validation.start)]
+    eager = GreedyRollouts(state, step, capture=False)
+
+    def timed(phase: Any) -> float:
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        started = time.perf_counter()
+        phase()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - started
+
+    row: dict[str, Any] = {"mode": f"boundary ({device.type})", "envs": config.env.n_envs, "batch": config.replay.batch_size,
+                           "validation_bars": windows[0].stop - windows[0].start, "repeats": repeats}  # fmt: skip
+    row["first_validation_s"] = timed(lambda: evaluate(run, market, windows))
+    samples: dict[str, list[float]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as scratch, CheckpointWriter() as saver:
+        for _ in range(repeats):
+            samples["summary_s"].append(timed(lambda: epoch_summary(step)))
+            samples["validation_s"].append(timed(lambda: evaluate(run, market, windows)))
+            samples["validation_eager_s"].append(timed(lambda: eager.validation_curves(market.close, market.spread, windows)))
+            samples["checkpoint_s"].append(timed(lambda: saver.save(state, Path(scratch), {}, keep=1)))
+            with_write = timed(lambda: runner.run(shadow_steps))
+            saver.wait()
+            samples["write_shadow_s"].append(with_write - timed(lambda: runner.run(shadow_steps)))
+    row.update({name: statistics.median(values) for name, values in samples.items()})
+    row["shadow_steps"] = shadow_steps
+    row["boundary_s"] = row["summary_s"] + row["validation_s"] + row["checkpoint_s"] + max(row["write_shadow_s"], 0.0)
     return row
 
 
@@ -245,6 +323,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-config", default=None, metavar="TOML",
                         help="config of the --train row (default: config/train/gpu.toml on CUDA, the default config on the CPU)")
     parser.add_argument("--train-steps", type=int, default=None, help="steps of the --train row (default: the config's run.steps)")
+    parser.add_argument("--boundary-repeats", type=int, default=3,
+                        help="repeats of each epoch-boundary phase in the --train boundary row (default 3)")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--profile", default=None, metavar="PATH", help="also profile 5 eager steps into PATH")
     args = parser.parse_args(argv)
@@ -311,16 +391,31 @@ def train_rows(args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[
     print_row(alone)
     product = measure_train(config, steps)
     print_row(product)
+    epochs = max(product["epochs"], 1)
+    implied = product["loop_s"] - steps * alone["ms_per_step"] / 1e3  # all boundary work, checkpoints included
     print(
         f"{'':<12} start-up {product['startup_s']:.1f} s · loop {product['loop_s']:.1f} s "
         f"({product['loop_ms_per_step']:.3f} ms/step, epochs of {product['epoch_steps']:,} steps) · "
-        f"tail {product['tail_s']:.1f} s (test backtest, plots, last checkpoint)",
+        f"tail {product['tail_s']:.1f} s (test backtest, plots, last checkpoint)\n"
+        f"{'':<12} epoch boundary {1e3 * product['boundary_s'] / epochs:.0f} ms per epoch measured (summary, "
+        f"validation, HEALTH_DIAG) · loop − steps × step = {1e3 * implied / epochs:.0f} ms per epoch (with checkpoints)",
         flush=True,
     )
-    results.extend([alone, product])
+    boundary = measure_boundary(config, args.steps if gpu else args.cpu_steps, args.boundary_repeats,
+                                shadow_steps=min(config.run.epoch_steps, 200 if gpu else args.cpu_steps))  # fmt: skip
+    print(
+        f"{boundary['mode']:<12} per epoch: summary {1e3 * boundary['summary_s']:.1f} ms · validation "
+        f"{1e3 * boundary['validation_s']:.1f} ms (eager {1e3 * boundary['validation_eager_s']:.1f} ms, first call "
+        f"{1e3 * boundary['first_validation_s']:.1f} ms; {boundary['validation_bars']:,} bars × 2 windows) · checkpoint "
+        f"{1e3 * boundary['checkpoint_s']:.1f} ms + {1e3 * boundary['write_shadow_s']:.1f} ms on the next "
+        f"{boundary['shadow_steps']} steps · total {1e3 * boundary['boundary_s']:.1f} ms",
+        flush=True,
+    )
+    results.extend([alone, product, boundary])
     return {
         "train_loop_over_step": product["loop_ms_per_step"] / alone["ms_per_step"],
         "train_e2e_over_step": product["ms_per_step"] / alone["ms_per_step"],
+        "validation_eager_over_captured": boundary["validation_eager_s"] / boundary["validation_s"],
     }
 
 

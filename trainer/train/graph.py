@@ -8,7 +8,9 @@ with a device-tensor learning rate, and draws its random numbers from a counter 
 on the device (so replays never repeat numbers).
 
 Modes: ``graph`` (CUDA only), ``eager`` (same code, uncaptured; CUDA or CPU). The CPU always runs
-eagerly with the PyTorch reference ops.
+eagerly with the PyTorch reference ops. ``run_on_side_stream`` and ``capture_graph`` are the two
+halves of a capture (eager warm-up, then the recording); the epoch boundary's greedy rollout
+(``trainer.train.validate``) captures its bar with them too.
 
 Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
 steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
@@ -23,6 +25,7 @@ docs/trainer.md, "Determinism and resume").
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import torch
 
@@ -84,17 +87,34 @@ class StepRunner:
         eager for the whole run.
         """
         warmup = min(WARMUP_STEPS - self.warmup_done, budget)
-        side = torch.cuda.Stream(self.device)
-        side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.cuda.stream(side):
-            for _ in range(warmup):
-                self.step()
-        torch.cuda.current_stream(self.device).wait_stream(side)
+        run_on_side_stream(self.step, warmup, self.device)
         self.warmup_done += warmup
         if self.warmup_done < WARMUP_STEPS:
             return warmup  # too few steps so far to make capturing worth it; stay eager for now
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            self.step()  # records the kernels; runs nothing on the device (no step is taken)
-        self.graph = graph
+        self.graph = capture_graph(self.step)  # records the kernels; runs nothing (no step is taken)
         return warmup
+
+
+def run_on_side_stream(body: Callable[[], None], calls: int, device: torch.device) -> None:
+    """Call ``body`` eagerly ``calls`` times on a fresh side stream, ordered after and before the
+    current stream's work: the warm-up torch prescribes before a capture (kernels compile, cuBLAS
+    handles and the allocator's first blocks are made here, never inside the capture)."""
+    current = torch.cuda.current_stream(device)
+    side = torch.cuda.Stream(device)
+    side.wait_stream(current)
+    with torch.cuda.stream(side):
+        for _ in range(calls):
+            body()
+    current.wait_stream(side)
+
+
+def capture_graph(body: Callable[[], None]) -> torch.cuda.CUDAGraph:
+    """One call of a capture-safe ``body`` (no host reads, no Python branch on device values)
+    recorded as a CUDA graph; the capture runs nothing on the device. Every tensor ``body`` reads or
+    writes must outlive the graph at the same address: a replay works on those very buffers."""
+    graph = torch.cuda.CUDAGraph()
+    # "thread_local": only this thread's unsafe calls end the capture — the checkpoint writer's
+    # thread may be waiting on a copy's event meanwhile (a rollout is captured at an epoch boundary).
+    with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+        body()
+    return graph

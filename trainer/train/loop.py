@@ -66,7 +66,7 @@ from trainer.train.selection import ModelSelection
 from trainer.train.splits import Split, fold_splits, single_split
 from trainer.train.step import N_SUB_ACTIONS, MarketWindow, TrainerState, TrainStep
 from trainer.train.stop import RunControl
-from trainer.train.validate import validation_curves
+from trainer.train.validate import GreedyRollouts
 
 CONFIG_FILENAME = "config.toml"
 METRICS_FILENAME = "metrics.json"
@@ -213,6 +213,7 @@ class SplitRun:
     step: TrainStep
     registry: StateResetRegistry
     boundary: dict[str, str]
+    rollouts: GreedyRollouts  # the epoch boundaries' greedy rollouts (captured once per shape on CUDA)
 
 
 def start_split(config: TrainConfig, market: PreparedMarket, split: Split, device: torch.device,
@@ -223,7 +224,7 @@ def start_split(config: TrainConfig, market: PreparedMarket, split: Split, devic
     step = TrainStep(state)
     registry = build_trainer_registry(state, state.adaptive)
     boundary = registry.start_fold(previous)
-    return SplitRun(split, state, step, registry, boundary)
+    return SplitRun(split, state, step, registry, boundary, GreedyRollouts(state, step))
 
 
 def evaluate(
@@ -231,7 +232,7 @@ def evaluate(
 ) -> list[tuple[dict[str, Any], dict[str, EquityCurve]]]:
     """Greedy backtests of the current network on each window (one batched rollout where the windows
     are equally long), each with buy-and-hold and flat on the same bars."""
-    curves = validation_curves(run.state, run.step, market.close, market.spread, windows)
+    curves = run.rollouts.validation_curves(market.close, market.spread, windows)
     return [
         (backtest_report(c["agent"], c["buy_and_hold"], c["flat"], market.periods_per_year), c) for c in curves
     ]

@@ -1,16 +1,17 @@
-"""Out-of-sample backtest: baselines through the reference accounting, the greedy rollout's curve."""
+"""Out-of-sample backtest: baselines through the reference accounting, the greedy rollout's curve, and the
+reused rollout walking exactly as the uncaptured loop did."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from train_helpers import synthetic_market, tiny_config
+from train_helpers import perturb_network, reference_rollout, synthetic_market, tiny_config
 
 from trainer.env.accounting import backtest_targets
 from trainer.eval.backtest import EquityCurve, backtest_report
-from trainer.train.step import TrainerState, TrainStep
-from trainer.train.validate import action_fractions, baseline_curves, greedy_rollout, greedy_rollouts
+from trainer.train.step import MarketWindow, TrainerState, TrainStep
+from trainer.train.validate import GreedyRollouts, action_fractions, baseline_curves, greedy_rollout, greedy_rollouts
 
 
 def test_buy_and_hold_uses_the_reference_accounting_and_flat_never_trades():
@@ -75,3 +76,56 @@ def test_windows_rolled_out_together_trade_as_they_would_alone():
     with pytest.raises(ValueError, match=r"rollout windows do not fit the series \(starts \[500\], 160 bars each vs a "
                        r"series of 596 bars"):  # fmt: skip
         greedy_rollouts(state, step, close, spread, market.offset, [500], 160)
+
+
+def trading_state(seed: int = 0) -> tuple[TrainerState, TrainStep, MarketWindow]:
+    """A tiny CPU state whose greedy policy trades (its random weights scaled up)."""
+    torch.set_num_threads(1)
+    market = synthetic_market(700)
+    state = TrainerState(tiny_config(run={"seed": seed}), market, torch.device("cpu"))
+    step = TrainStep(state)
+    perturb_network(state, seed)
+    return state, step, market
+
+
+def test_a_reused_rollout_walks_exactly_as_the_uncaptured_loop_did_epoch_after_epoch():
+    state, step, market = trading_state()
+    close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])  # limit fills and spread costs vary
+    rollouts = GreedyRollouts(state, step)
+    starts, n_bars = [120, 380], 100
+    for epoch in range(2):  # the second walk reuses the env, buffers and ISV copy of the first
+        if epoch:
+            perturb_network(state, seed=epoch)  # the network changed in place, as Adam changes it between epochs
+        expected = reference_rollout(state, step, close, spread, market.offset, starts, n_bars)
+        rollout = rollouts.rollout(close, spread, market.offset, len(starts), n_bars)
+        trace = rollout.run(starts)
+        assert np.array_equal(trace.equity, expected[0]) and np.array_equal(trace.units, expected[1])
+        assert np.array_equal(trace.actions, expected[2])
+        assert len(np.unique(trace.actions[:, :, 0])) > 1, "the policy never changed its direction: a weak comparison"
+    curves = rollouts.curves(close, spread, market.offset, starts, n_bars)  # a third walk, through the curves
+    assert np.array_equal(curves[1].equity[1:], expected[0][:, 1]) and curves[1].equity[0] == state.config.env.init_cash
+    assert rollouts.rollout(close, spread, market.offset, len(starts), n_bars) is rollout  # one per shape and series
+    assert rollouts.rollout(close.clone(), spread, market.offset, len(starts), n_bars) is not rollout
+
+
+def test_a_rollout_leaves_the_training_state_alone():
+    state, step, market = trading_state()
+    before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
+    GreedyRollouts(state, step).curves(market.close, torch.zeros_like(market.close), market.offset, [10, 300], 150)
+    changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
+    assert not changed
+    assert state.online.training  # the network is back in training mode
+
+
+def test_a_rollout_refuses_starts_it_has_no_env_for_and_bars_past_its_window():
+    state, step, market = trading_state()
+    rollout = GreedyRollouts(state, step).rollout(market.close, torch.zeros_like(market.close), market.offset, 2, 50)
+    with pytest.raises(ValueError, match=r"rollout starts do not match its environments \(1 vs 2\) — hint: pass one "
+                       r"start per window"):  # fmt: skip
+        rollout.begin([0])
+    rollout.begin([0, 100])
+    rollout.advance(40)
+    with pytest.raises(ValueError, match=r"rollout walks past its window \(40 \+ 9 bars vs 48\) — hint: call begin\(\)"):
+        rollout.advance(9)
+    rollout.advance(8)
+    assert rollout.read().equity.shape == (48, 2)

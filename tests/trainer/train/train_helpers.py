@@ -1,13 +1,18 @@
-"""Small configs and synthetic markets shared by the training-core tests (no data files needed)."""
+"""Small configs and synthetic markets shared by the training-core tests (no data files needed), and the
+greedy rollout as it was written before it was captured (the reference every rollout path must equal)."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from trainer.config import TrainConfig
-from trainer.layout import FEATURE_STRIDE
+from trainer.env.vector_env import VectorEnv
+from trainer.isv import Isv
+from trainer.layout import FEATURE_STRIDE, JOINT_STRIDES, PS_BAR_INDEX, PS_EPISODE_START, PS_PORTFOLIO_VALUE, PS_POSITION
+from trainer.ops.rng import new_counter
 from trainer.train.loop import PreparedMarket
-from trainer.train.step import MarketWindow
+from trainer.train.step import MarketWindow, TrainerState, TrainStep
 
 TINY = {
     "env": {"n_envs": 8, "episode_length": 48},
@@ -64,3 +69,36 @@ def file_config(path, **overrides: dict) -> TrainConfig:
         sections.setdefault(name, {}).update(values)
     return TrainConfig().replace(**sections)
 
+
+def reference_rollout(state: TrainerState, step: TrainStep, close: torch.Tensor, spread: torch.Tensor,
+                      feature_offset: int, starts: list[int], n_bars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """The rollout as it was written before it was captured: a fresh env and ISV copy, a Python loop
+    writing bar t's row — (equity, units, actions) [n − 2, W(, D)], the semantics every path must keep."""
+    isv = Isv(state.device)
+    isv.load_state(state.isv.state())
+    isv.write_config("EPISODE_LENGTH", 0.0)
+    env = VectorEnv(close, n_envs=len(starts), isv=isv, seed=state.seed, spread=spread, counter=new_counter(state.device))
+    start_bars = torch.tensor(starts, dtype=torch.float32, device=state.device)
+    env.ps[:, PS_BAR_INDEX] = start_bars
+    env.ps[:, PS_EPISODE_START] = start_bars
+    strides = torch.tensor(JOINT_STRIDES, dtype=torch.int64, device=state.device)
+    state.isv_local.copy_(state.isv.tensor)
+    equity, units, actions = [], [], []
+    state.online.eval()
+    with torch.inference_mode():
+        for _ in range(n_bars - 2):
+            chosen = step.greedy(state.gather_windows(env.bar_index(), feature_offset), env.portfolio_inputs())
+            env.step((chosen * strides).sum(-1).to(torch.int32))
+            equity.append(env.ps[:, PS_PORTFOLIO_VALUE].double().cpu().numpy())
+            units.append(env.ps[:, PS_POSITION].double().cpu().numpy())
+            actions.append(chosen.cpu().numpy())
+    state.online.train()
+    return np.stack(equity), np.stack(units), np.stack(actions)
+
+
+def perturb_network(state: TrainerState, seed: int) -> None:
+    """Add N(0, 0.5²) to every weight in place (as an update does): a greedy policy that trades."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for parameter in state.online.parameters():
+            parameter.add_(torch.randn(parameter.shape, generator=generator).to(parameter.device) * 0.5)
