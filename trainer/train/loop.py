@@ -269,9 +269,81 @@ def train(
     stops the run there; ``tensorboard`` mirrors every HEALTH_DIAG record as TensorBoard scalars.
     ``adjust`` is called with every split's freshly built run before it trains (experiments that
     change an object the configuration does not reach, e.g. ``benchmarks/ablations.py``).
+
+    A population (``run.agents`` > 1) trains its agents together (``train_agents``), agent i in
+    ``out_dir/agent-KK/`` as the single run of ``agent_config(config, i)``; ``out_dir/config.toml``
+    keeps the population's config and ``out_dir/metrics.json`` every agent's test metrics and their mean.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if config.run.agents == 1:
+        (metrics,) = train_agents([config], [out], resume=resume, resume_from=resume_from, progress=progress,
+                                  stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust,
+                                  control=control, tensorboard=tensorboard)  # fmt: skip
+        return metrics
+    if resume_from is not None:
+        raise UserError("--resume-from applies to single runs", got=f"a population ({config.run.agents} agents)",
+                        expected="--resume", hint="resume the population with --resume, or one agent directory on its own")  # fmt: skip
+    configs = [agent_config(config, agent) for agent in range(config.run.agents)]
+    roots = [out / agent_dirname(agent) for agent in range(config.run.agents)]
+    write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
+    agent_metrics = train_agents(configs, roots, resume=resume, progress=progress, stop_after_epochs=stop_after_epochs,
+                                 make_plots=make_plots, adjust=adjust, control=control, tensorboard=tensorboard)  # fmt: skip
+    if not all(agent_metrics):
+        return {}  # interrupted; --resume continues
+    summary = population_summary(config, configs, roots, agent_metrics)
+    write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
+    return summary
+
+
+def lockstep_differences(configs: list[TrainConfig]) -> list[str]:
+    """How the agents' configs differ in more than seed and population grid keys (what they must share)."""
+    from trainer.config import POPULATION_GRID_KEYS
+
+    def shared(config: TrainConfig) -> dict[str, Any]:
+        table = config.to_dict()
+        table["run"] = {key: value for key, value in table["run"].items() if key != "seed"}
+        for key in POPULATION_GRID_KEYS:
+            section, name = key.split(".")
+            table[section] = {k: v for k, v in table[section].items() if k != name}
+        return table
+
+    first = shared(configs[0])
+    differences = []
+    for index, config in enumerate(configs[1:], start=1):
+        table = shared(config)
+        for section in first:
+            for key, value in first[section].items() if isinstance(first[section], dict) else ():
+                if table[section].get(key) != value:
+                    differences.append(f"agent {index} {section}.{key} = {table[section].get(key)!r} (vs {value!r})")
+    return differences
+
+
+def train_agents(
+    configs: list[TrainConfig],
+    roots: list[Path],
+    *,
+    resume: bool = False,
+    resume_from: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+    stop_after_epochs: int | None = None,
+    make_plots: bool = True,
+    adjust: Callable[[SplitRun], None] | None = None,
+    control: RunControl | None = None,
+    tensorboard: bool = False,
+) -> list[dict[str, Any]]:
+    """Train agent i with ``configs[i]`` in the run directory ``roots[i]``, every agent in the same
+    step; returns each agent's metrics.json content (``{}`` each when interrupted).
+
+    The configs may differ in the seed and the ``POPULATION_GRID_KEYS`` only: the agents share the
+    market, its windows and the epoch cadence. Each root becomes exactly the run directory the
+    single run of its config writes (``train(configs[i], roots[i])``), bitwise."""
+    differences = lockstep_differences(configs)
+    if differences:
+        raise UserError("agents of one population differ in what they share", got="; ".join(differences[:5]),
+                        expected="configs that differ in run.seed and the population grid keys only",
+                        hint="train such agents in separate runs")  # fmt: skip
+    config = configs[0]
     device = resolve_device(config.run.device)
     if device.type == "cpu":
         prepare_cpu_process(config.run.cpu_threads)
@@ -279,33 +351,21 @@ def train(
         pin_cublas_workspace()  # before the first GEMM: a resumed process must pick the same algorithms
     market = prepare_market(config)
     splits = run_splits(config, market)
-    write_text_atomic(out / CONFIG_FILENAME, config_text(config, splits))
+    for root, agent_cfg in zip(roots, configs, strict=True):
+        root.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(root / CONFIG_FILENAME, config_text(agent_cfg, splits))
     bands = run_bands(config, market)
     if bands.note is not None:
         print(bands.note, file=sys.stderr)  # once per run, before any epoch
-    configs = [config] if config.run.agents == 1 else [agent_config(config, agent) for agent in range(config.run.agents)]
-    roots = [out] if config.run.agents == 1 else [out / agent_dirname(agent) for agent in range(config.run.agents)]
-    if config.run.agents > 1:  # each agent directory is a complete run directory of its own config
-        for agent_root, agent_cfg in zip(roots, configs, strict=True):
-            agent_root.mkdir(parents=True, exist_ok=True)
-            write_text_atomic(agent_root / CONFIG_FILENAME, config_text(agent_cfg, splits))
     common = {"progress": progress, "make_plots": make_plots, "control": control, "tensorboard": tensorboard,
               "adjust": adjust, "bands": bands}  # fmt: skip
     if config.data.folds == 0:
         results = train_population_split(configs, market, splits[0], roots, device,
                                          resume=[resume or resume_from is not None] * len(configs),
                                          resume_from=resume_from, stop_after_epochs=stop_after_epochs, **common)  # fmt: skip
-        agent_metrics = [result.metrics for result in results]
-    else:
-        agent_metrics = _train_folds(configs, market, splits, roots, device, resume=resume,
-                                     stop_after_epochs=stop_after_epochs, bands=bands, common=common)  # fmt: skip
-    if not all(agent_metrics):
-        return {}  # interrupted; --resume continues
-    if config.run.agents == 1:
-        return agent_metrics[0]
-    summary = population_summary(config, configs, roots, agent_metrics)
-    write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
-    return summary
+        return [result.metrics for result in results]
+    return _train_folds(configs, market, splits, roots, device, resume=resume, stop_after_epochs=stop_after_epochs,
+                        bands=bands, common=common)  # fmt: skip
 
 
 def agent_dirname(agent: int) -> str:
@@ -319,7 +379,7 @@ def population_summary(config: TrainConfig, configs: list[TrainConfig], roots: l
     grid = population_grid(config)
     tests = [{strategy: _test_block(metrics, strategy) for strategy in STRATEGIES} for metrics in agent_metrics]
     agents = [
-        {"agent": agent, "seed": agent_cfg.run.seed, "grid": grid[agent % len(grid)], "dir": root.name, **test,
+        {"index": agent, "seed": agent_cfg.run.seed, "grid": grid[agent % len(grid)], "dir": root.name, **test,
          **({"termination": metrics["termination"]} if "termination" in metrics else {})}
         for agent, (agent_cfg, root, metrics, test) in enumerate(zip(configs, roots, agent_metrics, tests, strict=True))
     ]  # fmt: skip
