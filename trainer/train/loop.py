@@ -354,9 +354,9 @@ def train_agents(
     for root, agent_cfg in zip(roots, configs, strict=True):
         root.mkdir(parents=True, exist_ok=True)
         write_text_atomic(root / CONFIG_FILENAME, config_text(agent_cfg, splits))
-    bands = run_bands(config, market)
-    if bands.note is not None:
-        print(bands.note, file=sys.stderr)  # once per run, before any epoch
+    bands = [run_bands(agent_cfg, market) for agent_cfg in configs]  # scoped to each agent's own config
+    if bands[0].note is not None:
+        print(bands[0].note, file=sys.stderr)  # once per run, before any epoch
     common = {"progress": progress, "make_plots": make_plots, "control": control, "tensorboard": tensorboard,
               "adjust": adjust, "bands": bands}  # fmt: skip
     if config.data.folds == 0:
@@ -398,7 +398,7 @@ def _test_block(metrics: dict[str, Any], strategy: str) -> dict[str, Any]:
 
 
 def _train_folds(configs: list[TrainConfig], market: PreparedMarket, splits: list[Split], roots: list[Path],
-                 device: torch.device, *, resume: bool, stop_after_epochs: int | None, bands: BandChoice,
+                 device: torch.device, *, resume: bool, stop_after_epochs: int | None, bands: list[BandChoice],
                  common: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
     """Walk-forward folds one after another, every agent in ``roots[i]/fold-KK/``; each agent's
     ``roots[i]/metrics.json`` holds its mean over folds. An agent whose fold hit a metric band walks
@@ -416,7 +416,7 @@ def _train_folds(configs: list[TrainConfig], market: PreparedMarket, splits: lis
             previous=[previous[agent] for agent in walking] if carry and previous else None,
             resume=[resume and has_checkpoint(fold_dir) for fold_dir in fold_dirs],
             progress_offset=position * config.run.steps, progress_total=len(splits) * config.run.steps,
-            stop_after_epochs=budget, **common,
+            stop_after_epochs=budget, **{**common, "bands": [bands[agent] for agent in walking]},
         )  # fmt: skip
         if not all(result.metrics for result in results):
             return [{} for _ in configs]  # interrupted inside this fold; --resume continues it
@@ -431,7 +431,7 @@ def _train_folds(configs: list[TrainConfig], market: PreparedMarket, splits: lis
         if budget is not None and budget <= 0 and position + 1 < len(splits):
             return [{} for _ in configs]
     summaries = []
-    for root, folds in zip(roots, per_fold, strict=True):
+    for root, folds, agent_bands in zip(roots, per_fold, bands, strict=True):
         summary = {
             **{strategy: mean_over_folds([fold[strategy] for fold in folds]) for strategy in STRATEGIES},
             "validation": {
@@ -440,7 +440,7 @@ def _train_folds(configs: list[TrainConfig], market: PreparedMarket, splits: lis
             "n_folds": len(folds),
             "source": market.source,
             "data_sha256": market.source_sha256,
-            "bands": bands.to_dict(),
+            "bands": agent_bands.to_dict(),
             "folds": folds,
         }  # fmt: skip
         if "termination" in folds[-1]:
@@ -494,7 +494,7 @@ def train_split(
         [config], market, split, [out], device, previous=None if previous is None else [previous], resume=[resume],
         resume_from=resume_from, progress=progress, progress_offset=progress_offset, progress_total=progress_total,
         stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust, control=control,
-        tensorboard=tensorboard, bands=bands,
+        tensorboard=tensorboard, bands=None if bands is None else [bands],
     )  # fmt: skip
     return result
 
@@ -544,6 +544,7 @@ class AgentTraining:
         finished = [record for record in iter_health_diag(log) if record.epoch < state.epoch] if resume and log.exists() else []
         if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
             self.monitors.restore([record.monitors for record in finished])
+        self.bands = bands
         self.watcher = band_watcher(bands, config.run.band_epochs, finished)  # the regression hard-stop, its streaks resumed; None when off
         self.validation_bars = split.validation.stop - split.validation.start
         self.epochs_this_call = 0
@@ -604,7 +605,7 @@ class AgentTraining:
                                    best_only=SELECTED_TENSORS)  # fmt: skip
         return losses, validation, manifest_path
 
-    def finish(self, make_plots: bool, bands: BandChoice) -> SplitResult:
+    def finish(self, make_plots: bool) -> SplitResult:
         """The one test backtest, of the selected epoch's network and ISV; writes metrics.json and plots."""
         state, config, split, market = self.state, self.config, self.split, self.market
         best = self.checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
@@ -618,7 +619,7 @@ class AgentTraining:
             "splits": split.to_dict(),
             "source": market.source,
             "data_sha256": market.source_sha256,
-            "bands": bands.to_dict(),
+            "bands": self.bands.to_dict(),
         }
         if self.stopped_by is not None:
             metrics["termination"] = self.stopped_by
@@ -662,7 +663,7 @@ def train_population_split(
     adjust: Callable[[SplitRun], None] | None = None,
     control: RunControl | None = None,
     tensorboard: bool = False,
-    bands: BandChoice | None = None,
+    bands: list[BandChoice] | None = None,
 ) -> list[SplitResult]:
     """The epoch driver of a population: every agent's steps in one ``StepRunner`` (one captured
     graph on CUDA), each agent's epoch boundary and run directory exactly as a single run's.
@@ -672,11 +673,12 @@ def train_population_split(
     metrics.json at that boundary and writes nothing more, while the captured step keeps stepping
     its state (it cannot be cut out of the graph; its outputs are final). Progress reports the
     first agent still training. Returns one result per agent (metrics ``{}`` when interrupted)."""
-    bands = bands if bands is not None else run_bands(configs[0], market)
+    bands = bands if bands is not None else [run_bands(config, market) for config in configs]
     resume = resume if resume is not None else [False] * len(configs)
     agents = [
         AgentTraining(config, market, split, out, device, previous=None if previous is None else previous[index],
-                      resume=resume[index], resume_from=resume_from, tensorboard=tensorboard, bands=bands, adjust=adjust)
+                      resume=resume[index], resume_from=resume_from, tensorboard=tensorboard, bands=bands[index],
+                      adjust=adjust)
         for index, (config, out) in enumerate(zip(configs, outs, strict=True))
     ]  # fmt: skip
     runner = StepRunner([agent.run.step for agent in agents], use_graph=configs[0].run.cuda_graph)
@@ -725,14 +727,14 @@ def train_population_split(
             for agent in active:
                 if not agent.training:  # finished here: the selected epoch's test backtest, now
                     savers[id(agent)].wait()
-                    agent.finish(make_plots, bands)
+                    agent.finish(make_plots)
             active = [agent for agent in active if agent.training]
             if active and stop_after_epochs is not None and lead.epochs_this_call >= stop_after_epochs:
                 interrupted = True
                 break
     for agent in agents:
         if agent.result is None and not interrupted:
-            agent.finish(make_plots, bands)  # nothing left to train (a resumed finished run)
+            agent.finish(make_plots)  # nothing left to train (a resumed finished run)
     return [agent.result if agent.result is not None else SplitResult(agent.run, {}, agent.epochs_this_call) for agent in agents]
 
 
