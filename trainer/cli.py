@@ -109,6 +109,9 @@ def _add_validate_command(commands: argparse._SubParsersAction) -> None:
     validate.add_argument("--jobs", type=int, default=None, metavar="N", help="cells at once on this machine (default: its CPU count)")
     validate.add_argument("--gpu-fraction", type=float, default=0.25, metavar="F", help="share of a GPU per CUDA cell on Ray (default 0.25)")
     validate.add_argument("--device", choices=("cpu", "cuda"), default=None, help="device of every cell (default: run.device)")
+    validate.add_argument("--population", type=int, default=0, metavar="N",
+                          help="train up to N cells that differ only in their seed as one population, in one step "
+                          "(default 0: every seed of a fold together on a GPU, one cell per task on the CPU)")
     validate.add_argument("--steps", type=int, default=None, help="training steps per cell (overrides run.steps)")
     validate.add_argument("--write-bands", nargs="?", const="default", default=None, metavar="TOML",
                           help="after a passing report, write the metric bands from its epochs (default config/metric-bands.toml)")
@@ -544,7 +547,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     plan = SweepPlan(config, source, args.seeds, args.folds, parse_grid(args.grid), tiers, args.executor)
     jobs = args.jobs or os.cpu_count() or 1
     report = run_sweep(plan, out, jobs=jobs, address=args.address, gpu_fraction=args.gpu_fraction,
-                       live=not args.no_progress and sys.stderr.isatty())  # fmt: skip
+                       live=not args.no_progress and sys.stderr.isatty(), population=args.population)  # fmt: skip
     for point in report["grid_points"]:
         for tier in point["tiers"]:
             print(f"grid {point['index']} tier {tier['tier']} {tier['name']}: {'PASS' if tier['passed'] else 'FAIL'} — {tier['reason']}")
