@@ -167,10 +167,10 @@ def adaptive_atom_support_reference(
     """PyTorch twin of the kernel (f32, the kernel's summation order), agent by agent."""
     targets, rows = loader.agent_rows(td_targets, 2), loader.agent_rows(isv, 1)
     for agent in range(rows.shape[0]):
-        _atom_support_one_agent(targets[agent], rows[agent], params)
+        _atom_support_one_agent_reference(targets[agent], rows[agent], params)
 
 
-def _atom_support_one_agent(td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams) -> None:
+def _atom_support_one_agent_reference(td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams) -> None:
     """One agent's update: td_targets [batch, N_BRANCHES], isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
     batch = td_targets.shape[0]

@@ -179,10 +179,10 @@ def adaptive_kelly_cap_reference(
     """PyTorch twin of the two kernels, summing in the kernels' order (so CPU and GPU agree), agent by agent."""
     ps, isv, workspace = _with_agents(ps, isv, workspace)
     for agent in range(isv.shape[0]):
-        _kelly_cap_one_agent(ps[agent], isv[agent], workspace[agent], params)
+        _kelly_cap_one_agent_reference(ps[agent], isv[agent], workspace[agent], params)
 
 
-def _kelly_cap_one_agent(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor, params: KellyParams) -> None:
+def _kelly_cap_one_agent_reference(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor, params: KellyParams) -> None:
     """One agent: ps [n_envs, PS_STRIDE], isv [ISV_STRIDE] and workspace [4, blocks] (views, written in place)."""
     n_envs = ps.shape[0]
     blocks = workspace.shape[1]

@@ -133,10 +133,10 @@ def adaptive_learning_health_reference(
     """PyTorch twin of the kernel (f32, the kernel's summation order), agent by agent."""
     ps, grad_norm, isv = _with_agents(ps, grad_norm, isv)
     for agent in range(isv.shape[0]):
-        _learning_health_one_agent(ps[agent], grad_norm[agent : agent + 1], isv[agent], params)
+        _learning_health_one_agent_reference(ps[agent], grad_norm[agent : agent + 1], isv[agent], params)
 
 
-def _learning_health_one_agent(ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams) -> None:
+def _learning_health_one_agent_reference(ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams) -> None:
     """One agent's update: ps [n_envs, PS_STRIDE], grad_norm [1], isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
     cpu_isv = isv.to("cpu").clone()  # values before this update (the writes below alias on the CPU)

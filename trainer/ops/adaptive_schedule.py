@@ -152,10 +152,10 @@ def adaptive_schedule_reference(isv: torch.Tensor, params: ScheduleParams = Sche
     """PyTorch twin of the kernel (f32, element for element), agent by agent."""
     rows = loader.agent_rows(isv, 1)
     for agent in range(rows.shape[0]):
-        _schedule_one_agent(rows[agent], params)
+        _schedule_one_agent_reference(rows[agent], params)
 
 
-def _schedule_one_agent(isv: torch.Tensor, params: ScheduleParams) -> None:
+def _schedule_one_agent_reference(isv: torch.Tensor, params: ScheduleParams) -> None:
     """One agent's schedules: isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
     health = _health(isv)
