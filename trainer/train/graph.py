@@ -10,6 +10,10 @@ on the device (so replays never repeat numbers).
 Modes: ``graph`` (CUDA only), ``eager`` (same code, uncaptured; CUDA or CPU). The CPU always runs
 eagerly with the PyTorch reference ops.
 
+Populations: the runner steps every agent of a population (``run.agents``); on CUDA each agent's
+step goes on its own stream, forked from the current stream and joined back, so the one capture is
+one graph with a branch per agent that a replay runs concurrently (docs/trainer-population.md).
+
 Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
 steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
 runs its first few steps eagerly where the uninterrupted run replays its graph; that is exact

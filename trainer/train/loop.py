@@ -8,6 +8,10 @@ back with nothing read back.
 Outputs in the run directory: ``config.toml`` (resolved), ``health_diag.jsonl`` (one record per
 epoch), ``checkpoints/`` (safetensors + manifest, newest ``run.keep_checkpoints`` kept),
 ``metrics.json`` (agent vs buy-and-hold vs flat on the validation window) and ``plots/``.
+
+A population (``run.agents`` > 1) trains its agents in one step (``StepRunner`` over every agent's
+step) and gives each agent exactly the run directory, epoch boundary and outputs of its single run,
+in ``RUN_DIR/agent-KK/`` (docs/trainer-population.md); a single run is a population of one.
 """
 
 from __future__ import annotations
