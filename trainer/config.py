@@ -606,9 +606,14 @@ def agent_config(config: TrainConfig, agent: int) -> TrainConfig:
         raise ValueError(
             f"agent index out of range ({agent} vs 0 ≤ agent < run.agents = {config.run.agents}) — hint: count agents from 0"
         )
+    single = {"run": {"seed": config.run.seed + agent, "agents": 1, "agent_grid": ""}}
+    return config.replace(**deep_merge(agent_grid_point(config, agent), single))
+
+
+def agent_grid_point(config: TrainConfig, agent: int) -> dict[str, Any]:
+    """The overrides of agent ``agent``'s grid point: point ``agent mod |grid|`` ({} without a grid)."""
     grid = population_grid(config)
-    point = grid[agent % len(grid)]
-    return config.replace(**deep_merge(point, {"run": {"seed": config.run.seed + agent, "agents": 1, "agent_grid": ""}}))
+    return grid[agent % len(grid)]
 
 
 def population_problems(config: TrainConfig) -> list[str]:

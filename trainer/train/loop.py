@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.config import TrainConfig, agent_config, population_grid
+from trainer.config import TrainConfig, agent_config, agent_grid_point
 from trainer.errors import UserError
 from trainer.eval.backtest import EquityCurve, backtest_report
 from trainer.eval.bands import BandChoice, BandScope, band_watcher, choose_bands
@@ -380,10 +380,9 @@ def agent_dirname(agent: int) -> str:
 def population_summary(config: TrainConfig, configs: list[TrainConfig], roots: list[Path],
                        agent_metrics: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
     """metrics.json of a population: every agent's test metrics (and where they are), and their mean."""
-    grid = population_grid(config)
     tests = [{strategy: _test_block(metrics, strategy) for strategy in STRATEGIES} for metrics in agent_metrics]
     agents = [
-        {"index": agent, "seed": agent_cfg.run.seed, "grid": grid[agent % len(grid)], "dir": root.name, **test,
+        {"index": agent, "seed": agent_cfg.run.seed, "grid": agent_grid_point(config, agent), "dir": root.name, **test,
          **({"termination": metrics["termination"]} if "termination" in metrics else {})}
         for agent, (agent_cfg, root, metrics, test) in enumerate(zip(configs, roots, agent_metrics, tests, strict=True))
     ]  # fmt: skip
