@@ -81,3 +81,19 @@ def test_population_user_errors_exit_2_without_traceback(tmp_path, tiny_toml, ca
     assert code == EXIT_USER_ERROR
     err = capsys.readouterr().err
     assert "--resume-from applies to single runs (a population (2 agents) vs --resume" in err and "Traceback" not in err
+
+
+def test_overwrite_removes_the_agent_directories(tmp_path):
+    from trainer.config import TrainConfig
+    from trainer.train.rundir import open_run_directory
+
+    out = tmp_path / "pop"
+    (out / "agent-00" / "checkpoints").mkdir(parents=True)
+    (out / "agent-00" / "metrics.json").write_text("{}")
+    (out / "agent-11").mkdir()
+    (out / "agent-11" / "config.toml").write_text("")
+    (out / "config.toml").write_text("")
+    (out / "notes.txt").write_text("mine")
+    run = open_run_directory(out, TrainConfig().replace(run={"agents": 2}), overwrite=True)
+    assert sorted(entry.name for entry in out.iterdir()) == ["notes.txt"]
+    assert "agent-00" in run.notes[0] and "agent-11" in run.notes[0]
