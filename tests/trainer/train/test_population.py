@@ -167,3 +167,17 @@ def test_a_population_run_reproduces_itself_and_resumes_bitwise(population_run, 
     for agent in range(2):
         assert_same_run(run_dir / agent_dirname(agent), resumed / agent_dirname(agent))
     assert json.loads((run_dir / METRICS_FILENAME).read_text()) == json.loads((resumed / METRICS_FILENAME).read_text())
+
+
+def test_agents_at_different_steps_are_refused_with_a_hint(tmp_path):
+    from types import SimpleNamespace
+
+    from trainer.errors import UserError
+    from trainer.train.loop import _check_lockstep
+
+    agents = [SimpleNamespace(state=SimpleNamespace(steps_done=steps), out=tmp_path / name)
+              for steps, name in ((8, "agent-00"), (4, "agent-01"))]  # fmt: skip
+    with pytest.raises(UserError, match=r"stopped at different steps \(agent-00: 8, agent-01: 4 vs one step .*\) — hint: "
+                                        r"a checkpoint write was cut short"):  # fmt: skip
+        _check_lockstep(agents)
+    _check_lockstep(agents[:1])
