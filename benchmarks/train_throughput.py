@@ -29,6 +29,12 @@ the next steps), on the same config and data.
     python benchmarks/train_throughput.py --envs 64 --steps 20 --modes cpu
     python benchmarks/train_throughput.py --modes gpu-graph --train            # the GPU config, 20,000 steps
     python benchmarks/train_throughput.py --modes cpu --cpu-threads 1 --train --train-steps 200
+    python benchmarks/train_throughput.py --modes gpu-graph --population 1,8,32,128   # populations in one graph
+
+``--population 1,8,32,128`` adds population rows: P agents of the step config (seeds 0 … P − 1),
+stepped by one ``StepRunner`` (on CUDA one captured graph, a branch per agent); updates/s and
+samples/s are aggregates over the agents, with the peak GPU memory and the speed-up over P = 1
+(issue-11 targets: ≥ 16× at P = 32, ≥ 40× at P = 128).
 
 ``--profile PATH`` records 5 eager steps with the torch profiler (CUDA kernels on a GPU, ATen ops
 on the CPU): kernels or ops per step, the GEMMs by shape with their FLOPs, the bytes the ops read,
@@ -65,6 +71,7 @@ MODES = ("gpu-graph", "gpu-eager", "cpu")
 TARGET_ENV_STEPS_PER_S = 2_000_000  # issue #5, at 4,096 envs and one update per step
 TARGET_GRAPH_OVER_EAGER = 4.0
 TARGET_TRAIN_OVER_STEP = 1.2  # issue #11: `trainer train` within 1.2× the captured step, boundaries included
+TARGET_POPULATION_OVER_SINGLE = {32: 16.0, 128: 40.0}  # issue #11: aggregate updates/s over one agent's
 GPU_CONFIG = Path(__file__).resolve().parent.parent / "config" / "train" / "gpu.toml"
 GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
 
@@ -122,6 +129,59 @@ def measure(mode: str, config: TrainConfig, steps: int, warmup: int, cpu_threads
     if device.type == "cuda":
         torch.cuda.synchronize()
     return rates(mode, config, steps, time.perf_counter() - started)
+
+
+def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int, cpu_threads: int) -> dict[str, Any]:
+    """``agents`` agents (seeds 0 … agents − 1) of ``config`` stepped by one ``StepRunner`` — on CUDA one
+    captured graph with a branch per agent; aggregate rates count every agent's updates."""
+    device = torch.device("cuda" if torch.cuda.is_available() and config.run.device != "cpu" else "cpu")
+    if device.type == "cpu":
+        prepare_cpu_process(cpu_threads)
+    else:
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+    market = synthetic_market(20_000, config.model.window)
+    steps_of = []
+    for agent in range(agents):
+        state = TrainerState(config.replace(run={"seed": agent}), market, device)
+        step = TrainStep(state)
+        for _ in range(config.loss.n_step - 1 + math.ceil(config.replay.learning_starts / config.env.n_envs)):
+            step.collect()
+        steps_of.append(step)
+    runner = StepRunner(steps_of, use_graph=device.type == "cuda")
+    runner.run(warmup)  # graph mode: eager warm-up + the one capture of every agent
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    runner.run(steps)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    elapsed = time.perf_counter() - started
+    row = rates(f"population {agents}", config, steps * agents, elapsed)  # aggregate: every agent's updates
+    row.update({
+        "agents": agents,
+        "ms_per_population_step": 1e3 * elapsed / steps,
+        "gpu_peak_memory_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
+    })  # fmt: skip
+    return row
+
+
+def population_rows(sizes: list[int], args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[str, float]:
+    """The population rows (P agents in one step) and each size's aggregate speed-up over P = 1."""
+    config = step_config(args.envs, args.batch).replace(run={"device": "cuda" if torch.cuda.is_available() else "cpu"})
+    gpu = config.run.device == "cuda"
+    rows = []
+    for agents in sizes:
+        row = measure_population(agents, config, args.steps if gpu else args.cpu_steps, 10 if gpu else 1, args.cpu_threads)
+        memory = f"  GPU peak {row['gpu_peak_memory_gib']:.2f} GiB" if row["gpu_peak_memory_gib"] is not None else ""
+        print_row(row)
+        print(f"{'':<12} {row['ms_per_population_step']:.3f} ms per population step{memory}", flush=True)
+        rows.append(row)
+    results.extend(rows)
+    single = next((row for row in rows if row["agents"] == 1), None)
+    if single is None:
+        return {}
+    return {f"population_{row['agents']}_over_1": row["updates_per_s"] / single["updates_per_s"] for row in rows if row["agents"] > 1}
 
 
 def measure_train(config: TrainConfig, steps: int) -> dict[str, Any]:
@@ -325,6 +385,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-steps", type=int, default=None, help="steps of the --train row (default: the config's run.steps)")
     parser.add_argument("--boundary-repeats", type=int, default=3,
                         help="repeats of each epoch-boundary phase in the --train boundary row (default 3)")
+    parser.add_argument("--population", default="", metavar="LIST",
+                        help="also time populations of these sizes in one step (e.g. 1,8,32,128): aggregate updates/s, GPU memory")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--profile", default=None, metavar="PATH", help="also profile 5 eager steps into PATH")
     args = parser.parse_args(argv)
@@ -351,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         ratios["eager_over_cpu"] = by_mode["gpu-eager"]["updates_per_s"] / by_mode["cpu"]["updates_per_s"]
     if args.train:
         ratios.update(train_rows(args, results))
+    if args.population:
+        ratios.update(population_rows([int(size) for size in args.population.split(",") if size.strip()], args, results))
     for name, value in ratios.items():
         print(f"{name}: {value:.2f}x")
     verdicts = []
@@ -364,6 +428,10 @@ def main(argv: list[str] | None = None) -> int:
     if "train_loop_over_step" in ratios:
         met = ratios["train_loop_over_step"] <= TARGET_TRAIN_OVER_STEP
         verdicts.append(f"train loop/step {ratios['train_loop_over_step']:.2f}x vs target ≤ {TARGET_TRAIN_OVER_STEP}x ({'met' if met else 'not met'})")
+    for agents, target in TARGET_POPULATION_OVER_SINGLE.items():
+        ratio = ratios.get(f"population_{agents}_over_1")
+        if ratio is not None:
+            verdicts.append(f"population {agents}/1 {ratio:.1f}x vs target ≥ {target}x ({'met' if ratio >= target else 'not met'})")
     if verdicts:
         print("targets: " + "; ".join(verdicts))
     if args.json:

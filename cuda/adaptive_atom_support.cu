@@ -1,9 +1,10 @@
 // adaptive_atom_support.cu — the C51 support of every branch, centred and sized from EMAs of the
 // branch's TD targets, and the Q-mean drift EMA that learning health reads.
 //
-// Shapes: td_target [batch, N_BRANCHES] f32 — per sample, the mean of each branch's TD target
-// distribution r + γⁿ·E[Z′] (before the projection onto the support); isv [ISV_STRIDE] f32
-// (device-mapped).
+// Shapes: td_target [agents, batch, N_BRANCHES] f32 — per agent and sample, the mean of each
+// branch's TD target distribution r + γⁿ·E[Z′] (before the projection onto the support);
+// isv [agents, ISV_STRIDE] f32 (device-mapped): one ISV row per agent of a population (1 for a
+// single run). Agents never mix: block row y reads and writes agent y's rows only.
 // Reads  (ISV): ATOM_CENTRE[b], ATOM_HALF_WIDTH[b], Q_MEAN_DRIFT_EMA, GAMMA[b].
 // Writes (ISV): ATOM_CENTRE[b], ATOM_HALF_WIDTH[b], Q_MEAN_DRIFT_EMA.
 //
@@ -22,7 +23,7 @@
 // The support the learner uses is [c_b − w_b, c_b + w_b] split into its atoms. Nothing here reads
 // the network's own predicted distribution, so the support has no fixed point at its config bound.
 //
-// Launch geometry: one block of ADAPTIVE_BLOCK threads. For each branch in order, thread i sums
+// Launch geometry: one block of ADAPTIVE_BLOCK threads per agent (grid (1, agents)). For each branch in order, thread i sums
 // rows i, i + ADAPTIVE_BLOCK, ... in index order and a shared-memory tree reduces the lanes: one
 // pass for μ_b, a second for the squared deviations. No atomics: the result is bitwise
 // reproducible.
@@ -36,6 +37,8 @@ extern "C" __global__ void atom_support_update(
     int n_step)
 {
     __shared__ float shared[ADAPTIVE_BLOCK];
+    td_target += (size_t)blockIdx.y * batch * N_BRANCHES;  // this agent's batch
+    isv += (size_t)blockIdx.y * ISV_STRIDE;                // this agent's ISV row
     const int lane = threadIdx.x;
     const float inv_batch = 1.0f / (float)max(batch, 1);
     const float half_width_cap = fmaxf(0.5f * (v_max - v_min), half_width_floor);

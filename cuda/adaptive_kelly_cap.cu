@@ -2,8 +2,10 @@
 // win/loss record, the mean trade return at its lower confidence bound, scaled by a health-coupled
 // safety factor, reduced over environments deterministically.
 //
-// Shapes: ps [n_envs, PS_STRIDE] f32 (portfolio state); partials [KELLY_STATS = 4, n_blocks] f32
-// scratch with n_blocks = ceil(n_envs / ADAPTIVE_BLOCK); isv [ISV_STRIDE] f32 (device-mapped).
+// Shapes: ps [agents, n_envs, PS_STRIDE] f32 (portfolio state); partials [agents, KELLY_STATS = 4,
+// n_blocks] f32 scratch with n_blocks = ceil(n_envs / ADAPTIVE_BLOCK); isv [agents, ISV_STRIDE] f32
+// (device-mapped). One row per agent of a population (agents = 1 for a single run); block row y
+// reads and writes agent y's rows only.
 // Reads  (ps):  KELLY_WINS, KELLY_LOSSES, KELLY_WIN_SUM, KELLY_LOSS_SUM per env (clamped ≥ 0). They
 //               carry the Bayesian prior: VectorEnv.reset seeds every env with ISV KELLY_PRIOR_WINS
 //               (2) wins and KELLY_PRIOR_LOSSES (2) losses of size KELLY_PRIOR_MEAN_RETURN, and the
@@ -26,9 +28,9 @@
 // A non-finite position counts as 0. The floor keeps a cold-started agent trading so that
 // statistics can accumulate at all.
 //
-// Launch geometry: kelly_cap_partials — grid n_blocks, block ADAPTIVE_BLOCK: thread i handles env
-// blockIdx·ADAPTIVE_BLOCK + i, four shared-memory trees sum the block's statistics into
-// partials[k, block]. kelly_cap_finalize — one block: for each statistic, thread t sums
+// Launch geometry (one grid row per agent): kelly_cap_partials — grid (n_blocks, agents), block
+// ADAPTIVE_BLOCK: thread i handles env blockIdx.x·ADAPTIVE_BLOCK + i, four shared-memory trees sum the block's statistics into
+// partials[k, block]. kelly_cap_finalize — one block per agent: for each statistic, thread t sums
 // partials[k, t], partials[k, t + ADAPTIVE_BLOCK], ... in index order, then a shared-memory tree.
 // No atomics: the result is bitwise reproducible.
 #include "generated/layout.cuh"
@@ -41,6 +43,8 @@ extern "C" __global__ void kelly_cap_partials(
 {
     __shared__ float shared[ADAPTIVE_BLOCK];
     const int env = blockIdx.x * ADAPTIVE_BLOCK + threadIdx.x;
+    ps += (size_t)blockIdx.y * n_envs * PS_STRIDE;                // this agent's environments
+    partials += (size_t)blockIdx.y * KELLY_STATS * gridDim.x;     // this agent's partials
     const int columns[KELLY_STATS] = {PS_KELLY_WINS, PS_KELLY_LOSSES, PS_KELLY_WIN_SUM, PS_KELLY_LOSS_SUM};
     for (int stat = 0; stat < KELLY_STATS; ++stat) {
         const float value = env < n_envs ? fmaxf(ps[(size_t)env * PS_STRIDE + columns[stat]], 0.0f) : 0.0f;
@@ -68,6 +72,8 @@ extern "C" __global__ void kelly_cap_finalize(
     float cap_floor, float cap_max, float kelly_fraction, float confidence_z)
 {
     __shared__ float shared[ADAPTIVE_BLOCK];
+    partials += (size_t)blockIdx.y * KELLY_STATS * n_blocks;  // this agent's partials
+    isv += (size_t)blockIdx.y * ISV_STRIDE;                   // this agent's ISV row
     float totals[KELLY_STATS];
     for (int stat = 0; stat < KELLY_STATS; ++stat) {
         float running = 0.0f;

@@ -2,8 +2,9 @@
 // the environments, the gradient-norm EMA, and (read here, written by adaptive_atom_support.cu)
 // the Q-mean drift EMA.
 //
-// Shapes: ps [n_envs, PS_STRIDE] f32; grad_norm [1] f32 (the global gradient norm of this update,
-// on the device); isv [ISV_STRIDE] f32 (device-mapped).
+// Shapes: ps [agents, n_envs, PS_STRIDE] f32; grad_norm [agents] f32 (each agent's global gradient
+// norm of this update, on the device); isv [agents, ISV_STRIDE] f32 (device-mapped). One row per
+// agent of a population (agents = 1 for a single run); block row y is agent y.
 // Reads  (ps):  DSR_A, DSR_B per env (the EMAs of the per-bar net return and of its square).
 // Reads  (ISV): SHARPE_EMA, GRAD_NORM_EMA, Q_MEAN_DRIFT_EMA, ATOM_HALF_WIDTH[b], LEARNING_HEALTH,
 //               DSR_VARIANCE_FLOOR.
@@ -21,7 +22,7 @@
 // Health is about the *stability* of learning first (gradient spikes, a drifting value scale) and
 // only then about profit, so a flat but stable learner stays above ½.
 //
-// Launch geometry: one block of ADAPTIVE_BLOCK threads; thread i sums s_e for e = i, i +
+// Launch geometry: one block of ADAPTIVE_BLOCK threads per agent (grid (1, agents)); thread i sums s_e for e = i, i +
 // ADAPTIVE_BLOCK, ... in index order, then a shared-memory tree. No atomics: bitwise reproducible.
 #include "generated/layout.cuh"
 #include "block_reduce.cuh"
@@ -33,6 +34,9 @@ extern "C" __global__ void learning_health_update(
 {
     __shared__ float shared[ADAPTIVE_BLOCK];
     const int lane = threadIdx.x;
+    ps += (size_t)blockIdx.y * n_envs * PS_STRIDE;  // this agent's environments
+    grad_norm += blockIdx.y;                        // this agent's gradient norm
+    isv += (size_t)blockIdx.y * ISV_STRIDE;         // this agent's ISV row
     const float variance_floor = isv[ISV_DSR_VARIANCE_FLOOR];
     float running = 0.0f;
     for (int env = lane; env < n_envs; env += ADAPTIVE_BLOCK) {

@@ -13,8 +13,12 @@
 //   ε_sch  = ε_end + (ε_start − ε_end)·max(0, 1 − p / f_explore)  linear decay over f_explore of training
 //   ε      = clamp(ε_sch + ε_boost·(1 − h), ε_end, ε_start)        re-explore while learning is sick
 //
-// Launch geometry: one block of ADAPTIVE_BLOCK threads (trainer.ops.loader.BLOCK_SIZE); thread b
-// < N_BRANCHES writes γ_b, thread 0 writes the scalars. No reduction, so trivially deterministic.
+// Shapes: isv [agents, ISV_STRIDE] f32 (device-mapped), one row per agent of a population (1 for
+// a single run); the schedule constants are the launch's, shared by its agents.
+//
+// Launch geometry: one block of ADAPTIVE_BLOCK threads per agent (grid (1, agents),
+// trainer.ops.loader.BLOCK_SIZE); block row y is agent y; thread b < N_BRANCHES writes γ_b, thread 0
+// writes the scalars. No reduction, so trivially deterministic.
 // Cold path (epoch boundary) or inside the captured step: it reads no host memory other than the
 // device-mapped ISV and allocates nothing.
 #include "generated/layout.cuh"
@@ -31,6 +35,7 @@ extern "C" __global__ void adaptive_schedule_update(
     float epsilon_start, float epsilon_end, float explore_fraction, float epsilon_boost)
 {
     const int lane = threadIdx.x;
+    isv += (size_t)blockIdx.y * ISV_STRIDE;  // this agent's ISV row
     const float health = clamp01(isv[ISV_LEARNING_HEALTH]);
     if (lane < N_BRANCHES) {
         isv[ISV_GAMMA + lane] = gamma_low[lane] + (gamma_high[lane] - gamma_low[lane]) * health;

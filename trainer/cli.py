@@ -73,6 +73,12 @@ def _add_train_command(commands: argparse._SubParsersAction) -> None:
                        help="also write TensorBoard scalars to RUN_DIR/tensorboard (needs the tensorboard extra)")
     train.add_argument("--folds", type=int, default=None, metavar="K",
                        help="walk-forward: train fold by fold over K folds (overrides data.folds), each in RUN_DIR/fold-KK/")
+    train.add_argument("--agents", type=int, default=None, metavar="P",
+                       help="population: train P agents in one step (seeds run.seed … run.seed + P − 1), each in RUN_DIR/agent-KK/ "
+                       "(overrides run.agents)")
+    train.add_argument("--agent-grid", action="append", default=[], metavar="SECTION.KEY=V1,V2",
+                       help="a population's hyper-parameter axis (repeatable; agent i takes point i mod the grid's size; "
+                       "overrides run.agent_grid)")
     _add_config_surface(train)
     train.set_defaults(handler=_cmd_train)
 
@@ -103,6 +109,9 @@ def _add_validate_command(commands: argparse._SubParsersAction) -> None:
     validate.add_argument("--jobs", type=int, default=None, metavar="N", help="cells at once on this machine (default: its CPU count)")
     validate.add_argument("--gpu-fraction", type=float, default=0.25, metavar="F", help="share of a GPU per CUDA cell on Ray (default 0.25)")
     validate.add_argument("--device", choices=("cpu", "cuda"), default=None, help="device of every cell (default: run.device)")
+    validate.add_argument("--population", type=int, default=0, metavar="N",
+                          help="train up to N cells that differ only in their seed as one population, in one step "
+                          "(default 0: every seed of a fold together on a GPU, one cell per task on the CPU)")
     validate.add_argument("--steps", type=int, default=None, help="training steps per cell (overrides run.steps)")
     validate.add_argument("--write-bands", nargs="?", const="default", default=None, metavar="TOML",
                           help="after a passing report, write the metric bands from its epochs (default config/metric-bands.toml)")
@@ -473,7 +482,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
     if not metrics:  # stopped by stop_after_epochs-style interruption: nothing to report yet
         return 0
     selection = metrics.get("selection") or {}
-    where = f"selected epoch {selection['epoch']}" if selection.get("epoch") is not None else f"mean of {metrics.get('n_folds')} folds"
+    if "n_agents" in metrics:
+        where = f"mean of {metrics['n_agents']} agents, each in {out}/agent-KK"
+    elif selection.get("epoch") is not None:
+        where = f"selected epoch {selection['epoch']}"
+    else:
+        where = f"mean of {metrics.get('n_folds')} folds"
     Console().print(_metrics_table(metrics, f"test-window backtest ({where}) — {out}"))
     Console().print(f"run directory: {out}")
     termination = metrics.get("termination")
@@ -492,10 +506,13 @@ def _duration(seconds: float) -> str:
 def _overrides(args: argparse.Namespace) -> list[str]:
     """The --set list plus the dedicated flags, as section.key=value (one validation for all)."""
     overrides = list(args.overrides)
-    for flag, key in (("data", "data.path"), ("device", "run.device"), ("seed", "run.seed"), ("steps", "run.steps")):
+    for flag, key in (("data", "data.path"), ("device", "run.device"), ("seed", "run.seed"), ("steps", "run.steps"),
+                      ("agents", "run.agents")):  # fmt: skip
         value = getattr(args, flag, None)
         if value is not None:
             overrides.append(f"{key}={value}" if not isinstance(value, str) else f"{key}={json.dumps(value)}")
+    if getattr(args, "agent_grid", None):
+        overrides.append(f"run.agent_grid={json.dumps('; '.join(args.agent_grid))}")
     if args.no_bands:
         overrides.append('run.bands=""')
     return overrides
@@ -530,7 +547,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     plan = SweepPlan(config, source, args.seeds, args.folds, parse_grid(args.grid), tiers, args.executor)
     jobs = args.jobs or os.cpu_count() or 1
     report = run_sweep(plan, out, jobs=jobs, address=args.address, gpu_fraction=args.gpu_fraction,
-                       live=not args.no_progress and sys.stderr.isatty())  # fmt: skip
+                       live=not args.no_progress and sys.stderr.isatty(), population=args.population)  # fmt: skip
     for point in report["grid_points"]:
         for tier in point["tiers"]:
             print(f"grid {point['index']} tier {tier['tier']} {tier['name']}: {'PASS' if tier['passed'] else 'FAIL'} — {tier['reason']}")

@@ -294,6 +294,12 @@ class RunConfig:
     """Metric bands of the regression hard-stop: "default" = config/metric-bands.toml, "" = none, else a TOML path."""
     band_epochs: int = _bounded(2, Bound(1, 10_000))
     """N of the hard-stop: a metric outside its band for 2N consecutive epochs stops the run."""
+    agents: int = _bounded(1, Bound(1, 4_096))
+    """Population training: agents trained together in one step, each in RUN_DIR/agent-KK/ (agent i
+    has seed run.seed + i); 1 = a single run in RUN_DIR."""
+    agent_grid: str = ""
+    """Hyper-parameters of a population's agents: "section.key=v1,v2; section.key=v1,v2" (the
+    cartesian product; agent i takes point i mod its size); "" = every agent the same but its seed."""
 
 
 @dataclass(frozen=True)
@@ -544,6 +550,7 @@ def _cross_checks(config: TrainConfig) -> list[str]:
         problems.append(
             f"data.fold = {config.data.fold} with data.folds = {config.data.folds} (vs -1, or 0 ≤ fold < folds)"
         )
+    problems.extend(population_problems(config))
     if config.loss.n_step >= config.env.episode_length:
         problems.append(
             f"loss.n_step = {config.loss.n_step} must be below env.episode_length = "
@@ -555,6 +562,84 @@ def _cross_checks(config: TrainConfig) -> list[str]:
             f"(vs -1 or 0 ≤ fold < folds)"
         )
     return problems
+
+
+POPULATION_GRID_KEYS = (
+    "optim.lr", "optim.adam_eps", "optim.grad_clip", "loss.gamma", "loss.iqn_weight", "loss.huber_kappa",
+    "loss.cql_alpha", "loss.reward_scale", "replay.feature_noise", "schedule.epsilon", "schedule.tau",
+)  # fmt: skip
+"""Keys a population's agents may differ in (``run.agent_grid``): values the step reads, never a
+tensor shape, the market, the windows or the epoch cadence that the agents share in lockstep."""
+
+
+def population_grid(config: TrainConfig) -> tuple[dict[str, Any], ...]:
+    """``run.agent_grid`` as its cartesian product of override tables (``({},)`` when empty).
+
+    Axes are separated by ``;``, values by ``,``: ``"optim.lr=1e-4,3e-4; loss.gamma=0.97,0.99"``
+    is four points, the last axis varying fastest. Raises ConfigError on a malformed grid."""
+    problems: list[str] = []
+    axes: list[list[dict[str, Any]]] = []
+    for spec in (part.strip() for part in config.run.agent_grid.split(";")):
+        if not spec:
+            continue
+        key, sep, values = spec.partition("=")
+        key = key.strip()
+        choices = [value.strip() for value in values.split(",") if value.strip()]
+        if not sep or not choices:
+            problems.append(f"run.agent_grid axis {spec!r} (vs section.key=v1,v2,...)")
+        elif key not in POPULATION_GRID_KEYS:
+            problems.append(
+                f"run.agent_grid key {key!r} (vs one of {', '.join(POPULATION_GRID_KEYS)}: agents share "
+                f"shapes, market and cadence)"
+            )
+        else:
+            axes.append([parse_overrides([f"{key}={value}"]) for value in choices])
+    if problems:
+        raise ConfigError(problems, "run.agent_grid")
+    points: list[dict[str, Any]] = []
+    for combination in itertools.product(*axes):
+        point: dict[str, Any] = {}
+        for table in combination:
+            point = deep_merge(point, table)
+        points.append(point)
+    return tuple(points)
+
+
+def agent_config(config: TrainConfig, agent: int) -> TrainConfig:
+    """Agent ``agent`` of a population as the single-run config it is: seed ``run.seed + agent``,
+    grid point ``agent mod |grid|``, ``run.agents = 1`` (its run directory resumes as a single run)."""
+    if not 0 <= agent < config.run.agents:
+        raise ValueError(
+            f"agent index out of range ({agent} vs 0 ≤ agent < run.agents = {config.run.agents}) — hint: count agents from 0"
+        )
+    single = {"run": {"seed": config.run.seed + agent, "agents": 1, "agent_grid": ""}}
+    return config.replace(**deep_merge(agent_grid_point(config, agent), single))
+
+
+def agent_grid_point(config: TrainConfig, agent: int) -> dict[str, Any]:
+    """The overrides of agent ``agent``'s grid point: point ``agent mod |grid|`` ({} without a grid)."""
+    grid = population_grid(config)
+    return grid[agent % len(grid)]
+
+
+def population_problems(config: TrainConfig) -> list[str]:
+    """A population's own constraints: a parseable grid of allowed keys, seeds that fit."""
+    try:
+        grid = population_grid(config)
+    except ConfigError as error:
+        return list(error.problems)
+    problems: list[str] = []
+    if config.run.agent_grid.strip():
+        for point in grid:  # each point's values against their keys' types and ranges
+            try:
+                config.replace(**deep_merge(point, {"run": {"agents": 1, "agent_grid": ""}}))
+            except ConfigError as error:
+                problems.extend(f"run.agent_grid: {problem}" for problem in error.problems)
+    if problems:
+        return problems
+    if config.run.seed + config.run.agents - 1 > (1 << 63) - 1:
+        return [f"run.seed + run.agents − 1 = {config.run.seed + config.run.agents - 1} (vs ≤ 2**63 − 1: agent seeds)"]
+    return []
 
 
 def _read_toml(path: Path, chain: tuple[Path, ...] = ()) -> dict[str, Any]:

@@ -19,7 +19,9 @@ which made the config bound a fixed point: the support never left it in the defa
 ``adaptive_atom_support(td_targets, isv, params)`` launches on CUDA and runs
 ``adaptive_atom_support_reference`` (same signature) on the CPU. ``td_targets`` is
 [batch, N_BRANCHES]: per sample, the mean of each branch's TD target distribution
-(``trainer.losses.c51.C51Terms.target_mean``, transposed); γ per branch comes from the ISV.
+(``trainer.losses.c51.C51Terms.target_mean``, transposed); γ per branch comes from the ISV. A
+population passes a leading agent dimension on both ([agents, batch, N_BRANCHES], [agents,
+ISV_STRIDE]): one launch, one block per agent, agents never mixed.
 """
 
 from __future__ import annotations
@@ -92,35 +94,45 @@ class AtomSupportParams:
 
 
 def _check(td_targets: torch.Tensor, isv: torch.Tensor) -> None:
+    """One agent: td_targets [batch, N_BRANCHES], isv [ISV_STRIDE]; a population: [agents, batch,
+    N_BRANCHES], [agents, ISV_STRIDE] (the shapes are reported as given)."""
     problems = []
-    if td_targets.dim() != 2 or td_targets.shape[1] != N_BRANCHES or td_targets.dtype != torch.float32:
-        problems.append(f"td_targets {tuple(td_targets.shape)} {td_targets.dtype} vs [batch, {N_BRANCHES}] float32")
-    if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
-        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] float32")
+    population = isv.dim() == 2
+    if td_targets.dim() != 2 + population or td_targets.shape[-1] != N_BRANCHES or td_targets.dtype != torch.float32:
+        wanted = f"[agents, batch, {N_BRANCHES}]" if population else f"[batch, {N_BRANCHES}]"
+        problems.append(f"td_targets {tuple(td_targets.shape)} {td_targets.dtype} vs {wanted} float32")
+    if isv.dim() not in (1, 2) or isv.shape[-1] != ISV_STRIDE or isv.dtype != torch.float32:
+        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] or [agents, {ISV_STRIDE}] float32")
+    elif population and td_targets.dim() == 3 and td_targets.shape[0] != isv.shape[0]:
+        problems.append(f"{td_targets.shape[0]} agents of td_targets vs {isv.shape[0]} ISV rows")
     if problems:
         raise ValueError(
             "atom support inputs are malformed (" + "; ".join(problems) + ") — hint: pass the C51 loss's "
-            "target_mean transposed to [batch, branches]"
+            "target_mean transposed to [batch, branches] (with a leading agent dimension for a population)"
         )
 
 
 def adaptive_atom_support(
     td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
 ) -> None:
-    """Update ATOM_CENTRE, ATOM_HALF_WIDTH (per branch) and Q_MEAN_DRIFT_EMA in place."""
+    """Update ATOM_CENTRE, ATOM_HALF_WIDTH (per branch) and Q_MEAN_DRIFT_EMA in place.
+
+    ``td_targets`` [batch, N_BRANCHES] with ``isv`` [ISV_STRIDE] (one agent), or [agents, batch,
+    N_BRANCHES] with [agents, ISV_STRIDE] (a population: one launch, each agent on its own rows)."""
     _check(td_targets, isv)
-    if not td_targets.is_cuda:
-        adaptive_atom_support_reference(td_targets, isv, params)
+    targets, rows = loader.agent_rows(td_targets, 2), loader.agent_rows(isv, 1)
+    if not targets.is_cuda:
+        adaptive_atom_support_reference(targets, rows, params)
         return
-    td_targets = td_targets.contiguous()
-    kernel = loader.load_kernel(OP, KERNEL, td_targets.device)
+    targets = targets.contiguous()
+    kernel = loader.load_kernel(OP, KERNEL, targets.device)
     args = (
-        loader.pointer(td_targets), np.int32(td_targets.shape[0]), loader.pointer(isv),
+        loader.pointer(targets), np.int32(targets.shape[1]), loader.pointer(rows),
         np.float32(params.ema_rate), np.float32(params.drift_rate), np.float32(params.k_sigma),
         np.float32(params.half_width_floor), np.float32(params.v_min), np.float32(params.v_max),
         np.int32(params.n_step),
     )  # fmt: skip
-    loader.launch(kernel, ADAPTIVE_BLOCK, args, td_targets.device)
+    loader.launch(kernel, ADAPTIVE_BLOCK, args, targets.device, agents=rows.shape[0])
 
 
 def strided_tree_sum(values: torch.Tensor) -> torch.Tensor:
@@ -152,7 +164,14 @@ def variance_gain(gamma: torch.Tensor, n_step: int) -> torch.Tensor:
 def adaptive_atom_support_reference(
     td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
 ) -> None:
-    """PyTorch twin of the kernel (f32, the kernel's summation order)."""
+    """PyTorch twin of the kernel (f32, the kernel's summation order), agent by agent."""
+    targets, rows = loader.agent_rows(td_targets, 2), loader.agent_rows(isv, 1)
+    for agent in range(rows.shape[0]):
+        _atom_support_one_agent_reference(targets[agent], rows[agent], params)
+
+
+def _atom_support_one_agent_reference(td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams) -> None:
+    """One agent's update: td_targets [batch, N_BRANCHES], isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
     batch = td_targets.shape[0]
     inv_batch = torch.tensor(1.0, dtype=f32) / float(max(batch, 1))

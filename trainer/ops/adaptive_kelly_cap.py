@@ -16,7 +16,8 @@ in every run (docs/results.md, 2026-12-01).
 
 ``kelly_cap_workspace(n_envs, device)`` allocates the partials scratch once (at construction);
 ``adaptive_kelly_cap(ps, isv, workspace, params)`` launches on CUDA tensors and runs
-``adaptive_kelly_cap_reference`` (same signature) on CPU tensors.
+``adaptive_kelly_cap_reference`` (same signature) on CPU tensors; a population passes a leading
+agent dimension on ps, the ISV and the workspace (``kelly_cap_workspace(..., agents=P)``).
 """
 
 from __future__ import annotations
@@ -78,49 +79,63 @@ def n_partials(n_envs: int) -> int:
     return max((n_envs + ADAPTIVE_BLOCK - 1) // ADAPTIVE_BLOCK, 1)
 
 
-def kelly_cap_workspace(n_envs: int, device: torch.device | str) -> torch.Tensor:
-    """The per-block partial sums [KELLY_STATS, ceil(n_envs / 256)] f32, allocated once outside any capture."""
+def kelly_cap_workspace(n_envs: int, device: torch.device | str, agents: int | None = None) -> torch.Tensor:
+    """The per-block partial sums [KELLY_STATS, ceil(n_envs / 256)] f32 (with ``agents``: [agents,
+    KELLY_STATS, ceil(n_envs / 256)], one block of rows per agent), allocated once outside any capture."""
     if n_envs < 1:
         raise ValueError(f"Kelly cap needs at least one env ({n_envs} vs ≥ 1) — hint: set env.n_envs ≥ 1")
-    return torch.zeros(KELLY_STATS, n_partials(n_envs), dtype=torch.float32, device=device)
+    shape = (KELLY_STATS, n_partials(n_envs)) if agents is None else (agents, KELLY_STATS, n_partials(n_envs))
+    return torch.zeros(shape, dtype=torch.float32, device=device)
 
 
 def _check(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor) -> None:
+    """Shapes with the agent dimension: ps [agents, n_envs, PS_STRIDE], isv [agents, ISV_STRIDE], workspace [agents, 4, blocks]."""
     problems = []
-    if ps.dim() != 2 or ps.shape[1] != PS_STRIDE or ps.shape[0] < 1 or ps.dtype != torch.float32:
-        problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [n_envs ≥ 1, {PS_STRIDE}] float32")
-    if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
-        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] float32")
-    if ps.dim() == 2 and workspace.shape != (KELLY_STATS, n_partials(ps.shape[0])):
-        problems.append(f"workspace {tuple(workspace.shape)} vs [{KELLY_STATS}, {n_partials(ps.shape[0])}]")
+    if ps.dim() != 3 or ps.shape[2] != PS_STRIDE or ps.shape[1] < 1 or ps.dtype != torch.float32:
+        problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [agents, n_envs ≥ 1, {PS_STRIDE}] float32")
+    if isv.dim() != 2 or isv.shape[1] != ISV_STRIDE or isv.dtype != torch.float32:
+        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [agents, {ISV_STRIDE}] float32")
+    if ps.dim() == 3 and workspace.shape != (ps.shape[0], KELLY_STATS, n_partials(ps.shape[1])):
+        problems.append(f"workspace {tuple(workspace.shape)} vs [{ps.shape[0]}, {KELLY_STATS}, {n_partials(ps.shape[1])}]")
+    if ps.dim() == 3 and isv.dim() == 2 and ps.shape[0] != isv.shape[0]:
+        problems.append(f"{ps.shape[0]} agents of ps vs {isv.shape[0]} ISV rows")
     if problems:
         raise ValueError(
             "Kelly cap inputs are malformed (" + "; ".join(problems) + ") — hint: allocate the "
-            "workspace with kelly_cap_workspace(n_envs, device)"
+            "workspace with kelly_cap_workspace(n_envs, device) (agents=P for a population); shapes shown with "
+            "their leading agent dimension"
         )
+
+
+def _with_agents(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return loader.agent_rows(ps, 2), loader.agent_rows(isv, 1), loader.agent_rows(workspace, 2)
 
 
 def adaptive_kelly_cap(
     ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor, params: KellyParams = KellyParams()
 ) -> None:
-    """Write ISV[KELLY_CAP] from ps's Kelly statistics and ISV health, in place (no host read)."""
+    """Write ISV[KELLY_CAP] from ps's Kelly statistics and ISV health, in place (no host read).
+
+    One agent: ps [n_envs, PS_STRIDE], isv [ISV_STRIDE], workspace [4, blocks]; a population: the
+    same with a leading agent dimension (two launches for all agents, a grid row per agent)."""
+    ps, isv, workspace = _with_agents(ps, isv, workspace)
     _check(ps, isv, workspace)
     if not ps.is_cuda:
         adaptive_kelly_cap_reference(ps, isv, workspace, params)
         return
-    n_envs = ps.shape[0]
+    agents, n_envs = ps.shape[0], ps.shape[1]
     partials = loader.load_kernel(OP, PARTIALS_KERNEL, ps.device)
     finalize = loader.load_kernel(OP, FINALIZE_KERNEL, ps.device)
     loader.launch(
         partials, n_envs, (loader.pointer(ps), np.int32(n_envs), loader.pointer(workspace)),
-        ps.device,
+        ps.device, agents=agents,
     )  # fmt: skip
     loader.launch(
         finalize, ADAPTIVE_BLOCK,
-        (loader.pointer(workspace), np.int32(workspace.shape[1]), loader.pointer(isv),
+        (loader.pointer(workspace), np.int32(workspace.shape[2]), loader.pointer(isv),
          np.float32(params.cap_floor), np.float32(params.cap_max), np.float32(params.kelly_fraction),
          np.float32(params.confidence_z)),
-        ps.device,
+        ps.device, agents=agents,
     )  # fmt: skip
 
 
@@ -161,7 +176,14 @@ def _tree_sum(values: torch.Tensor) -> torch.Tensor:
 def adaptive_kelly_cap_reference(
     ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor, params: KellyParams = KellyParams()
 ) -> None:
-    """PyTorch twin of the two kernels, summing in the kernels' order (so CPU and GPU agree)."""
+    """PyTorch twin of the two kernels, summing in the kernels' order (so CPU and GPU agree), agent by agent."""
+    ps, isv, workspace = _with_agents(ps, isv, workspace)
+    for agent in range(isv.shape[0]):
+        _kelly_cap_one_agent_reference(ps[agent], isv[agent], workspace[agent], params)
+
+
+def _kelly_cap_one_agent_reference(ps: torch.Tensor, isv: torch.Tensor, workspace: torch.Tensor, params: KellyParams) -> None:
+    """One agent: ps [n_envs, PS_STRIDE], isv [ISV_STRIDE] and workspace [4, blocks] (views, written in place)."""
     n_envs = ps.shape[0]
     blocks = workspace.shape[1]
     padded = torch.zeros(KELLY_STATS, blocks * ADAPTIVE_BLOCK, dtype=torch.float32, device=ps.device)

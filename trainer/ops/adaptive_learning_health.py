@@ -8,7 +8,8 @@ schedule react inside the captured step, with no host round trip. Formulas:
 ``cuda/adaptive_learning_health.cu`` header and docs/trainer-adaptive.md.
 
 ``adaptive_learning_health(ps, grad_norm, isv, params)`` launches on CUDA and runs
-``adaptive_learning_health_reference`` (same signature) on the CPU.
+``adaptive_learning_health_reference`` (same signature) on the CPU; a population passes a leading
+agent dimension on ps, grad_norm and the ISV (one launch, one block per agent).
 """
 
 from __future__ import annotations
@@ -73,36 +74,50 @@ class HealthParams:
 
 
 def _check(ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor) -> None:
+    """Shapes with the agent dimension: ps [agents, n_envs, PS_STRIDE], grad_norm [agents], isv [agents, ISV_STRIDE]."""
     problems = []
-    if ps.dim() != 2 or ps.shape[1] != PS_STRIDE or ps.shape[0] < 1 or ps.dtype != torch.float32:
-        problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [n_envs ≥ 1, {PS_STRIDE}] float32")
-    if grad_norm.numel() != 1 or grad_norm.dtype != torch.float32:
-        problems.append(f"grad_norm {tuple(grad_norm.shape)} {grad_norm.dtype} vs one float32")
-    if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
-        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] float32")
+    if ps.dim() != 3 or ps.shape[2] != PS_STRIDE or ps.shape[1] < 1 or ps.dtype != torch.float32:
+        problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [agents, n_envs ≥ 1, {PS_STRIDE}] float32")
+    if isv.dim() != 2 or isv.shape[1] != ISV_STRIDE or isv.dtype != torch.float32:
+        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [agents, {ISV_STRIDE}] float32")
+    if grad_norm.dtype != torch.float32 or (isv.dim() == 2 and grad_norm.shape != (isv.shape[0],)):
+        problems.append(f"grad_norm {tuple(grad_norm.shape)} {grad_norm.dtype} vs one float32 per agent")
+    if ps.dim() == 3 and isv.dim() == 2 and ps.shape[0] != isv.shape[0]:
+        problems.append(f"{ps.shape[0]} agents of ps vs {isv.shape[0]} ISV rows")
     if problems:
         raise ValueError(
             "learning-health inputs are malformed (" + "; ".join(problems) + ") — hint: pass the "
-            "env's ps, the device gradient norm and the ISV"
+            "env's ps, the device gradient norm and the ISV (with a leading agent dimension for a population); "
+            "shapes shown with their leading agent dimension"
         )
+
+
+def _with_agents(ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """ps, grad_norm, isv with the leading agent dimension (one agent's grad_norm may be [] or [1])."""
+    rows = loader.agent_rows(isv, 1)
+    return loader.agent_rows(ps, 2), grad_norm.reshape(-1) if isv.dim() == 1 else grad_norm, rows
 
 
 def adaptive_learning_health(
     ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams = HealthParams()
 ) -> None:
-    """Update SHARPE_EMA, GRAD_NORM_EMA and LEARNING_HEALTH in place (no host read)."""
+    """Update SHARPE_EMA, GRAD_NORM_EMA and LEARNING_HEALTH in place (no host read).
+
+    One agent: ps [n_envs, PS_STRIDE], grad_norm [1], isv [ISV_STRIDE]; a population: [agents, n_envs,
+    PS_STRIDE], [agents], [agents, ISV_STRIDE] (one launch, one block per agent)."""
+    ps, grad_norm, isv = _with_agents(ps, grad_norm, isv)
     _check(ps, grad_norm, isv)
     if not ps.is_cuda:
         adaptive_learning_health_reference(ps, grad_norm, isv, params)
         return
     kernel = loader.load_kernel(OP, KERNEL, ps.device)
     args = (
-        loader.pointer(ps), np.int32(ps.shape[0]), loader.pointer(grad_norm.reshape(1)), loader.pointer(isv),
+        loader.pointer(ps), np.int32(ps.shape[1]), loader.pointer(grad_norm.contiguous()), loader.pointer(isv),
         np.float32(params.rate(params.sharpe_decay_bars)), np.float32(params.rate(params.grad_decay_bars)),
         np.float32(params.rate(params.health_decay_bars)), np.float32(params.spike_tolerance),
         np.float32(params.drift_fraction), np.float32(params.sharpe_scale), np.float32(params.sharpe_clip),
     )  # fmt: skip
-    loader.launch(kernel, ADAPTIVE_BLOCK, args, ps.device)
+    loader.launch(kernel, ADAPTIVE_BLOCK, args, ps.device, agents=isv.shape[0])
 
 
 def env_sharpe(ps: torch.Tensor, isv: torch.Tensor) -> torch.Tensor:
@@ -115,7 +130,14 @@ def env_sharpe(ps: torch.Tensor, isv: torch.Tensor) -> torch.Tensor:
 def adaptive_learning_health_reference(
     ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams = HealthParams()
 ) -> None:
-    """PyTorch twin of the kernel (f32, the kernel's summation order)."""
+    """PyTorch twin of the kernel (f32, the kernel's summation order), agent by agent."""
+    ps, grad_norm, isv = _with_agents(ps, grad_norm, isv)
+    for agent in range(isv.shape[0]):
+        _learning_health_one_agent_reference(ps[agent], grad_norm[agent : agent + 1], isv[agent], params)
+
+
+def _learning_health_one_agent_reference(ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams) -> None:
+    """One agent's update: ps [n_envs, PS_STRIDE], grad_norm [1], isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
     cpu_isv = isv.to("cpu").clone()  # values before this update (the writes below alias on the CPU)
     sharpe = env_sharpe(ps, isv).to("cpu")

@@ -6,7 +6,8 @@ would not say which code computed it. The kernel reads the CPU-born epoch index 
 the GPU-computed learning health from the ISV and writes the schedules back, inside whatever graph
 is being captured. Formulas: ``cuda/adaptive_schedule.cu`` header and docs/trainer-adaptive.md.
 
-``adaptive_schedule(isv, params)`` launches the kernel on a CUDA ISV and runs
+``adaptive_schedule(isv, params)`` (``isv`` [ISV_STRIDE], or [agents, ISV_STRIDE] for a population
+sharing the parameters) launches the kernel on a CUDA ISV and runs
 ``adaptive_schedule_reference`` (same signature, same semantics, in f32) on a CPU ISV.
 """
 
@@ -112,30 +113,34 @@ def _gamma_tensor(values: tuple[float, ...], device: torch.device) -> torch.Tens
 
 
 def _check_isv(isv: torch.Tensor) -> None:
-    if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
+    if isv.dim() != 2 or isv.shape[1] != ISV_STRIDE or isv.dtype != torch.float32:
         raise ValueError(
-            f"ISV has the wrong shape or dtype ({tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] "
+            f"ISV has the wrong shape or dtype ({tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] or [agents, {ISV_STRIDE}] "
             f"float32) — hint: pass the ISV bus tensor built from trainer.layout"
         )
 
 
 def adaptive_schedule(isv: torch.Tensor, params: ScheduleParams = ScheduleParams()) -> None:
-    """Write TRAINING_PROGRESS, TAU, GAMMA[b] and EPSILON into ``isv`` in place (no host read)."""
-    _check_isv(isv)
-    if not isv.is_cuda:
-        adaptive_schedule_reference(isv, params)
+    """Write TRAINING_PROGRESS, TAU, GAMMA[b] and EPSILON into ``isv`` in place (no host read).
+
+    ``isv`` [ISV_STRIDE] (one agent) or [agents, ISV_STRIDE] (a population sharing ``params``: one
+    launch, one block per agent)."""
+    rows = loader.agent_rows(isv, 1)
+    _check_isv(rows)
+    if not rows.is_cuda:
+        adaptive_schedule_reference(rows, params)
         return
-    kernel = loader.load_kernel(OP, KERNEL, isv.device)
+    kernel = loader.load_kernel(OP, KERNEL, rows.device)
     args = (
-        loader.pointer(isv),
-        loader.pointer(_gamma_tensor(params.gamma_low, isv.device)),
-        loader.pointer(_gamma_tensor(params.gamma_high, isv.device)),
+        loader.pointer(rows),
+        loader.pointer(_gamma_tensor(params.gamma_low, rows.device)),
+        loader.pointer(_gamma_tensor(params.gamma_high, rows.device)),
         np.float32(params.tau_start), np.float32(params.tau_end),
         np.float32(params.tau_floor_lo), np.float32(params.tau_floor_hi),
         np.float32(params.epsilon_start), np.float32(params.epsilon_end),
         np.float32(params.explore_fraction), np.float32(params.epsilon_boost),
     )  # fmt: skip
-    loader.launch(kernel, ADAPTIVE_BLOCK, args, isv.device)
+    loader.launch(kernel, ADAPTIVE_BLOCK, args, rows.device, agents=rows.shape[0])
 
 
 def _health(isv: torch.Tensor) -> torch.Tensor:
@@ -144,7 +149,14 @@ def _health(isv: torch.Tensor) -> torch.Tensor:
 
 
 def adaptive_schedule_reference(isv: torch.Tensor, params: ScheduleParams = ScheduleParams()) -> None:
-    """PyTorch twin of the kernel (f32, element for element)."""
+    """PyTorch twin of the kernel (f32, element for element), agent by agent."""
+    rows = loader.agent_rows(isv, 1)
+    for agent in range(rows.shape[0]):
+        _schedule_one_agent_reference(rows[agent], params)
+
+
+def _schedule_one_agent_reference(isv: torch.Tensor, params: ScheduleParams) -> None:
+    """One agent's schedules: isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
     health = _health(isv)
     span = torch.clamp(isv[ISV_TOTAL_EPOCHS] - 1.0, min=1.0)

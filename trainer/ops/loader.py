@@ -80,14 +80,18 @@ def load_kernel(op: str, function: str, device: torch.device) -> Any:
     return load_module(op, index).get_function(function)
 
 
-def launch(kernel: Any, n_threads: int, args: tuple[Any, ...], device: torch.device) -> None:
-    """Launch a 1-D grid covering ``n_threads`` on torch's current stream (captured in torch graphs)."""
-    if n_threads <= 0:
+def launch(kernel: Any, n_threads: int, args: tuple[Any, ...], device: torch.device, agents: int = 1) -> None:
+    """Launch a grid covering ``n_threads`` on torch's current stream (captured in torch graphs).
+
+    ``agents`` > 1 adds a second grid dimension, one row of blocks per agent of a population
+    (``blockIdx.y`` is the agent): the adaptive kernels take a leading agent dimension that way."""
+    if n_threads <= 0 or agents <= 0:
         return
     import cupy
 
     stream = _cupy_stream(torch.cuda.current_stream(device))
-    grid = ((n_threads + BLOCK_SIZE - 1) // BLOCK_SIZE,)
+    blocks = (n_threads + BLOCK_SIZE - 1) // BLOCK_SIZE
+    grid = (blocks,) if agents == 1 else (blocks, agents)
     with cupy.cuda.Device(device.index if device.index is not None else torch.cuda.current_device()), stream:
         kernel(grid, (BLOCK_SIZE,), args)
 
@@ -108,6 +112,15 @@ def _cupy_stream(torch_stream: torch.cuda.Stream) -> Any:
             stream = cupy.cuda.ExternalStream(handle)
         _streams[handle] = stream
     return stream
+
+
+def agent_rows(tensor: torch.Tensor, row_dims: int) -> torch.Tensor:
+    """``tensor`` with a leading agent dimension: one agent's ``[*row]`` → ``[1, *row]`` (a view),
+    a population's ``[agents, *row]`` as it is (``row_dims``: the dimensions of one agent's row).
+
+    The adaptive kernels' convention: every state argument has one row per agent of a population,
+    and a single run is a population of one."""
+    return tensor.unsqueeze(0) if tensor.dim() == row_dims else tensor
 
 
 def pointer(tensor: torch.Tensor) -> Any:

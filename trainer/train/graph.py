@@ -12,6 +12,10 @@ eagerly with the PyTorch reference ops. ``run_on_side_stream`` and ``capture_gra
 halves of a capture (eager warm-up, then the recording); the epoch boundary's greedy rollout
 (``trainer.train.validate``) captures its bar with them too.
 
+Populations: the runner steps every agent of a population (``run.agents``); on CUDA each agent's
+step goes on its own stream, forked from the current stream and joined back, so the one capture is
+one graph with a branch per agent that a replay runs concurrently (docs/trainer-population.md).
+
 Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
 steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
 runs its first few steps eagerly where the uninterrupted run replays its graph; that is exact
@@ -25,7 +29,7 @@ docs/trainer.md, "Determinism and resume").
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -51,14 +55,30 @@ def pin_cublas_workspace() -> str:
 
 
 class StepRunner:
-    """Calls the training step ``steps`` times, replaying a captured graph when ``use_graph``."""
+    """Calls the training step of every agent ``steps`` times, replaying one captured graph when ``use_graph``.
 
-    def __init__(self, step: TrainStep, use_graph: bool) -> None:
-        self.step = step
-        self.device = step.state.device
+    ``step`` is one ``TrainStep`` (a single run) or the steps of a population's agents. Agents
+    never share a tensor, so their steps are independent: on CUDA each agent's step runs on its
+    own stream, forked from the current stream and joined back into it, and the captured graph
+    holds one branch per agent that the GPU runs concurrently (a step is hundreds of small
+    kernels, far from filling the device alone). An agent's kernels are exactly those of its
+    single run, in the same order, so agent i of a population is bitwise agent i run alone. One
+    agent runs on the current stream itself: the single run's path, unchanged.
+    """
+
+    def __init__(self, step: TrainStep | Sequence[TrainStep], use_graph: bool) -> None:
+        self.steps = [step] if isinstance(step, TrainStep) else list(step)
+        if not self.steps:
+            raise ValueError("StepRunner needs a step (0 agents vs ≥ 1) — hint: pass a TrainStep or a list of them")
+        self.step = self.steps[0]
+        self.device = self.step.state.device
         self.use_graph = use_graph and self.device.type == "cuda"
         self.graph: torch.cuda.CUDAGraph | None = None
         self.warmup_done = 0  # eager warm-up steps taken so far (capture once they reach WARMUP_STEPS)
+        # One stream per agent of a population on CUDA, made once (before any capture).
+        self.agent_streams = (
+            [torch.cuda.Stream(self.device) for _ in self.steps] if self.device.type == "cuda" and len(self.steps) > 1 else []
+        )
         if self.device.type == "cuda":
             pin_cublas_workspace()
 
@@ -67,7 +87,7 @@ class StepRunner:
         return "graph" if self.use_graph else "eager"
 
     def run(self, steps: int) -> None:
-        """Run ``steps`` training steps (the first call in graph mode warms up and captures)."""
+        """Run ``steps`` training steps of every agent (the first call in graph mode warms up and captures)."""
         remaining = steps
         if self.use_graph and self.graph is None:
             remaining -= self._warm_up_and_capture(remaining)
@@ -75,9 +95,24 @@ class StepRunner:
             if self.graph is not None:
                 self.graph.replay()
             else:
-                self.step()
-        self.step.state.steps_done += steps
-        self.step.state.collect_steps += steps
+                self.step_all()
+        for step in self.steps:
+            step.state.steps_done += steps
+            step.state.collect_steps += steps
+
+    def step_all(self) -> None:
+        """One training step of every agent (eager, or recorded when called inside a capture)."""
+        if not self.agent_streams:
+            for step in self.steps:  # one agent, or the CPU: one after another on the current stream
+                step()
+            return
+        origin = torch.cuda.current_stream(self.device)
+        for step, stream in zip(self.steps, self.agent_streams, strict=True):
+            stream.wait_stream(origin)  # fork: the agent's step starts after everything before it
+            with torch.cuda.stream(stream):
+                step()
+        for stream in self.agent_streams:
+            origin.wait_stream(stream)  # join: the next step (or host read) waits for every agent
 
     def _warm_up_and_capture(self, budget: int) -> int:
         """Eager warm-up steps (real steps, counted), then capture; returns the steps taken.
@@ -87,11 +122,11 @@ class StepRunner:
         eager for the whole run.
         """
         warmup = min(WARMUP_STEPS - self.warmup_done, budget)
-        run_on_side_stream(self.step, warmup, self.device)
+        run_on_side_stream(self.step_all, warmup, self.device)
         self.warmup_done += warmup
         if self.warmup_done < WARMUP_STEPS:
             return warmup  # too few steps so far to make capturing worth it; stay eager for now
-        self.graph = capture_graph(self.step)  # records the kernels; runs nothing (no step is taken)
+        self.graph = capture_graph(self.step_all)  # records the kernels (one branch per agent); runs nothing
         return warmup
 
 

@@ -8,10 +8,15 @@ back with nothing read back.
 Outputs in the run directory: ``config.toml`` (resolved), ``health_diag.jsonl`` (one record per
 epoch), ``checkpoints/`` (safetensors + manifest, newest ``run.keep_checkpoints`` kept),
 ``metrics.json`` (agent vs buy-and-hold vs flat on the validation window) and ``plots/``.
+
+A population (``run.agents`` > 1) trains its agents in one step (``StepRunner`` over every agent's
+step) and gives each agent exactly the run directory, epoch boundary and outputs of its single run,
+in ``RUN_DIR/agent-KK/`` (docs/trainer-population.md); a single run is a population of one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -24,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.config import TrainConfig
+from trainer.config import TrainConfig, agent_config, agent_grid_point
 from trainer.errors import UserError
 from trainer.eval.backtest import EquityCurve, backtest_report
 from trainer.eval.bands import BandChoice, BandScope, band_watcher, choose_bands
@@ -72,6 +77,7 @@ CONFIG_FILENAME = "config.toml"
 METRICS_FILENAME = "metrics.json"
 CHECKPOINT_DIRNAME = "checkpoints"
 PLOTS_DIRNAME = "plots"
+AGENT_DIR_PREFIX = "agent-"  # a population's agents train in RUN_DIR/agent-KK/
 PROGRESS_CHUNK = 25  # steps between progress-bar refreshes (host-side only; nothing is read back)
 
 
@@ -270,9 +276,81 @@ def train(
     stops the run there; ``tensorboard`` mirrors every HEALTH_DIAG record as TensorBoard scalars.
     ``adjust`` is called with every split's freshly built run before it trains (experiments that
     change an object the configuration does not reach, e.g. ``benchmarks/ablations.py``).
+
+    A population (``run.agents`` > 1) trains its agents together (``train_agents``), agent i in
+    ``out_dir/agent-KK/`` as the single run of ``agent_config(config, i)``; ``out_dir/config.toml``
+    keeps the population's config and ``out_dir/metrics.json`` every agent's test metrics and their mean.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    if config.run.agents == 1:
+        (metrics,) = train_agents([config], [out], resume=resume, resume_from=resume_from, progress=progress,
+                                  stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust,
+                                  control=control, tensorboard=tensorboard)  # fmt: skip
+        return metrics
+    if resume_from is not None:
+        raise UserError("--resume-from applies to single runs", got=f"a population ({config.run.agents} agents)",
+                        expected="--resume", hint="resume the population with --resume, or one agent directory on its own")  # fmt: skip
+    configs = [agent_config(config, agent) for agent in range(config.run.agents)]
+    roots = [out / agent_dirname(agent) for agent in range(config.run.agents)]
+    write_text_atomic(out / CONFIG_FILENAME, config.to_toml())
+    agent_metrics = train_agents(configs, roots, resume=resume, progress=progress, stop_after_epochs=stop_after_epochs,
+                                 make_plots=make_plots, adjust=adjust, control=control, tensorboard=tensorboard)  # fmt: skip
+    if not all(agent_metrics):
+        return {}  # interrupted; --resume continues
+    summary = population_summary(config, configs, roots, agent_metrics)
+    write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
+    return summary
+
+
+def lockstep_differences(configs: list[TrainConfig]) -> list[str]:
+    """How the agents' configs differ in more than seed and population grid keys (what they must share)."""
+    from trainer.config import POPULATION_GRID_KEYS
+
+    def shared(config: TrainConfig) -> dict[str, Any]:
+        table = config.to_dict()
+        table["run"] = {key: value for key, value in table["run"].items() if key != "seed"}
+        for key in POPULATION_GRID_KEYS:
+            section, name = key.split(".")
+            table[section] = {k: v for k, v in table[section].items() if k != name}
+        return table
+
+    first = shared(configs[0])
+    differences = []
+    for index, config in enumerate(configs[1:], start=1):
+        table = shared(config)
+        for section in first:
+            for key, value in first[section].items() if isinstance(first[section], dict) else ():
+                if table[section].get(key) != value:
+                    differences.append(f"agent {index} {section}.{key} = {table[section].get(key)!r} (vs {value!r})")
+    return differences
+
+
+def train_agents(
+    configs: list[TrainConfig],
+    roots: list[Path],
+    *,
+    resume: bool = False,
+    resume_from: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+    stop_after_epochs: int | None = None,
+    make_plots: bool = True,
+    adjust: Callable[[SplitRun], None] | None = None,
+    control: RunControl | None = None,
+    tensorboard: bool = False,
+) -> list[dict[str, Any]]:
+    """Train agent i with ``configs[i]`` in the run directory ``roots[i]``, every agent in the same
+    step; returns each agent's metrics.json content (``{}`` each when interrupted).
+
+    The configs may differ in the seed and the ``POPULATION_GRID_KEYS`` only: the agents share the
+    market, its windows and the epoch cadence. Each root becomes exactly the run directory the
+    single run of its config writes (``train(configs[i], roots[i])``), bitwise."""
+    differences = lockstep_differences(configs)
+    if differences:
+        raise UserError("agents of one population differ in what they share", got="; ".join(differences[:5]),
+                        expected="configs that differ in run.seed and the population grid keys only",
+                        hint="train such agents in separate runs")  # fmt: skip
+    config = configs[0]
     device = resolve_device(config.run.device)
     if device.type == "cpu":
         prepare_cpu_process(config.run.cpu_threads)
@@ -280,55 +358,102 @@ def train(
         pin_cublas_workspace()  # before the first GEMM: a resumed process must pick the same algorithms
     market = prepare_market(config)
     splits = run_splits(config, market)
-    write_text_atomic(out / CONFIG_FILENAME, config_text(config, splits))
-    bands = run_bands(config, market)
-    if bands.note is not None:
-        print(bands.note, file=sys.stderr)  # once per run, before any epoch
+    for root, agent_cfg in zip(roots, configs, strict=True):
+        root.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(root / CONFIG_FILENAME, config_text(agent_cfg, splits))
+    bands = [run_bands(agent_cfg, market) for agent_cfg in configs]  # scoped to each agent's own config
+    if bands[0].note is not None:
+        print(bands[0].note, file=sys.stderr)  # once per run, before any epoch
+    common = {"progress": progress, "make_plots": make_plots, "control": control, "tensorboard": tensorboard,
+              "adjust": adjust, "bands": bands}  # fmt: skip
     if config.data.folds == 0:
-        result = train_split(config, market, splits[0], out, device, resume=resume or resume_from is not None,
-                             resume_from=resume_from, progress=progress, stop_after_epochs=stop_after_epochs,
-                             make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust,
-                             bands=bands)  # fmt: skip
-        return result.metrics
+        results = train_population_split(configs, market, splits[0], roots, device,
+                                         resume=[resume or resume_from is not None] * len(configs),
+                                         resume_from=resume_from, stop_after_epochs=stop_after_epochs, **common)  # fmt: skip
+        return [result.metrics for result in results]
+    return _train_folds(configs, market, splits, roots, device, resume=resume, stop_after_epochs=stop_after_epochs,
+                        bands=bands, common=common)  # fmt: skip
 
-    carry = config.data.fold < 0  # the agent walks forward through the folds
-    previous: TrainerState | None = None
-    per_fold: list[dict[str, Any]] = []
+
+def agent_dirname(agent: int) -> str:
+    """The run directory of a population's agent ``agent``, below the population's directory."""
+    return f"{AGENT_DIR_PREFIX}{agent:02d}"
+
+
+def population_summary(config: TrainConfig, configs: list[TrainConfig], roots: list[Path],
+                       agent_metrics: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """metrics.json of a population: every agent's test metrics (and where they are), and their mean."""
+    tests = [{strategy: _test_block(metrics, strategy) for strategy in STRATEGIES} for metrics in agent_metrics]
+    agents = [
+        {"index": agent, "seed": agent_cfg.run.seed, "grid": agent_grid_point(config, agent), "dir": root.name, **test,
+         **({"termination": metrics["termination"]} if "termination" in metrics else {})}
+        for agent, (agent_cfg, root, metrics, test) in enumerate(zip(configs, roots, agent_metrics, tests, strict=True))
+    ]  # fmt: skip
+    return {
+        **{strategy: mean_over_folds([test[strategy] for test in tests]) for strategy in STRATEGIES},
+        "n_agents": len(agent_metrics),
+        "agent_grid": config.run.agent_grid,
+        "agents": agents,
+    }
+
+
+def _test_block(metrics: dict[str, Any], strategy: str) -> dict[str, Any]:
+    """A strategy's test metrics from an agent's metrics.json (of a walk-forward run: the fold means)."""
+    block = metrics.get(strategy, {})
+    return {key: value for key, value in block.items() if "folds" not in metrics or not key.endswith("_std")}
+
+
+def _train_folds(configs: list[TrainConfig], market: PreparedMarket, splits: list[Split], roots: list[Path],
+                 device: torch.device, *, resume: bool, stop_after_epochs: int | None, bands: list[BandChoice],
+                 common: dict[str, Any]) -> list[dict[str, Any]]:  # fmt: skip
+    """Walk-forward folds one after another, every agent in ``roots[i]/fold-KK/``; each agent's
+    ``roots[i]/metrics.json`` holds its mean over folds. An agent whose fold hit a metric band walks
+    no further (its later folds would build on it); the others go on. ``{}`` per agent when interrupted."""
+    config = configs[0]
+    carry = config.data.fold < 0  # the agents walk forward through the folds
+    previous: dict[int, TrainerState] = {}
+    per_fold: list[list[dict[str, Any]]] = [[] for _ in configs]
+    walking = list(range(len(configs)))  # agents still walking forward
     budget = stop_after_epochs
     for position, split in enumerate(splits):
-        fold_dir = out / f"fold-{split.index:02d}"
-        offset = position * config.run.steps
-        result = train_split(
-            config, market, split, fold_dir, device, previous=previous, resume=resume and has_checkpoint(fold_dir),
-            progress=progress, progress_offset=offset, progress_total=len(splits) * config.run.steps,
-            stop_after_epochs=budget, make_plots=make_plots, control=control, tensorboard=tensorboard, adjust=adjust,
-            bands=bands,
+        fold_dirs = [roots[agent] / f"fold-{split.index:02d}" for agent in walking]
+        results = train_population_split(
+            [configs[agent] for agent in walking], market, split, fold_dirs, device,
+            previous=[previous[agent] for agent in walking] if carry and previous else None,
+            resume=[resume and has_checkpoint(fold_dir) for fold_dir in fold_dirs],
+            progress_offset=position * config.run.steps, progress_total=len(splits) * config.run.steps,
+            stop_after_epochs=budget, **{**common, "bands": [bands[agent] for agent in walking]},
         )  # fmt: skip
-        if not result.metrics:
-            return {}  # interrupted inside this fold; --resume continues it
+        if not all(result.metrics for result in results):
+            return [{} for _ in configs]  # interrupted inside this fold; --resume continues it
         if budget is not None:
-            budget -= result.epochs_this_call
-        per_fold.append({"fold": split.index, "boundary": result.run.boundary, **result.metrics})
-        if "termination" in result.metrics:  # a metric left its band: the later folds would build on it
+            budget -= max(result.epochs_this_call for result in results)
+        for agent, result in zip(walking, results, strict=True):
+            per_fold[agent].append({"fold": split.index, "boundary": result.run.boundary, **result.metrics})
+            previous[agent] = result.run.state
+        walking = [agent for agent in walking if "termination" not in per_fold[agent][-1]]
+        if not walking:
             break
-        previous = result.run.state if carry else None
         if budget is not None and budget <= 0 and position + 1 < len(splits):
-            return {}
-    summary = {
-        **{strategy: mean_over_folds([fold[strategy] for fold in per_fold]) for strategy in STRATEGIES},
-        "validation": {
-            strategy: mean_over_folds([fold["validation"].get(strategy, {}) for fold in per_fold]) for strategy in STRATEGIES
-        },
-        "n_folds": len(per_fold),
-        "source": market.source,
-        "data_sha256": market.source_sha256,
-        "bands": bands.to_dict(),
-        "folds": per_fold,
-    }  # fmt: skip
-    if "termination" in per_fold[-1]:
-        summary["termination"] = per_fold[-1]["termination"]
-    write_text_atomic(out / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
-    return summary
+            return [{} for _ in configs]
+    summaries = []
+    for root, folds, agent_bands in zip(roots, per_fold, bands, strict=True):
+        summary = {
+            **{strategy: mean_over_folds([fold[strategy] for fold in folds]) for strategy in STRATEGIES},
+            "validation": {
+                strategy: mean_over_folds([fold["validation"].get(strategy, {}) for fold in folds]) for strategy in STRATEGIES
+            },
+            "n_folds": len(folds),
+            "source": market.source,
+            "data_sha256": market.source_sha256,
+            "bands": agent_bands.to_dict(),
+            "folds": folds,
+        }  # fmt: skip
+        if "termination" in folds[-1]:
+            summary["termination"] = folds[-1]["termination"]
+        write_text_atomic(root / METRICS_FILENAME, json.dumps(summary, indent=2, allow_nan=False) + "\n")
+        summaries.append(summary)
+    return summaries
 
 
 def run_bands(config: TrainConfig, market: PreparedMarket) -> BandChoice:
@@ -368,136 +493,255 @@ def train_split(
     tensorboard: bool = False,
     bands: BandChoice | None = None,
 ) -> SplitResult:
-    """The epoch driver: train on ``split.train`` in epochs, validate and select after each, then
-    backtest the selected checkpoint once on ``split.test``; writes a complete run directory."""
-    out.mkdir(parents=True, exist_ok=True)
-    run = start_split(config, market, split, device, previous)
-    if adjust is not None:
-        adjust(run)
-    state, step = run.state, run.step
-    checkpoints = out / CHECKPOINT_DIRNAME
-    fold_start = {"steps": state.steps_done, "epoch": state.epoch}  # a carried walk-forward state counts on
-    selection = ModelSelection(config.run.select, config.run.patience)
-    epoch_open = False  # resuming a checkpoint saved mid-epoch: its epoch has begun already
-    stopped_by: dict[str, Any] | None = None  # the TerminationReason of a metric band, once one fired
-    if resume:
-        manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(checkpoints))
-        extra = manifest.get("extra", {})
-        fold_start = dict(extra.get("fold_start", fold_start))
-        selection = ModelSelection.from_dict(extra.get("selection", {}), config.run.select, config.run.patience)
-        epoch_open = bool(extra.get("epoch_open", False))
-        stopped_by = extra.get("termination")
-    if config.data.folds > 0:  # each fold directory is a complete run directory
-        write_text_atomic(out / CONFIG_FILENAME, config_text(config, [split]))
-    writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME, mirrors=[TensorBoardMirror(out)] if tensorboard else [])
-    runner = StepRunner(step, use_graph=config.run.cuda_graph)
-    fold_label = split.index if config.data.folds > 0 else None
+    """The epoch driver of one agent: train on ``split.train`` in epochs, validate and select after
+    each, then backtest the selected checkpoint once on ``split.test``; writes a complete run
+    directory. A single run is a population of one (``train_population_split``)."""
+    (result,) = train_population_split(
+        [config], market, split, [out], device, previous=None if previous is None else [previous], resume=[resume],
+        resume_from=resume_from, progress=progress, progress_offset=progress_offset, progress_total=progress_total,
+        stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust, control=control,
+        tensorboard=tensorboard, bands=None if bands is None else [bands],
+    )  # fmt: skip
+    return result
 
-    total_steps = fold_start["steps"] + config.run.steps
-    # Epoch e covers steps [e·epoch_steps, (e+1)·epoch_steps) of the split, capped at run.steps; a
-    # resumed run whose last epoch was cut short by an earlier, smaller --steps continues with the next index.
-    done_here = state.steps_done - fold_start["steps"]
-    epoch_here = state.epoch - fold_start["epoch"]
-    remaining_epochs = math.ceil(max(config.run.steps - done_here, 0) / config.run.epoch_steps)
-    total_epochs = max(1, math.ceil(config.run.steps / config.run.epoch_steps), epoch_here + remaining_epochs)
-    state.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
-    monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
-    progress_total = progress_total if progress_total is not None else config.run.steps
-    log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
-    finished = [record for record in iter_health_diag(log) if record.epoch < state.epoch] if resume and log.exists() else []
-    if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
-        monitors.restore([record.monitors for record in finished])
-    bands = bands if bands is not None else run_bands(config, market)
-    watcher = band_watcher(bands, config.run.band_epochs, finished)  # the regression hard-stop, its streaks resumed; None when off
-    collects_before_learning = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)
-    while state.collect_steps < collects_before_learning:
-        step.collect()
-        if progress is not None:
-            progress(progress_offset, progress_total, {"warmup": [state.collect_steps, collects_before_learning]})
+
+class AgentTraining:
+    """One agent's side of a split: its state and step, run directory, selection, HEALTH_DIAG, bands.
+
+    Everything an epoch boundary does for an agent lives here, so a population runs exactly the
+    boundary a single run does, once per agent; only the steps between boundaries are shared
+    (``StepRunner`` over every agent's step)."""
+
+    def __init__(self, config: TrainConfig, market: PreparedMarket, split: Split, out: Path, device: torch.device, *,
+                 previous: TrainerState | None, resume: bool, resume_from: str | Path | None, tensorboard: bool,
+                 bands: BandChoice, adjust: Callable[[SplitRun], None] | None) -> None:  # fmt: skip
+        out.mkdir(parents=True, exist_ok=True)
+        self.config, self.market, self.split, self.out = config, market, split, out
+        self.run = start_split(config, market, split, device, previous)
+        if adjust is not None:
+            adjust(self.run)
+        state = self.run.state
+        self.checkpoints = out / CHECKPOINT_DIRNAME
+        self.fold_start = {"steps": state.steps_done, "epoch": state.epoch}  # a carried walk-forward state counts on
+        self.selection = ModelSelection(config.run.select, config.run.patience)
+        self.epoch_open = False  # resuming a checkpoint saved mid-epoch: its epoch has begun already
+        self.stopped_by: dict[str, Any] | None = None  # the TerminationReason of a metric band, once one fired
+        if resume:
+            manifest = load_checkpoint(state, Path(resume_from) if resume_from is not None else latest_checkpoint(self.checkpoints))
+            extra = manifest.get("extra", {})
+            self.fold_start = dict(extra.get("fold_start", self.fold_start))
+            self.selection = ModelSelection.from_dict(extra.get("selection", {}), config.run.select, config.run.patience)
+            self.epoch_open = bool(extra.get("epoch_open", False))
+            self.stopped_by = extra.get("termination")
+        if config.data.folds > 0:  # each fold directory is a complete run directory
+            write_text_atomic(out / CONFIG_FILENAME, config_text(config, [split]))
+        self.writer = HealthDiagWriter(out / HEALTH_DIAG_FILENAME, mirrors=[TensorBoardMirror(out)] if tensorboard else [])
+        self.fold_label = split.index if config.data.folds > 0 else None
+        self.total_steps = self.fold_start["steps"] + config.run.steps
+        # Epoch e covers steps [e·epoch_steps, (e+1)·epoch_steps) of the split, capped at run.steps; a
+        # resumed run whose last epoch was cut short by an earlier, smaller --steps continues with the next index.
+        done_here = state.steps_done - self.fold_start["steps"]
+        epoch_here = state.epoch - self.fold_start["epoch"]
+        remaining_epochs = math.ceil(max(config.run.steps - done_here, 0) / config.run.epoch_steps)
+        self.total_epochs = max(1, math.ceil(config.run.steps / config.run.epoch_steps), epoch_here + remaining_epochs)
+        state.isv.write_input("TOTAL_EPOCHS", float(self.total_epochs))
+        self.monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
+        log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
+        finished = [record for record in iter_health_diag(log) if record.epoch < state.epoch] if resume and log.exists() else []
+        if resume:  # continue their fire statistics from the finished epochs' HEALTH_DIAG records
+            self.monitors.restore([record.monitors for record in finished])
+        self.bands = bands
+        self.watcher = band_watcher(bands, config.run.band_epochs, finished)  # the regression hard-stop, its streaks resumed; None when off
+        self.validation_bars = split.validation.stop - split.validation.start
+        self.epochs_this_call = 0
+        self.result: SplitResult | None = None  # set once the agent's split is finished (metrics.json written)
+
+    @property
+    def state(self) -> TrainerState:
+        return self.run.state
+
+    @property
+    def training(self) -> bool:
+        """Whether the agent still trains: steps left, no early stop, no band termination."""
+        return (self.state.steps_done < self.total_steps and not self.selection.should_stop
+                and self.stopped_by is None)  # fmt: skip
+
+    def collects_before_learning(self) -> int:
+        return (self.config.loss.n_step - 1) + math.ceil(self.config.replay.learning_starts / self.config.env.n_envs)
+
+    def begin_epoch(self) -> None:
+        state = self.state
+        if not self.epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
+            epoch_here = state.epoch - self.fold_start["epoch"]
+            state.adaptive.begin_epoch(epoch_here, self.total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+        self.epoch_open = False
+
+    def epoch_end(self) -> int:
+        state, epoch_steps = self.state, self.config.run.epoch_steps
+        return min(self.total_steps, state.steps_done + epoch_steps - (state.steps_done - self.fold_start["steps"]) % epoch_steps)
+
+    def extra(self, runner_mode: str, **more: Any) -> dict[str, Any]:
+        return {"runner_mode": runner_mode, "selection": self.selection.to_dict(), "fold_start": self.fold_start, **more}
+
+    def end_epoch(self, saver: CheckpointWriter, runner_mode: str, started: float) -> tuple[dict[str, Any], dict[str, Any], Path]:
+        """The boundary of one agent: one device read, validation, HEALTH_DIAG, selection, checkpoint.
+
+        Returns (losses, validation, the periodic manifest being written)."""
+        state, run = self.state, self.run
+        losses, grad_norms, actions = epoch_summary(run.step)  # the boundary's one read: the device has finished the epoch
+        self.monitors.observe_all()  # the ISV the epoch's kernels wrote (mapped memory, current after that read)
+        (validation, _), (training, _) = evaluate(run, self.market, [self.split.validation, training_tail(self.split, self.validation_bars)])
+        record = HealthDiagRecord(
+            epoch=state.epoch, fold=self.fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
+            losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
+            monitors=self.monitors.diagnose_all(), actions=actions, validation=validation,
+            training={"agent": training["agent"]},
+        )  # fmt: skip
+        termination = self.watcher.observe(record) if self.watcher is not None else None
+        if termination is not None:
+            record.termination = self.stopped_by = termination.to_dict()
+        self.writer.write(record)
+        improved = self.selection.observe(state.epoch, state.steps_done, validation, training)
+        run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
+        state.epoch += 1
+        self.epochs_this_call += 1
+        # Written by the background thread while the next epoch trains (and "best" beside it when improved).
+        manifest_path = saver.save(state, self.checkpoints, self.extra(runner_mode, termination=self.stopped_by),
+                                   self.config.run.keep_checkpoints, best=BEST_CHECKPOINT if improved else None,
+                                   best_only=SELECTED_TENSORS)  # fmt: skip
+        return losses, validation, manifest_path
+
+    def finish(self, make_plots: bool) -> SplitResult:
+        """The one test backtest, of the selected epoch's network and ISV; writes metrics.json and plots."""
+        state, config, split, market = self.state, self.config, self.split, self.market
+        best = self.checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
+        if best.exists():
+            load_checkpoint(state, best, only=SELECTED_TENSORS)
+        ((report, curves),) = evaluate(self.run, market, [split.test])
+        metrics = {
+            **report,
+            "validation": self.selection.best_report,
+            "selection": self.selection.summary(stopped_early=self.selection.should_stop and state.steps_done < self.total_steps),
+            "splits": split.to_dict(),
+            "source": market.source,
+            "data_sha256": market.source_sha256,
+            "bands": self.bands.to_dict(),
+        }
+        if self.stopped_by is not None:
+            metrics["termination"] = self.stopped_by
+        write_text_atomic(self.out / METRICS_FILENAME, json.dumps(metrics, indent=2, allow_nan=False) + "\n")
+        if make_plots:
+            from trainer.eval.plots import write_run_plots
+
+            write_run_plots(self.out, curves, self.selection.curve, self.selection.best_epoch,
+                            "sharpe_ratio" if config.run.select == "last" else config.run.select,
+                            None if market.timestamps is None else market.timestamps[split.test])  # fmt: skip
+        self.result = SplitResult(self.run, metrics, self.epochs_this_call)
+        return self.result
+
+
+def _check_lockstep(agents: list[AgentTraining]) -> None:
+    """The agents still training must stand at the same step: they share every step from here."""
+    steps = sorted({agent.state.steps_done for agent in agents})
+    if len(steps) > 1:
+        raise UserError(
+            "the population's agents stopped at different steps", got=", ".join(f"{agent.out.name}: {agent.state.steps_done}" for agent in agents),
+            expected="one step for every agent still training",
+            hint="a checkpoint write was cut short; resume each agent directory on its own (trainer train --resume --out AGENT_DIR)",
+        )  # fmt: skip
+
+
+def train_population_split(
+    configs: list[TrainConfig],
+    market: PreparedMarket,
+    split: Split,
+    outs: list[Path],
+    device: torch.device,
+    *,
+    previous: list[TrainerState] | None = None,
+    resume: list[bool] | None = None,
+    resume_from: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+    progress_offset: int = 0,
+    progress_total: int | None = None,
+    stop_after_epochs: int | None = None,
+    make_plots: bool = True,
+    adjust: Callable[[SplitRun], None] | None = None,
+    control: RunControl | None = None,
+    tensorboard: bool = False,
+    bands: list[BandChoice] | None = None,
+) -> list[SplitResult]:
+    """The epoch driver of a population: every agent's steps in one ``StepRunner`` (one captured
+    graph on CUDA), each agent's epoch boundary and run directory exactly as a single run's.
+
+    Agent i trains ``configs[i]`` in ``outs[i]``. The agents step in lockstep (shared
+    ``run.steps`` and ``run.epoch_steps``); one that stops early (patience, a metric band) writes its
+    metrics.json at that boundary and writes nothing more, while the captured step keeps stepping
+    its state (it cannot be cut out of the graph; its outputs are final). Progress reports the
+    first agent still training. Returns one result per agent (metrics ``{}`` when interrupted)."""
+    bands = bands if bands is not None else [run_bands(config, market) for config in configs]
+    resume = resume if resume is not None else [False] * len(configs)
+    agents = [
+        AgentTraining(config, market, split, out, device, previous=None if previous is None else previous[index],
+                      resume=resume[index], resume_from=resume_from, tensorboard=tensorboard, bands=bands[index],
+                      adjust=adjust)
+        for index, (config, out) in enumerate(zip(configs, outs, strict=True))
+    ]  # fmt: skip
+    runner = StepRunner([agent.run.step for agent in agents], use_graph=configs[0].run.cuda_graph)
+    progress_total = progress_total if progress_total is not None else configs[0].run.steps
+    for agent in agents:
+        needed = agent.collects_before_learning()
+        while agent.state.collect_steps < needed:
+            agent.run.step.collect()
+            if progress is not None and agent is agents[0]:
+                progress(progress_offset, progress_total, {"warmup": [agent.state.collect_steps, needed]})
 
     started = time.perf_counter()
-    validation_bars = split.validation.stop - split.validation.start
-    epochs_this_call = 0
     interrupted = False
-    with CheckpointWriter() as saver:  # waits for the last write on leaving (its error, if any, raised here)
-        while state.steps_done < total_steps and not selection.should_stop and stopped_by is None:
-            epoch_here = state.epoch - fold_start["epoch"]
-            if not epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
-                state.adaptive.begin_epoch(epoch_here, total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
-            epoch_open = False
-            epoch_steps = config.run.epoch_steps
-            epoch_end = min(total_steps, state.steps_done + epoch_steps - (state.steps_done - fold_start["steps"]) % epoch_steps)
-            while state.steps_done < epoch_end:
-                chunk = min(PROGRESS_CHUNK, epoch_end - state.steps_done)
+    with contextlib.ExitStack() as writers:  # each waits for its agent's last write on leaving (its error raised there)
+        savers = {id(agent): writers.enter_context(CheckpointWriter()) for agent in agents}
+        active = [agent for agent in agents if agent.training]
+        _check_lockstep(active)
+        while active:
+            lead = active[0]
+            for agent in active:
+                agent.begin_epoch()
+            epoch_end = lead.epoch_end()
+            while lead.state.steps_done < epoch_end:
+                chunk = min(PROGRESS_CHUNK, epoch_end - lead.state.steps_done)
                 runner.run(chunk)
                 if progress is not None:
-                    progress(progress_offset + state.steps_done - fold_start["steps"], progress_total, None)
-                if control is not None and state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
-                    extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start, "epoch_open": True}
-                    manifest_path = saver.save(state, checkpoints, extra, config.run.keep_checkpoints)
-                    if control.stop_requested:  # the stop reports the checkpoint as saved: it must be on disk
-                        saver.wait()
-                    control.saved(manifest_path, state.steps_done, total_steps)  # raises RunInterrupted on a stop
-            losses, grad_norms, actions = epoch_summary(step)  # the boundary's one read: the device has finished the epoch
-            monitors.observe_all()  # the ISV the epoch's kernels wrote (mapped memory, current after that read)
-            (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
-            record = HealthDiagRecord(
-                epoch=state.epoch, fold=fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
-                losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),
-                monitors=monitors.diagnose_all(), actions=actions, validation=validation,
-                training={"agent": training["agent"]},
-            )  # fmt: skip
-            termination = watcher.observe(record) if watcher is not None else None
-            if termination is not None:
-                record.termination = stopped_by = termination.to_dict()
-            writer.write(record)
+                    progress(progress_offset + lead.state.steps_done - lead.fold_start["steps"], progress_total, None)
+                if control is not None and lead.state.steps_done < epoch_end and control.checkpoint_due():  # signal or timer
+                    manifests = [savers[id(agent)].save(agent.state, agent.checkpoints, agent.extra(runner.mode, epoch_open=True),
+                                                        agent.config.run.keep_checkpoints) for agent in active]  # fmt: skip
+                    if control.stop_requested:  # the stop reports the checkpoints as saved: they must be on disk
+                        for agent in active:
+                            savers[id(agent)].wait()
+                    control.saved(manifests[-1], lead.state.steps_done, lead.total_steps)  # raises RunInterrupted on a stop
+            boundary = [(agent, *agent.end_epoch(savers[id(agent)], runner.mode, started)) for agent in active]
             if progress is not None:
-                progress(progress_offset + state.steps_done - fold_start["steps"], progress_total,
+                _, losses, validation, _ = boundary[0]
+                progress(progress_offset + lead.state.steps_done - lead.fold_start["steps"], progress_total,
                          {"losses": losses, "validation": validation})  # fmt: skip
-            improved = selection.observe(state.epoch, state.steps_done, validation, training)
-            run.registry.reset_window()  # the epoch's accumulators (loss sums, action counts) start from zero
-            state.epoch += 1
-            extra = {"runner_mode": runner.mode, "selection": selection.to_dict(), "fold_start": fold_start,
-                     "termination": stopped_by}  # fmt: skip
-            # Written by the background thread while the next epoch trains (and "best" beside it when improved).
-            manifest_path = saver.save(state, checkpoints, extra, config.run.keep_checkpoints,
-                                       best=BEST_CHECKPOINT if improved else None, best_only=SELECTED_TENSORS)  # fmt: skip
-            if control is not None:  # raises RunInterrupted on a stop, unless early stopping just ended the run
+            if control is not None:  # raises RunInterrupted on a stop, unless every agent's run just ended
                 if control.stop_requested:
-                    saver.wait()
-                control.saved(manifest_path, state.steps_done, state.steps_done if selection.should_stop or stopped_by is not None else total_steps)
-            epochs_this_call += 1
-            if stopped_by is not None:  # a metric left its band: the checkpoint above holds where it stopped
+                    for agent in active:
+                        savers[id(agent)].wait()
+                ended = all(agent.selection.should_stop or agent.stopped_by is not None for agent in active)
+                control.saved(boundary[-1][3], lead.state.steps_done, lead.state.steps_done if ended else lead.total_steps)
+            for agent in active:
+                if not agent.training:  # finished here: the selected epoch's test backtest, now
+                    savers[id(agent)].wait()
+                    agent.finish(make_plots)
+            active = [agent for agent in active if agent.training]
+            if active and stop_after_epochs is not None and lead.epochs_this_call >= stop_after_epochs:
+                interrupted = True
                 break
-            if stop_after_epochs is not None and epochs_this_call >= stop_after_epochs:
-                interrupted = state.steps_done < total_steps and not selection.should_stop
-                break
-    if interrupted:
-        return SplitResult(run, {}, epochs_this_call)
-
-    best = checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
-    if best.exists():  # the selected epoch's network and ISV, for the one test backtest
-        load_checkpoint(state, best, only=SELECTED_TENSORS)
-    ((report, curves),) = evaluate(run, market, [split.test])
-    metrics = {
-        **report,
-        "validation": selection.best_report,
-        "selection": selection.summary(stopped_early=selection.should_stop and state.steps_done < total_steps),
-        "splits": split.to_dict(),
-        "source": market.source,
-        "data_sha256": market.source_sha256,
-        "bands": bands.to_dict(),
-    }
-    if stopped_by is not None:
-        metrics["termination"] = stopped_by
-    write_text_atomic(out / METRICS_FILENAME, json.dumps(metrics, indent=2, allow_nan=False) + "\n")
-    if make_plots:
-        from trainer.eval.plots import write_run_plots
-
-        write_run_plots(out, curves, selection.curve, selection.best_epoch,
-                        "sharpe_ratio" if config.run.select == "last" else config.run.select,
-                        None if market.timestamps is None else market.timestamps[split.test])  # fmt: skip
-    return SplitResult(run, metrics, epochs_this_call)
+    for agent in agents:
+        if agent.result is None and not interrupted:
+            agent.finish(make_plots)  # nothing left to train (a resumed finished run)
+    return [agent.result if agent.result is not None else SplitResult(agent.run, {}, agent.epochs_this_call) for agent in agents]
 
 
 def _number(value: Any) -> float | None:

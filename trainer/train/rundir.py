@@ -17,6 +17,8 @@ Rules (``open_run_directory``):
 * A resume runs the config stored in the run directory; a config that differs in anything but
   the settings that cannot change results (``run.steps``, which may only grow,
   ``run.keep_checkpoints``, ``run.checkpoint_minutes``) is refused with every difference listed.
+* A population (``run.agents`` > 1) resumes every ``agent-KK/`` from its own newest checkpoint,
+  each rewound like a single run's; ``--resume-from`` is refused (it names one agent's checkpoint).
 * Before training, the directory, ``checkpoints/`` and ``plots/`` are probed with a real write.
 """
 
@@ -33,7 +35,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from trainer.config import TrainConfig, config_from_mapping, load_config
+from trainer.config import TrainConfig, agent_config, config_from_mapping, load_config
 from trainer.errors import UserError, os_error_help
 from trainer.eval.diag import DIAG_DIRNAME
 from trainer.eval.health_diag import HEALTH_DIAG_FILENAME, iter_health_diag
@@ -47,7 +49,15 @@ from trainer.train.checkpoint import (
     latest_checkpoint,
     read_manifest,
 )
-from trainer.train.loop import BEST_CHECKPOINT, CHECKPOINT_DIRNAME, CONFIG_FILENAME, METRICS_FILENAME, PLOTS_DIRNAME
+from trainer.train.loop import (
+    AGENT_DIR_PREFIX,
+    BEST_CHECKPOINT,
+    CHECKPOINT_DIRNAME,
+    CONFIG_FILENAME,
+    METRICS_FILENAME,
+    PLOTS_DIRNAME,
+    agent_dirname,
+)
 
 DEFAULT_RUNS_ROOT = Path("runs")
 # Everything `trainer train` / `trainer diag` write into a run directory (what --overwrite removes).
@@ -190,11 +200,13 @@ def _refuse_non_empty(path: Path) -> None:
 
 
 FOLD_DIR_GLOB = "fold-[0-9][0-9]"  # a walk-forward run's fold directories (each a complete run directory)
+AGENT_DIR_GLOB = f"{AGENT_DIR_PREFIX}[0-9][0-9]*"  # a population's agent directories (each a complete run directory)
 
 
 def _overwrite(path: Path) -> list[str]:
     removed = []
-    for name in (*TRAINER_OUTPUTS, *sorted(entry.name for entry in path.glob(FOLD_DIR_GLOB))):
+    nested = sorted(entry.name for pattern in (FOLD_DIR_GLOB, AGENT_DIR_GLOB) for entry in path.glob(pattern))
+    for name in (*TRAINER_OUTPUTS, *nested):
         target = path / name
         if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target)
@@ -220,6 +232,8 @@ def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -
         differences = config_differences(load_config(path / CONFIG_FILENAME), config)
         if differences:
             _refuse_differences(path, differences)
+    if config.run.agents > 1:
+        return _prepare_population_resume(path, config, resume_from)
     run_dir = _resumed_directory(path, config)
     if resume_from is not None and run_dir != path:
         raise UserError(
@@ -243,15 +257,38 @@ def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -
         differences = config_differences(stored_config(path, manifest), config)
         if differences:
             _refuse_differences(path, differences)
+    return RunDirectory(path, config, manifest_path, _rewind(run_dir, manifest_path, manifest))
+
+
+def _rewind(run_dir: Path, manifest_path: Path, manifest: dict[str, Any]) -> list[str]:
+    """Take a run directory back to the checkpoint a resume continues; returns the notes."""
     step, epoch = int(manifest["steps_done"]), int(manifest["epoch"])
     notes = [f"resuming from {manifest_path} (step {step:,}, {epoch} epoch{'s' if epoch != 1 else ''} finished)"]
-    removed = _remove_later_checkpoints(checkpoints, step)
+    removed = _remove_later_checkpoints(run_dir / CHECKPOINT_DIRNAME, step)
     if removed:
         notes.append(f"removed the checkpoint files after step {step:,}: {', '.join(removed)}")
     dropped = _cut_health_diag(run_dir, step)
     if dropped:
         notes.append(f"{HEALTH_DIAG_FILENAME}: dropped {dropped} record{'s' if dropped != 1 else ''} after step {step:,}")
-    return RunDirectory(path, config, manifest_path, notes)
+    return notes
+
+
+def _prepare_population_resume(path: Path, config: TrainConfig, resume_from: Path | None) -> RunDirectory:
+    """A population resumes every agent from its own newest checkpoint (each agent directory is
+    rewound like a single run's); ``--resume-from`` names one checkpoint, so it is refused here."""
+    if resume_from is not None:
+        raise UserError(
+            "--resume-from applies to single runs", got=f"a population ({config.run.agents} agents)",
+            expected="--resume (each agent continues from its own newest checkpoint)",
+            hint=f"use --resume --out {path}, or resume one agent as a single run: --resume-from {path}/agent-KK/checkpoints/…",
+        )  # fmt: skip
+    notes: list[str] = []
+    for agent in range(config.run.agents):
+        agent_root = path / agent_dirname(agent)
+        run_dir = _resumed_directory(agent_root, agent_config(config, agent))
+        manifest_path = latest_checkpoint(run_dir / CHECKPOINT_DIRNAME)
+        notes.extend(f"{agent_root.name}: {note}" for note in _rewind(run_dir, manifest_path, read_manifest(manifest_path)))
+    return RunDirectory(path, config, None, notes)
 
 
 def _refuse_differences(path: Path, differences: list[str]) -> None:
@@ -322,7 +359,7 @@ def open_run_directory(
                     notes.append(f"--overwrite: left the other files in {path} untouched")
         resolved = config(None) if callable(config) else config
         run = RunDirectory(path, resolved, None, notes)
-    if run.config is not None and run.config.data.folds > 0:  # each fold writes its own fold-KK/ below the run directory
+    if run.config is not None and (run.config.data.folds > 0 or run.config.run.agents > 1):  # fold-KK/, agent-KK/ below
         subdirectories = ()
     for directory in (run.path, *(run.path / name for name in subdirectories)):
         probe_writable(directory)

@@ -63,7 +63,9 @@ def cell_config(base: TrainConfig, cell: Cell, n_folds: int, grid_point: Mapping
     fold, and the variant's change (doubled costs)."""
     from trainer.config import deep_merge
 
-    sections: dict[str, Any] = deep_merge(dict(grid_point), {"run": {"seed": cell.seed}, "data": {"folds": n_folds, "fold": cell.fold}})
+    sections: dict[str, Any] = deep_merge(
+        dict(grid_point), {"run": {"seed": cell.seed, "agents": 1, "agent_grid": ""}, "data": {"folds": n_folds, "fold": cell.fold}}
+    )  # a cell is one agent: the sweep packs cells into populations itself
     config = base.replace(**sections)
     if cell.variant == "costs_x2":
         config = config.replace(env={"fee_rate": config.env.fee_rate * COSTS_FACTOR, "slippage": config.env.slippage * COSTS_FACTOR})
@@ -163,37 +165,90 @@ def run_cell(spec: Mapping[str, Any]) -> dict[str, Any]:
 
     ``spec``: ``cell`` (a Cell as a dict), ``config`` (the cell's config as ``to_dict()``),
     ``dir`` (the cell directory), ``threads`` (torch CPU threads)."""
-    from trainer.train.loop import CHECKPOINT_DIRNAME, train
+    (result,) = run_pack([spec])
+    return result
 
-    cell_dir = Path(spec["dir"])
-    cell_dir.mkdir(parents=True, exist_ok=True)
-    _acquire(cell_dir)
+
+def run_task(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What an executor runs: one cell (a cell spec), or a population of cells (``{"pack": [cell specs]}``)."""
+    return run_pack(spec["pack"]) if "pack" in spec else [run_cell(spec)]
+
+
+def has_checkpoint(cell_dir: Path) -> bool:
+    """Whether an earlier, killed driver left the cell half-trained (it resumes from there)."""
+    from trainer.train.loop import CHECKPOINT_DIRNAME
+
+    return any(cell_dir.glob(f"**/{CHECKPOINT_DIRNAME}/step-*.json"))
+
+
+def run_pack(specs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Run cells that differ only in their seed as one population (``trainer.train.loop.train_agents``:
+    every cell's steps in one step, each cell directory exactly its single run's); returns their
+    results in order, each also written to its ``cell.json``. One cell is a population of one.
+
+    A cell finished by an earlier driver is never re-run; the others resume together from their
+    checkpoints when every one of them has one (the sweep packs only cells in the same state)."""
+    from trainer.train.loop import train_agents
+
+    dirs = [Path(spec["dir"]) for spec in specs]
+    acquired: list[Path] = []
     try:
-        done = read_result(cell_dir)
-        if done is not None and done.get("status") in FINISHED:
-            return done  # finished by an earlier driver: never re-run
+        for cell_dir in dirs:
+            cell_dir.mkdir(parents=True, exist_ok=True)
+            _acquire(cell_dir)
+            acquired.append(cell_dir)
+        results: list[dict[str, Any] | None] = []
+        todo = []
+        for spec, cell_dir in zip(specs, dirs, strict=True):
+            done = read_result(cell_dir)
+            finished = done is not None and done.get("status") in FINISHED
+            results.append(done if finished else None)  # finished by an earlier driver: never re-run
+            if not finished:
+                todo.append((len(results) - 1, spec, cell_dir))
+        if not todo:
+            return [result for result in results if result is not None]
         started = time.perf_counter()
-        result: dict[str, Any] = {**spec["cell"], "id": Cell(**spec["cell"]).id, "dir": str(cell_dir)}
+        running = [{**spec["cell"], "id": Cell(**spec["cell"]).id, "dir": str(cell_dir)} for _, spec, cell_dir in todo]
+        resume = all(has_checkpoint(cell_dir) for _, _, cell_dir in todo)
         try:
-            config = config_from_mapping(spec["config"], source=f"cell {result['id']}")
+            configs = [config_from_mapping(spec["config"], source=f"cell {result['id']}") for (_, spec, _), result in zip(todo, running, strict=True)]
             # A fold cell trains in cell_dir/fold-KK/ (a complete run directory), a single split in cell_dir.
-            resume = any(cell_dir.glob(f"**/{CHECKPOINT_DIRNAME}/step-*.json"))
-            metrics = train(config, cell_dir, resume=resume, progress=_ProgressFile(cell_dir / CELL_PROGRESS))
-            if len(metrics.get("folds", ())) == 1:  # one fold of a walk-forward: its own block, selection included
-                metrics = metrics["folds"][0]
-            termination = metrics.get("termination")
-            result.update(
-                status="stopped" if termination else "ok", resumed=resume, metrics=out_of_sample_metrics(metrics),
-                validation=out_of_sample_metrics(metrics.get("validation", {})), selection=metrics.get("selection"),
-                termination=termination, error=None,
-            )  # fmt: skip
-        except Exception as error:  # one failed cell is a result, not the end of the sweep
-            result.update(status="failed", error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc(limit=8))
-        result["wall_time_s"] = time.perf_counter() - started
-        write_text_atomic(cell_dir / CELL_RESULT, json.dumps(result, indent=2, allow_nan=False) + "\n")
-        return result
+            progress = _ProgressFiles([cell_dir / CELL_PROGRESS for _, _, cell_dir in todo])
+            outcomes = train_agents(configs, [cell_dir for _, _, cell_dir in todo], resume=resume, progress=progress)
+            for result, metrics in zip(running, outcomes, strict=True):
+                if len(metrics.get("folds", ())) == 1:  # one fold of a walk-forward: its own block, selection included
+                    metrics = metrics["folds"][0]
+                termination = metrics.get("termination")
+                result.update(
+                    status="stopped" if termination else "ok", resumed=resume, metrics=out_of_sample_metrics(metrics),
+                    validation=out_of_sample_metrics(metrics.get("validation", {})), selection=metrics.get("selection"),
+                    termination=termination, error=None,
+                )  # fmt: skip
+        except Exception as error:  # a failed cell (or population) is a result, not the end of the sweep
+            for result in running:
+                result.update(status="failed", error=f"{type(error).__name__}: {error}", traceback=traceback.format_exc(limit=8))
+        wall_time = time.perf_counter() - started
+        for (index, _, cell_dir), result in zip(todo, running, strict=True):
+            result["wall_time_s"] = wall_time  # a population's cells share one wall time
+            if len(todo) > 1:
+                result["population"] = len(todo)
+            write_text_atomic(cell_dir / CELL_RESULT, json.dumps(result, indent=2, allow_nan=False) + "\n")
+            results[index] = result
+        return [result for result in results if result is not None]
     finally:
-        (cell_dir / CELL_LOCK).unlink(missing_ok=True)
+        for cell_dir in acquired:
+            (cell_dir / CELL_LOCK).unlink(missing_ok=True)
+
+
+class _ProgressFiles:
+    """The population's progress, written to every cell's progress file (the driver polls each)."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.files = [_ProgressFile(path) for path in paths]
+
+    def __call__(self, done: int, total: int, info: dict[str, Any] | None) -> None:
+        for file in self.files:
+            file(done, total, info)
 
 
 def cell_spec(cell: Cell, config: TrainConfig, root: Path) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Where cells run: Ray tasks (the default; local or a cluster) or a local process pool.
 
-Both executors take the same cell specs and call the same ``run_cell``; they differ only in
-who schedules the processes. ``submit`` returns at once; ``wait`` yields finished results as
+Both executors take the same task specs (one cell, or a population of cells) and call the same
+``run_task``; they differ only in who schedules the processes. ``submit`` returns at once; ``wait`` yields finished results as
 they come (with a timeout, so the driver can refresh its progress display in between).
 
 Ray: ``ray.init()`` starts a local instance on this machine's cores with no set-up (no dashboard,
@@ -24,7 +24,7 @@ from concurrent import futures
 from typing import Any
 
 from trainer.errors import UserError
-from trainer.validate.cells import run_cell
+from trainer.validate.cells import run_task
 
 PR_SET_PDEATHSIG = 1
 SIGKILL = 9
@@ -41,15 +41,15 @@ class LocalExecutor:
         )
         self.pending: dict[futures.Future, str] = {}
 
-    def submit(self, cell_id: str, spec: Mapping[str, Any], uses_gpu: bool) -> None:
-        self.pending[self.pool.submit(run_cell, dict(spec))] = cell_id
+    def submit(self, task_id: str, spec: Mapping[str, Any], uses_gpu: bool, gpus: float = 0.0) -> None:
+        self.pending[self.pool.submit(run_task, dict(spec))] = task_id
 
-    def wait(self, timeout: float) -> Iterator[tuple[str, dict[str, Any] | BaseException]]:
+    def wait(self, timeout: float) -> Iterator[tuple[str, list[dict[str, Any]] | BaseException]]:
         done, _ = futures.wait(list(self.pending), timeout=timeout, return_when=futures.FIRST_COMPLETED)
         for future in done:
-            cell_id = self.pending.pop(future)
+            task_id = self.pending.pop(future)
             error = future.exception()
-            yield cell_id, error if error is not None else future.result()
+            yield task_id, error if error is not None else future.result()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -87,25 +87,26 @@ class RayExecutor:
                 ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
         self.started_here = not address
         self.gpu_fraction = gpu_fraction
-        self.task = ray.remote(max_retries=0)(run_cell)
+        self.task = ray.remote(max_retries=0)(run_task)
         self.pending: dict[Any, str] = {}
 
-    def submit(self, cell_id: str, spec: Mapping[str, Any], uses_gpu: bool) -> None:
+    def submit(self, task_id: str, spec: Mapping[str, Any], uses_gpu: bool, gpus: float = 0.0) -> None:
+        """``gpus``: the task's share of a GPU (0 = ``gpu_fraction``; a population asks for more)."""
         options: dict[str, Any] = {"num_cpus": 1}
         if uses_gpu:
-            options["num_gpus"] = self.gpu_fraction
-        self.pending[self.task.options(**options).remote(dict(spec))] = cell_id
+            options["num_gpus"] = gpus or self.gpu_fraction
+        self.pending[self.task.options(**options).remote(dict(spec))] = task_id
 
-    def wait(self, timeout: float) -> Iterator[tuple[str, dict[str, Any] | BaseException]]:
+    def wait(self, timeout: float) -> Iterator[tuple[str, list[dict[str, Any]] | BaseException]]:
         if not self.pending:
             return
         ready, _ = self.ray.wait(list(self.pending), num_returns=len(self.pending), timeout=timeout)
         for ref in ready:
-            cell_id = self.pending.pop(ref)
+            task_id = self.pending.pop(ref)
             try:
-                yield cell_id, self.ray.get(ref)
+                yield task_id, self.ray.get(ref)
             except Exception as error:  # the task's process died (out of memory, killed)
-                yield cell_id, error
+                yield task_id, error
 
     def close(self) -> None:
         for ref in self.pending:

@@ -40,6 +40,7 @@ from trainer.validate.cells import (
     Cell,
     cell_config,
     cell_spec,
+    has_checkpoint,
     pid_alive,
     plan_cells,
     read_result,
@@ -225,8 +226,14 @@ def _uses_gpu(config: TrainConfig) -> bool:
 
 def run_sweep(
     plan: SweepPlan, out: Path, *, jobs: int, address: str | None = None, gpu_fraction: float = 0.25, live: bool = False,
+    population: int = 0,
 ) -> dict[str, Any]:
-    """Run every missing cell of ``plan`` in ``out`` and write the report; returns report.json."""
+    """Run every missing cell of ``plan`` in ``out`` and write the report; returns report.json.
+
+    ``population``: cells that differ only in their seed train together as one population of at
+    most this many agents (``trainer.train.loop.train_agents``; each cell directory is exactly its
+    single run's); 0 = automatic: every seed of a (variant, grid point, fold) together on a GPU,
+    one cell per task on the CPU (where agents would only run one after another)."""
     out.mkdir(parents=True, exist_ok=True)
     with SweepLock(out):
         _check_plan(out, plan)
@@ -237,13 +244,20 @@ def run_sweep(
         try:
             if missing:
                 executor = make_executor(plan.executor, jobs=jobs, address=address, gpu_fraction=gpu_fraction)
+                tasks: dict[str, list[str]] = {}  # task id → the ids of its cells
                 try:
-                    for cell in missing:
-                        executor.submit(cell.id, cell_spec(cell, configs[cell.id], out), _uses_gpu(configs[cell.id]))
+                    for pack in pack_cells(missing, out, population or _auto_population(plan, configs[missing[0].id])):
+                        uses_gpu = _uses_gpu(configs[pack[0].id])
+                        specs = [cell_spec(cell, configs[cell.id], out) for cell in pack]
+                        task_id = pack[0].id if len(pack) == 1 else f"{pack[0].id}+{len(pack) - 1}"
+                        tasks[task_id] = [cell.id for cell in pack]
+                        executor.submit(task_id, specs[0] if len(pack) == 1 else {"pack": specs}, uses_gpu,
+                                        min(1.0, gpu_fraction * len(pack)))  # fmt: skip
                     while executor.pending:
-                        for cell_id, outcome in executor.wait(POLL_S):
-                            display.finished(_outcome_result(out, cell_id, outcome, cells))
-                        display.poll(out, list(executor.pending.values()))
+                        for task_id, outcome in executor.wait(POLL_S):
+                            for cell_id, result in zip(tasks[task_id], _outcome_results(out, tasks[task_id], outcome, cells), strict=True):
+                                display.finished(result)
+                        display.poll(out, [cell_id for task_id in executor.pending.values() for cell_id in tasks[task_id]])
                 finally:
                     executor.close()
         finally:
@@ -251,20 +265,47 @@ def run_sweep(
         return write_report(plan, out, cells)
 
 
+def _auto_population(plan: SweepPlan, config: TrainConfig) -> int:
+    return plan.seeds if _uses_gpu(config) else 1
+
+
+def pack_cells(cells: Sequence[Cell], out: Path, population: int) -> list[list[Cell]]:
+    """The sweep's tasks: cells of one (variant, grid point, fold) that differ only in their seed, in
+    populations of at most ``population``; a cell an earlier driver left half-trained runs alone
+    (it resumes from its own checkpoint, at its own step)."""
+    if population < 1:
+        raise UserError("bad --population", got=str(population), expected="≥ 1 agents per task (0 = automatic)",
+                        hint="e.g. --population 5: the five seeds of a fold in one step")  # fmt: skip
+    groups: dict[tuple[str, int, int], list[Cell]] = {}
+    packs: list[list[Cell]] = []
+    for cell in cells:
+        if population == 1 or has_checkpoint(out / CELLS_DIRNAME / cell.id):
+            packs.append([cell])
+        else:
+            groups.setdefault((cell.variant, cell.grid, cell.fold), []).append(cell)
+    for group in groups.values():
+        packs.extend(group[start : start + population] for start in range(0, len(group), population))
+    return packs
+
+
 def _finished(out: Path, cell: Cell) -> bool:
     result = read_result(out / CELLS_DIRNAME / cell.id)
     return result is not None and result.get("status") in FINISHED
 
 
-def _outcome_result(out: Path, cell_id: str, outcome: dict[str, Any] | BaseException, cells: Sequence[Cell]) -> dict[str, Any]:
-    """A task's result; a task whose process died is recorded as a failed cell."""
-    if isinstance(outcome, BaseException):
+def _outcome_results(out: Path, cell_ids: list[str], outcome: list[dict[str, Any]] | BaseException,
+                     cells: Sequence[Cell]) -> list[dict[str, Any]]:  # fmt: skip
+    """A task's results, one per cell; the cells of a task whose process died are recorded as failed."""
+    if not isinstance(outcome, BaseException):
+        return outcome
+    results = []
+    for cell_id in cell_ids:
         cell = next(item for item in cells if item.id == cell_id)
         result = {**cell.__dict__, "id": cell_id, "dir": str(out / CELLS_DIRNAME / cell_id), "status": "failed",
                   "error": f"{type(outcome).__name__}: {outcome}", "wall_time_s": 0.0}  # fmt: skip
         write_text_atomic(out / CELLS_DIRNAME / cell_id / "cell.json", json.dumps(result, indent=2) + "\n")
-        return result
-    return outcome
+        results.append(result)
+    return results
 
 
 def load_results(out: Path, cells: Sequence[Cell]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:

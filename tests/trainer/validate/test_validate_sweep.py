@@ -187,3 +187,18 @@ def test_validate_user_errors(workspace, capsys):
     assert "bad --tiers ('4' vs a comma list of 1, 2, 3)" in capsys.readouterr().err
     assert _validate(workspace, workspace / "x", "--executor", "local", "--address", "ray://h:1") == EXIT_USER_ERROR
     assert "--address needs Ray" in capsys.readouterr().err
+
+
+def test_cells_packed_into_populations_give_the_same_results(ray_sweep, workspace):
+    """The 2 × 2 sweep again with the two seeds of each fold trained as one population: every cell's
+    result is the one it had as its own task (agent i of a population is its single run, bitwise)."""
+    out, _ = ray_sweep
+    packed = workspace / "packed-sweep"
+    _validate(workspace, packed, "--seeds", "2", "--folds", "2", "--tiers", "1,2", "--executor", "local", "--jobs", "1",
+              "--no-bands", "--population", "2")  # fmt: skip
+    for cell_json in sorted((out / "cells").glob("*/cell.json")):
+        alone = json.loads(cell_json.read_text())
+        together = json.loads((packed / "cells" / cell_json.parent.name / "cell.json").read_text())
+        assert together["population"] == 2 and "population" not in alone
+        for key in ("status", "metrics", "validation", "selection"):
+            assert together[key] == alone[key], (cell_json.parent.name, key)

@@ -1,0 +1,183 @@
+"""Population training on the CPU: agent i of a population is the single run of its config, bitwise;
+a population run reproduces itself and resumes bitwise; its directory holds one run directory per agent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from train_helpers import synthetic_market, tiny_config
+
+from trainer.config import ConfigError, agent_config, population_grid
+from trainer.train.checkpoint import latest_checkpoint
+from trainer.train.graph import StepRunner
+from trainer.train.loop import METRICS_FILENAME, agent_dirname, train
+from trainer.train.step import TrainerState, TrainStep
+
+
+@pytest.fixture(autouse=True)
+def _private_feature_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FXCACHE_DIR", str(tmp_path / "fxcache"))
+
+
+def population_config(**run):
+    return tiny_config(
+        data={"validation_fraction": 0.05},
+        run={"steps": 8, "epoch_steps": 4, "agents": 2, "agent_grid": "optim.lr=1e-3,3e-4", **run},
+    )  # fmt: skip
+
+
+def tensors(path):
+    return load_file(str(path.with_suffix(".safetensors")))
+
+
+def final_tensors(run_dir):
+    return tensors(latest_checkpoint(run_dir / "checkpoints"))
+
+
+def diag_without_wall_time(run_dir):
+    records = [json.loads(line) for line in (run_dir / "health_diag.jsonl").read_text().splitlines()]
+    for record in records:
+        record.pop("wall_time_s")
+    return records
+
+
+def assert_same_run(expected_dir, got_dir):
+    """Two run directories hold the same run: checkpoints, selected network, metrics, HEALTH_DIAG, config."""
+    for name in ("final", "best"):
+        expected = final_tensors(expected_dir) if name == "final" else tensors(expected_dir / "checkpoints" / "best.json")
+        got = final_tensors(got_dir) if name == "final" else tensors(got_dir / "checkpoints" / "best.json")
+        assert expected.keys() == got.keys()
+        different = [key for key in expected if not torch.equal(expected[key], got[key])]
+        assert not different, f"{name} tensors of {got_dir.name} differ from {expected_dir.name}: {different[:5]}"
+    assert json.loads((expected_dir / METRICS_FILENAME).read_text()) == json.loads((got_dir / METRICS_FILENAME).read_text())
+    assert diag_without_wall_time(expected_dir) == diag_without_wall_time(got_dir)
+    assert (expected_dir / "config.toml").read_text() == (got_dir / "config.toml").read_text()
+
+
+# -- the step: agents stepped by one runner are the agents stepped alone --------------------------
+def stepped_state(seed: int, lr: float) -> TrainerState:
+    config = tiny_config(run={"seed": seed}, optim={"lr": lr})
+    state = TrainerState(config, synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(config.loss.n_step - 1 + 4):
+        step.collect()
+    return state
+
+
+def test_one_runner_over_three_agents_is_each_agent_alone_bitwise():
+    torch.set_num_threads(1)
+    agents = [stepped_state(seed, lr) for seed, lr in ((0, 3e-4), (1, 1e-3), (2, 3e-4))]
+    StepRunner([TrainStep(state) for state in agents], use_graph=True).run(3)  # CPU: eager, agent after agent
+    for (seed, lr), together in zip(((0, 3e-4), (1, 1e-3), (2, 3e-4)), agents, strict=True):
+        alone = stepped_state(seed, lr)
+        StepRunner(TrainStep(alone), use_graph=True).run(3)
+        expected, got = alone.named_tensors(), together.named_tensors()
+        assert expected.keys() == got.keys()
+        assert [name for name in expected if not torch.equal(expected[name], got[name])] == []
+        assert (together.steps_done, together.collect_steps) == (alone.steps_done, alone.collect_steps)
+
+
+def test_runner_needs_a_step():
+    with pytest.raises(ValueError, match=r"StepRunner needs a step \(0 agents vs ≥ 1\) — hint"):
+        StepRunner([], use_graph=False)
+
+
+# -- the configuration of a population ------------------------------------------------------------
+def test_agent_configs_take_consecutive_seeds_and_the_grid_round_robin():
+    config = tiny_config(run={"seed": 10, "agents": 5, "agent_grid": "optim.lr=1e-4,3e-4; loss.gamma=0.97,0.99"})
+    assert len(population_grid(config)) == 4
+    agents = [agent_config(config, agent) for agent in range(5)]
+    assert [agent.run.seed for agent in agents] == [10, 11, 12, 13, 14]
+    assert [(agent.optim.lr, agent.loss.gamma) for agent in agents] == [
+        (1e-4, 0.97), (1e-4, 0.99), (3e-4, 0.97), (3e-4, 0.99), (1e-4, 0.97)
+    ]  # fmt: skip
+    assert all(agent.run.agents == 1 and agent.run.agent_grid == "" for agent in agents)
+    assert agents[2].replace(run={"seed": 10}).to_dict() != config.to_dict()  # everything else is the population's
+
+
+def test_agent_grid_refuses_keys_that_change_shapes_or_the_lockstep():
+    with pytest.raises(ConfigError) as error:
+        tiny_config(run={"agents": 2, "agent_grid": "model.hidden=16,32; run.steps=4,8; optim.lr"})
+    message = str(error.value)
+    assert "run.agent_grid key 'model.hidden' (vs one of optim.lr," in message
+    assert "run.agent_grid key 'run.steps'" in message
+    assert "run.agent_grid axis 'optim.lr' (vs section.key=v1,v2,...)" in message
+
+
+def test_agent_grid_values_are_checked_like_their_keys():
+    with pytest.raises(ConfigError, match=r"run.agent_grid: optim.lr = 2.0 out of range \(vs \(0, 1\]\)"):
+        tiny_config(run={"agents": 2, "agent_grid": "optim.lr=1e-3,2.0"})
+
+
+def test_agent_index_out_of_range_is_refused():
+    with pytest.raises(ValueError, match=r"agent index out of range \(2 vs 0 ≤ agent < run.agents = 2\) — hint"):
+        agent_config(tiny_config(run={"agents": 2}), 2)
+
+
+# -- whole runs ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def population_run(tmp_path_factory):
+    """One population run of two agents (different seeds and learning rates)."""
+    root = tmp_path_factory.mktemp("population")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FXCACHE_DIR", str(root / "fxcache"))
+        summary = train(population_config(), root / "run", make_plots=False)
+    return root / "run", summary
+
+
+@pytest.mark.slow
+def test_every_agent_of_a_population_is_its_single_run_bitwise(population_run, tmp_path):
+    run_dir, summary = population_run
+    config = population_config()
+    for agent in range(config.run.agents):
+        single = tmp_path / f"single-{agent}"
+        train(agent_config(config, agent), single, make_plots=False)
+        assert_same_run(single, run_dir / agent_dirname(agent))
+        assert summary["agents"][agent]["agent"]["sharpe_ratio"] == json.loads((single / METRICS_FILENAME).read_text())["agent"]["sharpe_ratio"]
+
+
+@pytest.mark.slow
+def test_population_directory_holds_one_run_directory_per_agent(population_run):
+    run_dir, summary = population_run
+    for agent in range(2):
+        agent_dir = run_dir / agent_dirname(agent)
+        for name in ("config.toml", "metrics.json", "health_diag.jsonl", "checkpoints/best.json", "checkpoints/best.safetensors"):
+            assert (agent_dir / name).is_file(), f"{agent_dir.name}/{name} missing"
+    assert "agents = 2" in (run_dir / "config.toml").read_text()
+    assert "agents = 1" in (run_dir / agent_dirname(1) / "config.toml").read_text()  # a single run's config
+    assert summary == json.loads((run_dir / METRICS_FILENAME).read_text())
+    assert summary["n_agents"] == 2
+    assert [(entry["seed"], entry["grid"], entry["dir"]) for entry in summary["agents"]] == [
+        (0, {"optim": {"lr": 1e-3}}, "agent-00"), (0 + 1, {"optim": {"lr": 3e-4}}, "agent-01")
+    ]  # fmt: skip
+    mean = sum(entry["agent"]["total_return"] for entry in summary["agents"]) / 2
+    assert summary["agent"]["total_return"] == pytest.approx(mean)
+
+
+@pytest.mark.slow
+def test_a_population_run_reproduces_itself_and_resumes_bitwise(population_run, tmp_path):
+    run_dir, _ = population_run
+    resumed = tmp_path / "resumed"
+    assert train(population_config(), resumed, stop_after_epochs=1, make_plots=False) == {}
+    assert all(len(diag_without_wall_time(resumed / agent_dirname(agent))) == 1 for agent in range(2))
+    train(population_config(), resumed, resume=True, make_plots=False)
+    for agent in range(2):
+        assert_same_run(run_dir / agent_dirname(agent), resumed / agent_dirname(agent))
+    assert json.loads((run_dir / METRICS_FILENAME).read_text()) == json.loads((resumed / METRICS_FILENAME).read_text())
+
+
+def test_agents_at_different_steps_are_refused_with_a_hint(tmp_path):
+    from types import SimpleNamespace
+
+    from trainer.errors import UserError
+    from trainer.train.loop import _check_lockstep
+
+    agents = [SimpleNamespace(state=SimpleNamespace(steps_done=steps), out=tmp_path / name)
+              for steps, name in ((8, "agent-00"), (4, "agent-01"))]  # fmt: skip
+    with pytest.raises(UserError, match=r"stopped at different steps \(agent-00: 8, agent-01: 4 vs one step .*\) — hint: "
+                                        r"a checkpoint write was cut short"):  # fmt: skip
+        _check_lockstep(agents)
+    _check_lockstep(agents[:1])
