@@ -385,12 +385,20 @@ def _project_pass(
     prepared: dict[str, Any] | None = None,
     contents: dict[str, bytes] | None = None,
 ) -> list[Diagnostic]:
-    """Run whole-project rules (cached on every file key + config), then filter their findings."""
+    """Run whole-project rules (cached on every file key + config), then filter their findings.
+
+    On a miss, the project's *inputs* entry (one per configuration and file set) may still answer:
+    it records each file's content key with the digest of its summary, and the files whose
+    content the rules read beyond their summaries. When every file that changed since has the
+    summary it had, and none of them was read so, the rules would find what they found then.
+    """
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
     # FX503 runs the repository's generator commands only with the user's opt-in; the two verdicts
     # (the generator's, the static check's) must not answer for each other.
-    digest.update(b"generators-run" if generators_allowed() else b"generators-not-run")
+    generators = generators_allowed()
+    digest.update(b"generators-run" if generators else b"generators-not-run")
+    inputs_digest = digest.copy()
     for relative in sorted(keys):
         digest.update(relative.encode("utf-8", errors="surrogateescape") + b"\0" + keys[relative].encode())
     project_key = "project-" + digest.hexdigest()
@@ -398,7 +406,25 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files, store, prepared or {}, contents or {})
+        raw = None
+        # A generator reads its header from disk, past the content log: no reuse when they run.
+        inputs_name = _inputs_name(inputs_digest, keys) if store is not None and not generators else None
+        recorded = _recorded_inputs(store.get(inputs_name)) if inputs_name is not None else None  # type: ignore[union-attr]
+        if recorded is not None:
+            raw = _reused_findings(resolved, files, keys, recorded, store, prepared or {}, contents or {})
+        if raw is not None and recorded is not None:
+            # Rewritten with today's content keys, so the next edit compares against this state.
+            assert store is not None and inputs_name is not None
+            for relative, (_, summary) in list(recorded[0].items()):
+                recorded[0][relative] = [keys[relative], summary]
+            store.put(inputs_name, {"files": recorded[0], "reads": recorded[1], "d": recorded[2]})
+        if raw is None:
+            raw, inputs = _run_project_rules(
+                resolved, files, store, prepared or {}, contents or {}, keys=keys if inputs_name else None,
+                previous=recorded[0] if recorded is not None else {},
+            )
+            if inputs is not None and inputs_name is not None and store is not None:
+                store.put(inputs_name, {**inputs, "d": cache_module.encode_project(raw)})
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -426,13 +452,85 @@ def _project_pass(
     return kept
 
 
+def _inputs_name(base: Any, keys: dict[str, str]) -> str:
+    """The inputs entry's name: the configuration's and the file set's, not the files' content."""
+    names = base.copy()
+    names.update(b"inputs")
+    for relative in sorted(keys):
+        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
+    return "project-inputs-" + names.hexdigest()
+
+
+def _recorded_inputs(entry: dict[str, Any] | None) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:
+    """(path → [content key, summary digest], paths read, encoded findings) of an inputs entry;
+    None for a missing or malformed one (the cache is data anyone may have written)."""
+    if entry is None:
+        return None
+    files, reads, rows = entry.get("files"), entry.get("reads"), entry.get("d")
+    if type(files) is not dict or type(reads) is not list or type(rows) is not list:
+        return None
+    for pair in files.values():
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not str:
+            return None
+    if not all(type(path) is str for path in reads):
+        return None
+    return files, reads, rows
+
+
+def _reused_findings(
+    resolved: Resolved,
+    files: list[Discovered],
+    keys: dict[str, str],
+    recorded: tuple[dict[str, list[str]], list[str], list[Any]],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+    contents: dict[str, bytes],
+) -> list[Diagnostic] | None:
+    """The recorded findings, when they still hold (see ``_project_pass``); else None."""
+    from foxaudit.engine.project import project_source
+    from foxaudit.program.model import summary_digest
+
+    summaries, reads, rows = recorded
+    if summaries.keys() != keys.keys():
+        return None
+    changed = [relative for relative, key in keys.items() if summaries[relative][0] != key]
+    if not set(changed).isdisjoint(reads):
+        return None
+    by_path = {item.relative: item for item in files}
+    roots = _source_roots(resolved)
+    for relative in changed:
+        source = project_source(resolved, by_path[relative], contents)
+        current = ABSENT if source is None else summary_digest(source, roots, prepared.get(relative), store)
+        if current is None or current != summaries[relative][1]:
+            return None
+    try:
+        return cache_module.decode_project(rows)
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+# The summary digest of a file the project model leaves out (binary, not decodable).
+ABSENT = ""
+
+
 def _run_project_rules(
-    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any], contents: dict[str, bytes]
-) -> list[Diagnostic]:
+    resolved: Resolved,
+    files: list[Discovered],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+    contents: dict[str, bytes],
+    *,
+    keys: dict[str, str] | None = None,
+    previous: dict[str, list[str]] | None = None,
+) -> tuple[list[Diagnostic], dict[str, Any] | None]:
+    """The rules' findings, and (when ``keys`` are given) the inputs they were found from: each
+    file's content key and summary digest (``previous`` answers for files whose key it has) and
+    the files whose content was read. No inputs when a rule failed or the program was not built."""
     from foxaudit.engine.project import build_project
+    from foxaudit.program.project import ContentReads
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files, store, prepared, contents)
+    project = build_project(resolved, files, store, prepared, contents, reads=ContentReads() if keys is not None else None)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)
@@ -457,10 +555,41 @@ def _run_project_rules(
                 hint="split the deeply nested expression; until then no whole-project rule sees this file",
             )
         )  # fmt: skip
+    inputs = None
+    if keys is not None and program is not None and not failures and project.reads is not None:
+        inputs = _inputs_of(project, program, keys, previous or {}, store, prepared)
     # The program model refers back to the project (a cycle): break it so the summaries are freed
     # by reference counting, without a collection.
     project.memo.clear()
-    return found
+    return found, inputs
+
+
+def _inputs_of(
+    project: Any,
+    program: Any,
+    keys: dict[str, str],
+    previous: dict[str, list[str]],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+) -> dict[str, Any] | None:
+    """What ``_reused_findings`` compares against next run; None when a summary is not at hand."""
+    from foxaudit.program.model import summary_digest
+
+    reads = sorted(project.reads.paths)
+    roots = program.settings.source_roots
+    summaries: dict[str, list[str]] = {}
+    with project.summarising():
+        for relative, key in keys.items():
+            known = previous.get(relative)
+            if known is not None and known[0] == key:
+                summaries[relative] = known
+                continue
+            source = program.sources.get(relative)
+            digest = ABSENT if source is None else summary_digest(source, roots, prepared.get(relative), store)
+            if digest is None:
+                return None
+            summaries[relative] = [key, digest]
+    return {"files": summaries, "reads": reads}
 
 
 def _config_name(resolved: Resolved) -> str:
