@@ -387,10 +387,11 @@ def _project_pass(
 ) -> list[Diagnostic]:
     """Run whole-project rules (cached on every file key + config), then filter their findings.
 
-    On a miss, the project's *inputs* entry (one per configuration and file set) may still answer:
-    it records each file's content key with the digest of its summary, and the files whose
-    content the rules read beyond their summaries. When every file that changed since has the
-    summary it had, and none of them was read so, the rules would find what they found then.
+    Each project entry also records the inputs its findings were made from: every file's content
+    key with the digest of its summary, and the files whose content the rules read beyond their
+    summaries. On a miss, the latest entry of this configuration and file set (a pointer entry
+    names it) still answers when every file that changed since has the summary it had then and
+    none of them was read so: the rules would find what they found then.
     """
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
@@ -398,35 +399,33 @@ def _project_pass(
     # (the generator's, the static check's) must not answer for each other.
     generators = generators_allowed()
     digest.update(b"generators-run" if generators else b"generators-not-run")
-    inputs_digest = digest.copy()
+    # A generator reads its header from disk, past the content log: no reuse when they run.
+    latest_name = _latest_name(digest, keys) if store is not None and not generators else None
     for relative in sorted(keys):
         digest.update(relative.encode("utf-8", errors="surrogateescape") + b"\0" + keys[relative].encode())
     project_key = "project-" + digest.hexdigest()
     entry = store.get(project_key) if store is not None else None
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
+        if latest_name is not None and _recorded_inputs(entry) is not None:
+            _point_latest(store, latest_name, project_key)  # type: ignore[arg-type]
     else:
         raw = None
-        # A generator reads its header from disk, past the content log: no reuse when they run.
-        inputs_name = _inputs_name(inputs_digest, keys) if store is not None and not generators else None
-        recorded = _recorded_inputs(store.get(inputs_name)) if inputs_name is not None else None  # type: ignore[union-attr]
+        inputs: dict[str, Any] | None = None
+        recorded = _latest_inputs(store, latest_name) if latest_name is not None else None
         if recorded is not None:
             raw = _reused_findings(resolved, files, keys, recorded, store, prepared or {}, contents or {})
-        if raw is not None and recorded is not None:
-            # Rewritten with today's content keys, so the next edit compares against this state.
-            assert store is not None and inputs_name is not None
-            for relative, (_, summary) in list(recorded[0].items()):
-                recorded[0][relative] = [keys[relative], summary]
-            store.put(inputs_name, {"files": recorded[0], "reads": recorded[1], "d": recorded[2]})
+            if raw is not None:
+                inputs = {"files": {relative: [keys[relative], pair[1]] for relative, pair in recorded[0].items()}, "reads": recorded[1]}
         if raw is None:
             raw, inputs = _run_project_rules(
-                resolved, files, store, prepared or {}, contents or {}, keys=keys if inputs_name else None,
+                resolved, files, store, prepared or {}, contents or {}, keys=keys if latest_name is not None else None,
                 previous=recorded[0] if recorded is not None else {},
             )
-            if inputs is not None and inputs_name is not None and store is not None:
-                store.put(inputs_name, {**inputs, "d": cache_module.encode_project(raw)})
         if store is not None:
-            store.put(project_key, {"d": cache_module.encode_project(raw)})
+            store.put(project_key, {"d": cache_module.encode_project(raw), **(inputs or {})})
+            if inputs is not None and latest_name is not None:
+                store.put(latest_name, {"project": project_key})
 
     kept: list[Diagnostic] = []
     used: set[tuple[str, int]] = set()
@@ -452,18 +451,35 @@ def _project_pass(
     return kept
 
 
-def _inputs_name(base: Any, keys: dict[str, str]) -> str:
-    """The inputs entry's name: the configuration's and the file set's, not the files' content."""
+def _latest_name(base: Any, keys: dict[str, str]) -> str:
+    """The pointer entry's name: the configuration's and the file set's, not the files' content."""
     names = base.copy()
-    names.update(b"inputs")
+    names.update(b"latest")
     for relative in sorted(keys):
         names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
-    return "project-inputs-" + names.hexdigest()
+    return "project-latest-" + names.hexdigest()
+
+
+def _point_latest(store: cache_module.Cache, latest_name: str, project_key: str) -> None:
+    """Name ``project_key`` the latest state (a tree edited back to an earlier state is compared
+    with that state next time, not with the one it left)."""
+    pointer = store.get(latest_name)
+    if pointer is None or pointer.get("project") != project_key:
+        store.put(latest_name, {"project": project_key})
+
+
+def _latest_inputs(store: cache_module.Cache | None, latest_name: str) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:
+    pointer = store.get(latest_name) if store is not None else None
+    named = pointer.get("project") if pointer is not None else None
+    if type(named) is not str or not named.startswith("project-"):
+        return None
+    return _recorded_inputs(store.get(named))  # type: ignore[union-attr]
 
 
 def _recorded_inputs(entry: dict[str, Any] | None) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:
-    """(path → [content key, summary digest], paths read, encoded findings) of an inputs entry;
-    None for a missing or malformed one (the cache is data anyone may have written)."""
+    """(path → [content key, summary digest], paths read, encoded findings) of a project entry;
+    None for a missing or malformed one, or one recorded without its inputs (the cache is data
+    anyone may have written: checked, not trusted)."""
     if entry is None:
         return None
     files, reads, rows = entry.get("files"), entry.get("reads"), entry.get("d")

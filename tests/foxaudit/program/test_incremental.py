@@ -42,6 +42,14 @@ def rules_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return runs
 
 
+def _latest_entry(cache: Path) -> Path:
+    """The project entry the run's pointer names as the latest state (its inputs are recorded there)."""
+    (pointer,) = (cache / "v1").rglob("project-latest-*.json")
+    name = json.loads(pointer.read_text())["project"]
+    (entry,) = (cache / "v1").rglob(f"{name}.json")
+    return entry
+
+
 def _edit(root: Path, path: str, change: Callable[[str], str]) -> None:
     target = root / path
     before = target.read_text(encoding="utf-8")
@@ -97,8 +105,7 @@ def test_a_file_whose_content_the_rules_read_is_never_reused(tmp_path, rules_run
     root = copy_fixture("hotpath", tmp_path / "hotpath")
     cache = tmp_path / "cache"
     _same_as_cold(root, cache)
-    (entry,) = (cache / "v1").rglob("project-inputs-*.json")
-    reads = json.loads(entry.read_text())["reads"]
+    reads = json.loads(_latest_entry(cache).read_text())["reads"]
     assert "hp/graphs.py" in reads and "hp/step.py" not in reads
     _edit(root, "hp/graphs.py", lambda text: text + "\n# only a comment\n")
     rules_runs.clear()
@@ -111,13 +118,11 @@ def test_a_file_whose_content_the_rules_read_is_never_reused(tmp_path, rules_run
     assert len(rules_runs) == 1
 
 
-def test_a_malformed_inputs_entry_is_ignored(tmp_path, rules_runs):
+def test_a_malformed_record_of_inputs_is_ignored(tmp_path, rules_runs):
     root = copy_fixture("wiring", tmp_path / "wiring")
     cache = tmp_path / "cache"
     _same_as_cold(root, cache)
-    entries = sorted((cache / "v1").rglob("project-inputs-*.json"))
-    assert len(entries) == 1
-    entry = json.loads(entries[0].read_text())
+    entry = json.loads(_latest_entry(cache).read_text())
     # Planted: findings that the recorded inputs would vouch for, with a wrong shape elsewhere.
     entry["files"] = {path: "not a pair" for path in entry["files"]}
     Store(cache).put(entry.pop("k"), entry)
@@ -127,7 +132,25 @@ def test_a_malformed_inputs_entry_is_ignored(tmp_path, rules_runs):
     assert len(rules_runs) == 2
 
 
-def test_no_cache_writes_no_inputs_entry(tmp_path):
+def test_a_tree_edited_back_is_compared_with_the_state_it_returned_to(tmp_path, rules_runs):
+    root = copy_fixture("wiring", tmp_path / "wiring")
+    cache = tmp_path / "cache"
+    _same_as_cold(root, cache)
+    original = (root / "app/engine.py").read_text()
+    _edit(root, "app/engine.py", lambda text: "from app import orphan\n" + text)
+    _same_as_cold(root, cache)
+    (root / "app/engine.py").write_text(original)
+    rules_runs.clear()
+    _same_as_cold(root, cache)  # the first state's findings, cached as they were
+    assert len(rules_runs) == 1
+    # A comment now: compared with the first state (the latest again), whose summaries it keeps.
+    _edit(root, "app/engine.py", lambda text: text + "\n# a comment\n")
+    rules_runs.clear()
+    _same_as_cold(root, cache)
+    assert len(rules_runs) == 1
+
+
+def test_no_cache_writes_nothing(tmp_path):
     root = copy_fixture("wiring", tmp_path / "wiring")
     _findings(root, None)
-    assert not list(root.rglob("project-inputs-*"))
+    assert not list(root.rglob("project-*"))
