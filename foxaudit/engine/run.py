@@ -387,9 +387,9 @@ def _project_pass(
 ) -> list[Diagnostic]:
     """Run whole-project rules (cached on every file key + config), then filter their findings.
 
-    Each project entry also records the inputs its findings were made from: every file's content
-    key with the digest of its summary, and the files whose content the rules read beyond their
-    summaries. On a miss, the latest entry of this configuration and file set (a pointer entry
+    Beside each project entry, an inputs entry records what its findings were made from: every
+    file's content key with the digest of its summary, and the files whose content the rules
+    read beyond their summaries. On a miss, the latest entry of this configuration and file set (a pointer entry
     names it) still answers when every file that changed since has the summary it had then and
     none of them was read so: the rules would find what they found then.
     """
@@ -407,7 +407,7 @@ def _project_pass(
     entry = store.get(project_key) if store is not None else None
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
-        if latest_name is not None and _recorded_inputs(entry) is not None:
+        if latest_name is not None and entry.get("inputs") is True:
             _point_latest(store, latest_name, project_key)  # type: ignore[arg-type]
     else:
         raw = None
@@ -423,9 +423,14 @@ def _project_pass(
                 previous=recorded[0] if recorded is not None else {},
             )
         if store is not None:
-            store.put(project_key, {"d": cache_module.encode_project(raw), **(inputs or {})})
-            if inputs is not None and latest_name is not None:
-                store.put(latest_name, {"project": project_key})
+            encoded = cache_module.encode_project(raw)
+            recording = inputs is not None and latest_name is not None
+            if recording:
+                # Apart from the findings: a warm run reads those alone.
+                store.put(_inputs_name(project_key), {**inputs, "d": encoded})  # type: ignore[dict-item]
+            store.put(project_key, {"d": encoded, "inputs": recording})
+            if recording:
+                store.put(latest_name, {"project": project_key})  # type: ignore[arg-type]
 
     kept: list[Diagnostic] = []
     used: set[tuple[str, int]] = set()
@@ -473,7 +478,12 @@ def _latest_inputs(store: cache_module.Cache | None, latest_name: str) -> tuple[
     named = pointer.get("project") if pointer is not None else None
     if type(named) is not str or not named.startswith("project-"):
         return None
-    return _recorded_inputs(store.get(named))  # type: ignore[union-attr]
+    return _recorded_inputs(store.get(_inputs_name(named)))  # type: ignore[union-attr]
+
+
+def _inputs_name(project_key: str) -> str:
+    """Where the inputs of the findings cached under ``project_key`` are recorded."""
+    return "project-inputs-" + project_key.removeprefix("project-")
 
 
 def _recorded_inputs(entry: dict[str, Any] | None) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:

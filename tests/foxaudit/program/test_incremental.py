@@ -43,10 +43,10 @@ def rules_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _latest_entry(cache: Path) -> Path:
-    """The project entry the run's pointer names as the latest state (its inputs are recorded there)."""
+    """The inputs entry of the state the run's pointer names as the latest."""
     (pointer,) = (cache / "v1").rglob("project-latest-*.json")
-    name = json.loads(pointer.read_text())["project"]
-    (entry,) = (cache / "v1").rglob(f"{name}.json")
+    name = json.loads(pointer.read_text())["project"].removeprefix("project-")
+    (entry,) = (cache / "v1").rglob(f"project-inputs-{name}.json")
     return entry
 
 
