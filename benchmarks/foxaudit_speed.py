@@ -8,8 +8,10 @@ one changed, ..., then the next round), and the table gives each row's median wa
 median CPU time, with the load average seen during the rows: on a shared machine the medians of
 interleaved runs are the fair comparison, and the load says how shared it was.
 
-foxaudit is timed three ways on the same tree: cold (fresh cache directory), warm (nothing
-changed) and after one file changed (a comment appended to one module, restored afterwards).
+foxaudit is timed four ways on the same tree: cold (fresh cache directory), warm (nothing
+changed), after one file changed (a comment appended to one module: its whole-program summary
+stays the same) and after one summary changed (a statement added at the top of the same module,
+moving every line below it); the module is restored afterwards.
 "per-file" runs every per-file rule (``--no-project``); "full" adds the whole-project analyses
 (issue 14's targets are on "full"), and with warm caches is also timed on five files named on the
 command line (what pre-commit runs). A last row checks one generated 5 MB module with every rule. Peers run with their caches off (ruff ``--no-cache``; vulture and pylint
@@ -94,9 +96,15 @@ def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, f
         target = one_changed_file(tree)
         original = target.read_bytes()
         try:
+            # A comment appended: the file's whole-program summary stays as it was.
             target.write_bytes(original + b"\n# touched by benchmarks/foxaudit_speed.py\n")
             seconds, tail = timed(command, tree, env)
             rows.append((f"foxaudit {label} one file changed", seconds, tail))
+            # A statement added at the top: a new name, and every line below it moves, so the
+            # summary changes and the whole-project rules run again.
+            target.write_bytes(b"touched_by_benchmark = 1\n" + original)
+            seconds, tail = timed(command, tree, env)
+            rows.append((f"foxaudit {label} one summary changed", seconds, tail))
         finally:
             target.write_bytes(original)
         # `foxaudit check FILES` (pre-commit) on a few files of the big tree, caches warm (the

@@ -9,6 +9,7 @@ misses are analysed in-process (starting workers would cost more than it saves).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -127,6 +128,8 @@ def _check_once(
             # Unchanged since the snapshot hashed it (a write always moves ctime): its digest is
             # the one recorded, and its bytes need not be read.
             digest = _recorded_digest(stats.get(item.relative), stamp)
+            # Its key too: the snapshot's name covers everything else a key hashes.
+            key = recorded.get(item.relative) if digest is not None else None
             if digest is None:
                 with open(item.absolute, "rb") as handle:
                     data = handle.read()
@@ -146,7 +149,7 @@ def _check_once(
             # written twice within one tick could keep its mtime (git's "racy clean" rule).
             seen[item.relative] = [*stamp, digest.hex()]
         digests[item.relative] = digest
-        keys[item.relative] = cache_module.file_key(
+        keys[item.relative] = key if type(key) is str else cache_module.file_key(
             resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest
         )
     snapshot_key = _snapshot_state(keys)
@@ -228,10 +231,13 @@ def _recorded_digest(memo: Any, stamp: list[int]) -> bytes | None:
 
 
 def _snapshot_name(resolved: Resolved, files: list[Discovered]) -> str:
-    """The snapshot's entry name: the file set's (and the run fingerprint's), not their contents,
-    so one snapshot per project and scope is overwritten as files change instead of one more
-    per edit."""
+    """The snapshot's entry name: the file set's (and the run fingerprint's, and the enabled
+    codes and per-file ignores that decide each file's codes: with the content digest, all a
+    file key hashes), not their contents, so one snapshot per project and scope is overwritten
+    as files change instead of one more per edit."""
     names = hashlib.sha256(resolved.fingerprint.encode())
+    codes = [sorted(resolved.enabled), [[list(globs), sorted(ignored)] for globs, ignored in resolved.per_file_ignores]]
+    names.update(json.dumps(codes).encode() + b"\0")
     for relative in sorted(item.relative for item in files):
         names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
     return "snapshot-" + names.hexdigest()
