@@ -2,6 +2,7 @@
 
     python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src
     python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src --skip vulture --skip pylint --repeat 3
+    python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src --foxaudit-root /tmp/main-export  # main's foxaudit
 
 With ``--repeat N`` every measurement runs N times, interleaved (ruff, then foxaudit cold, warm,
 one changed, ..., then the next round), and the table gives each row's median wall time and
@@ -78,15 +79,16 @@ def one_changed_file(tree: Path) -> Path:
     return candidates[0] if candidates else min(tree.rglob("*.py"))
 
 
-def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, float, str]]:
+def time_foxaudit(tree: Path, label: str, extra: list[str], root: Path = REPO) -> list[tuple[str, float, str]]:
+    """``root``: the checkout whose foxaudit is timed."""
     cache = Path(tempfile.mkdtemp(prefix="foxaudit-bench-"))
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # An installed foxaudit has bytecode; a machine with PYTHONDONTWRITEBYTECODE would recompile
     # every foxaudit module on every run. Allow bytecode (__pycache__ is gitignored) and write it
     # first (compileall), so "cold" means an empty result cache, not an uncompiled install.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--cache-dir", str(cache), *extra]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "foxaudit")], env=env, capture_output=True, check=False)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "foxaudit")], env=env, capture_output=True, check=False)
     rows = []
     try:
         seconds, tail = timed(command, tree, env)
@@ -127,7 +129,7 @@ PEAK_OF = (
 )
 
 
-def time_generated_module(megabytes: int = 5) -> tuple[str, float, str]:
+def time_generated_module(megabytes: int = 5, foxaudit_root: Path = REPO) -> tuple[str, float, str]:
     """Every rule on one generated module of ``megabytes`` MB (a table of literals, as code
     generators write them), no cache; the peak memory of the run is in the output column."""
     root = Path(tempfile.mkdtemp(prefix="foxaudit-generated-"))
@@ -142,7 +144,7 @@ def time_generated_module(megabytes: int = 5) -> tuple[str, float, str]:
             size += len(row)
             number += 1
         (root / "table.py").write_text('"""Generated."""\n\nTABLE = [\n' + "".join(rows) + "]\n")
-        env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env = {**os.environ, "PYTHONPATH": str(foxaudit_root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         # Through a small parent of its own: ru_maxrss of children is the largest child so far,
         # so this run's peak is read where it is the only child.
@@ -164,13 +166,13 @@ def one_round(tree: Path, args: argparse.Namespace, files: int) -> list[tuple[st
         add("ruff --select ALL", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero", "--statistics", "."], tree))
         add("ruff --select FIX", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "FIX", "--exit-zero", "."], tree))
     if "full" not in args.skip:
-        for label, seconds, tail in time_foxaudit(tree, "full", []):
+        for label, seconds, tail in time_foxaudit(tree, "full", [], args.foxaudit_root):
             add(label, seconds, tail)
     if "per-file" not in args.skip:
-        for label, seconds, tail in time_foxaudit(tree, "per-file", ["--no-project"]):
+        for label, seconds, tail in time_foxaudit(tree, "per-file", ["--no-project"], args.foxaudit_root):
             add(label, seconds, tail)
     if "generated" not in args.skip:
-        add(*time_generated_module())
+        add(*time_generated_module(foxaudit_root=args.foxaudit_root))
     if "vulture" not in args.skip and shutil.which("vulture"):
         add("vulture", *timed(["vulture", "."], tree))
     subset_files = count_files(tree, args.pylint_subset)
@@ -187,7 +189,12 @@ def main() -> int:
     parser.add_argument("--pylint-subset", default="pandas/core/arrays", help="directory (relative to the tree) pylint runs on")
     parser.add_argument("--skip", action="append", default=[], choices=("full", "per-file", "ruff", "vulture", "pylint", "generated"), help="leave a measurement out")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every measurement, interleaved; the table gives medians")
+    parser.add_argument("--foxaudit-root", type=Path, default=REPO, help="checkout whose foxaudit is timed (default: this one)")
     args = parser.parse_args()
+    if not (args.foxaudit_root / "foxaudit" / "__init__.py").is_file():
+        print(f"no foxaudit package under --foxaudit-root (got {args.foxaudit_root} vs a checkout with foxaudit/) — hint: export one with `git archive REV | tar -x -C DIR`")
+        return 2
+    args.foxaudit_root = args.foxaudit_root.resolve()
     tree = args.tree.resolve()
     if not tree.is_dir():
         print(f"tree not found (got {tree} vs a directory) — hint: see this script's docstring for how to get pandas' sdist")
