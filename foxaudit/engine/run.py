@@ -395,9 +395,9 @@ def _project_pass(
 
     Beside each project entry, an inputs entry records what its findings were made from: every
     file's content key with the digest of its summary, and the files whose content the rules
-    read beyond their summaries. On a miss, the latest entry of this configuration and file set (a pointer entry
-    names it) still answers when every file that changed since has the summary it had then and
-    none of them was read so: the rules would find what they found then.
+    read beyond their summaries. On a miss, the latest state of this configuration and file set
+    (a pointer entry names it) still answers when every file that changed since has the summary
+    it had then and none of them was read so: the rules would find what they found then.
     """
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
@@ -493,9 +493,9 @@ def _inputs_name(project_key: str) -> str:
 
 
 def _recorded_inputs(entry: dict[str, Any] | None) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:
-    """(path → [content key, summary digest], paths read, encoded findings) of a project entry;
-    None for a missing or malformed one, or one recorded without its inputs (the cache is data
-    anyone may have written: checked, not trusted)."""
+    """(path → [content key, summary digest], paths read, encoded findings) of an inputs entry;
+    None for a missing or malformed one (the cache is data anyone may have written: checked,
+    not trusted)."""
     if entry is None:
         return None
     files, reads, rows = entry.get("files"), entry.get("reads"), entry.get("d")
