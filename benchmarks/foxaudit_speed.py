@@ -2,14 +2,17 @@
 
     python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src
     python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src --skip vulture --skip pylint --repeat 3
+    python3 benchmarks/foxaudit_speed.py --tree /tmp/pandas-src --foxaudit-root /tmp/main-export  # main's foxaudit
 
 With ``--repeat N`` every measurement runs N times, interleaved (ruff, then foxaudit cold, warm,
 one changed, ..., then the next round), and the table gives each row's median wall time and
 median CPU time, with the load average seen during the rows: on a shared machine the medians of
 interleaved runs are the fair comparison, and the load says how shared it was.
 
-foxaudit is timed three ways on the same tree: cold (fresh cache directory), warm (nothing
-changed) and after one file changed (a comment appended to one module, restored afterwards).
+foxaudit is timed four ways on the same tree: cold (fresh cache directory), warm (nothing
+changed), after one file changed (a comment appended to one module: its whole-program summary
+stays the same) and after one summary changed (a statement added at the top of the same module,
+moving every line below it); the module is restored afterwards.
 "per-file" runs every per-file rule (``--no-project``); "full" adds the whole-project analyses
 (issue 14's targets are on "full"), and with warm caches is also timed on five files named on the
 command line (what pre-commit runs). A last row checks one generated 5 MB module with every rule. Peers run with their caches off (ruff ``--no-cache``; vulture and pylint
@@ -76,15 +79,16 @@ def one_changed_file(tree: Path) -> Path:
     return candidates[0] if candidates else min(tree.rglob("*.py"))
 
 
-def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, float, str]]:
+def time_foxaudit(tree: Path, label: str, extra: list[str], root: Path = REPO) -> list[tuple[str, float, str]]:
+    """``root``: the checkout whose foxaudit is timed."""
     cache = Path(tempfile.mkdtemp(prefix="foxaudit-bench-"))
-    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     # An installed foxaudit has bytecode; a machine with PYTHONDONTWRITEBYTECODE would recompile
     # every foxaudit module on every run. Allow bytecode (__pycache__ is gitignored) and write it
     # first (compileall), so "cold" means an empty result cache, not an uncompiled install.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--cache-dir", str(cache), *extra]
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "foxaudit")], env=env, capture_output=True, check=False)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / "foxaudit")], env=env, capture_output=True, check=False)
     rows = []
     try:
         seconds, tail = timed(command, tree, env)
@@ -94,9 +98,15 @@ def time_foxaudit(tree: Path, label: str, extra: list[str]) -> list[tuple[str, f
         target = one_changed_file(tree)
         original = target.read_bytes()
         try:
+            # A comment appended: the file's whole-program summary stays as it was.
             target.write_bytes(original + b"\n# touched by benchmarks/foxaudit_speed.py\n")
             seconds, tail = timed(command, tree, env)
             rows.append((f"foxaudit {label} one file changed", seconds, tail))
+            # A statement added at the top: a new name, and every line below it moves, so the
+            # summary changes and the whole-project rules run again.
+            target.write_bytes(b"touched_by_benchmark = 1\n" + original)
+            seconds, tail = timed(command, tree, env)
+            rows.append((f"foxaudit {label} one summary changed", seconds, tail))
         finally:
             target.write_bytes(original)
         # `foxaudit check FILES` (pre-commit) on a few files of the big tree, caches warm (the
@@ -119,7 +129,7 @@ PEAK_OF = (
 )
 
 
-def time_generated_module(megabytes: int = 5) -> tuple[str, float, str]:
+def time_generated_module(megabytes: int = 5, foxaudit_root: Path = REPO) -> tuple[str, float, str]:
     """Every rule on one generated module of ``megabytes`` MB (a table of literals, as code
     generators write them), no cache; the peak memory of the run is in the output column."""
     root = Path(tempfile.mkdtemp(prefix="foxaudit-generated-"))
@@ -134,7 +144,7 @@ def time_generated_module(megabytes: int = 5) -> tuple[str, float, str]:
             size += len(row)
             number += 1
         (root / "table.py").write_text('"""Generated."""\n\nTABLE = [\n' + "".join(rows) + "]\n")
-        env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env = {**os.environ, "PYTHONPATH": str(foxaudit_root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         # Through a small parent of its own: ru_maxrss of children is the largest child so far,
         # so this run's peak is read where it is the only child.
@@ -156,13 +166,13 @@ def one_round(tree: Path, args: argparse.Namespace, files: int) -> list[tuple[st
         add("ruff --select ALL", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "ALL", "--exit-zero", "--statistics", "."], tree))
         add("ruff --select FIX", *timed(["ruff", "check", "--isolated", "--no-cache", "--select", "FIX", "--exit-zero", "."], tree))
     if "full" not in args.skip:
-        for label, seconds, tail in time_foxaudit(tree, "full", []):
+        for label, seconds, tail in time_foxaudit(tree, "full", [], args.foxaudit_root):
             add(label, seconds, tail)
     if "per-file" not in args.skip:
-        for label, seconds, tail in time_foxaudit(tree, "per-file", ["--no-project"]):
+        for label, seconds, tail in time_foxaudit(tree, "per-file", ["--no-project"], args.foxaudit_root):
             add(label, seconds, tail)
     if "generated" not in args.skip:
-        add(*time_generated_module())
+        add(*time_generated_module(foxaudit_root=args.foxaudit_root))
     if "vulture" not in args.skip and shutil.which("vulture"):
         add("vulture", *timed(["vulture", "."], tree))
     subset_files = count_files(tree, args.pylint_subset)
@@ -179,7 +189,12 @@ def main() -> int:
     parser.add_argument("--pylint-subset", default="pandas/core/arrays", help="directory (relative to the tree) pylint runs on")
     parser.add_argument("--skip", action="append", default=[], choices=("full", "per-file", "ruff", "vulture", "pylint", "generated"), help="leave a measurement out")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every measurement, interleaved; the table gives medians")
+    parser.add_argument("--foxaudit-root", type=Path, default=REPO, help="checkout whose foxaudit is timed (default: this one)")
     args = parser.parse_args()
+    if not (args.foxaudit_root / "foxaudit" / "__init__.py").is_file():
+        print(f"no foxaudit package under --foxaudit-root (got {args.foxaudit_root} vs a checkout with foxaudit/) — hint: export one with `git archive REV | tar -x -C DIR`")
+        return 2
+    args.foxaudit_root = args.foxaudit_root.resolve()
     tree = args.tree.resolve()
     if not tree.is_dir():
         print(f"tree not found (got {tree} vs a directory) — hint: see this script's docstring for how to get pandas' sdist")

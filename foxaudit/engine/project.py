@@ -10,7 +10,7 @@ from __future__ import annotations
 from foxaudit.engine.discovery import Discovered
 from foxaudit.engine.resolve import Resolved
 from foxaudit.program.model import Prepared
-from foxaudit.program.project import Project
+from foxaudit.program.project import ContentReads, Project, WatchedSource
 from foxaudit.sources.base import SourceFile, language_of
 from foxaudit.store import Store
 
@@ -21,27 +21,20 @@ def build_project(
     cache: Store | None = None,
     summaries: dict[str, Prepared] | None = None,
     contents: dict[str, bytes] | None = None,
+    reads: ContentReads | None = None,
 ) -> Project:
     """``summaries``: those the per-file pass made from its own parse (path → Prepared);
-    ``contents``: files' bytes the run has already read (path → bytes), not read again."""
+    ``contents``: files' bytes the run has already read (path → bytes), not read again;
+    ``reads``: where to note the files whose content (not summary) the rules read."""
     contents = contents or {}
     sources: list[SourceFile] = []
     for item in files:
-        language = language_of(item.relative)
-        if language is None:
+        source = project_source(resolved, item, contents, watched=reads is not None)
+        if source is None:
             continue
-        try:
-            data = contents.get(item.relative)
-            if data is None:
-                with open(item.absolute, "rb") as handle:
-                    data = handle.read()
-            if b"\0" in data:
-                continue
-            sources.append(SourceFile(path=item.relative, data=data, language=language,
-                                      defines=resolved.settings.cuda_defines))
-        except (OSError, UnicodeDecodeError):
-            # Reported as FX001 by the per-file pass; the project model leaves the file out.
-            continue
+        if reads is not None:
+            source.reads = reads  # type: ignore[attr-defined]
+        sources.append(source)
     return Project(
         root=resolved.settings.root,
         files=sources,
@@ -50,4 +43,24 @@ def build_project(
         program_keys=frozenset(resolved.settings.program),
         cache=cache,
         summaries=dict(summaries or {}),
+        reads=reads,
     )
+
+
+def project_source(resolved: Resolved, item: Discovered, contents: dict[str, bytes], *, watched: bool = False) -> SourceFile | None:
+    """The file as the project model holds it, or None for one it leaves out (not a source
+    language, unreadable, binary, not decodable: the per-file pass reports those as FX001)."""
+    language = language_of(item.relative)
+    if language is None:
+        return None
+    kind = WatchedSource if watched else SourceFile
+    try:
+        data = contents.get(item.relative)
+        if data is None:
+            with open(item.absolute, "rb") as handle:
+                data = handle.read()
+        if b"\0" in data:
+            return None
+        return kind(path=item.relative, data=data, language=language, defines=resolved.settings.cuda_defines)
+    except (OSError, UnicodeDecodeError):
+        return None

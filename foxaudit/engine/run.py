@@ -9,6 +9,7 @@ misses are analysed in-process (starting workers would cost more than it saves).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -127,6 +128,8 @@ def _check_once(
             # Unchanged since the snapshot hashed it (a write always moves ctime): its digest is
             # the one recorded, and its bytes need not be read.
             digest = _recorded_digest(stats.get(item.relative), stamp)
+            # Its key too: the snapshot's name covers everything else a key hashes.
+            key = recorded.get(item.relative) if digest is not None else None
             if digest is None:
                 with open(item.absolute, "rb") as handle:
                     data = handle.read()
@@ -146,7 +149,7 @@ def _check_once(
             # written twice within one tick could keep its mtime (git's "racy clean" rule).
             seen[item.relative] = [*stamp, digest.hex()]
         digests[item.relative] = digest
-        keys[item.relative] = cache_module.file_key(
+        keys[item.relative] = key if type(key) is str else cache_module.file_key(
             resolved.fingerprint, item.relative, resolved.codes_for(item.relative), digest
         )
     snapshot_key = _snapshot_state(keys)
@@ -228,10 +231,13 @@ def _recorded_digest(memo: Any, stamp: list[int]) -> bytes | None:
 
 
 def _snapshot_name(resolved: Resolved, files: list[Discovered]) -> str:
-    """The snapshot's entry name: the file set's (and the run fingerprint's), not their contents,
-    so one snapshot per project and scope is overwritten as files change instead of one more
-    per edit."""
+    """The snapshot's entry name: the file set's (and the run fingerprint's, and the enabled
+    codes and per-file ignores that decide each file's codes: with the content digest, all a
+    file key hashes), not their contents, so one snapshot per project and scope is overwritten
+    as files change instead of one more per edit."""
     names = hashlib.sha256(resolved.fingerprint.encode())
+    codes = [sorted(resolved.enabled), [[list(globs), sorted(ignored)] for globs, ignored in resolved.per_file_ignores]]
+    names.update(json.dumps(codes).encode() + b"\0")
     for relative in sorted(item.relative for item in files):
         names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
     return "snapshot-" + names.hexdigest()
@@ -385,22 +391,52 @@ def _project_pass(
     prepared: dict[str, Any] | None = None,
     contents: dict[str, bytes] | None = None,
 ) -> list[Diagnostic]:
-    """Run whole-project rules (cached on every file key + config), then filter their findings."""
+    """Run whole-project rules (cached on every file key + config), then filter their findings.
+
+    Beside each project entry, an inputs entry records what its findings were made from: every
+    file's content key with the digest of its summary, and the files whose content the rules
+    read beyond their summaries. On a miss, the latest state of this configuration and file set
+    (a pointer entry names it) still answers when every file that changed since has the summary
+    it had then and none of them was read so: the rules would find what they found then.
+    """
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
     # FX503 runs the repository's generator commands only with the user's opt-in; the two verdicts
     # (the generator's, the static check's) must not answer for each other.
-    digest.update(b"generators-run" if generators_allowed() else b"generators-not-run")
+    generators = generators_allowed()
+    digest.update(b"generators-run" if generators else b"generators-not-run")
+    # A generator reads its header from disk, past the content log: no reuse when they run.
+    latest_name = _latest_name(digest, keys) if store is not None and not generators else None
     for relative in sorted(keys):
         digest.update(relative.encode("utf-8", errors="surrogateescape") + b"\0" + keys[relative].encode())
     project_key = "project-" + digest.hexdigest()
     entry = store.get(project_key) if store is not None else None
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
+        if latest_name is not None and entry.get("inputs") is True:
+            _point_latest(store, latest_name, project_key)  # type: ignore[arg-type]
     else:
-        raw = _run_project_rules(resolved, files, store, prepared or {}, contents or {})
+        raw = None
+        inputs: dict[str, Any] | None = None
+        recorded = _latest_inputs(store, latest_name) if latest_name is not None else None
+        if recorded is not None:
+            raw = _reused_findings(resolved, files, keys, recorded, store, prepared or {}, contents or {})
+            if raw is not None:
+                inputs = {"files": {relative: [keys[relative], pair[1]] for relative, pair in recorded[0].items()}, "reads": recorded[1]}
+        if raw is None:
+            raw, inputs = _run_project_rules(
+                resolved, files, store, prepared or {}, contents or {}, keys=keys if latest_name is not None else None,
+                previous=recorded[0] if recorded is not None else {},
+            )
         if store is not None:
-            store.put(project_key, {"d": cache_module.encode_project(raw)})
+            encoded = cache_module.encode_project(raw)
+            recording = inputs is not None and latest_name is not None
+            if recording:
+                # Apart from the findings: a warm run reads those alone.
+                store.put(_inputs_name(project_key), {**inputs, "d": encoded})  # type: ignore[dict-item]
+            store.put(project_key, {"d": encoded, "inputs": recording})
+            if recording:
+                store.put(latest_name, {"project": project_key})  # type: ignore[arg-type]
 
     kept: list[Diagnostic] = []
     used: set[tuple[str, int]] = set()
@@ -426,13 +462,107 @@ def _project_pass(
     return kept
 
 
+def _latest_name(base: Any, keys: dict[str, str]) -> str:
+    """The pointer entry's name: the configuration's and the file set's, not the files' content."""
+    names = base.copy()
+    names.update(b"latest")
+    for relative in sorted(keys):
+        names.update(relative.encode("utf-8", errors="surrogateescape") + b"\0")
+    return "project-latest-" + names.hexdigest()
+
+
+def _point_latest(store: cache_module.Cache, latest_name: str, project_key: str) -> None:
+    """Name ``project_key`` the latest state (a tree edited back to an earlier state is compared
+    with that state next time, not with the one it left)."""
+    pointer = store.get(latest_name)
+    if pointer is None or pointer.get("project") != project_key:
+        store.put(latest_name, {"project": project_key})
+
+
+def _latest_inputs(store: cache_module.Cache | None, latest_name: str) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:
+    pointer = store.get(latest_name) if store is not None else None
+    named = pointer.get("project") if pointer is not None else None
+    if type(named) is not str or not named.startswith("project-"):
+        return None
+    return _recorded_inputs(store.get(_inputs_name(named)))  # type: ignore[union-attr]
+
+
+def _inputs_name(project_key: str) -> str:
+    """Where the inputs of the findings cached under ``project_key`` are recorded."""
+    return "project-inputs-" + project_key.removeprefix("project-")
+
+
+def _recorded_inputs(entry: dict[str, Any] | None) -> tuple[dict[str, list[str]], list[str], list[Any]] | None:
+    """(path → [content key, summary digest], paths read, encoded findings) of an inputs entry;
+    None for a missing or malformed one (the cache is data anyone may have written: checked,
+    not trusted)."""
+    if entry is None:
+        return None
+    files, reads, rows = entry.get("files"), entry.get("reads"), entry.get("d")
+    if type(files) is not dict or type(reads) is not list or type(rows) is not list:
+        return None
+    for pair in files.values():
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str or type(pair[1]) is not str:
+            return None
+    if not all(type(path) is str for path in reads):
+        return None
+    return files, reads, rows
+
+
+def _reused_findings(
+    resolved: Resolved,
+    files: list[Discovered],
+    keys: dict[str, str],
+    recorded: tuple[dict[str, list[str]], list[str], list[Any]],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+    contents: dict[str, bytes],
+) -> list[Diagnostic] | None:
+    """The recorded findings, when they still hold (see ``_project_pass``); else None."""
+    from foxaudit.engine.project import project_source
+    from foxaudit.program.model import summary_digest
+
+    summaries, reads, rows = recorded
+    if summaries.keys() != keys.keys():
+        return None
+    changed = [relative for relative, key in keys.items() if summaries[relative][0] != key]
+    if not set(changed).isdisjoint(reads):
+        return None
+    by_path = {item.relative: item for item in files}
+    roots = _source_roots(resolved)
+    for relative in changed:
+        source = project_source(resolved, by_path[relative], contents)
+        current = ABSENT if source is None else summary_digest(source, roots, prepared.get(relative), store)
+        if current is None or current != summaries[relative][1]:
+            return None
+    try:
+        return cache_module.decode_project(rows)
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+# The summary digest of a file the project model leaves out (binary, not decodable).
+ABSENT = ""
+
+
 def _run_project_rules(
-    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any], contents: dict[str, bytes]
-) -> list[Diagnostic]:
+    resolved: Resolved,
+    files: list[Discovered],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+    contents: dict[str, bytes],
+    *,
+    keys: dict[str, str] | None = None,
+    previous: dict[str, list[str]] | None = None,
+) -> tuple[list[Diagnostic], dict[str, Any] | None]:
+    """The rules' findings, and (when ``keys`` are given) the inputs they were found from: each
+    file's content key and summary digest (``previous`` answers for files whose key it has) and
+    the files whose content was read. No inputs when a rule failed or the program was not built."""
     from foxaudit.engine.project import build_project
+    from foxaudit.program.project import ContentReads
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files, store, prepared, contents)
+    project = build_project(resolved, files, store, prepared, contents, reads=ContentReads() if keys is not None else None)
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)
@@ -457,10 +587,41 @@ def _run_project_rules(
                 hint="split the deeply nested expression; until then no whole-project rule sees this file",
             )
         )  # fmt: skip
+    inputs = None
+    if keys is not None and program is not None and not failures and project.reads is not None:
+        inputs = _inputs_of(project, program, keys, previous or {}, store, prepared)
     # The program model refers back to the project (a cycle): break it so the summaries are freed
     # by reference counting, without a collection.
     project.memo.clear()
-    return found
+    return found, inputs
+
+
+def _inputs_of(
+    project: Any,
+    program: Any,
+    keys: dict[str, str],
+    previous: dict[str, list[str]],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+) -> dict[str, Any] | None:
+    """What ``_reused_findings`` compares against next run; None when a summary is not at hand."""
+    from foxaudit.program.model import summary_digest
+
+    reads = sorted(project.reads.paths)
+    roots = program.settings.source_roots
+    summaries: dict[str, list[str]] = {}
+    with project.summarising():
+        for relative, key in keys.items():
+            known = previous.get(relative)
+            if known is not None and known[0] == key:
+                summaries[relative] = known
+                continue
+            source = program.sources.get(relative)
+            digest = ABSENT if source is None else summary_digest(source, roots, prepared.get(relative), store)
+            if digest is None:
+                return None
+            summaries[relative] = [key, digest]
+    return {"files": summaries, "reads": reads}
 
 
 def _config_name(resolved: Resolved) -> str:

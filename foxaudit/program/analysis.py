@@ -10,64 +10,69 @@ analyses themselves on large trees.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from foxaudit.program.hotpath import HotPath, hot_path
-from foxaudit.program.layoutmodel import (
-    IsvModel,
-    LayoutModel,
-    LayoutSync,
-    isv_model,
-    layout_sync,
-    read_layout,
-)
 from foxaudit.program.model import Program, no_gc, program_for
 from foxaudit.program.project import Project
-from foxaudit.program.wiring import (
-    ImportGraph,
-    KernelLinkage,
-    StateCoverage,
-    import_graph,
-    kernel_linkage,
-    state_coverage,
-)
+
+if TYPE_CHECKING:
+    from foxaudit.program.hotpath import HotPath
+    from foxaudit.program.layoutmodel import IsvModel, LayoutModel, LayoutSync
+    from foxaudit.program.wiring import ImportGraph, KernelLinkage, StateCoverage
 
 
 class Analysis:
     def __init__(self, program: Program):
         self.program = program
 
+    # Each analysis module is imported when first needed: importing the rules (the per-file pass
+    # does) must not import every analysis.
     @functools.cached_property
     def imports(self) -> ImportGraph:
+        from foxaudit.program.wiring import import_graph
+
         with no_gc():
             return import_graph(self.program)
 
     @functools.cached_property
     def kernels(self) -> KernelLinkage:
+        from foxaudit.program.wiring import kernel_linkage
+
         with no_gc():
             return kernel_linkage(self.program)
 
     @functools.cached_property
     def state(self) -> StateCoverage:
+        from foxaudit.program.wiring import state_coverage
+
         with no_gc():
             return state_coverage(self.program)
 
     @functools.cached_property
     def hot(self) -> HotPath:
+        from foxaudit.program.hotpath import hot_path
+
         with no_gc():
             return hot_path(self.program)
 
     @functools.cached_property
     def layout(self) -> LayoutModel | None:
+        from foxaudit.program.layoutmodel import read_layout
+
         with no_gc():
             return read_layout(self.program)
 
     @functools.cached_property
     def isv(self) -> IsvModel:
+        from foxaudit.program.layoutmodel import isv_model
+
         with no_gc():
             return isv_model(self.program, self.layout)
 
     @functools.cached_property
     def sync(self) -> LayoutSync:
+        from foxaudit.program.layoutmodel import layout_sync
+
         with no_gc():
             return layout_sync(self.program, self.layout)
 

@@ -172,6 +172,35 @@ class Prepared:
             return dump_summary(self.name, self.summary)
 
 
+# The digest of a file the program model holds but has no summary of (a ``.pyi``, a path that is
+# no importable module).
+NO_SUMMARY = "-"
+
+
+def summary_digest(source: SourceFile, source_roots: Iterable[str], prepared: Prepared | None, store: Store | None) -> str | None:
+    """What the whole-program analyses see of ``source``: a digest of its summary's content and
+    of the module name it was made under — not of the file's bytes, so an edit that leaves the
+    summary as it was (a comment) keeps it. ``NO_SUMMARY`` for a file without one; None when the
+    summary is neither handed over (``prepared``) nor cached, or the scanner failed on the file."""
+    key = summary_key(source, source_roots)
+    if key is None:
+        return NO_SUMMARY
+    name = _SummaryCache.name(key)
+    if prepared is not None and prepared.name == name:
+        if prepared.error or prepared.failure:
+            return None
+        data: bytes | None = prepared.encoded()
+    else:
+        data = store.get_bytes(name, _SummaryCache.SUFFIX) if store is not None else None
+    head = name.encode() + b"\n"
+    if not data or not data.startswith(head):
+        return None
+    # The entry's first line is its name, which hashes the file's bytes: leave it out.
+    digest = hashlib.sha256(repr(key[:-1]).encode("utf-8", errors="surrogateescape") + b"\n")
+    digest.update(memoryview(data)[len(head):])
+    return digest.hexdigest()
+
+
 class SummaryError(RuntimeError):
     """The scanner raised while the per-file pass summarised a file (a foxaudit bug)."""
 
@@ -296,7 +325,8 @@ class Program:
     # -- construction ---------------------------------------------------------------------
     def _build(self) -> None:
         test_roots = tuple(root.strip("/") + "/" for root in self.settings.test_roots)
-        summaries = self._summaries()
+        with self.project.summarising():
+            summaries = self._summaries()
         for source in self.project.files:
             if source.language == "cuda":
                 self.cuda[source.path] = summaries[source.path]  # type: ignore[assignment]
