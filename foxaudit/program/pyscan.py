@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import tree_sitter
@@ -35,6 +34,9 @@ _QUERY_TEXT = """
 (yield) @yield
 (pair) @pair
 (lambda) @lambda
+(decorated_definition) @decorated
+((if_statement condition: (_) @condition consequence: (_) @type_checking)
+ (#any-of? @condition "TYPE_CHECKING" "typing.TYPE_CHECKING"))
 """
 
 
@@ -299,6 +301,17 @@ class _Scanner:
         self.with_ids: dict[int, int] = {}
         self.scopes: dict[int, tuple[str, str]] = {}
         self.calls_by_range: dict[tuple[int, int], Call] = {}
+        # Facts about a node's parent, gathered from the parents' side before the calls are read:
+        # ``node.parent`` costs tree-sitter a descent from the root (≈ 15 µs per call site).
+        self.called: set[tuple[int, int]] = set()  # calls that are the callee of a call: f(x)(y)
+        self.bound_to: dict[tuple[int, int], str] = {}  # call range → the target it is assigned to
+        self.decorated: dict[int, tuple[str, ...]] = {}  # definition id → its decorators' texts
+        self.dotted_memo: dict[int, str] = {}
+        self.nested_scopes: dict[int, tuple[str, str]] = {}  # nesting index → scope_at()
+        # nesting index → the `with` statements around it up to the nearest function, class or
+        # lambda, innermost first: (with id, body start, body end).
+        self.with_chains: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        self.type_checking: list[tuple[int, int]] = []  # byte ranges of `if TYPE_CHECKING:` bodies
 
     # -- helpers ------------------------------------------------------------------------
     def text(self, node: tree_sitter.Node) -> str:
@@ -316,10 +329,22 @@ class _Scanner:
 
     def scope_of(self, node: tree_sitter.Node) -> tuple[str, str]:
         """(qualified function scope, qualified class scope) enclosing ``node``."""
-        for current in self.nesting.enclosing(node):
-            if current.type in ("function_definition", "class_definition"):
-                return self._definition_scope(current)
-        return "", ""
+        return self.scope_at(self.nesting.innermost(node))
+
+    def scope_at(self, index: int) -> tuple[str, str]:
+        """The scopes inside nesting node ``index`` (-1: the module), memoised per node: a
+        ``with`` or ``lambda`` has the scopes of what encloses it."""
+        if index < 0:
+            return "", ""
+        found = self.nested_scopes.get(index)
+        if found is None:
+            nesting = self.nesting
+            if nesting.types[index] in ("function_definition", "class_definition"):
+                found = self._definition_scope(nesting.nodes[index])
+            else:
+                found = self.scope_at(nesting.parents[index])
+            self.nested_scopes[index] = found
+        return found
 
     def _definition_scope(self, definition: tree_sitter.Node) -> tuple[str, str]:
         """Scopes *inside* ``definition`` (memoised per definition node)."""
@@ -341,18 +366,24 @@ class _Scanner:
     def dotted(self, node: tree_sitter.Node | None) -> str:
         if node is None:
             return ""
-        if node.type == "identifier":
+        kind = node.type
+        if kind == "identifier":
             return self.text(node)
-        if node.type == "attribute":
+        if kind != "attribute" and kind != "call":
+            return ""
+        # Memoised: a chain `a.b().c().d()` asks for each link's prefix once per call in it.
+        found = self.dotted_memo.get(node.id)
+        if found is not None:
+            return found
+        if kind == "attribute":
             obj = self.dotted(node.child_by_field_name("object"))
             attr = node.child_by_field_name("attribute")
-            if obj and attr is not None:
-                return f"{obj}.{self.text(attr)}"
-            return ""
-        if node.type == "call":
+            found = f"{obj}.{self.text(attr)}" if obj and attr is not None else ""
+        else:
             inner = self.dotted(node.child_by_field_name("function"))
-            return f"{inner}()" if inner else ""
-        return ""
+            found = f"{inner}()" if inner else ""
+        self.dotted_memo[node.id] = found
+        return found
 
     def arg(self, node: tree_sitter.Node) -> Arg:
         kind = node.type
@@ -361,7 +392,8 @@ class _Scanner:
             # Long expressions (lambdas, nested calls) are only ever displayed: keep summaries small.
             text = text[:_MAX_TEXT] + "…"
         if kind == "string" or kind == "concatenated_string":
-            if any(child.type == "interpolation" for child in _descendants_shallow(node)):
+            # An interpolation needs a brace: most strings skip the walk over their parts.
+            if "{" in text and any(child.type == "interpolation" for child in _descendants_shallow(node)):
                 return Arg("fstring", text)
             value = _plain_string(text)
             if value is None:
@@ -441,32 +473,36 @@ class _Scanner:
         return self.dotted(expr) or self.text(expr)
 
     def in_type_checking(self, node: tree_sitter.Node) -> bool:
-        current = node.parent
-        child = node
-        while current is not None:
-            if current.type == "if_statement":
-                condition = current.child_by_field_name("condition")
-                consequence = current.child_by_field_name("consequence")
-                if (
-                    condition is not None
-                    and self.text(condition).strip() in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                    and consequence is not None
-                    and consequence.start_byte <= child.start_byte < consequence.end_byte
-                ):
-                    return True
-            child = current
-            current = current.parent
-        return False
+        """Inside the body of an ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``), at any depth."""
+        start = node.start_byte
+        return any(body_start <= start < body_end for body_start, body_end in self.type_checking)
 
     def enclosing_withs(self, node: tree_sitter.Node) -> tuple[int, ...]:
-        ids = []
-        for current in self.nesting.enclosing(node):
-            if current.type != "with_statement":
-                break  # a function, class or lambda: its body runs outside these `with` blocks
-            body = current.child_by_field_name("body")
-            if body is not None and body.start_byte <= node.start_byte and node.end_byte <= body.end_byte:
-                ids.append(self.with_ids.setdefault(current.id, len(self.with_ids)))
-        return tuple(ids)
+        chain = self.with_chain(self.nesting.innermost(node))
+        if not chain:
+            return ()
+        start, end = node.start_byte, node.end_byte
+        # A `with` encloses the node's execution only when the node is in its body (not in its
+        # own context expressions).
+        return tuple(ident for ident, body_start, body_end in chain if body_start <= start and end <= body_end)
+
+    def with_chain(self, index: int) -> tuple[tuple[int, int, int], ...]:
+        found = self.with_chains.get(index)
+        if found is None:
+            nesting = self.nesting
+            if index < 0 or nesting.types[index] != "with_statement":
+                found = ()  # a function, class or lambda: its body runs outside these `with` blocks
+            else:
+                statement = nesting.nodes[index]
+                body = statement.child_by_field_name("body")
+                outer = self.with_chain(nesting.parents[index])
+                if body is None:
+                    found = outer
+                else:
+                    ident = self.with_ids.setdefault(statement.id, len(self.with_ids))
+                    found = ((ident, body.start_byte, body.end_byte), *outer)
+            self.with_chains[index] = found
+        return found
 
     def absolute(self, level: int, name: str) -> str:
         if level == 0:
@@ -490,6 +526,11 @@ class _Scanner:
         self.nesting = _Nesting([*captures.get("def", ()), *captures.get("class", ()), *captures.get("with", ()), *captures.get("lambda", ())])
         for node in captures.get("with", ()):
             self.with_ids.setdefault(node.id, len(self.with_ids))
+        self.type_checking = [(node.start_byte, node.end_byte) for node in captures.get("type_checking", ())]
+        for node in captures.get("decorated", ()):
+            definition = node.child_by_field_name("definition")
+            if definition is not None:
+                self.decorated[definition.id] = tuple(self.decorator_text(d) for d in node.children if d.type == "decorator")
         generators: set[str] = set()
         for node in captures.get("yield", ()):
             scope, _ = self.scope_of(node)
@@ -503,6 +544,16 @@ class _Scanner:
             self.class_definition(node)
         for node in captures.get("def", ()):
             self.function_definition(node, generators)
+        for node in captures.get("call", ()):
+            function = node.child_by_field_name("function")
+            if function is not None and function.type == "call":
+                self.called.add((function.start_byte, function.end_byte))
+        for node in captures.get("assign", ()):
+            right = node.child_by_field_name("right")
+            if right is not None and right.type == "call":
+                left = node.child_by_field_name("left")
+                if left is not None and left.type in ("identifier", "attribute"):
+                    self.bound_to[(right.start_byte, right.end_byte)] = self.dotted(left) or self.text(left)
         for node in captures.get("call", ()):
             self.call(node)
         for node in captures.get("with", ()):
@@ -591,9 +642,7 @@ class _Scanner:
             for child in superclasses.named_children:
                 if child.type in ("identifier", "attribute"):
                     bases.append(self.dotted(child))
-        decorators = ()
-        if node.parent is not None and node.parent.type == "decorated_definition":
-            decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
+        decorators = self.decorated.get(node.id, ())
         fields: list[str] = []
         body = node.child_by_field_name("body")
         if body is not None:
@@ -627,9 +676,7 @@ class _Scanner:
                     params.append(self.text(ident))
                     if annotation is not None:
                         annotations.append((self.text(ident), self.text(annotation)))
-        decorators: tuple[str, ...] = ()
-        if node.parent is not None and node.parent.type == "decorated_definition":
-            decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
+        decorators = self.decorated.get(node.id, ())
         self.summary.functions.append(
             Function(
                 qualname=qualname,
@@ -690,13 +737,7 @@ class _Scanner:
         elif function.type == "identifier":
             method = self.text(function)
         scope, _ = self.scope_of(node)
-        parent = node.parent
-        called = parent is not None and parent.type == "call" and parent.child_by_field_name("function") == node
-        bound_to = ""
-        if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == node:
-            left = parent.child_by_field_name("left")
-            if left is not None and left.type in ("identifier", "attribute"):
-                bound_to = self.dotted(left) or self.text(left)
+        where = (node.start_byte, node.end_byte)
         record = Call(
             func=func,
             method=method,
@@ -708,13 +749,13 @@ class _Scanner:
             span=self.span(node),
             scope=scope,
             withs=self.enclosing_withs(node),
-            called=called,
-            bound_to=bound_to,
+            called=where in self.called,
+            bound_to=self.bound_to.get(where, ""),
             subscript_base=subscript_base,
             subscript_index=subscript_index,
         )
         self.summary.calls.append(record)
-        self.calls_by_range[(node.start_byte, node.end_byte)] = record
+        self.calls_by_range[where] = record
         if subscript_base and method.endswith("_") and not method.startswith("_"):
             obj = function.child_by_field_name("object")
             if obj is not None:
@@ -819,24 +860,28 @@ class _Nesting:
     def __init__(self, nodes: list[tree_sitter.Node]):
         self.nodes = sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte))
         self.starts = [node.start_byte for node in self.nodes]
+        self.ends = [node.end_byte for node in self.nodes]
+        self.ids = [node.id for node in self.nodes]
+        self.types = [node.type for node in self.nodes]
         self.parents: list[int] = []  # index of the innermost enclosing node, -1 at the top
         stack: list[int] = []
-        for index, node in enumerate(self.nodes):
-            while stack and self.nodes[stack[-1]].end_byte < node.end_byte:
+        for index, end in enumerate(self.ends):
+            while stack and self.ends[stack[-1]] < end:
                 stack.pop()
             self.parents.append(stack[-1] if stack else -1)
             stack.append(index)
 
-    def enclosing(self, node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-        start, end = node.start_byte, node.end_byte
+    def innermost(self, node: tree_sitter.Node) -> int:
+        """The index of the innermost node enclosing ``node`` (not ``node`` itself), -1 if none;
+        the next one out is ``parents[index]``."""
+        start, end, ident = node.start_byte, node.end_byte, node.id
         # The innermost enclosing node is the last one that starts at or before ``node``, or one
         # of its ancestors (ranges nest).
         index = bisect.bisect_right(self.starts, start) - 1
-        while index >= 0:
-            candidate = self.nodes[index]
-            if end <= candidate.end_byte and candidate.id != node.id:
-                yield candidate
-            index = self.parents[index]
+        ends, ids, parents = self.ends, self.ids, self.parents
+        while index >= 0 and (end > ends[index] or ids[index] == ident):
+            index = parents[index]
+        return index
 
 
 def _plain_string(text: str) -> str | None:
