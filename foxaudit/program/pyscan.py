@@ -15,13 +15,19 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, ts_language
 
 _MAX_TEXT = 160
+# Literal containers with more named children (elements) than this are data: a list or tuple is
+# an Arg of kind "large", and the dict entries inside any of them are not recorded.
+_MAX_ITEMS = 1000
+_R = TypeVar("_R")
 _QUERY_TEXT = """
 (import_statement) @import
 (import_from_statement) @from
@@ -35,6 +41,7 @@ _QUERY_TEXT = """
 (pair) @pair
 (lambda) @lambda
 (decorated_definition) @decorated
+[(list) (tuple) (set) (dictionary)] @container
 ((if_statement condition: (_) @condition consequence: (_) @type_checking)
  (#any-of? @condition "TYPE_CHECKING" "typing.TYPE_CHECKING"))
 """
@@ -49,10 +56,13 @@ def _query() -> tree_sitter.Query:
 class Arg:
     """An argument as far as static reading tells: its kind, text and literal value."""
 
-    kind: str  # str | fstring | int | float | name | attribute | call | list | concat | comprehension | other
+    kind: str  # str | fstring | int | float | name | attribute | call | list | large | concat | comprehension | other
     text: str
     # str/int/float for literals; tuple of Args for a list/tuple literal and for the operands of
     # a `+` chain (concat); (element, variable, iterable) for a one-clause comprehension.
+    # A list or tuple of more than _MAX_ITEMS elements is kind "large" with its text alone: data
+    # (a generated table), never a list of names, and expanding it made a 5 MB module's summary
+    # 44 MB.
     value: object = None
     dotted: str = ""  # for name/attribute/call: the dotted callee or name
 
@@ -167,6 +177,28 @@ class DictEntry:
     span: Span
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _built(cls: type[_R], fields: dict[str, object]) -> _R:
+    """``cls(**fields)`` for a frozen record without the generated ``__init__``'s
+    ``object.__setattr__`` per field (a quarter of the scan's time: pandas' summaries hold about
+    a million records). ``fields`` names every field, as the codec's decoder fills them
+    (``foxaudit.program.codec._record``); the records have no ``__post_init__``."""
+    record = _new(cls)
+    _set(record, "__dict__", fields)
+    return record
+
+
+def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
+    return _built(Span, {"line": line, "column": column, "end_line": end_line, "end_column": end_column})
+
+
+def _arg(kind: str, text: str, value: object = None, dotted: str = "") -> Arg:
+    return _built(Arg, {"kind": kind, "text": text, "value": value, "dotted": dotted})
+
+
 # Methods and names whose calls may be host transfers or syncs (hotpath._transfer_kind decides);
 # a summary keeps these calls in its index, so that pass never needs a module's full body.
 TRANSFER_METHODS = frozenset({
@@ -181,7 +213,8 @@ class ModuleSummary:
     """One module's facts in two tiers, so a large tree is not decoded whole on every run.
 
     The *index* (imports, definitions, ``with`` blocks, constants, the set of called method names
-    and callee heads, the calls that may be transfers) is read with the summary. The *body* (every
+    and callee heads, the calls that may be transfers, what the module-level calls are) is read
+    with the summary. The *body* (every
     call, assignment, subscript write and dict entry) stays encoded bytes (``foxaudit.program.codec``)
     until an analysis first reads one of those lists; analyses consult the index to skip modules
     that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
@@ -200,6 +233,9 @@ class ModuleSummary:
         self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
         self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
         self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
+        # (callee, method, bound to a target) of each call at module level (class bodies
+        # included): what importing the module runs, readable without the body.
+        self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         self._blob: bytes | None = None
 
@@ -230,6 +266,7 @@ class ModuleSummary:
         calls = self.calls
         self.call_methods = frozenset(call.method for call in calls)
         self.call_heads = frozenset(call.func.partition(".")[0] for call in calls if call.func)
+        self.module_calls = frozenset((call.func, call.method, bool(call.bound_to)) for call in calls if not call.scope)
         renamed = {alias: imported for ref in self.imports for imported, alias in ref.names if alias != imported}
         self.transfer_calls = tuple(
             call
@@ -322,10 +359,10 @@ class _Scanner:
     def span(self, node: tree_sitter.Node) -> Span:
         if self.ascii:  # tree-sitter's (row, byte column) is (line - 1, column - 1)
             (row, column), (end_row, end_column) = node.start_point, node.end_point
-            return Span(row + 1, column + 1, end_row + 1, end_column + 1)
+            return _span(row + 1, column + 1, end_row + 1, end_column + 1)
         line, column = self.source.position(node.start_byte)
         end_line, end_column = self.source.position(node.end_byte)
-        return Span(line, column, end_line, end_column)
+        return _span(line, column, end_line, end_column)
 
     def scope_of(self, node: tree_sitter.Node) -> tuple[str, str]:
         """(qualified function scope, qualified class scope) enclosing ``node``."""
@@ -394,45 +431,47 @@ class _Scanner:
         if kind == "string" or kind == "concatenated_string":
             # An interpolation needs a brace: most strings skip the walk over their parts.
             if "{" in text and any(child.type == "interpolation" for child in _descendants_shallow(node)):
-                return Arg("fstring", text)
+                return _arg("fstring", text)
             value = _plain_string(text)
             if value is None:
                 try:
                     value = ast.literal_eval(text)
                 except (ValueError, SyntaxError):
-                    return Arg("other", text)
+                    return _arg("other", text)
             if isinstance(value, bytes):
                 value = value.decode("utf-8", errors="replace")
-            return Arg("str", text, value)
+            return _arg("str", text, value)
         if kind == "integer":
             if text.isdigit():
-                return Arg("int", text, int(text))
+                return _arg("int", text, int(text))
             try:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
-                return Arg("other", text)
+                return _arg("other", text)
             # tree-sitter calls `1j` an integer too: an imaginary literal is no int constant.
-            return Arg("int", text, value) if type(value) is int else Arg("other", text)
+            return _arg("int", text, value) if type(value) is int else _arg("other", text)
         if kind == "float":
             try:
-                return Arg("float", text, float(text.replace("_", "")))
+                return _arg("float", text, float(text.replace("_", "")))
             except ValueError:
-                return Arg("other", text)
+                return _arg("other", text)
         if kind == "unary_operator" and text.startswith("-"):
             inner = node.named_children[0] if node.named_children else None
             if inner is not None and inner.type in ("integer", "float"):
                 value = self.arg(inner).value
                 if isinstance(value, (int, float)):
-                    return Arg(inner.type if inner.type == "float" else "int", text, -value)
+                    return _arg(inner.type if inner.type == "float" else "int", text, -value)
         if kind == "identifier":
-            return Arg("name", text, dotted=text)
+            return _arg("name", text, None, text)
         if kind == "attribute":
-            return Arg("attribute", text, dotted=self.dotted(node))
+            return _arg("attribute", text, None, self.dotted(node))
         if kind == "call":
-            return Arg("call", text, dotted=self.dotted(node.child_by_field_name("function")))
+            return _arg("call", text, None, self.dotted(node.child_by_field_name("function")))
         if kind in ("list", "tuple"):
+            if node.named_child_count > _MAX_ITEMS:
+                return _arg("large", text)
             items = tuple(self.arg(child) for child in node.named_children if child.type != "comment")
-            return Arg("list", text, items)
+            return _arg("list", text, items)
         if kind == "binary_operator" and node.child_by_field_name("operator") is not None:
             operator = node.child_by_field_name("operator")
             if operator is not None and operator.type == "+":
@@ -441,10 +480,10 @@ class _Scanner:
                 parts: list[Arg] = []
                 for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
                     if side is None:
-                        return Arg("other", text)
+                        return _arg("other", text)
                     part = self.arg(side)
                     parts.extend(part.value if part.kind == "concat" else (part,))  # type: ignore[arg-type]
-                return Arg("concat", text, tuple(parts))
+                return _arg("concat", text, tuple(parts))
         if kind in ("list_comprehension", "generator_expression"):
             # [f'k<{t}>' for t in TYPES]: the element and, for one `for` clause, its variable and
             # iterable (a literal list expands; anything else stays unresolved).
@@ -457,12 +496,12 @@ class _Scanner:
                 right = clauses[0].child_by_field_name("right")
                 if left is not None and right is not None:
                     single = len(clauses) == 1 and left.type == "identifier"
-                    variable = Arg("name", self.text(left) if single else "")
-                    return Arg("comprehension", text, (self.arg(body), variable, self.arg(right)))
+                    variable = _arg("name", self.text(left) if single else "")
+                    return _arg("comprehension", text, (self.arg(body), variable, self.arg(right)))
         if kind == "parenthesized_expression" and len(node.named_children) == 1:
             inner = self.arg(node.named_children[0])
-            return inner if inner.kind in ("concat", "comprehension", "str", "fstring", "list") else Arg("other", text)
-        return Arg("other", text)
+            return inner if inner.kind in ("concat", "comprehension", "str", "fstring", "list") else _arg("other", text)
+        return _arg("other", text)
 
     def decorator_text(self, node: tree_sitter.Node) -> str:
         expr = next((c for c in node.named_children if c.type != "comment"), None)
@@ -560,14 +599,17 @@ class _Scanner:
             self.with_statement(node)
         for node in captures.get("assign", ()):
             self.assignment(node)
+        large = _Ranges(node for node in captures.get("container", ()) if node.named_child_count > _MAX_ITEMS)
         for node in captures.get("pair", ()):
+            if large and large.contains(node):
+                continue
             key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
             if key is None or value is None:
                 continue
             literal = self.arg(key)
             if literal.kind in ("str", "int"):
                 scope, _ = self.scope_of(node)
-                summary.dict_entries.append(DictEntry(literal.value, self.text(value), scope, self.span(node)))
+                summary.dict_entries.append(_built(DictEntry, {"key": literal.value, "value": self.text(value), "scope": scope, "span": self.span(node)}))
         for node in captures.get("augassign", ()):
             left = node.child_by_field_name("left")
             operator = node.child_by_field_name("operator")
@@ -678,16 +720,16 @@ class _Scanner:
                         annotations.append((self.text(ident), self.text(annotation)))
         decorators = self.decorated.get(node.id, ())
         self.summary.functions.append(
-            Function(
-                qualname=qualname,
-                name=self.text(name),
-                class_name=class_scope if is_method else "",
-                params=tuple(params),
-                annotations=tuple(annotations),
-                decorators=decorators,
-                span=self.span(node),
-                is_generator=qualname in generators,
-            )
+            _built(Function, {
+                "qualname": qualname,
+                "name": self.text(name),
+                "class_name": class_scope if is_method else "",
+                "params": tuple(params),
+                "annotations": tuple(annotations),
+                "decorators": decorators,
+                "span": self.span(node),
+                "is_generator": qualname in generators,
+            })
         )
 
     def call(self, node: tree_sitter.Node) -> None:
@@ -705,7 +747,7 @@ class _Scanner:
                     if key is not None and value is not None:
                         kwargs.append((self.text(key), self.arg(value)))
                 elif child.type in ("list_splat", "dictionary_splat"):
-                    args.append(Arg("splat", self.text(child)))
+                    args.append(_arg("splat", self.text(child)))
                 elif child.type != "comment":
                     args.append(self.arg(child))
         func = self.dotted(function)
@@ -738,22 +780,22 @@ class _Scanner:
             method = self.text(function)
         scope, _ = self.scope_of(node)
         where = (node.start_byte, node.end_byte)
-        record = Call(
-            func=func,
-            method=method,
-            receiver=receiver,
-            receiver_kind=receiver_kind,
-            receiver_call=receiver_call,
-            args=tuple(args),
-            kwargs=tuple(kwargs),
-            span=self.span(node),
-            scope=scope,
-            withs=self.enclosing_withs(node),
-            called=where in self.called,
-            bound_to=self.bound_to.get(where, ""),
-            subscript_base=subscript_base,
-            subscript_index=subscript_index,
-        )
+        record = _built(Call, {
+            "func": func,
+            "method": method,
+            "receiver": receiver,
+            "receiver_kind": receiver_kind,
+            "receiver_call": receiver_call,
+            "args": tuple(args),
+            "kwargs": tuple(kwargs),
+            "span": self.span(node),
+            "scope": scope,
+            "withs": self.enclosing_withs(node),
+            "called": where in self.called,
+            "bound_to": self.bound_to.get(where, ""),
+            "subscript_base": subscript_base,
+            "subscript_index": subscript_index,
+        })
         self.summary.calls.append(record)
         self.calls_by_range[where] = record
         if subscript_base and method.endswith("_") and not method.startswith("_"):
@@ -826,10 +868,10 @@ class _Scanner:
         call = None
         if right.type == "call":
             call = self.calls_by_range.get((right.start_byte, right.end_byte))
-        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "call", "concat", "comprehension"):
+        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "large", "call", "concat", "comprehension"):
             self.summary.constants[target] = value
-        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "fstring", "other", "concat", "comprehension"):
-            self.summary.assignments.append(Assignment(target, scope, value, call, self.span(node)))
+        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
+            self.summary.assignments.append(_built(Assignment, {"target": target, "scope": scope, "value": value, "call": call, "span": self.span(node)}))
 
     def subscript_write(self, node: tree_sitter.Node, how: str, value: str = "") -> None:
         base = node.child_by_field_name("value")
@@ -882,6 +924,27 @@ class _Nesting:
         while index >= 0 and (end > ends[index] or ids[index] == ident):
             index = parents[index]
         return index
+
+
+class _Ranges:
+    """Byte ranges of some nodes (the large literals): does one of them contain a node?"""
+
+    def __init__(self, nodes: Iterable[tree_sitter.Node]):
+        # Only the outermost of nested ranges matter; sorted by start, they do not overlap.
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for node in sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte)):
+            if self.ends and node.end_byte <= self.ends[-1]:
+                continue
+            self.starts.append(node.start_byte)
+            self.ends.append(node.end_byte)
+
+    def __bool__(self) -> bool:
+        return bool(self.starts)
+
+    def contains(self, node: tree_sitter.Node) -> bool:
+        index = bisect.bisect_right(self.starts, node.start_byte) - 1
+        return index >= 0 and node.end_byte <= self.ends[index]
 
 
 def _plain_string(text: str) -> str | None:

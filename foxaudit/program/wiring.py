@@ -231,7 +231,9 @@ def _derived_entries(program: Program) -> dict[str, str]:
     )
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
-        module_calls = [call for call in module.summary.calls if not call.scope] if "." in name or not module.is_package else []
+        # (callee, method, bound) of the calls importing it runs; a top-level package's
+        # __init__ is never a script.
+        module_calls = module.summary.module_calls if "." in name or not module.is_package else frozenset()
         parts = module.path.split("/")
         filename = parts[-1]
         if (
@@ -241,14 +243,12 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or any(part in ("tests", "test") for part in parts[:-1])
         ):
             found[name] = "test root"
-        elif "." not in name and not module.is_package and any(not call.bound_to and call.func for call in module_calls):
+        elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
             found[name] = "top-level script (runs a call at import)"
-        elif not module.is_package and parent not in program.modules and any(
-            not call.bound_to and call.func for call in module_calls
-        ):
+        elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
             # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
             found[name] = "script outside any package (runs a call at import)"
-        elif any(call.method in _COMMAND_LINE or call.func in _COMMAND_LINE for call in module_calls):
+        elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"
         elif name.split(".")[0] in libraries and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
             top = name.split(".")[0]
