@@ -555,12 +555,16 @@ class _Scanner:
     # -- main -----------------------------------------------------------------------------
     def run(self) -> ModuleSummary:
         root = self.source.tree.root_node
-        captures = {
-            # Document order; nodes that start together (chained calls `x.a().b()`) innermost
-            # first — the captures' own order among them is not stable between processes.
-            name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte))
-            for name, nodes in tree_sitter.QueryCursor(_query()).captures(root).items()
-        }
+        captures = tree_sitter.QueryCursor(_query()).captures(root)
+        # Literal containers are only looked at for their size; the dict entries inside large
+        # ones are dropped before sorting (a generated table has one per row).
+        large = _Ranges(node for node in captures.pop("container", ()) if node.named_child_count > _MAX_ITEMS)
+        if large and "pair" in captures:
+            captures["pair"] = [node for node in captures["pair"] if not large.contains(node)]
+        # Document order; nodes that start together (chained calls `x.a().b()`) innermost
+        # first — the captures' own order among them is not stable between processes.
+        for name, nodes in captures.items():
+            nodes.sort(key=_document_order)
         summary = self.summary
         self.nesting = _Nesting([*captures.get("def", ()), *captures.get("class", ()), *captures.get("with", ()), *captures.get("lambda", ())])
         for node in captures.get("with", ()):
@@ -599,10 +603,7 @@ class _Scanner:
             self.with_statement(node)
         for node in captures.get("assign", ()):
             self.assignment(node)
-        large = _Ranges(node for node in captures.get("container", ()) if node.named_child_count > _MAX_ITEMS)
         for node in captures.get("pair", ()):
-            if large and large.contains(node):
-                continue
             key, value = node.child_by_field_name("key"), node.child_by_field_name("value")
             if key is None or value is None:
                 continue
@@ -924,6 +925,10 @@ class _Nesting:
         while index >= 0 and (end > ends[index] or ids[index] == ident):
             index = parents[index]
         return index
+
+
+def _document_order(node: tree_sitter.Node) -> tuple[int, int]:
+    return node.start_byte, node.end_byte
 
 
 class _Ranges:
