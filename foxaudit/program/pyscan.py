@@ -15,14 +15,20 @@ from __future__ import annotations
 import ast
 import bisect
 import functools
-from collections.abc import Iterator
+import operator
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, ts_language
 
 _MAX_TEXT = 160
+# Literal containers with more named children (elements) than this are data: a list or tuple is
+# an Arg of kind "large", and the dict entries inside any of them are not recorded.
+_MAX_ITEMS = 1000
+_R = TypeVar("_R")
 _QUERY_TEXT = """
 (import_statement) @import
 (import_from_statement) @from
@@ -35,6 +41,10 @@ _QUERY_TEXT = """
 (yield) @yield
 (pair) @pair
 (lambda) @lambda
+(decorated_definition) @decorated
+[(list) (tuple) (set) (dictionary)] @container
+((if_statement condition: (_) @condition consequence: (_) @type_checking)
+ (#any-of? @condition "TYPE_CHECKING" "typing.TYPE_CHECKING"))
 """
 
 
@@ -47,10 +57,13 @@ def _query() -> tree_sitter.Query:
 class Arg:
     """An argument as far as static reading tells: its kind, text and literal value."""
 
-    kind: str  # str | fstring | int | float | name | attribute | call | list | concat | comprehension | other
+    kind: str  # str | fstring | int | float | name | attribute | call | list | large | concat | comprehension | other
     text: str
     # str/int/float for literals; tuple of Args for a list/tuple literal and for the operands of
     # a `+` chain (concat); (element, variable, iterable) for a one-clause comprehension.
+    # A list or tuple of more than _MAX_ITEMS elements is kind "large" with its text alone: data
+    # (a generated table), never a list of names, and expanding it made a 5 MB module's summary
+    # 44 MB.
     value: object = None
     dotted: str = ""  # for name/attribute/call: the dotted callee or name
 
@@ -165,6 +178,28 @@ class DictEntry:
     span: Span
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _built(cls: type[_R], fields: dict[str, object]) -> _R:
+    """``cls(**fields)`` for a frozen record without the generated ``__init__``'s
+    ``object.__setattr__`` per field (a quarter of the scan's time: pandas' summaries hold about
+    a million records). ``fields`` names every field, as the codec's decoder fills them
+    (``foxaudit.program.codec._record``); the records have no ``__post_init__``."""
+    record = _new(cls)
+    _set(record, "__dict__", fields)
+    return record
+
+
+def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
+    return _built(Span, {"line": line, "column": column, "end_line": end_line, "end_column": end_column})
+
+
+def _arg(kind: str, text: str, value: object = None, dotted: str = "") -> Arg:
+    return _built(Arg, {"kind": kind, "text": text, "value": value, "dotted": dotted})
+
+
 # Methods and names whose calls may be host transfers or syncs (hotpath._transfer_kind decides);
 # a summary keeps these calls in its index, so that pass never needs a module's full body.
 TRANSFER_METHODS = frozenset({
@@ -179,7 +214,8 @@ class ModuleSummary:
     """One module's facts in two tiers, so a large tree is not decoded whole on every run.
 
     The *index* (imports, definitions, ``with`` blocks, constants, the set of called method names
-    and callee heads, the calls that may be transfers) is read with the summary. The *body* (every
+    and callee heads, the calls that may be transfers, what the module-level calls are) is read
+    with the summary. The *body* (every
     call, assignment, subscript write and dict entry) stays encoded bytes (``foxaudit.program.codec``)
     until an analysis first reads one of those lists; analyses consult the index to skip modules
     that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
@@ -198,6 +234,9 @@ class ModuleSummary:
         self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
         self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
         self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
+        # (callee, method, bound to a target) of each call at module level (class bodies
+        # included): what importing the module runs, readable without the body.
+        self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         self._blob: bytes | None = None
 
@@ -228,6 +267,7 @@ class ModuleSummary:
         calls = self.calls
         self.call_methods = frozenset(call.method for call in calls)
         self.call_heads = frozenset(call.func.partition(".")[0] for call in calls if call.func)
+        self.module_calls = frozenset((call.func, call.method, bool(call.bound_to)) for call in calls if not call.scope)
         renamed = {alias: imported for ref in self.imports for imported, alias in ref.names if alias != imported}
         self.transfer_calls = tuple(
             call
@@ -299,6 +339,17 @@ class _Scanner:
         self.with_ids: dict[int, int] = {}
         self.scopes: dict[int, tuple[str, str]] = {}
         self.calls_by_range: dict[tuple[int, int], Call] = {}
+        # Facts about a node's parent, gathered from the parents' side before the calls are read:
+        # ``node.parent`` costs tree-sitter a descent from the root (≈ 15 µs per call site).
+        self.called: set[tuple[int, int]] = set()  # calls that are the callee of a call: f(x)(y)
+        self.bound_to: dict[tuple[int, int], str] = {}  # call range → the target it is assigned to
+        self.decorated: dict[int, tuple[str, ...]] = {}  # definition id → its decorators' texts
+        self.dotted_memo: dict[int, str] = {}
+        self.nested_scopes: dict[int, tuple[str, str]] = {}  # nesting index → scope_at()
+        # nesting index → the `with` statements around it up to the nearest function, class or
+        # lambda, innermost first: (with id, body start, body end).
+        self.with_chains: dict[int, tuple[tuple[int, int, int], ...]] = {}
+        self.type_checking: list[tuple[int, int]] = []  # byte ranges of `if TYPE_CHECKING:` bodies
 
     # -- helpers ------------------------------------------------------------------------
     def text(self, node: tree_sitter.Node) -> str:
@@ -309,17 +360,29 @@ class _Scanner:
     def span(self, node: tree_sitter.Node) -> Span:
         if self.ascii:  # tree-sitter's (row, byte column) is (line - 1, column - 1)
             (row, column), (end_row, end_column) = node.start_point, node.end_point
-            return Span(row + 1, column + 1, end_row + 1, end_column + 1)
+            return _span(row + 1, column + 1, end_row + 1, end_column + 1)
         line, column = self.source.position(node.start_byte)
         end_line, end_column = self.source.position(node.end_byte)
-        return Span(line, column, end_line, end_column)
+        return _span(line, column, end_line, end_column)
 
     def scope_of(self, node: tree_sitter.Node) -> tuple[str, str]:
         """(qualified function scope, qualified class scope) enclosing ``node``."""
-        for current in self.nesting.enclosing(node):
-            if current.type in ("function_definition", "class_definition"):
-                return self._definition_scope(current)
-        return "", ""
+        return self.scope_at(self.nesting.innermost(node))
+
+    def scope_at(self, index: int) -> tuple[str, str]:
+        """The scopes inside nesting node ``index`` (-1: the module), memoised per node: a
+        ``with`` or ``lambda`` has the scopes of what encloses it."""
+        if index < 0:
+            return "", ""
+        found = self.nested_scopes.get(index)
+        if found is None:
+            nesting = self.nesting
+            if nesting.types[index] in ("function_definition", "class_definition"):
+                found = self._definition_scope(nesting.nodes[index])
+            else:
+                found = self.scope_at(nesting.parents[index])
+            self.nested_scopes[index] = found
+        return found
 
     def _definition_scope(self, definition: tree_sitter.Node) -> tuple[str, str]:
         """Scopes *inside* ``definition`` (memoised per definition node)."""
@@ -341,18 +404,24 @@ class _Scanner:
     def dotted(self, node: tree_sitter.Node | None) -> str:
         if node is None:
             return ""
-        if node.type == "identifier":
+        kind = node.type
+        if kind == "identifier":
             return self.text(node)
-        if node.type == "attribute":
+        if kind != "attribute" and kind != "call":
+            return ""
+        # Memoised: a chain `a.b().c().d()` asks for each link's prefix once per call in it.
+        found = self.dotted_memo.get(node.id)
+        if found is not None:
+            return found
+        if kind == "attribute":
             obj = self.dotted(node.child_by_field_name("object"))
             attr = node.child_by_field_name("attribute")
-            if obj and attr is not None:
-                return f"{obj}.{self.text(attr)}"
-            return ""
-        if node.type == "call":
+            found = f"{obj}.{self.text(attr)}" if obj and attr is not None else ""
+        else:
             inner = self.dotted(node.child_by_field_name("function"))
-            return f"{inner}()" if inner else ""
-        return ""
+            found = f"{inner}()" if inner else ""
+        self.dotted_memo[node.id] = found
+        return found
 
     def arg(self, node: tree_sitter.Node) -> Arg:
         kind = node.type
@@ -361,46 +430,49 @@ class _Scanner:
             # Long expressions (lambdas, nested calls) are only ever displayed: keep summaries small.
             text = text[:_MAX_TEXT] + "…"
         if kind == "string" or kind == "concatenated_string":
-            if any(child.type == "interpolation" for child in _descendants_shallow(node)):
-                return Arg("fstring", text)
+            # An interpolation needs a brace: most strings skip the walk over their parts.
+            if "{" in text and any(child.type == "interpolation" for child in _descendants_shallow(node)):
+                return _arg("fstring", text)
             value = _plain_string(text)
             if value is None:
                 try:
                     value = ast.literal_eval(text)
                 except (ValueError, SyntaxError):
-                    return Arg("other", text)
+                    return _arg("other", text)
             if isinstance(value, bytes):
                 value = value.decode("utf-8", errors="replace")
-            return Arg("str", text, value)
+            return _arg("str", text, value)
         if kind == "integer":
             if text.isdigit():
-                return Arg("int", text, int(text))
+                return _arg("int", text, int(text))
             try:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
-                return Arg("other", text)
+                return _arg("other", text)
             # tree-sitter calls `1j` an integer too: an imaginary literal is no int constant.
-            return Arg("int", text, value) if type(value) is int else Arg("other", text)
+            return _arg("int", text, value) if type(value) is int else _arg("other", text)
         if kind == "float":
             try:
-                return Arg("float", text, float(text.replace("_", "")))
+                return _arg("float", text, float(text.replace("_", "")))
             except ValueError:
-                return Arg("other", text)
+                return _arg("other", text)
         if kind == "unary_operator" and text.startswith("-"):
             inner = node.named_children[0] if node.named_children else None
             if inner is not None and inner.type in ("integer", "float"):
                 value = self.arg(inner).value
                 if isinstance(value, (int, float)):
-                    return Arg(inner.type if inner.type == "float" else "int", text, -value)
+                    return _arg(inner.type if inner.type == "float" else "int", text, -value)
         if kind == "identifier":
-            return Arg("name", text, dotted=text)
+            return _arg("name", text, None, text)
         if kind == "attribute":
-            return Arg("attribute", text, dotted=self.dotted(node))
+            return _arg("attribute", text, None, self.dotted(node))
         if kind == "call":
-            return Arg("call", text, dotted=self.dotted(node.child_by_field_name("function")))
+            return _arg("call", text, None, self.dotted(node.child_by_field_name("function")))
         if kind in ("list", "tuple"):
+            if node.named_child_count > _MAX_ITEMS:
+                return _arg("large", text)
             items = tuple(self.arg(child) for child in node.named_children if child.type != "comment")
-            return Arg("list", text, items)
+            return _arg("list", text, items)
         if kind == "binary_operator" and node.child_by_field_name("operator") is not None:
             operator = node.child_by_field_name("operator")
             if operator is not None and operator.type == "+":
@@ -409,10 +481,10 @@ class _Scanner:
                 parts: list[Arg] = []
                 for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
                     if side is None:
-                        return Arg("other", text)
+                        return _arg("other", text)
                     part = self.arg(side)
                     parts.extend(part.value if part.kind == "concat" else (part,))  # type: ignore[arg-type]
-                return Arg("concat", text, tuple(parts))
+                return _arg("concat", text, tuple(parts))
         if kind in ("list_comprehension", "generator_expression"):
             # [f'k<{t}>' for t in TYPES]: the element and, for one `for` clause, its variable and
             # iterable (a literal list expands; anything else stays unresolved).
@@ -425,12 +497,12 @@ class _Scanner:
                 right = clauses[0].child_by_field_name("right")
                 if left is not None and right is not None:
                     single = len(clauses) == 1 and left.type == "identifier"
-                    variable = Arg("name", self.text(left) if single else "")
-                    return Arg("comprehension", text, (self.arg(body), variable, self.arg(right)))
+                    variable = _arg("name", self.text(left) if single else "")
+                    return _arg("comprehension", text, (self.arg(body), variable, self.arg(right)))
         if kind == "parenthesized_expression" and len(node.named_children) == 1:
             inner = self.arg(node.named_children[0])
-            return inner if inner.kind in ("concat", "comprehension", "str", "fstring", "list") else Arg("other", text)
-        return Arg("other", text)
+            return inner if inner.kind in ("concat", "comprehension", "str", "fstring", "list") else _arg("other", text)
+        return _arg("other", text)
 
     def decorator_text(self, node: tree_sitter.Node) -> str:
         expr = next((c for c in node.named_children if c.type != "comment"), None)
@@ -441,32 +513,36 @@ class _Scanner:
         return self.dotted(expr) or self.text(expr)
 
     def in_type_checking(self, node: tree_sitter.Node) -> bool:
-        current = node.parent
-        child = node
-        while current is not None:
-            if current.type == "if_statement":
-                condition = current.child_by_field_name("condition")
-                consequence = current.child_by_field_name("consequence")
-                if (
-                    condition is not None
-                    and self.text(condition).strip() in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                    and consequence is not None
-                    and consequence.start_byte <= child.start_byte < consequence.end_byte
-                ):
-                    return True
-            child = current
-            current = current.parent
-        return False
+        """Inside the body of an ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``), at any depth."""
+        start = node.start_byte
+        return any(body_start <= start < body_end for body_start, body_end in self.type_checking)
 
     def enclosing_withs(self, node: tree_sitter.Node) -> tuple[int, ...]:
-        ids = []
-        for current in self.nesting.enclosing(node):
-            if current.type != "with_statement":
-                break  # a function, class or lambda: its body runs outside these `with` blocks
-            body = current.child_by_field_name("body")
-            if body is not None and body.start_byte <= node.start_byte and node.end_byte <= body.end_byte:
-                ids.append(self.with_ids.setdefault(current.id, len(self.with_ids)))
-        return tuple(ids)
+        chain = self.with_chain(self.nesting.innermost(node))
+        if not chain:
+            return ()
+        start, end = node.start_byte, node.end_byte
+        # A `with` encloses the node's execution only when the node is in its body (not in its
+        # own context expressions).
+        return tuple(ident for ident, body_start, body_end in chain if body_start <= start and end <= body_end)
+
+    def with_chain(self, index: int) -> tuple[tuple[int, int, int], ...]:
+        found = self.with_chains.get(index)
+        if found is None:
+            nesting = self.nesting
+            if index < 0 or nesting.types[index] != "with_statement":
+                found = ()  # a function, class or lambda: its body runs outside these `with` blocks
+            else:
+                statement = nesting.nodes[index]
+                body = statement.child_by_field_name("body")
+                outer = self.with_chain(nesting.parents[index])
+                if body is None:
+                    found = outer
+                else:
+                    ident = self.with_ids.setdefault(statement.id, len(self.with_ids))
+                    found = ((ident, body.start_byte, body.end_byte), *outer)
+            self.with_chains[index] = found
+        return found
 
     def absolute(self, level: int, name: str) -> str:
         if level == 0:
@@ -480,16 +556,27 @@ class _Scanner:
     # -- main -----------------------------------------------------------------------------
     def run(self) -> ModuleSummary:
         root = self.source.tree.root_node
-        captures = {
-            # Document order; nodes that start together (chained calls `x.a().b()`) innermost
-            # first — the captures' own order among them is not stable between processes.
-            name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte))
-            for name, nodes in tree_sitter.QueryCursor(_query()).captures(root).items()
-        }
+        captures = tree_sitter.QueryCursor(_query()).captures(root)
+        # Literal containers are only looked at for their size; the dict entries inside large
+        # ones are dropped before sorting (a generated table has one per row).
+        large = _Ranges(node for node in captures.pop("container", ()) if node.named_child_count > _MAX_ITEMS)
+        if large and "pair" in captures:
+            captures["pair"] = [node for node in captures["pair"] if not large.contains(node)]
+        # Document order; nodes that start together (chained calls `x.a().b()`) innermost
+        # first — the captures' own order among them is not stable between processes.
+        # (Two stable sorts on C-level keys: a key tuple per node costs more.)
+        for nodes in captures.values():
+            nodes.sort(key=_END)
+            nodes.sort(key=_START)
         summary = self.summary
         self.nesting = _Nesting([*captures.get("def", ()), *captures.get("class", ()), *captures.get("with", ()), *captures.get("lambda", ())])
         for node in captures.get("with", ()):
             self.with_ids.setdefault(node.id, len(self.with_ids))
+        self.type_checking = [(node.start_byte, node.end_byte) for node in captures.get("type_checking", ())]
+        for node in captures.get("decorated", ()):
+            definition = node.child_by_field_name("definition")
+            if definition is not None:
+                self.decorated[definition.id] = tuple(self.decorator_text(d) for d in node.children if d.type == "decorator")
         generators: set[str] = set()
         for node in captures.get("yield", ()):
             scope, _ = self.scope_of(node)
@@ -504,6 +591,16 @@ class _Scanner:
         for node in captures.get("def", ()):
             self.function_definition(node, generators)
         for node in captures.get("call", ()):
+            function = node.child_by_field_name("function")
+            if function is not None and function.type == "call":
+                self.called.add((function.start_byte, function.end_byte))
+        for node in captures.get("assign", ()):
+            right = node.child_by_field_name("right")
+            if right is not None and right.type == "call":
+                left = node.child_by_field_name("left")
+                if left is not None and left.type in ("identifier", "attribute"):
+                    self.bound_to[(right.start_byte, right.end_byte)] = self.dotted(left) or self.text(left)
+        for node in captures.get("call", ()):
             self.call(node)
         for node in captures.get("with", ()):
             self.with_statement(node)
@@ -516,7 +613,7 @@ class _Scanner:
             literal = self.arg(key)
             if literal.kind in ("str", "int"):
                 scope, _ = self.scope_of(node)
-                summary.dict_entries.append(DictEntry(literal.value, self.text(value), scope, self.span(node)))
+                summary.dict_entries.append(_built(DictEntry, {"key": literal.value, "value": self.text(value), "scope": scope, "span": self.span(node)}))
         for node in captures.get("augassign", ()):
             left = node.child_by_field_name("left")
             operator = node.child_by_field_name("operator")
@@ -591,9 +688,7 @@ class _Scanner:
             for child in superclasses.named_children:
                 if child.type in ("identifier", "attribute"):
                     bases.append(self.dotted(child))
-        decorators = ()
-        if node.parent is not None and node.parent.type == "decorated_definition":
-            decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
+        decorators = self.decorated.get(node.id, ())
         fields: list[str] = []
         body = node.child_by_field_name("body")
         if body is not None:
@@ -627,20 +722,18 @@ class _Scanner:
                     params.append(self.text(ident))
                     if annotation is not None:
                         annotations.append((self.text(ident), self.text(annotation)))
-        decorators: tuple[str, ...] = ()
-        if node.parent is not None and node.parent.type == "decorated_definition":
-            decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
+        decorators = self.decorated.get(node.id, ())
         self.summary.functions.append(
-            Function(
-                qualname=qualname,
-                name=self.text(name),
-                class_name=class_scope if is_method else "",
-                params=tuple(params),
-                annotations=tuple(annotations),
-                decorators=decorators,
-                span=self.span(node),
-                is_generator=qualname in generators,
-            )
+            _built(Function, {
+                "qualname": qualname,
+                "name": self.text(name),
+                "class_name": class_scope if is_method else "",
+                "params": tuple(params),
+                "annotations": tuple(annotations),
+                "decorators": decorators,
+                "span": self.span(node),
+                "is_generator": qualname in generators,
+            })
         )
 
     def call(self, node: tree_sitter.Node) -> None:
@@ -658,7 +751,7 @@ class _Scanner:
                     if key is not None and value is not None:
                         kwargs.append((self.text(key), self.arg(value)))
                 elif child.type in ("list_splat", "dictionary_splat"):
-                    args.append(Arg("splat", self.text(child)))
+                    args.append(_arg("splat", self.text(child)))
                 elif child.type != "comment":
                     args.append(self.arg(child))
         func = self.dotted(function)
@@ -690,31 +783,25 @@ class _Scanner:
         elif function.type == "identifier":
             method = self.text(function)
         scope, _ = self.scope_of(node)
-        parent = node.parent
-        called = parent is not None and parent.type == "call" and parent.child_by_field_name("function") == node
-        bound_to = ""
-        if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == node:
-            left = parent.child_by_field_name("left")
-            if left is not None and left.type in ("identifier", "attribute"):
-                bound_to = self.dotted(left) or self.text(left)
-        record = Call(
-            func=func,
-            method=method,
-            receiver=receiver,
-            receiver_kind=receiver_kind,
-            receiver_call=receiver_call,
-            args=tuple(args),
-            kwargs=tuple(kwargs),
-            span=self.span(node),
-            scope=scope,
-            withs=self.enclosing_withs(node),
-            called=called,
-            bound_to=bound_to,
-            subscript_base=subscript_base,
-            subscript_index=subscript_index,
-        )
+        where = (node.start_byte, node.end_byte)
+        record = _built(Call, {
+            "func": func,
+            "method": method,
+            "receiver": receiver,
+            "receiver_kind": receiver_kind,
+            "receiver_call": receiver_call,
+            "args": tuple(args),
+            "kwargs": tuple(kwargs),
+            "span": self.span(node),
+            "scope": scope,
+            "withs": self.enclosing_withs(node),
+            "called": where in self.called,
+            "bound_to": self.bound_to.get(where, ""),
+            "subscript_base": subscript_base,
+            "subscript_index": subscript_index,
+        })
         self.summary.calls.append(record)
-        self.calls_by_range[(node.start_byte, node.end_byte)] = record
+        self.calls_by_range[where] = record
         if subscript_base and method.endswith("_") and not method.startswith("_"):
             obj = function.child_by_field_name("object")
             if obj is not None:
@@ -785,10 +872,10 @@ class _Scanner:
         call = None
         if right.type == "call":
             call = self.calls_by_range.get((right.start_byte, right.end_byte))
-        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "call", "concat", "comprehension"):
+        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "large", "call", "concat", "comprehension"):
             self.summary.constants[target] = value
-        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "fstring", "other", "concat", "comprehension"):
-            self.summary.assignments.append(Assignment(target, scope, value, call, self.span(node)))
+        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
+            self.summary.assignments.append(_built(Assignment, {"target": target, "scope": scope, "value": value, "call": call, "span": self.span(node)}))
 
     def subscript_write(self, node: tree_sitter.Node, how: str, value: str = "") -> None:
         base = node.child_by_field_name("value")
@@ -819,24 +906,53 @@ class _Nesting:
     def __init__(self, nodes: list[tree_sitter.Node]):
         self.nodes = sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte))
         self.starts = [node.start_byte for node in self.nodes]
+        self.ends = [node.end_byte for node in self.nodes]
+        self.ids = [node.id for node in self.nodes]
+        self.types = [node.type for node in self.nodes]
         self.parents: list[int] = []  # index of the innermost enclosing node, -1 at the top
         stack: list[int] = []
-        for index, node in enumerate(self.nodes):
-            while stack and self.nodes[stack[-1]].end_byte < node.end_byte:
+        for index, end in enumerate(self.ends):
+            while stack and self.ends[stack[-1]] < end:
                 stack.pop()
             self.parents.append(stack[-1] if stack else -1)
             stack.append(index)
 
-    def enclosing(self, node: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
-        start, end = node.start_byte, node.end_byte
+    def innermost(self, node: tree_sitter.Node) -> int:
+        """The index of the innermost node enclosing ``node`` (not ``node`` itself), -1 if none;
+        the next one out is ``parents[index]``."""
+        start, end, ident = node.start_byte, node.end_byte, node.id
         # The innermost enclosing node is the last one that starts at or before ``node``, or one
         # of its ancestors (ranges nest).
         index = bisect.bisect_right(self.starts, start) - 1
-        while index >= 0:
-            candidate = self.nodes[index]
-            if end <= candidate.end_byte and candidate.id != node.id:
-                yield candidate
-            index = self.parents[index]
+        ends, ids, parents = self.ends, self.ids, self.parents
+        while index >= 0 and (end > ends[index] or ids[index] == ident):
+            index = parents[index]
+        return index
+
+
+_START = operator.attrgetter("start_byte")
+_END = operator.attrgetter("end_byte")
+
+
+class _Ranges:
+    """Byte ranges of some nodes (the large literals): does one of them contain a node?"""
+
+    def __init__(self, nodes: Iterable[tree_sitter.Node]):
+        # Only the outermost of nested ranges matter; sorted by start, they do not overlap.
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for node in sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte)):
+            if self.ends and node.end_byte <= self.ends[-1]:
+                continue
+            self.starts.append(node.start_byte)
+            self.ends.append(node.end_byte)
+
+    def __bool__(self) -> bool:
+        return bool(self.starts)
+
+    def contains(self, node: tree_sitter.Node) -> bool:
+        index = bisect.bisect_right(self.starts, node.start_byte) - 1
+        return index >= 0 and node.end_byte <= self.ends[index]
 
 
 def _plain_string(text: str) -> str | None:

@@ -231,10 +231,11 @@ def _derived_entries(program: Program) -> dict[str, str]:
     )
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
+        # (callee, method, bound) of the calls importing it runs; a top-level package's
+        # __init__ is never a script.
+        module_calls = module.summary.module_calls if "." in name or not module.is_package else frozenset()
         parts = module.path.split("/")
         filename = parts[-1]
-        # A top-level package's own calls do not make it a script.
-        calls_count = "." in name or not module.is_package
         if (
             filename.startswith("test_")
             or filename.endswith("_test.py")
@@ -242,16 +243,12 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or any(part in ("tests", "test") for part in parts[:-1])
         ):
             found[name] = "test root"
-        elif "." not in name and not module.is_package and any(not call.bound_to and call.func for call in _module_calls(module)):
+        elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
             found[name] = "top-level script (runs a call at import)"
-        elif not module.is_package and parent not in program.modules and any(
-            not call.bound_to and call.func for call in _module_calls(module)
-        ):
+        elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
             # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
             found[name] = "script outside any package (runs a call at import)"
-        elif calls_count and _may_read_command_line(module) and any(
-            call.method in _COMMAND_LINE or call.func in _COMMAND_LINE for call in _module_calls(module)
-        ):
+        elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"
         elif name.split(".")[0] in libraries and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
             top = name.split(".")[0]
@@ -261,19 +258,8 @@ def _derived_entries(program: Program) -> dict[str, str]:
 
 # Module-level calls that read the command line: the module is a script.
 _COMMAND_LINE = frozenset({"ArgumentParser", "parse_args", "parse_known_args", "tyro.cli", "fire.Fire", "typer.run", "HfArgumentParser"})
-_COMMAND_LINE_HEADS = frozenset(name.partition(".")[0] for name in _COMMAND_LINE)
 
 
-def _module_calls(module: Module) -> list[Call]:
-    return [call for call in module.summary.calls if not call.scope]
-
-
-def _may_read_command_line(module: Module) -> bool:
-    """From the summary's index alone: a call whose method or callee is in ``_COMMAND_LINE`` puts
-    its method in ``call_methods`` or its callee's head in ``call_heads``. Modules with neither
-    (most of a library) are decided without decoding their every call."""
-    summary = module.summary
-    return not summary.call_methods.isdisjoint(_COMMAND_LINE) or not summary.call_heads.isdisjoint(_COMMAND_LINE_HEADS)
 _NOT_LIBRARIES = frozenset({"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts", "tools"})
 
 

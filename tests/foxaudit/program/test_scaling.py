@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from program_support import findings, load_project
@@ -10,7 +11,7 @@ from foxaudit.program.analysis import analysis_for
 from foxaudit.program.codec import dump_summary, load_summary
 from foxaudit.program.model import PARALLEL_SCAN_LIMIT, Program
 from foxaudit.program.project import Project
-from foxaudit.program.pyscan import scan_python
+from foxaudit.program.pyscan import _MAX_ITEMS, scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
 from foxaudit.store import Store
@@ -134,3 +135,62 @@ def test_configured_entry_keys_turn_derivation_off(tmp_path: Path, monkeypatch) 
     rows = {row.name: row.status for row in analysis_for(load_project(root)).imports.rows}
     assert rows["pkg.a"] == "Partial"  # reached from the configured test root only
     assert rows["pkg.tests.test_b"] == "Orphan"  # not a test root here: nothing derived
+
+
+def test_derived_entry_points_are_read_from_the_index(tmp_path: Path) -> None:
+    """An unconfigured repository's scripts (a call at import, a command line parsed at import)
+    are found from the summaries' index: from the cache, no module's body is decoded."""
+    root = _write(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = 'my-lib'\nversion = '1'\n",
+        "my_lib/__init__.py": "",
+        "my_lib/_helpers.py": "def f():\n    return 1\n",
+        "my_lib/_cli.py": "import argparse\n\nargs = argparse.ArgumentParser().parse_args()\n",
+        "generate_version.py": "def main():\n    print(1)\n\nmain()\n",
+        "bound_only.py": "import os\n\nHERE = os.getcwd()\n",
+    })  # fmt: skip
+    analysis_for(load_project(root, tmp_path / "cache"))  # fills the cache
+    analysis = analysis_for(load_project(root, tmp_path / "cache"))
+    assert not analysis.program.cache.dirty  # every summary came from the cache
+    rows = {row.name: row.via for row in analysis.imports.rows}
+    assert rows["generate_version"] == "entry: top-level script (runs a call at import)"
+    assert rows["my_lib._cli"].startswith("entry: script (parses its command line at import")
+    assert rows["bound_only"] == "no entry point reaches it"  # its only call is bound to a name
+    assert not any(module.summary.body_loaded for module in analysis.program.modules.values())
+
+
+def test_a_generated_table_is_summarised_not_expanded() -> None:
+    """A literal of more than _MAX_ITEMS elements is data: one "large" Arg, no dict entries
+    from inside it; small literals are expanded as before."""
+    rows = "".join(f"    ({number}, 'symbol_{number}', {{'bid': {number}}}),\n" for number in range(_MAX_ITEMS + 1))
+    text = f"TABLE = [\n{rows}]\nNAMES = ['a', 'b']\nLOOKUP = {{'k': 1}}\n"
+    summary = scan_python(SourceFile.from_text("m.py", text), "m", False)
+    table = summary.constants["TABLE"]
+    assert (table.kind, table.value) == ("large", None) and table.text.startswith("[\n    (0, 'symbol_0'")
+    assert [assignment.value.kind for assignment in summary.assignments] == ["large", "list", "other"]
+    assert [item.value for item in summary.constants["NAMES"].value] == ["a", "b"]
+    assert [entry.key for entry in summary.dict_entries] == ["k"]
+    assert len(dump_summary("key", summary)) < 5_000
+
+
+def test_scanned_records_have_every_field() -> None:
+    """The scanner builds records without their __init__ (speed): rebuilt through it, each is equal."""
+    text = (
+        "import os\nfrom .x import y as z\n\n@dec(1)\nclass A(B):\n    n: int = 0\n\n"
+        "    def f(self, a: int, *r, k=2):\n        with ctx() as c, other:\n            self.v = g(a, [1, 'b'], k=-1.5)\n"
+        "        buf[0] = 1\n        buf[i] += 2\n        return {'key': a}\n"
+    )
+    summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
+    seen = 0
+    pending: list[object] = [summary.imports, summary.functions, summary.classes, summary.withs, summary.calls,
+                             summary.assignments, summary.subscript_writes, summary.dict_entries, summary.constants]  # fmt: skip
+    while pending:
+        value = pending.pop()
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif dataclasses.is_dataclass(value):
+            assert dataclasses.replace(value) == value  # type: ignore[type-var]
+            pending.extend(getattr(value, field.name) for field in dataclasses.fields(value))
+            seen += 1
+    assert seen > 30
