@@ -71,7 +71,7 @@ def check(
     files = discover(resolved.settings, paths)
     store = open_cache(resolved.settings.root, cache_dir, use_cache)
     scope: list[Discovered] | None = None
-    if project and resolved.project_codes:
+    if project and (resolved.project_codes or resolved.confirming_codes):
         scope = discover(resolved.settings, None) if paths else files
     result = _check_once(resolved, files, jobs, store, scope)
     if not fix:
@@ -175,17 +175,25 @@ def _check_once(
 
     diagnostics: list[Diagnostic] = list(unreadable)
     deferred: dict[str, list[list[Any]]] = {}
+    pending: list[tuple[Diagnostic, tuple[str, ...]]] = []
     for relative, entry in results.items():
         diagnostics.extend(cache_module.decode_diagnostics(relative, entry["d"]))
         if entry.get("s"):
             deferred[relative] = entry["s"]
-    if scope is not None:
+        if entry.get("p"):
+            pending.extend(cache_module.decode_pending(relative, entry["p"]))
+    if scope is None:
+        # No whole-project pass: what the file itself says is the answer.
+        diagnostics.extend(diagnostic for diagnostic, _ in pending)
+    else:
         reported = {item.relative for item in files}
         # `foxaudit check .` names every file: it is the whole project, and the findings placed on
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents)
+        found = _project_pass(
+            resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents, pending
+        )
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
@@ -315,9 +323,12 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
 
         return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
     outcome = analyzer.analyze(relative, data)
-    entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
+    pending = {id(diagnostic) for diagnostic, _ in outcome.pending}
+    entry: dict[str, Any] = {"d": cache_module.encode_diagnostics([d for d in outcome.diagnostics if id(d) not in pending])}
     if outcome.deferred:
         entry["s"] = outcome.deferred
+    if outcome.pending:
+        entry["p"] = cache_module.encode_pending(outcome.pending)
     store = _WORKER["cache"]
     if store is not None:
         # Key what was actually analysed: the file may have changed since the main process hashed it.
@@ -384,8 +395,10 @@ def _project_pass(
     store: cache_module.Cache | None,
     prepared: dict[str, Any] | None = None,
     contents: dict[str, bytes] | None = None,
+    pending: list[tuple[Diagnostic, tuple[str, ...]]] | None = None,
 ) -> list[Diagnostic]:
-    """Run whole-project rules (cached on every file key + config), then filter their findings."""
+    """Run whole-project rules and confirm the per-file pass's ``pending`` findings (cached on
+    every file key + config), then filter their findings."""
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
     # FX503 runs the repository's generator commands only with the user's opt-in; the two verdicts
@@ -398,7 +411,7 @@ def _project_pass(
     if entry is not None:
         raw = cache_module.decode_project(entry["d"])
     else:
-        raw = _run_project_rules(resolved, files, store, prepared or {}, contents or {})
+        raw = _run_project_rules(resolved, files, store, prepared or {}, contents or {}, pending or [])
         if store is not None:
             store.put(project_key, {"d": cache_module.encode_project(raw)})
 
@@ -427,7 +440,12 @@ def _project_pass(
 
 
 def _run_project_rules(
-    resolved: Resolved, files: list[Discovered], store: cache_module.Cache | None, prepared: dict[str, Any], contents: dict[str, bytes]
+    resolved: Resolved,
+    files: list[Discovered],
+    store: cache_module.Cache | None,
+    prepared: dict[str, Any],
+    contents: dict[str, bytes],
+    pending: list[tuple[Diagnostic, tuple[str, ...]]],
 ) -> list[Diagnostic]:
     from foxaudit.engine.project import build_project
     from foxaudit.rules.tool.parse_error import internal_failure
@@ -445,6 +463,16 @@ def _run_project_rules(
             found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
         except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
             failures.setdefault(id(error), (error, []))[1].append(f"{code} ({rule_class.name})")
+    confirming: dict[str, Any] = {}
+    for diagnostic, facts in pending:
+        rule_class = table[diagnostic.code].rule
+        try:
+            rule = confirming.get(diagnostic.code) or confirming.setdefault(diagnostic.code, rule_class())
+            if rule.confirm(project, diagnostic.path, facts):  # type: ignore[union-attr]
+                found.append(diagnostic)
+        except Exception as error:  # noqa: BLE001 — the finding stands, the failure is reported once
+            found.append(diagnostic)
+            failures.setdefault(id(error), (error, []))[1].append(f"{diagnostic.code} ({rule_class.name}) confirming a finding")
     for error, rules in failures.values():
         what = f"whole-project rule{'s' if len(rules) > 1 else ''} {', '.join(rules)}"
         found.append(internal_failure(config_name, what, error))

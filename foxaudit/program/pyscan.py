@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, ts_language
+from foxaudit.sources.placeholders import placeholder_body
 
 _MAX_TEXT = 160
 _QUERY_TEXT = """
@@ -119,6 +120,9 @@ class Function:
     decorators: tuple[str, ...]  # dotted text of each decorator (call arguments dropped)
     span: Span
     is_generator: bool
+    # The body only stands in for one (foxaudit.sources.placeholders): `pass`, `...`, a
+    # docstring, `raise NotImplementedError`, a constant return.
+    placeholder: bool = False
 
 
 @dataclass(frozen=True)
@@ -640,6 +644,7 @@ class _Scanner:
                 decorators=decorators,
                 span=self.span(node),
                 is_generator=qualname in generators,
+                placeholder=placeholder_body(node) is not None,
             )
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import tree_sitter
 
@@ -13,6 +13,11 @@ from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.python_names import import_aliases, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
+from foxaudit.sources.placeholders import DOCSTRING, placeholder_body
+
+if TYPE_CHECKING:
+    from foxaudit.program.model import Program
+    from foxaudit.program.project import Project
 
 CODE = "FX902"
 DEFAULT_EXEMPT_DECORATORS = (
@@ -22,10 +27,6 @@ DEFAULT_EXEMPT_DECORATORS = (
     "abstractstaticmethod",
     "overload",
 )
-_CONSTANT_LEAVES = frozenset({"integer", "float", "true", "false", "none", "string", "concatenated_string"})
-_CONSTANT_CONTAINERS = frozenset({"tuple", "list", "dictionary", "set", "pair", "parenthesized_expression"})
-_NOT_IMPLEMENTED = frozenset({"NotImplementedError", "NotImplemented"})
-_RECEIVERS = frozenset({"self", "cls"})
 _TYPE_CHECKING = re.compile(r"^(?:\w+\.)*TYPE_CHECKING$")
 
 
@@ -66,138 +67,6 @@ def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"^@?\s*(?:[\w.]+\.)?(?:{alternation})\s*(?:[\[(].*)?$", re.DOTALL)
 
 
-def _first_named(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The first named child (tree-sitter 0.26 raises IndexError for a missing one)."""
-    return node.named_child(0) if node.named_child_count else None
-
-
-def _is_constant(node: tree_sitter.Node) -> bool:
-    """A literal value: numbers, strings without interpolation, booleans, None, containers of them."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kind = current.type
-        if kind == "unary_operator":
-            stack.append(current.named_children[-1])
-        elif kind in _CONSTANT_LEAVES:
-            if kind in ("string", "concatenated_string") and _has_interpolation(current):
-                return False
-        elif kind in _CONSTANT_CONTAINERS:
-            stack.extend(child for child in current.named_children if child.type != "comment")
-        else:
-            return False
-    return True
-
-
-def _has_interpolation(string: tree_sitter.Node) -> bool:
-    stack = [string]
-    while stack:
-        current = stack.pop()
-        if current.type == "interpolation":
-            return True
-        stack.extend(current.named_children)
-    return False
-
-
-def _raises_not_implemented(statement: tree_sitter.Node) -> bool:
-    exception = _first_named(statement)
-    if exception is not None and exception.type == "call":
-        exception = exception.child_by_field_name("function")
-    if exception is not None and exception.type == "attribute":
-        exception = exception.child_by_field_name("attribute")
-    return exception is not None and exception.type == "identifier" and exception.text.decode() in _NOT_IMPLEMENTED
-
-
-def _parameter_names(parameters: tree_sitter.Node | None) -> list[str]:
-    names = []
-    for parameter in parameters.named_children if parameters is not None else ():
-        if parameter.type == "identifier":
-            names.append(parameter.text.decode())
-            continue
-        name = parameter.child_by_field_name("name")
-        if name is None:  # *args / **kwargs: `list_splat_pattern (identifier)`
-            name = next((child for child in parameter.named_children if child.type == "identifier"), None)
-        if name is not None:
-            names.append(name.text.decode())
-    return names
-
-
-def _python_placeholder(function: tree_sitter.Node, options: StubBodyOptions) -> str | None:
-    """What the body is, when it is only placeholders (one or several); None for a real body."""
-    body = function.child_by_field_name("body")
-    if body is None:
-        return None
-    statements = [child for child in body.named_children if child.type != "comment"]
-    if statements and _is_docstring(statements[0]):
-        statements = statements[1:]
-        if not statements:
-            return "a docstring" if options.docstring_only else None
-    if not statements:
-        return None
-    found = []
-    for statement in statements:
-        placeholder = _statement_placeholder(statement, function)
-        if placeholder is None:
-            return None
-        if placeholder and placeholder not in found:
-            found.append(placeholder)
-    if not found:
-        return None
-    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
-
-
-def _statement_placeholder(statement: tree_sitter.Node, function: tree_sitter.Node) -> str | None:
-    """A placeholder statement's description, "" for a bare string (a second docstring), None
-    for a statement that does something."""
-    kind = statement.type
-    if kind == "pass_statement":
-        return "`pass`"
-    if kind == "expression_statement":
-        value = _first_named(statement)
-        if statement.named_child_count == 1 and value is not None and value.type == "ellipsis":
-            return "`...`"
-        return "" if _is_docstring(statement) else None
-    if kind == "raise_statement":
-        return "`raise NotImplementedError`" if _raises_not_implemented(statement) else None
-    if kind == "return_statement":
-        if _function_name(function) in _EXIT_METHODS:
-            # `def __exit__(self, *exc): return False`: the context-manager protocol fixes the
-            # signature, and "do not swallow the exception" is the answer, not a placeholder.
-            return None
-        value = _first_named(statement)
-        if value is None or value.type == "none":
-            return "`return None`" if value is not None else "a bare `return`"
-        if not _is_constant(value):
-            return None
-        parameters = _parameter_names(function.child_by_field_name("parameters"))
-        ignored = [name for name in parameters if name not in _RECEIVERS and not name.startswith("_")]
-        if ignored:
-            shown = ", ".join(f"`{name}`" for name in ignored)
-            return f"a constant `{_one_line(value.text.decode())}` that ignores {shown}"
-    return None
-
-
-def _function_name(function: tree_sitter.Node) -> str:
-    name = function.child_by_field_name("name")
-    return name.text.decode() if name is not None else ""
-
-
-_EXIT_METHODS = frozenset({"__exit__", "__aexit__"})
-
-
-def _one_line(text: str, limit: int = 40) -> str:
-    """A literal as it fits in a one-line message: whitespace runs collapsed, long ones cut."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def _is_docstring(statement: tree_sitter.Node) -> bool:
-    if statement.type != "expression_statement" or statement.named_child_count != 1:
-        return False
-    value = _first_named(statement)
-    return value is not None and value.type in ("string", "concatenated_string")
-
-
 def _decorator_expression(decorator: tree_sitter.Node) -> str:
     """The decorator's expression without a trailing comment: tree-sitter keeps
     `@overload  # type: ignore[override]` in one decorator node."""
@@ -213,7 +82,7 @@ class _FileNames:
 
     aliases: dict[str, str]
     bases: dict[str, set[str]]  # class name → last parts of its resolved base names
-    methods: dict[str, set[str]]  # class name → names of the functions defined in its body
+    implemented: dict[str, set[str]]  # class name → its methods whose body is not a placeholder
 
 
 def _file_names(ctx: FileContext) -> _FileNames:
@@ -222,7 +91,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
         root = ctx.source.tree.root_node
         aliases = import_aliases(root)
         bases: dict[str, set[str]] = {}
-        methods: dict[str, set[str]] = {}
+        implemented: dict[str, set[str]] = {}
         for definition in tree_sitter.QueryCursor(_class_query()).captures(root).get("c", []):
             name = definition.child_by_field_name("name")
             if name is None:
@@ -233,14 +102,14 @@ def _file_names(ctx: FileContext) -> _FileNames:
                 for base in (superclasses.named_children if superclasses is not None else ())
                 if base.type != "keyword_argument")
             body = definition.child_by_field_name("body")
-            members = methods.setdefault(name.text.decode(), set())
+            members = implemented.setdefault(name.text.decode(), set())
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
-                if member is not None and member.type == "function_definition":
+                if member is not None and member.type == "function_definition" and placeholder_body(member) is None:
                     member_name = member.child_by_field_name("name")
                     if member_name is not None:
                         members.add(member_name.text.decode())
-        state = ctx.state[CODE] = _FileNames(aliases, bases, methods)
+        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented)
     return state
 
 
@@ -251,27 +120,71 @@ def _class_query() -> tree_sitter.Query:
     return tree_sitter.Query(ts_language("python"), "(class_definition) @c")
 
 
-def _overridden_in_subclass(class_name: str, method: str, names: _FileNames) -> bool:
-    """Some class of the file derives (directly or not) from ``class_name`` and defines ``method``."""
-    for candidate in names.bases:
-        if candidate == class_name or method not in names.methods.get(candidate, set()):
-            continue
-        seen: set[str] = set()
-        frontier = set(names.bases.get(candidate, set()))
+def _implemented_in_file_hierarchy(class_name: str, method: str, names: _FileNames) -> bool:
+    """A class of the file above or below ``class_name`` (a base or a subclass, directly or
+    not) implements ``method``."""
+    ancestors = _closure(class_name, names.bases)
+    if any(method in names.implemented.get(base, set()) for base in ancestors):
+        return True
+    return any(
+        method in names.implemented.get(candidate, set()) and class_name in _closure(candidate, names.bases)
+        for candidate in names.bases
+        if candidate != class_name
+    )
+
+
+def _closure(class_name: str, bases: dict[str, set[str]]) -> set[str]:
+    """Every base of ``class_name``, transitively, by the file's class names."""
+    seen: set[str] = set()
+    frontier = set(bases.get(class_name, set()))
+    while frontier:
+        base = frontier.pop()
+        if base not in seen and base != class_name:
+            seen.add(base)
+            frontier |= bases.get(base, set())
+    return seen
+
+
+def _implemented_in_program_hierarchy(program: Program, class_key: str, method: str) -> bool:
+    """A project class above or below ``class_key``, in any file, implements ``method``."""
+    for step in (program.base_classes, program.subclasses):
+        seen = {class_key}
+        frontier = list(step(class_key))
         while frontier:
-            base = frontier.pop()
-            if base == class_name:
+            key = frontier.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            found = program.functions.get(f"{key}.{method}")
+            if found is not None and not found[1].placeholder:
                 return True
-            if base not in seen:
-                seen.add(base)
-                frontier |= names.bases.get(base, set())
+            frontier.extend(step(key))
     return False
 
 
-def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names: _FileNames,
-                    placeholder: str) -> bool:
-    """Abstract/overload members, Protocol members, hooks that subclasses override and
-    `if TYPE_CHECKING:` definitions."""
+def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The class whose body defines ``function`` directly (None for a function)."""
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    owner = holder.parent if holder is not None and holder.type == "block" else None
+    return owner if owner is not None and owner.type == "class_definition" else None
+
+
+def _qualified_name(definition: tree_sitter.Node) -> str:
+    """``Outer.Inner`` / ``factory.Local``: the qualified name the whole-program summary gives a class."""
+    parts = []
+    current: tree_sitter.Node | None = definition
+    while current is not None:
+        if current.type in ("class_definition", "function_definition"):
+            name = current.child_by_field_name("name")
+            parts.append(name.text.decode() if name is not None else "?")
+        current = current.parent
+    return ".".join(reversed(parts))
+
+
+def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names: _FileNames) -> bool:
+    """Abstract/overload members, Protocol members and `if TYPE_CHECKING:` definitions."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         decorators = _name_pattern(options.exempt_decorators)
@@ -290,11 +203,6 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names:
         for base in bases.named_children if bases is not None else ():
             if _is_protocol(resolve(base.text.decode(), names.aliases), options.protocol_bases):
                 return True
-        class_name = owner.child_by_field_name("name")
-        method = function.child_by_field_name("name")
-        if (placeholder == "`raise NotImplementedError`" and class_name is not None and method is not None
-                and _overridden_in_subclass(class_name.text.decode(), method.text.decode(), names)):
-            return True  # a base-class hook: the subclasses in this file implement it
     while owner is not None:
         if owner.type == "if_statement" and holder is not None and holder.type == "block":
             condition = owner.child_by_field_name("condition")
@@ -342,9 +250,15 @@ class StubBody(Rule):
     `from torch._jit_internal import _overload as overload`); members of a class that lists a `protocol-bases` class among its bases,
     resolved through the file's imports (`typing.Protocol`, `from typing import Protocol`,
     `Protocol[T]`, `typing_extensions.Protocol`; a class that is merely *named* `Protocol` is
-    not one); a base-class hook whose body raises `NotImplementedError` when a subclass in the
-    same file overrides it (the base declares the interface its subclasses implement);
-    `__exit__`/`__aexit__` returning a constant (`return False`: the exception propagates);
+    not one); a method when another class of its hierarchy — a base or a subclass, directly or
+    not, in any file of the project — implements the same method: the base's `raise
+    NotImplementedError`, `pass` or constant is the interface or the default hook its subclasses
+    fill in (GoF's "hook operation", which "often does nothing by default"), and a subclass's
+    placeholder is its answer to an implemented method (nothing to do here, not supported by this
+    subclass, a constant result). Bases and subclasses are resolved through imports across files
+    when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
+    file's own classes only. Data-model methods (`__exit__`, `__lt__`, `__eq__`, ...) returning a
+    constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
     definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
     `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
     real body).
@@ -390,6 +304,7 @@ class StubBody(Rule):
     python_nodes = ("function_definition",)
     cuda_nodes = ("function_definition",)
     options_class = StubBodyOptions
+    confirms_in_project = True
 
     VALID: ClassVar[list[Example]] = [
         Example("def version():\n    return 3\n"),
@@ -445,6 +360,16 @@ class StubBody(Rule):
                 "class Middle(Base):\n    pass\nclass Leaf(Middle):\n    def run(self, x):\n        return x\n"),
         Example("class Guard:\n    def __enter__(self):\n        return self\n"
                 "    def __exit__(self, exc_type, exc, tb):\n        return False\n"),
+        Example("class InfinityType:\n    def __lt__(self, other):\n        return False\n"
+                "    def __gt__(self, other):\n        return True\n"),
+        # A default hook (`pass`, a docstring, a constant) that subclasses implement.
+        Example("class Op:\n    def setup(self, x):\n        pass\n    def name(self, x):\n        return ''\n\n"
+                "class Double(Op):\n    def setup(self, x):\n        self.x = x\n    def name(self, x):\n"
+                "        return f'double {x}'\n"),
+        # A subclass's answer to a method its base implements: nothing to do, or not supported here.
+        Example("class Plot:\n    def legend(self, ax):\n        ax.legend()\n    def std(self, ax):\n        return ax.std()\n\n"
+                "class Pie(Plot):\n    def legend(self, ax):\n        pass\n"
+                "    def std(self, ax):\n        raise NotImplementedError('std of a pie')\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -487,11 +412,13 @@ class StubBody(Rule):
         # Several placeholders in one body.
         Example("def f(x):\n    pass\n    raise NotImplementedError\n", expect=1),
         Example("def f(x):\n    \"Doc.\"\n    ...\n    pass\n    return None\n", expect=1),
-        # A hook no subclass overrides is a stub; so is a `pass` hook even when one does.
+        # A hook no subclass implements is a stub: here the subclass's override is a stub too.
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
                 "    def other(self):\n        return 1\n", expect=1),
-        Example("class Op:\n    def apply(self, x):\n        pass\n\nclass Double(Op):\n"
-                "    def apply(self, x):\n        return 2 * x\n", expect=1),
+        Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
+                "    def apply(self, x):\n        pass\n", expect=2),
+        # A data-model method that does nothing is still a stub (only a constant is an answer).
+        Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -501,17 +428,41 @@ class StubBody(Rule):
             return
         if ctx.source.is_stub_file:
             return
-        placeholder = _python_placeholder(node, options)
-        if placeholder is None or _is_declaration(node, options, _file_names(ctx), placeholder):
+        placeholder = placeholder_body(node)
+        if placeholder == DOCSTRING and not options.docstring_only:
+            return
+        names = _file_names(ctx)
+        if placeholder is None or _is_declaration(node, options, names):
             return
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
+        owner = _owner_class(node)
+        confirm: tuple[str, ...] = ()
+        if owner is not None and name is not None:
+            owner_name = owner.child_by_field_name("name")
+            if owner_name is not None and _implemented_in_file_hierarchy(owner_name.text.decode(), label, names):
+                return  # a hook its subclasses implement, or a subclass's answer to an implemented method
+            # Its base classes and subclasses may live in other files: the whole program decides.
+            confirm = (_qualified_name(owner), label)
         ctx.report(
             CODE,
             name if name is not None else node,
             f"`{label}` is a stub: its body is only {placeholder} — invariant 9: finish it or don't start it",
             hint="implement it or delete it; an interface method is @abc.abstractmethod or a Protocol member",
+            confirm=confirm,
         )
+
+    def confirm(self, project: Project, path: str, facts: tuple[str, ...]) -> bool:
+        """A method's finding stands unless a project class above or below its class, in any
+        file, implements the method."""
+        from foxaudit.program.analysis import analysis_for
+        from foxaudit.program.model import function_key
+
+        program = analysis_for(project).program
+        module = program.by_path.get(path)
+        class_name, method = facts
+        class_key = function_key(module.name, class_name) if module is not None else ""
+        return class_key not in program.classes or not _implemented_in_program_hierarchy(program, class_key, method)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")
