@@ -593,6 +593,8 @@ class _Scanner:
         superclasses = node.child_by_field_name("superclasses")
         if superclasses is not None:
             for child in superclasses.named_children:
+                if child.type == "subscript":  # `Reader(Base[T])`, `OpenpyxlReader(BaseExcelReader["Workbook"])`
+                    child = child.child_by_field_name("value") or child
                 if child.type in ("identifier", "attribute"):
                     bases.append(self.dotted(child))
         decorators = ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -11,6 +12,7 @@ import tree_sitter
 
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
+from foxaudit.rules._support.paths import matches_any
 from foxaudit.rules._support.python_names import import_aliases, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
 from foxaudit.sources.placeholders import DOCSTRING, placeholder_body
@@ -46,6 +48,12 @@ class StubBodyOptions(RuleOptions):
         default=True,
         metadata={"help": "Report a function whose body is only a docstring (it does nothing)."},
     )
+    test_files: tuple[str, ...] = field(
+        default=("tests/", "test/", "test_*.py", "*_test.py", "conftest.py"),
+        metadata={"help": "Test modules (gitignore-style globs): there only a test function (a name starting with"
+                          " `test`) is reported; the other functions of a test are its doubles (callbacks, fakes,"
+                          " fixtures), whose trivial body is the point."},
+    )
     cuda_qualifiers: tuple[str, ...] = field(
         default=("__global__", "__device__"),
         metadata={"help": "CUDA execution-space qualifiers whose functions must not have an empty body."},
@@ -55,6 +63,7 @@ class StubBodyOptions(RuleOptions):
         freeze(self, "exempt_decorators", string_tuple(CODE, "exempt-decorators", self.exempt_decorators))
         freeze(self, "protocol_bases", string_tuple(CODE, "protocol-bases", self.protocol_bases))
         freeze(self, "cuda_qualifiers", string_tuple(CODE, "cuda-qualifiers", self.cuda_qualifiers))
+        freeze(self, "test_files", string_tuple(CODE, "test-files", self.test_files))
         if not isinstance(self.docstring_only, bool):
             raise option_error(CODE, "docstring-only", "expected a boolean", self.docstring_only, "true or false",
                                "write docstring-only = true or docstring-only = false")
@@ -120,46 +129,58 @@ def _class_query() -> tree_sitter.Query:
     return tree_sitter.Query(ts_language("python"), "(class_definition) @c")
 
 
-def _implemented_in_file_hierarchy(class_name: str, method: str, names: _FileNames) -> bool:
-    """A class of the file above or below ``class_name`` (a base or a subclass, directly or
-    not) implements ``method``."""
-    ancestors = _closure(class_name, names.bases)
-    if any(method in names.implemented.get(base, set()) for base in ancestors):
-        return True
-    return any(
-        method in names.implemented.get(candidate, set()) and class_name in _closure(candidate, names.bases)
-        for candidate in names.bases
-        if candidate != class_name
+def _implemented_in_family(
+    start: str,
+    method: str,
+    bases_of: Callable[[str], Iterable[str]],
+    subclasses_of: Callable[[str], Iterable[str]],
+    implements: Callable[[str, str], bool],
+) -> bool:
+    """Another class of ``start``'s family implements ``method``: a base (directly or not), a
+    subclass (directly or not), or a class below one of ``start``'s direct bases (a sibling)."""
+    seen = {start}
+    frontier = list(bases_of(start))
+    direct = list(frontier)
+    while frontier:  # the ancestors
+        key = frontier.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        if implements(key, method):
+            return True
+        frontier.extend(bases_of(key))
+    below: set[str] = set()
+    frontier = [start, *direct]
+    while frontier:  # below start and below its direct bases
+        key = frontier.pop()
+        if key in below:
+            continue
+        below.add(key)
+        if key != start and implements(key, method):
+            return True
+        frontier.extend(subclasses_of(key))
+    return False
+
+
+def _implemented_in_file_family(class_name: str, method: str, names: _FileNames) -> bool:
+    subclasses: dict[str, list[str]] = {}
+    for candidate, bases in names.bases.items():
+        for base in bases:
+            subclasses.setdefault(base, []).append(candidate)
+    return _implemented_in_family(
+        class_name, method,
+        lambda key: names.bases.get(key, ()),
+        lambda key: subclasses.get(key, ()),
+        lambda key, name: name in names.implemented.get(key, ()),
     )
 
 
-def _closure(class_name: str, bases: dict[str, set[str]]) -> set[str]:
-    """Every base of ``class_name``, transitively, by the file's class names."""
-    seen: set[str] = set()
-    frontier = set(bases.get(class_name, set()))
-    while frontier:
-        base = frontier.pop()
-        if base not in seen and base != class_name:
-            seen.add(base)
-            frontier |= bases.get(base, set())
-    return seen
+def _implemented_in_program_family(program: Program, class_key: str, method: str) -> bool:
+    def implements(key: str, name: str) -> bool:
+        found = program.functions.get(f"{key}.{name}")
+        return found is not None and not found[1].placeholder
 
-
-def _implemented_in_program_hierarchy(program: Program, class_key: str, method: str) -> bool:
-    """A project class above or below ``class_key``, in any file, implements ``method``."""
-    for step in (program.base_classes, program.subclasses):
-        seen = {class_key}
-        frontier = list(step(class_key))
-        while frontier:
-            key = frontier.pop()
-            if key in seen:
-                continue
-            seen.add(key)
-            found = program.functions.get(f"{key}.{method}")
-            if found is not None and not found[1].placeholder:
-                return True
-            frontier.extend(step(key))
-    return False
+    return _implemented_in_family(class_key, method, program.base_classes, program.subclasses, implements)
 
 
 def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -250,12 +271,14 @@ class StubBody(Rule):
     `from torch._jit_internal import _overload as overload`); members of a class that lists a `protocol-bases` class among its bases,
     resolved through the file's imports (`typing.Protocol`, `from typing import Protocol`,
     `Protocol[T]`, `typing_extensions.Protocol`; a class that is merely *named* `Protocol` is
-    not one); a method when another class of its hierarchy — a base or a subclass, directly or
-    not, in any file of the project — implements the same method: the base's `raise
+    not one); a method when another class of its family — a base or a subclass, directly or
+    not, or a class below one of its direct bases (a sibling), in any file of the project —
+    implements the same method: the base's `raise
     NotImplementedError`, `pass` or constant is the interface or the default hook its subclasses
     fill in (GoF's "hook operation", which "often does nothing by default"), and a subclass's
     placeholder is its answer to an implemented method (nothing to do here, not supported by this
-    subclass, a constant result). Bases and subclasses are resolved through imports across files
+    subclass, a constant result: `LegacyVersion.release` is None where `Version` computes it).
+    Bases (`Base`, `mod.Base`, `Base[T]`) and subclasses are resolved through imports across files
     when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
     file's own classes only. Data-model methods (`__exit__`, `__lt__`, `__eq__`, ...) returning a
     constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
@@ -294,6 +317,8 @@ class StubBody(Rule):
       matched after resolving imports; a bare name matches any base's last part).
     - `docstring-only`: whether a docstring-only body is a stub (default true).
     - `cuda-qualifiers`: CUDA qualifiers whose functions need a body.
+    - `test-files`: test modules, where only test functions (`test*`) are reported — an empty
+      test is deferred work, while a fake's `return None` or a callback's `return 1` is a double.
     """
 
     code = CODE
@@ -360,6 +385,17 @@ class StubBody(Rule):
                 "class Middle(Base):\n    pass\nclass Leaf(Middle):\n    def run(self, x):\n        return x\n"),
         Example("class Guard:\n    def __enter__(self):\n        return self\n"
                 "    def __exit__(self, exc_type, exc, tb):\n        return False\n"),
+        # A sibling's answer where the family computes it; a subscripted base is a base.
+        Example("class _Base:\n    pass\n\nclass Version(_Base):\n    @property\n    def release(self):\n"
+                "        return self._release\n\nclass LegacyVersion(_Base):\n    @property\n"
+                "    def release(self):\n        return None\n"),
+        Example("from typing import Generic, TypeVar\nT = TypeVar('T')\n\nclass Reader(Generic[T]):\n"
+                "    def load(self, path):\n        raise NotImplementedError\n\nclass Csv(Reader['Frame']):\n"
+                "    def load(self, path):\n        return read_csv(path)\n"),
+        # A test's doubles: a callback, a fixture, a fake's method.
+        Example("import pytest\n\n@pytest.fixture\ndef name():\n    return None\n\ndef test_apply(frame):\n"
+                "    def one(x):\n        return 1\n    assert frame.apply(one).sum() == len(frame)\n",
+                path="pkg/tests/test_apply.py"),
         Example("class InfinityType:\n    def __lt__(self, other):\n        return False\n"
                 "    def __gt__(self, other):\n        return True\n"),
         # A default hook (`pass`, a docstring, a constant) that subclasses implement.
@@ -417,6 +453,10 @@ class StubBody(Rule):
                 "    def other(self):\n        return 1\n", expect=1),
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
                 "    def apply(self, x):\n        pass\n", expect=2),
+        # An empty test is deferred work, in a test module too.
+        Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
+                path="tests/test_reader.py", expect=1),
+        Example("def helper(x):\n    return None\n", path="tests/test_reader.py", options={"test-files": []}, expect=1),
         # A data-model method that does nothing is still a stub (only a constant is an answer).
         Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
     ]
@@ -436,11 +476,13 @@ class StubBody(Rule):
             return
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
+        if not label.startswith("test") and matches_any(ctx.path, options.test_files):
+            return  # a test double: a callback, a fake's method, a fixture
         owner = _owner_class(node)
         confirm: tuple[str, ...] = ()
         if owner is not None and name is not None:
             owner_name = owner.child_by_field_name("name")
-            if owner_name is not None and _implemented_in_file_hierarchy(owner_name.text.decode(), label, names):
+            if owner_name is not None and _implemented_in_file_family(owner_name.text.decode(), label, names):
                 return  # a hook its subclasses implement, or a subclass's answer to an implemented method
             # Its base classes and subclasses may live in other files: the whole program decides.
             confirm = (_qualified_name(owner), label)
@@ -462,7 +504,7 @@ class StubBody(Rule):
         module = program.by_path.get(path)
         class_name, method = facts
         class_key = function_key(module.name, class_name) if module is not None else ""
-        return class_key not in program.classes or not _implemented_in_program_hierarchy(program, class_key, method)
+        return class_key not in program.classes or not _implemented_in_program_family(program, class_key, method)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")
