@@ -29,6 +29,8 @@ DEFAULT_EXEMPT_DECORATORS = (
     "abstractstaticmethod",
     "overload",
 )
+# Bases that implement no method a subclass could inherit in place of its own.
+_NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "NamedTuple", "TypedDict"})
 _TYPE_CHECKING = re.compile(r"^(?:\w+\.)*TYPE_CHECKING$")
 
 
@@ -92,6 +94,8 @@ class _FileNames:
     aliases: dict[str, str]
     bases: dict[str, set[str]]  # class name → last parts of its resolved base names
     implemented: dict[str, set[str]]  # class name → its methods whose body is not a placeholder
+    handed_to_decorators: set[str]  # names passed to a decorator call: `@overload(f)` → f
+    unreadable: set[str]  # classes with a base that is not a class of this file (nor a neutral one)
 
 
 def _file_names(ctx: FileContext) -> _FileNames:
@@ -101,15 +105,17 @@ def _file_names(ctx: FileContext) -> _FileNames:
         aliases = import_aliases(root)
         bases: dict[str, set[str]] = {}
         implemented: dict[str, set[str]] = {}
+        written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         for definition in tree_sitter.QueryCursor(_class_query()).captures(root).get("c", []):
             name = definition.child_by_field_name("name")
             if name is None:
                 continue
             superclasses = definition.child_by_field_name("superclasses")
-            bases.setdefault(name.text.decode(), set()).update(
-                resolve(base.text.decode(), aliases).rsplit(".", 1)[-1]
-                for base in (superclasses.named_children if superclasses is not None else ())
-                if base.type != "keyword_argument")
+            resolved = [resolve(base.text.decode(), aliases)
+                        for base in (superclasses.named_children if superclasses is not None else ())
+                        if base.type != "keyword_argument"]
+            written.setdefault(name.text.decode(), []).extend(resolved)
+            bases.setdefault(name.text.decode(), set()).update(base.rsplit(".", 1)[-1] for base in resolved)
             body = definition.child_by_field_name("body")
             members = implemented.setdefault(name.text.decode(), set())
             for statement in body.named_children if body is not None else ():
@@ -118,7 +124,18 @@ def _file_names(ctx: FileContext) -> _FileNames:
                     member_name = member.child_by_field_name("name")
                     if member_name is not None:
                         members.add(member_name.text.decode())
-        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented)
+        handed: set[str] = set()
+        for decorator in tree_sitter.QueryCursor(_class_query()).captures(root).get("d", []):
+            call = next((child for child in decorator.named_children if child.type == "call"), None)
+            arguments = call.child_by_field_name("arguments") if call is not None else None
+            for argument in arguments.named_children if arguments is not None else ():
+                if argument.type == "identifier":
+                    handed.add(argument.text.decode())
+        unreadable = {
+            klass for klass, full in written.items()
+            if any(("." in base or base not in bases) and base.rsplit(".", 1)[-1] not in _NEUTRAL_BASES for base in full)
+        }
+        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable)
     return state
 
 
@@ -126,7 +143,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
 def _class_query() -> tree_sitter.Query:
     from foxaudit.sources.base import ts_language
 
-    return tree_sitter.Query(ts_language("python"), "(class_definition) @c")
+    return tree_sitter.Query(ts_language("python"), "(class_definition) @c (decorator) @d")
 
 
 def _implemented_in_family(
@@ -135,9 +152,13 @@ def _implemented_in_family(
     bases_of: Callable[[str], Iterable[str]],
     subclasses_of: Callable[[str], Iterable[str]],
     implements: Callable[[str, str], bool],
+    unreadable: Callable[[str], bool],
 ) -> bool:
     """Another class of ``start``'s family implements ``method``: a base (directly or not), a
-    subclass (directly or not), or a class below one of ``start``'s direct bases (a sibling)."""
+    subclass (directly or not), or a class below one of ``start``'s direct bases (a sibling). A
+    sibling with a base foxaudit cannot read (a compiled extension's class: pandas'
+    ``BlockManager(libinternals.BlockManager, ...)``) may implement it there: that counts too,
+    rather than a guess reported as a stub."""
     seen = {start}
     frontier = list(bases_of(start))
     direct = list(frontier)
@@ -156,7 +177,7 @@ def _implemented_in_family(
         if key in below:
             continue
         below.add(key)
-        if key != start and implements(key, method):
+        if key != start and (implements(key, method) or (key not in direct and unreadable(key))):
             return True
         frontier.extend(subclasses_of(key))
     return False
@@ -172,6 +193,7 @@ def _implemented_in_file_family(class_name: str, method: str, names: _FileNames)
         lambda key: names.bases.get(key, ()),
         lambda key: subclasses.get(key, ()),
         lambda key, name: name in names.implemented.get(key, ()),
+        lambda key: key in names.unreadable,
     )
 
 
@@ -180,7 +202,29 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
         found = program.functions.get(f"{key}.{name}")
         return found is not None and not found[1].placeholder
 
-    return _implemented_in_family(class_key, method, program.base_classes, program.subclasses, implements)
+    def unreadable(key: str) -> bool:
+        module, klass = program.classes[key]
+        for base in klass.bases:
+            canonical = program.canonical(module, base)
+            if program.lookup(canonical)[0] == "external" and canonical.rsplit(".", 1)[-1] not in _NEUTRAL_BASES:
+                return True
+        return False
+
+    return _implemented_in_family(class_key, method, program.base_classes, program.subclasses, implements, unreadable)
+
+
+def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | None) -> bool:
+    """A test as pytest collects it: a module-level `test*` function or a `test*` method of a
+    `Test*` class (a nested `test_func` is a callback, `Delegator.test_method` a fake's method)."""
+    if not name.startswith("test"):
+        return False
+    if owner is not None:
+        owner_name = owner.child_by_field_name("name")
+        return owner_name is not None and owner_name.text.decode().startswith("Test")
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    return holder is not None and holder.type == "module"
 
 
 def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -392,6 +436,11 @@ class StubBody(Rule):
         Example("from typing import Generic, TypeVar\nT = TypeVar('T')\n\nclass Reader(Generic[T]):\n"
                 "    def load(self, path):\n        raise NotImplementedError\n\nclass Csv(Reader['Frame']):\n"
                 "    def load(self, path):\n        return read_csv(path)\n"),
+        # `@overload(f)` (numba) implements the declaration f.
+        Example("def maybe_cast(x):\n    pass\n\n@overload(maybe_cast)\ndef _maybe_cast(x):\n    return lambda x: x\n"),
+        # A sibling whose base is compiled (outside the sources) may implement the method there.
+        Example("import libinternals\n\nclass Base:\n    pass\n\nclass Manager(libinternals.Manager, Base):\n    pass\n\n"
+                "class Single(Base):\n    def _post_setstate(self):\n        pass\n"),
         # A test's doubles: a callback, a fixture, a fake's method.
         Example("import pytest\n\n@pytest.fixture\ndef name():\n    return None\n\ndef test_apply(frame):\n"
                 "    def one(x):\n        return 1\n    assert frame.apply(one).sum() == len(frame)\n",
@@ -457,6 +506,9 @@ class StubBody(Rule):
         Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
                 path="tests/test_reader.py", expect=1),
         Example("def helper(x):\n    return None\n", path="tests/test_reader.py", options={"test-files": []}, expect=1),
+        Example("def test_apply():\n    pass\n\nclass Delegator:\n    def test_method(self):\n        pass\n"
+                "\ndef test_groupby():\n    def test_func(x):\n        pass\n    check(test_func)\n",
+                path="tests/test_apply.py", expect=1),
         # A data-model method that does nothing is still a stub (only a constant is an answer).
         Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
     ]
@@ -476,9 +528,11 @@ class StubBody(Rule):
             return
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
-        if not label.startswith("test") and matches_any(ctx.path, options.test_files):
-            return  # a test double: a callback, a fake's method, a fixture
         owner = _owner_class(node)
+        if matches_any(ctx.path, options.test_files) and not _is_test(node, label, owner):
+            return  # a test double: a callback, a fake's method, a fixture
+        if owner is None and label in names.handed_to_decorators:
+            return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
         confirm: tuple[str, ...] = ()
         if owner is not None and name is not None:
             owner_name = owner.child_by_field_name("name")
