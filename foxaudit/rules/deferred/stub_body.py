@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -31,6 +32,13 @@ DEFAULT_EXEMPT_DECORATORS = (
 )
 # Bases that implement no method a subclass could inherit in place of its own.
 _NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "NamedTuple", "TypedDict"})
+
+
+def _unreadable_base(qualified: str) -> bool:
+    """A base outside the sources that may implement a project's method: not a neutral one and
+    not the standard library's (`abc.Iterator` supplies `__iter__`, not `_process_header`)."""
+    return (qualified.rsplit(".", 1)[-1] not in _NEUTRAL_BASES
+            and qualified.partition(".")[0] not in sys.stdlib_module_names)
 _TYPE_CHECKING = re.compile(r"^(?:\w+\.)*TYPE_CHECKING$")
 
 
@@ -133,7 +141,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
                     handed.add(argument.text.decode())
         unreadable = {
             klass for klass, full in written.items()
-            if any(("." in base or base not in bases) and base.rsplit(".", 1)[-1] not in _NEUTRAL_BASES for base in full)
+            if any(("." in base or base not in bases) and _unreadable_base(base) for base in full)
         }
         state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable)
     return state
@@ -206,7 +214,7 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
         module, klass = program.classes[key]
         for base in klass.bases:
             canonical = program.canonical(module, base)
-            if program.lookup(canonical)[0] == "external" and canonical.rsplit(".", 1)[-1] not in _NEUTRAL_BASES:
+            if program.lookup(canonical)[0] == "external" and _unreadable_base(canonical):
                 return True
         return False
 
