@@ -235,6 +235,53 @@ def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | No
     return holder is not None and holder.type == "module"
 
 
+_BRANCHING = frozenset({"if_statement", "try_statement"})
+_BRANCHES = frozenset({"else_clause", "elif_clause", "except_clause", "finally_clause"})
+
+
+def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
+    """``function`` is defined in one branch of an ``if``/``try`` whose other branch binds the same
+    name (``try: from fast import f`` / ``except ImportError: def f(x): pass``; ``if is_fbcode():
+    from fb import log`` / ``else: def log(*args): pass``): the variant for when the feature is off."""
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    if holder is None or holder.type != "block":
+        return False
+    branch = holder.parent
+    statement = branch.parent if branch is not None and branch.type in _BRANCHES else branch
+    if statement is None or statement.type not in _BRANCHING:
+        return False
+    blocks = [child for child in statement.named_children if child.type == "block"]
+    for clause in statement.named_children:
+        if clause.type in _BRANCHES:
+            blocks.extend(child for child in clause.named_children if child.type == "block")
+    return any(name in _top_level_bindings(block) for block in blocks if block.id != holder.id)
+
+
+def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
+    """Names a block binds directly: definitions, imports (their local names), assignments."""
+    bound: set[str] = set()
+    for statement in block.named_children:
+        if statement.type == "decorated_definition":
+            statement = statement.child_by_field_name("definition") or statement
+        if statement.type in ("function_definition", "class_definition"):
+            definition_name = statement.child_by_field_name("name")
+            if definition_name is not None:
+                bound.add(definition_name.text.decode())
+        elif statement.type in ("import_statement", "import_from_statement"):
+            for imported in statement.children_by_field_name("name"):
+                alias = imported.child_by_field_name("alias") if imported.type == "aliased_import" else imported
+                if alias is not None:
+                    bound.add(alias.text.decode().split(".", 1)[0])
+        elif statement.type == "expression_statement" and statement.named_children:
+            assignment = statement.named_children[0]
+            left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+            if left is not None and left.type == "identifier":
+                bound.add(left.text.decode())
+    return bound
+
+
 def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
     """The class whose body defines ``function`` directly (None for a function)."""
     holder = function.parent
@@ -334,6 +381,11 @@ class StubBody(Rule):
     when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
     file's own classes only. Data-model methods (`__exit__`, `__lt__`, `__eq__`, ...) returning a
     constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
+    a function defined in one branch of an `if`/`try` whose other branch binds the same name
+    (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
+    feature is absent); a function handed to a decorator call (`@overload(f)` implements `f`);
+    in `test-files`, every function that is not a test as pytest collects it (a module-level
+    `test*` function, a `test*` method of a `Test*` class): the others are doubles;
     definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
     `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
     real body).
@@ -449,6 +501,10 @@ class StubBody(Rule):
         # A sibling whose base is compiled (outside the sources) may implement the method there.
         Example("import libinternals\n\nclass Base:\n    pass\n\nclass Manager(libinternals.Manager, Base):\n    pass\n\n"
                 "class Single(Base):\n    def _post_setstate(self):\n        pass\n"),
+        # The feature-absent twin of a name another branch imports or implements.
+        Example("try:\n    from fb.utils import log_cache_stats\nexcept ImportError:\n"
+                "    def log_cache_stats(*args, **kwargs):\n        pass\n"),
+        Example("if is_fbcode():\n    def record(op):\n        store(op)\nelse:\n    def record(op):\n        pass\n"),
         # A test's doubles: a callback, a fixture, a fake's method.
         Example("import pytest\n\n@pytest.fixture\ndef name():\n    return None\n\ndef test_apply(frame):\n"
                 "    def one(x):\n        return 1\n    assert frame.apply(one).sum() == len(frame)\n",
@@ -510,6 +566,8 @@ class StubBody(Rule):
                 "    def other(self):\n        return 1\n", expect=1),
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
                 "    def apply(self, x):\n        pass\n", expect=2),
+        # A branch alone, or a twin of another name, is no alternative.
+        Example("if fast:\n    def record(op):\n        pass\nelse:\n    def replay(op):\n        store(op)\n", expect=1),
         # An empty test is deferred work, in a test module too.
         Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
                 path="tests/test_reader.py", expect=1),
@@ -541,6 +599,8 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
+        if _bound_by_another_branch(node, label):
+            return  # the feature-absent twin of a name another branch imports or implements
         confirm: tuple[str, ...] = ()
         if owner is not None and name is not None:
             owner_name = owner.child_by_field_name("name")
