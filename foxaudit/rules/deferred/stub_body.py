@@ -81,9 +81,10 @@ class StubBodyOptions(RuleOptions):
 
 @functools.lru_cache(maxsize=32)
 def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Matches a decorator or base-class expression whose last dotted part is one of ``names``."""
+    """Matches a decorator or base-class expression whose last dotted part is one of ``names``,
+    or a private name for it (torch's `@_overload`)."""
     alternation = "|".join(re.escape(name) for name in names) or r"(?!)"
-    return re.compile(rf"^@?\s*(?:[\w.]+\.)?(?:{alternation})\s*(?:[\[(].*)?$", re.DOTALL)
+    return re.compile(rf"^@?\s*(?:[\w.]+\.)?_*(?:{alternation})\s*(?:[\[(].*)?$", re.DOTALL)
 
 
 def _decorator_expression(decorator: tree_sitter.Node) -> str:
@@ -218,7 +219,19 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
                 return True
         return False
 
-    return _implemented_in_family(class_key, method, program.base_classes, program.subclasses, implements, unreadable)
+    def nested(step: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+        """``step`` for a class nested in a class: `Outer.Worker` is also related to the `Worker` of
+        each class related to `Outer` (a subclass's nested class overrides the base's member)."""
+        def related(key: str) -> list[str]:
+            found = list(step(key))
+            outer, _, inner = key.rpartition(".")
+            if inner and ":" in outer and outer in program.classes:
+                found.extend(f"{other}.{inner}" for other in related(outer) if f"{other}.{inner}" in program.classes)
+            return found
+        return related
+
+    return _implemented_in_family(class_key, method, nested(program.base_classes), nested(program.subclasses),
+                                  implements, unreadable)
 
 
 def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | None) -> bool:
@@ -367,7 +380,8 @@ class StubBody(Rule):
     `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, ...), also
     through an import alias (`from abc import abstractmethod as abstract`, `import typing as t`
     then `@t.overload`; the written name counts too, as with torch's
-    `from torch._jit_internal import _overload as overload`); members of a class that lists a `protocol-bases` class among its bases,
+    `from torch._jit_internal import _overload as overload`, and a private name such as
+    `@_overload`); members of a class that lists a `protocol-bases` class among its bases,
     resolved through the file's imports (`typing.Protocol`, `from typing import Protocol`,
     `Protocol[T]`, `typing_extensions.Protocol`; a class that is merely *named* `Protocol` is
     not one); a method when another class of its family — a base or a subclass, directly or
@@ -376,7 +390,9 @@ class StubBody(Rule):
     NotImplementedError`, `pass` or constant is the interface or the default hook its subclasses
     fill in (GoF's "hook operation", which "often does nothing by default"), and a subclass's
     placeholder is its answer to an implemented method (nothing to do here, not supported by this
-    subclass, a constant result: `LegacyVersion.release` is None where `Version` computes it).
+    subclass, a constant result: `LegacyVersion.release` is None where `Version` computes it;
+    a class nested in a class belongs to the family of the same-named nested class of each class
+    related to its outer one: `CudaInterface.Worker` overrides `DeviceInterface.Worker`).
     Bases (`Base`, `mod.Base`, `Base[T]`) and subclasses are resolved through imports across files
     when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
     file's own classes only. Data-model methods (`__exit__`, `__lt__`, `__eq__`, ...) returning a
@@ -479,6 +495,7 @@ class StubBody(Rule):
                 "    def load(self, path):\n        ...\n"),
         Example("from typing import overload as ov\n\n@ov\ndef get(key: int) -> int: ...\n"),
         Example("from torch._jit_internal import _overload as overload\n\n@overload\ndef norm(a, p: int):\n    pass\n"),
+        Example("from torch._jit_internal import _overload\n\n@_overload\ndef norm(a, p: int):\n    pass\n"),
         Example("import typing as t\n\n@t.overload\ndef get(key: int) -> int: ...\n"
                 "class Sink(t.Protocol):\n    def put(self, item) -> None: ...\n"),
         Example("from typing_extensions import Protocol as P\n\nclass Reader(P):\n    def read(self, n): ...\n"),

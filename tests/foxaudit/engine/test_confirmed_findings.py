@@ -83,3 +83,29 @@ def test_a_suppressed_hook_stays_suppressed(project, tmp_path):
     root = project({"pkg/__init__.py": "", "pkg/base.py": suppressed, "other/impl.py": SUBCLASS})
     result = check(_resolved(root, ("FX902", "FX003")), cache_dir=tmp_path / "c")
     assert [(d.path, d.code) for d in result.diagnostics] == []
+
+
+DEVICE = """\
+class DeviceInterface:
+    class Worker:
+        @staticmethod
+        def set_device(device):
+            raise NotImplementedError
+"""
+
+CUDA_DEVICE = """\
+from pkg.device import DeviceInterface
+
+
+class CudaInterface(DeviceInterface):
+    class Worker:
+        @staticmethod
+        def set_device(device):
+            torch.cuda.set_device(device)
+"""
+
+
+def test_a_nested_class_is_related_to_its_twin_in_a_subclass(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/device.py": DEVICE, "pkg/cuda.py": CUDA_DEVICE})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == []
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c", project=False)) == [("pkg/device.py", 4)]
