@@ -132,6 +132,9 @@ class ClassDef:
     decorators: tuple[str, ...]
     fields: tuple[str, ...]  # annotated class attributes, in order (dataclass parameters)
     span: Span
+    # Names the class body binds by assignment (`set_device = staticmethod(torch.cuda.set_device)`):
+    # members a subclass inherits just as it inherits methods.
+    attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -601,17 +604,23 @@ class _Scanner:
         if node.parent is not None and node.parent.type == "decorated_definition":
             decorators = tuple(self.decorator_text(d) for d in node.parent.children if d.type == "decorator")
         fields: list[str] = []
+        attributes: list[str] = []
         body = node.child_by_field_name("body")
         if body is not None:
             for statement in body.named_children:
                 if statement.type != "expression_statement" or not statement.named_children:
                     continue
                 inner = statement.named_children[0]
-                if inner.type == "assignment" and inner.child_by_field_name("type") is not None:
-                    left = inner.child_by_field_name("left")
-                    if left is not None and left.type == "identifier":
-                        fields.append(self.text(left))
-        self.summary.classes.append(ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node)))
+                left = inner.child_by_field_name("left") if inner.type == "assignment" else None
+                if left is None or left.type != "identifier":
+                    continue
+                if inner.child_by_field_name("type") is not None:
+                    fields.append(self.text(left))
+                if inner.child_by_field_name("right") is not None:
+                    attributes.append(self.text(left))
+        self.summary.classes.append(
+            ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node), tuple(attributes))
+        )
 
     def function_definition(self, node: tree_sitter.Node, generators: set[str]) -> None:
         name = node.child_by_field_name("name")

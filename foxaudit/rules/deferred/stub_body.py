@@ -39,6 +39,7 @@ def _unreadable_base(qualified: str) -> bool:
     not the standard library's (`abc.Iterator` supplies `__iter__`, not `_process_header`)."""
     return (qualified.rsplit(".", 1)[-1] not in _NEUTRAL_BASES
             and qualified.partition(".")[0] not in sys.stdlib_module_names)
+_NAMED_NO_OP = re.compile(r"^_*(?:do_)?(?:nothing|no_?op|nop|ignored?)$", re.IGNORECASE)
 _TYPE_CHECKING = re.compile(r"^(?:\w+\.)*TYPE_CHECKING$")
 
 
@@ -133,6 +134,12 @@ def _file_names(ctx: FileContext) -> _FileNames:
                     member_name = member.child_by_field_name("name")
                     if member_name is not None:
                         members.add(member_name.text.decode())
+                elif statement.type == "expression_statement" and statement.named_children:
+                    # `set_device = staticmethod(torch.cuda.set_device)` implements the member too.
+                    assignment = statement.named_children[0]
+                    left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+                    if left is not None and left.type == "identifier" and assignment.child_by_field_name("right") is not None:
+                        members.add(left.text.decode())
         handed: set[str] = set()
         for decorator in tree_sitter.QueryCursor(_class_query()).captures(root).get("d", []):
             call = next((child for child in decorator.named_children if child.type == "call"), None)
@@ -209,7 +216,7 @@ def _implemented_in_file_family(class_name: str, method: str, names: _FileNames)
 def _implemented_in_program_family(program: Program, class_key: str, method: str) -> bool:
     def implements(key: str, name: str) -> bool:
         found = program.functions.get(f"{key}.{name}")
-        return found is not None and not found[1].placeholder
+        return (found is not None and not found[1].placeholder) or name in program.classes[key][1].attributes
 
     def unreadable(key: str) -> bool:
         module, klass = program.classes[key]
@@ -397,7 +404,10 @@ class StubBody(Rule):
     when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
     file's own classes only. Data-model methods (`__exit__`, `__lt__`, `__eq__`, ...) returning a
     constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
-    a function defined in one branch of an `if`/`try` whose other branch binds the same name
+    a function named for doing nothing (`nothing`, `do_nothing`, `noop`, `ignore`); a class
+    attribute bound by assignment implements a member like a method does
+    (`set_device = staticmethod(torch.cuda.set_device)`); a function defined in one branch of
+    an `if`/`try` whose other branch binds the same name
     (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
     feature is absent); a function handed to a decorator call (`@overload(f)` implements `f`);
     in `test-files`, every function that is not a test as pytest collects it (a module-level
@@ -518,6 +528,11 @@ class StubBody(Rule):
         # A sibling whose base is compiled (outside the sources) may implement the method there.
         Example("import libinternals\n\nclass Base:\n    pass\n\nclass Manager(libinternals.Manager, Base):\n    pass\n\n"
                 "class Single(Base):\n    def _post_setstate(self):\n        pass\n"),
+        # Doing nothing is what the name promises.
+        Example("def do_nothing(*args, **kwargs):\n    pass\n\ndef _noop(x):\n    return None\n"),
+        # A member bound by assignment implements it (`staticmethod(torch.cuda.set_device)`).
+        Example("class Device:\n    def set_device(self, d):\n        raise NotImplementedError\n\n"
+                "class Cuda(Device):\n    set_device = staticmethod(cuda.set_device)\n"),
         # The feature-absent twin of a name another branch imports or implements.
         Example("try:\n    from fb.utils import log_cache_stats\nexcept ImportError:\n"
                 "    def log_cache_stats(*args, **kwargs):\n        pass\n"),
@@ -586,6 +601,7 @@ class StubBody(Rule):
         # A branch alone, or a twin of another name, is no alternative.
         Example("if fast:\n    def record(op):\n        pass\nelse:\n    def replay(op):\n        store(op)\n", expect=1),
         # An empty test is deferred work, in a test module too.
+        Example("def nothing_yet(x):\n    pass\n", expect=1),
         Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
                 path="tests/test_reader.py", expect=1),
         Example("def helper(x):\n    return None\n", path="tests/test_reader.py", options={"test-files": []}, expect=1),
@@ -616,6 +632,8 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
+        if _NAMED_NO_OP.match(label):
+            return  # `nothing()`, `do_nothing(*args)`, `noop`: doing nothing is what the name promises
         if _bound_by_another_branch(node, label):
             return  # the feature-absent twin of a name another branch imports or implements
         confirm: tuple[str, ...] = ()
