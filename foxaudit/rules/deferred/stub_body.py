@@ -241,6 +241,27 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
                                   implements, unreadable)
 
 
+_EMPTY = frozenset({"`pass`", "`...`", DOCSTRING})
+
+
+def _is_empty(placeholder: str) -> bool:
+    """Only `pass`, `...` and docstrings: what B027 calls an empty method."""
+    return all(part in _EMPTY for part in re.split(r", | and ", placeholder))
+
+
+def _is_abstract_base(owner: tree_sitter.Node, names: _FileNames) -> bool:
+    """The class derives from `abc.ABC` or has `metaclass=abc.ABCMeta` (resolved through imports)."""
+    superclasses = owner.child_by_field_name("superclasses")
+    for base in superclasses.named_children if superclasses is not None else ():
+        if base.type == "keyword_argument":
+            value = base.child_by_field_name("value")
+            if value is not None and resolve(value.text.decode(), names.aliases) in ("abc.ABCMeta", "ABCMeta"):
+                return True
+        elif resolve(base.text.decode(), names.aliases) in ("abc.ABC", "ABC"):
+            return True
+    return False
+
+
 def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | None) -> bool:
     """A test as pytest collects it: a module-level `test*` function or a `test*` method of a
     `Test*` class (a nested `test_func` is a callback, `Delegator.test_method` a fake's method)."""
@@ -398,7 +419,9 @@ class StubBody(Rule):
     fill in (GoF's "hook operation", which "often does nothing by default"), and a subclass's
     placeholder is its answer to an implemented method (nothing to do here, not supported by this
     subclass, a constant result: `LegacyVersion.release` is None where `Version` computes it;
-    a class nested in a class belongs to the family of the same-named nested class of each class
+    an empty method (`pass`, `...`, a docstring) of an abstract base class — `abc.ABC` or
+    `metaclass=ABCMeta` — is still reported, as flake8-bugbear's B027 reports it; a class nested
+    in a class belongs to the family of the same-named nested class of each class
     related to its outer one: `CudaInterface.Worker` overrides `DeviceInterface.Worker`).
     Bases (`Base`, `mod.Base`, `Base[T]`) and subclasses are resolved through imports across files
     when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
@@ -593,6 +616,9 @@ class StubBody(Rule):
         # Several placeholders in one body.
         Example("def f(x):\n    pass\n    raise NotImplementedError\n", expect=1),
         Example("def f(x):\n    \"Doc.\"\n    ...\n    pass\n    return None\n", expect=1),
+        # An empty method of an abstract base class is one whatever its subclasses do (B027).
+        Example("from abc import ABC\n\nclass Plot(ABC):\n    def legend(self, ax):\n        pass\n\n"
+                "class Line(Plot):\n    def legend(self, ax):\n        ax.legend()\n", expect=1),
         # A hook no subclass implements is a stub: here the subclass's override is a stub too.
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
                 "    def other(self):\n        return 1\n", expect=1),
@@ -637,7 +663,9 @@ class StubBody(Rule):
         if _bound_by_another_branch(node, label):
             return  # the feature-absent twin of a name another branch imports or implements
         confirm: tuple[str, ...] = ()
-        if owner is not None and name is not None:
+        if owner is not None and name is not None and not (_is_abstract_base(owner, names) and _is_empty(placeholder)):
+            # (An empty method of an abstract base class is reported whatever its subclasses do, as
+            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.)
             owner_name = owner.child_by_field_name("name")
             if owner_name is not None and _implemented_in_file_family(owner_name.text.decode(), label, names):
                 return  # a hook its subclasses implement, or a subclass's answer to an implemented method
