@@ -38,6 +38,9 @@ class FileResult:
     diagnostics: list[Diagnostic]
     # [line, column, end_line, end_column, code, covered lines] of suppressions of project codes.
     deferred: list[list[Any]] = field(default_factory=list)
+    # Those of ``diagnostics`` that the whole-project pass confirms, with their rule's facts
+    # (``FileContext.report(confirm=...)``); without that pass they stand as reported.
+    pending: list[tuple[Diagnostic, tuple[str, ...]]] = field(default_factory=list)
     # The file as parsed for the rules (None when it was not: binary, undecodable, no language),
     # so the whole-program summary can be made from the same tree.
     source: SourceFile | None = field(default=None, repr=False, compare=False)
@@ -132,10 +135,10 @@ class Analyzer:
             # A rule tripping over a file that does not parse adds nothing to the FX001 already there.
             failures = []
         diagnostics.extend(failures)
-        if MARKER not in data:
-            return FileResult(diagnostics, source=source)
-        result = self._suppress(source, diagnostics, codes)
+        result = FileResult(diagnostics) if MARKER not in data else self._suppress(source, diagnostics, codes)
         result.source = source
+        if ctx.pending:
+            result.pending = [(d, ctx.pending[id(d)]) for d in result.diagnostics if id(d) in ctx.pending]
         return result
 
     def _suppress(self, source: SourceFile, diagnostics: list[Diagnostic], codes: frozenset[str]) -> FileResult:

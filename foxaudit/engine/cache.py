@@ -82,6 +82,17 @@ def decode_diagnostics(path: str, rows: list[list[Any]]) -> list[Diagnostic]:
     return found
 
 
+def encode_pending(pending: list[tuple[Diagnostic, tuple[str, ...]]]) -> list[list[Any]]:
+    """Findings the whole-project pass confirms: each diagnostic's row, then its facts."""
+    rows = encode_diagnostics([diagnostic for diagnostic, _ in pending])
+    return [[*row, list(facts)] for row, (_, facts) in zip(rows, pending)]
+
+
+def decode_pending(path: str, rows: list[list[Any]]) -> list[tuple[Diagnostic, tuple[str, ...]]]:
+    diagnostics = decode_diagnostics(path, [row[:-1] for row in rows])
+    return [(diagnostic, tuple(str(fact) for fact in row[-1])) for diagnostic, row in zip(diagnostics, rows)]
+
+
 def encode_project(diagnostics: list[Diagnostic]) -> list[list[Any]]:
     return [[d.path, *row] for d, row in zip(diagnostics, encode_diagnostics(diagnostics))]
 

@@ -46,6 +46,8 @@ class Resolved:
     fingerprint: str  # keys per-file results: tool, file rules' options, their dependencies
     project_fingerprint: str = ""  # adds project rules' options, the program table, pyproject.toml
     per_file_ignores: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = ()
+    # Per-file rules whose findings the whole-project pass confirms (``Rule.confirms_in_project``).
+    confirming_codes: frozenset[str] = frozenset()
     _options: dict[str, Any] | None = field(default=None, repr=False)
     _program: dict[str, Any] | None = field(default=None, repr=False)
     _codes_for_cache: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
@@ -150,7 +152,8 @@ def _resolve(settings: Settings) -> tuple[Resolved, str, list[str], str, list[st
     options = resolve_rule_options(settings, {code: entry.rule.options_class for code, entry in live.items()}, errors)
     program: dict[str, Any] = {}
     project_codes = frozenset(code for code in enabled if issubclass(table[code].rule, ProjectRule))
-    if settings.program or project_codes:
+    confirming_codes = frozenset(code for code in enabled if getattr(table[code].rule, "confirms_in_project", False))
+    if settings.program or project_codes or confirming_codes:
         # foxaudit.program registers the keys of [tool.foxaudit.program] when imported.
         importlib.import_module("foxaudit.program")
         program = resolve_program(settings, errors)
@@ -179,8 +182,8 @@ def _resolve(settings: Settings) -> tuple[Resolved, str, list[str], str, list[st
     project_base = fingerprint(
         {
             "options": {code: options[code] for code in sorted(project_codes)},
-            "program": program if project_codes else {},
-            "pyproject": settings.pyproject if project_codes else {},
+            "program": program if project_codes or confirming_codes else {},
+            "pyproject": settings.pyproject if project_codes or confirming_codes else {},
         }
     )
     resolved = Resolved(
@@ -191,6 +194,7 @@ def _resolve(settings: Settings) -> tuple[Resolved, str, list[str], str, list[st
         fingerprint=_with_dependencies(base, dependency_paths, settings),
         project_fingerprint=_with_dependencies(project_base, project_dependency_paths, settings),
         per_file_ignores=tuple(per_file),
+        confirming_codes=confirming_codes,
         _options=options,
         _program=program,
     )
@@ -247,6 +251,7 @@ def resolve_cached(settings: Settings, store: Cache | None) -> Resolved:
             fingerprint=_with_dependencies(entry["base"], entry["dependencies"], settings),
             project_fingerprint=_with_dependencies(entry["project"], entry["project_dependencies"], settings),
             per_file_ignores=tuple((tuple(globs), frozenset(codes)) for globs, codes in entry["per_file_ignores"]),
+            confirming_codes=frozenset(entry.get("confirming_codes", ())),
         )
     resolved, base, dependency_paths, project_base, project_dependency_paths = _resolve(settings)
     store.put(
@@ -255,6 +260,7 @@ def resolve_cached(settings: Settings, store: Cache | None) -> Resolved:
             "enabled": sorted(resolved.enabled),
             "file_codes": sorted(resolved.file_codes),
             "project_codes": sorted(resolved.project_codes),
+            "confirming_codes": sorted(resolved.confirming_codes),
             "base": base,
             "project": project_base,
             "project_dependencies": project_dependency_paths,

@@ -72,7 +72,7 @@ def check(
     files = discover(resolved.settings, paths)
     store = open_cache(resolved.settings.root, cache_dir, use_cache)
     scope: list[Discovered] | None = None
-    if project and resolved.project_codes:
+    if project and (resolved.project_codes or resolved.confirming_codes):
         scope = discover(resolved.settings, None) if paths else files
     result = _check_once(resolved, files, jobs, store, scope)
     if not fix:
@@ -178,17 +178,25 @@ def _check_once(
 
     diagnostics: list[Diagnostic] = list(unreadable)
     deferred: dict[str, list[list[Any]]] = {}
+    pending: list[tuple[Diagnostic, tuple[str, ...]]] = []
     for relative, entry in results.items():
         diagnostics.extend(cache_module.decode_diagnostics(relative, entry["d"]))
         if entry.get("s"):
             deferred[relative] = entry["s"]
-    if scope is not None:
+        if entry.get("p"):
+            pending.extend(cache_module.decode_pending(relative, entry["p"]))
+    if scope is None:
+        # No whole-project pass: what the file itself says is the answer.
+        diagnostics.extend(diagnostic for diagnostic, _ in pending)
+    else:
         reported = {item.relative for item in files}
         # `foxaudit check .` names every file: it is the whole project, and the findings placed on
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        found = _project_pass(resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents)
+        found = _project_pass(
+            resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents, pending
+        )
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
@@ -321,9 +329,12 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
 
         return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
     outcome = analyzer.analyze(relative, data)
-    entry: dict[str, Any] = {"d": cache_module.encode_diagnostics(outcome.diagnostics)}
+    pending = {id(diagnostic) for diagnostic, _ in outcome.pending}
+    entry: dict[str, Any] = {"d": cache_module.encode_diagnostics([d for d in outcome.diagnostics if id(d) not in pending])}
     if outcome.deferred:
         entry["s"] = outcome.deferred
+    if outcome.pending:
+        entry["p"] = cache_module.encode_pending(outcome.pending)
     store = _WORKER["cache"]
     if store is not None:
         # Key what was actually analysed: the file may have changed since the main process hashed it.
@@ -390,14 +401,17 @@ def _project_pass(
     store: cache_module.Cache | None,
     prepared: dict[str, Any] | None = None,
     contents: dict[str, bytes] | None = None,
+    pending: list[tuple[Diagnostic, tuple[str, ...]]] | None = None,
 ) -> list[Diagnostic]:
-    """Run whole-project rules (cached on every file key + config), then filter their findings.
+    """Run whole-project rules and confirm the per-file pass's ``pending`` findings (cached on
+    every file key + config), then filter their findings.
 
     Beside each project entry, an inputs entry records what its findings were made from: every
     file's content key with the digest of its summary, and the files whose content the rules
     read beyond their summaries. On a miss, the latest state of this configuration and file set
     (a pointer entry names it) still answers when every file that changed since has the summary
-    it had then and none of them was read so: the rules would find what they found then.
+    it had then, none of them was read so and none has a finding pending confirmation: the rules
+    would find what they found then.
     """
     digest = hashlib.sha256(resolved.fingerprint.encode() + resolved.project_fingerprint.encode())
     digest.update(",".join(sorted(resolved.project_codes)).encode())
@@ -419,13 +433,16 @@ def _project_pass(
         raw = None
         inputs: dict[str, Any] | None = None
         recorded = _latest_inputs(store, latest_name) if latest_name is not None else None
-        if recorded is not None:
+        changed_pending = recorded is not None and any(
+            recorded[0].get(diagnostic.path, [None])[0] != keys.get(diagnostic.path) for diagnostic, _facts in pending or []
+        )
+        if recorded is not None and not changed_pending:
             raw = _reused_findings(resolved, files, keys, recorded, store, prepared or {}, contents or {})
             if raw is not None:
                 inputs = {"files": {relative: [keys[relative], pair[1]] for relative, pair in recorded[0].items()}, "reads": recorded[1]}
         if raw is None:
             raw, inputs = _run_project_rules(
-                resolved, files, store, prepared or {}, contents or {}, keys=keys if latest_name is not None else None,
+                resolved, files, store, prepared or {}, contents or {}, pending or [], keys=keys if latest_name is not None else None,
                 previous=recorded[0] if recorded is not None else {},
             )
         if store is not None:
@@ -551,6 +568,7 @@ def _run_project_rules(
     store: cache_module.Cache | None,
     prepared: dict[str, Any],
     contents: dict[str, bytes],
+    pending: list[tuple[Diagnostic, tuple[str, ...]]],
     *,
     keys: dict[str, str] | None = None,
     previous: dict[str, list[str]] | None = None,
@@ -575,6 +593,16 @@ def _run_project_rules(
             found.extend(rule.check_project(project, resolved.options[code]))  # type: ignore[union-attr]
         except Exception as error:  # noqa: BLE001 — a broken analysis is reported, the others still run
             failures.setdefault(id(error), (error, []))[1].append(f"{code} ({rule_class.name})")
+    confirming: dict[str, Any] = {}
+    for diagnostic, facts in pending:
+        rule_class = table[diagnostic.code].rule
+        try:
+            rule = confirming.get(diagnostic.code) or confirming.setdefault(diagnostic.code, rule_class())
+            if rule.confirm(project, diagnostic.path, facts):  # type: ignore[union-attr]
+                found.append(diagnostic)
+        except Exception as error:  # noqa: BLE001 — the finding stands, the failure is reported once
+            found.append(diagnostic)
+            failures.setdefault(id(error), (error, []))[1].append(f"{diagnostic.code} ({rule_class.name}) confirming a finding")
     for error, rules in failures.values():
         what = f"whole-project rule{'s' if len(rules) > 1 else ''} {', '.join(rules)}"
         found.append(internal_failure(config_name, what, error))

@@ -315,6 +315,7 @@ class Program:
         self._resolved: dict[tuple[str, int], Resolution] = {}
         self._annotations: dict[tuple[str, str], str | None] = {}
         self._top_packages: set[str] = set()
+        self._subclasses: dict[str, list[str]] | None = None
         with no_gc():
             self._build()
             # The summaries live as long as the run and hold no garbage: move them out of the
@@ -504,6 +505,28 @@ class Program:
                 if found is not None:
                     return found
         return None
+
+    def base_classes(self, class_key: str) -> list[str]:
+        """Keys of the project classes ``class_key`` lists among its bases (others are left out)."""
+        if class_key not in self.classes:
+            return []
+        module, klass = self.classes[class_key]
+        found = []
+        for base in klass.bases:
+            kind, key = self.lookup(self.canonical(module, base))
+            if kind == "class" and key != class_key:
+                found.append(key)
+        return found
+
+    def subclasses(self, class_key: str) -> list[str]:
+        """Keys of the project classes that list ``class_key`` among their bases (direct ones)."""
+        if self._subclasses is None:
+            index: dict[str, list[str]] = {}
+            for key in self.classes:
+                for base in self.base_classes(key):
+                    index.setdefault(base, []).append(key)
+            self._subclasses = index
+        return self._subclasses.get(class_key, [])
 
     def _instance_call(self, class_key: str) -> str | None:
         """What calling an instance of ``class_key`` runs: its ``__call__``, else ``forward``

@@ -23,6 +23,7 @@ from typing import TypeVar
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, ts_language
+from foxaudit.sources.placeholders import placeholder_body
 
 _MAX_TEXT = 160
 # Literal containers with more named children (elements) than this are data: a list or tuple is
@@ -132,6 +133,9 @@ class Function:
     decorators: tuple[str, ...]  # dotted text of each decorator (call arguments dropped)
     span: Span
     is_generator: bool
+    # The body only stands in for one (foxaudit.sources.placeholders): `pass`, `...`, a
+    # docstring, `raise NotImplementedError`, a constant return.
+    placeholder: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,9 @@ class ClassDef:
     decorators: tuple[str, ...]
     fields: tuple[str, ...]  # annotated class attributes, in order (dataclass parameters)
     span: Span
+    # Names the class body binds by assignment (`set_device = staticmethod(torch.cuda.set_device)`):
+    # members a subclass inherits just as it inherits methods.
+    attributes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -686,21 +693,29 @@ class _Scanner:
         superclasses = node.child_by_field_name("superclasses")
         if superclasses is not None:
             for child in superclasses.named_children:
+                if child.type == "subscript":  # `Reader(Base[T])`, `OpenpyxlReader(BaseExcelReader["Workbook"])`
+                    child = child.child_by_field_name("value") or child
                 if child.type in ("identifier", "attribute"):
                     bases.append(self.dotted(child))
         decorators = self.decorated.get(node.id, ())
         fields: list[str] = []
+        attributes: list[str] = []
         body = node.child_by_field_name("body")
         if body is not None:
             for statement in body.named_children:
                 if statement.type != "expression_statement" or not statement.named_children:
                     continue
                 inner = statement.named_children[0]
-                if inner.type == "assignment" and inner.child_by_field_name("type") is not None:
-                    left = inner.child_by_field_name("left")
-                    if left is not None and left.type == "identifier":
-                        fields.append(self.text(left))
-        self.summary.classes.append(ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node)))
+                left = inner.child_by_field_name("left") if inner.type == "assignment" else None
+                if left is None or left.type != "identifier":
+                    continue
+                if inner.child_by_field_name("type") is not None:
+                    fields.append(self.text(left))
+                if inner.child_by_field_name("right") is not None:
+                    attributes.append(self.text(left))
+        self.summary.classes.append(
+            ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node), tuple(attributes))
+        )
 
     def function_definition(self, node: tree_sitter.Node, generators: set[str]) -> None:
         name = node.child_by_field_name("name")
@@ -733,6 +748,7 @@ class _Scanner:
                 "decorators": decorators,
                 "span": self.span(node),
                 "is_generator": qualname in generators,
+                "placeholder": placeholder_body(node) is not None,
             })
         )
 

@@ -476,6 +476,9 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         return launcher_table
 
     loader_launches: dict[str, bool] = {}
+    # Loaders whose module comes from a call that is no RawModule/RawKernel (a compile helper's
+    # result): the source of what they load cannot be read.
+    opaque_loaders: set[str] = set()
     candidates: list[_LoadCandidate] = []
 
     def resolved_targets(module: Module, call: Call) -> tuple[str, ...]:
@@ -498,6 +501,8 @@ def kernel_linkage(program: Program) -> KernelLinkage:
                     continue
                 key = function_key(module.name, call.scope)
                 if key not in loaders:
+                    if _module_from_other_call(program, module, call) or candidate.how in {f"loader `{k}`" for k in opaque_loaders}:
+                        opaque_loaders.add(key)
                     loaders[key] = param
                     loader_launches[key] = candidate.loader_launches or bool(
                         _launched_in_scope(program, module, call, launchers(), resolved_targets)
@@ -519,8 +524,10 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             loads.append(KernelLoad(None, arg.text if arg else "", site, candidate.how, launched, why))
             continue
         escape = None if launched or candidate.how == "name_expressions" else _escape(program, module, call)
+        unreadable = _module_from_other_call(program, module, call) or candidate.how in {f"loader `{k}`" for k in opaque_loaders}
         for value in values:
             load = KernelLoad(value, arg.text if arg else value, site, candidate.how, launched, receiver=call.receiver)
+            load.opaque_source = unreadable
             if escape is not None:
                 load.launched_at = [escape]
                 load.possibly = f"by whatever receives it at {escape.where}"
@@ -750,6 +757,24 @@ def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaS
 
 _LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
 _SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
+
+
+def _module_from_other_call(program: Program, module: Module, call: Call) -> bool:
+    """``mod.get_function(name)`` where ``mod`` is compiled, by a call that is no RawModule or
+    RawKernel, from a source the enclosing function receives as a parameter
+    (``mod = compiler._compile_module_with_cache(code)``): the source is the callers' and passes
+    through a helper foxaudit does not model, so its kernels' definitions cannot be read here.
+    (A project loader that reads its own file, ``_module().get_function(name)``, is not one.)"""
+    if call.method != "get_function" or call.receiver_kind != "name":
+        return False
+    function = program.function_at(module, call.scope)
+    params = set(function.params) if function is not None else set()
+    bound = [a for a in module.summary.assignments if a.target == call.receiver and a.scope == call.scope]
+    return bool(bound) and all(
+        a.call is not None and a.call.method not in _SOURCE_LOADS
+        and any(arg.kind == "name" and arg.text in params for arg in (*a.call.args, *(v for _, v in a.call.kwargs)))
+        for a in bound
+    )
 
 
 def _names_project_source(program: Program, module: Module, call: Call) -> bool:

@@ -90,6 +90,8 @@ class FileContext:
         # Where repository-relative paths in options (e.g. FX801's ``constants-from``) resolve.
         self.project_root = Path(project_root)
         self.diagnostics: list[Diagnostic] = []
+        # id(diagnostic) → the facts its rule's ``confirm`` reads in the whole-project pass.
+        self.pending: dict[int, tuple[str, ...]] = {}
         self.state: dict[str, Any] = {}
 
     @property
@@ -111,24 +113,29 @@ class FileContext:
         *,
         hint: str = "",
         edits: Iterable[Edit] = (),
+        confirm: tuple[str, ...] = (),
     ) -> None:
+        """Report a finding. With ``confirm`` (facts this file cannot settle, such as "class C's
+        method m"), the finding stands as reported when no whole-project pass runs; when one runs,
+        the rule's ``confirm(analysis, path, facts)`` decides with the whole program in view."""
         if isinstance(where, tuple):
             line, column, end_line, end_column = where
         else:
             line, column, end_line, end_column = node_span(self.source, where)
-        self.diagnostics.append(
-            Diagnostic(
-                path=self.source.path,
-                line=line,
-                column=column,
-                code=code,
-                message=message,
-                end_line=end_line,
-                end_column=end_column,
-                hint=hint,
-                edits=tuple(edits),
-            )
+        diagnostic = Diagnostic(
+            path=self.source.path,
+            line=line,
+            column=column,
+            code=code,
+            message=message,
+            end_line=end_line,
+            end_column=end_column,
+            hint=hint,
+            edits=tuple(edits),
         )
+        self.diagnostics.append(diagnostic)
+        if confirm:
+            self.pending[id(diagnostic)] = confirm
 
 
 class Rule:
@@ -143,6 +150,9 @@ class Rule:
     cuda_nodes: ClassVar[tuple[str, ...]] = ()
     options_class: ClassVar[type[RuleOptions]] = NoOptions
     fixable: ClassVar[bool] = False
+    # The rule reports some findings with ``confirm=`` facts and implements
+    # ``confirm(analysis, path, facts) -> bool``: the run then builds the whole program for it.
+    confirms_in_project: ClassVar[bool] = False
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
 

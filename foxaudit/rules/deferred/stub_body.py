@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import tree_sitter
 
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
+from foxaudit.rules._support.paths import matches_any
 from foxaudit.rules._support.python_names import import_aliases, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
+from foxaudit.sources.placeholders import DOCSTRING, placeholder_body
+
+if TYPE_CHECKING:
+    from foxaudit.program.model import Program
+    from foxaudit.program.project import Project
 
 CODE = "FX902"
 DEFAULT_EXEMPT_DECORATORS = (
@@ -22,10 +30,16 @@ DEFAULT_EXEMPT_DECORATORS = (
     "abstractstaticmethod",
     "overload",
 )
-_CONSTANT_LEAVES = frozenset({"integer", "float", "true", "false", "none", "string", "concatenated_string"})
-_CONSTANT_CONTAINERS = frozenset({"tuple", "list", "dictionary", "set", "pair", "parenthesized_expression"})
-_NOT_IMPLEMENTED = frozenset({"NotImplementedError", "NotImplemented"})
-_RECEIVERS = frozenset({"self", "cls"})
+# Bases that implement no method a subclass could inherit in place of its own.
+_NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "NamedTuple", "TypedDict"})
+
+
+def _unreadable_base(qualified: str) -> bool:
+    """A base outside the sources that may implement a project's method: not a neutral one and
+    not the standard library's (`abc.Iterator` supplies `__iter__`, not `_process_header`)."""
+    return (qualified.rsplit(".", 1)[-1] not in _NEUTRAL_BASES
+            and qualified.partition(".")[0] not in sys.stdlib_module_names)
+_NAMED_NO_OP = re.compile(r"^_*(?:do_)?(?:nothing|no_?op|nop|ignored?)$", re.IGNORECASE)
 _TYPE_CHECKING = re.compile(r"^(?:\w+\.)*TYPE_CHECKING$")
 
 
@@ -45,6 +59,12 @@ class StubBodyOptions(RuleOptions):
         default=True,
         metadata={"help": "Report a function whose body is only a docstring (it does nothing)."},
     )
+    test_files: tuple[str, ...] = field(
+        default=("tests/", "test/", "test_*.py", "*_test.py", "conftest.py"),
+        metadata={"help": "Test modules (gitignore-style globs): there only a test function (a name starting with"
+                          " `test`) is reported; the other functions of a test are its doubles (callbacks, fakes,"
+                          " fixtures), whose trivial body is the point."},
+    )
     cuda_qualifiers: tuple[str, ...] = field(
         default=("__global__", "__device__"),
         metadata={"help": "CUDA execution-space qualifiers whose functions must not have an empty body."},
@@ -54,6 +74,7 @@ class StubBodyOptions(RuleOptions):
         freeze(self, "exempt_decorators", string_tuple(CODE, "exempt-decorators", self.exempt_decorators))
         freeze(self, "protocol_bases", string_tuple(CODE, "protocol-bases", self.protocol_bases))
         freeze(self, "cuda_qualifiers", string_tuple(CODE, "cuda-qualifiers", self.cuda_qualifiers))
+        freeze(self, "test_files", string_tuple(CODE, "test-files", self.test_files))
         if not isinstance(self.docstring_only, bool):
             raise option_error(CODE, "docstring-only", "expected a boolean", self.docstring_only, "true or false",
                                "write docstring-only = true or docstring-only = false")
@@ -61,141 +82,10 @@ class StubBodyOptions(RuleOptions):
 
 @functools.lru_cache(maxsize=32)
 def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
-    """Matches a decorator or base-class expression whose last dotted part is one of ``names``."""
+    """Matches a decorator or base-class expression whose last dotted part is one of ``names``,
+    or a private name for it (torch's `@_overload`)."""
     alternation = "|".join(re.escape(name) for name in names) or r"(?!)"
-    return re.compile(rf"^@?\s*(?:[\w.]+\.)?(?:{alternation})\s*(?:[\[(].*)?$", re.DOTALL)
-
-
-def _first_named(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The first named child (tree-sitter 0.26 raises IndexError for a missing one)."""
-    return node.named_child(0) if node.named_child_count else None
-
-
-def _is_constant(node: tree_sitter.Node) -> bool:
-    """A literal value: numbers, strings without interpolation, booleans, None, containers of them."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        kind = current.type
-        if kind == "unary_operator":
-            stack.append(current.named_children[-1])
-        elif kind in _CONSTANT_LEAVES:
-            if kind in ("string", "concatenated_string") and _has_interpolation(current):
-                return False
-        elif kind in _CONSTANT_CONTAINERS:
-            stack.extend(child for child in current.named_children if child.type != "comment")
-        else:
-            return False
-    return True
-
-
-def _has_interpolation(string: tree_sitter.Node) -> bool:
-    stack = [string]
-    while stack:
-        current = stack.pop()
-        if current.type == "interpolation":
-            return True
-        stack.extend(current.named_children)
-    return False
-
-
-def _raises_not_implemented(statement: tree_sitter.Node) -> bool:
-    exception = _first_named(statement)
-    if exception is not None and exception.type == "call":
-        exception = exception.child_by_field_name("function")
-    if exception is not None and exception.type == "attribute":
-        exception = exception.child_by_field_name("attribute")
-    return exception is not None and exception.type == "identifier" and exception.text.decode() in _NOT_IMPLEMENTED
-
-
-def _parameter_names(parameters: tree_sitter.Node | None) -> list[str]:
-    names = []
-    for parameter in parameters.named_children if parameters is not None else ():
-        if parameter.type == "identifier":
-            names.append(parameter.text.decode())
-            continue
-        name = parameter.child_by_field_name("name")
-        if name is None:  # *args / **kwargs: `list_splat_pattern (identifier)`
-            name = next((child for child in parameter.named_children if child.type == "identifier"), None)
-        if name is not None:
-            names.append(name.text.decode())
-    return names
-
-
-def _python_placeholder(function: tree_sitter.Node, options: StubBodyOptions) -> str | None:
-    """What the body is, when it is only placeholders (one or several); None for a real body."""
-    body = function.child_by_field_name("body")
-    if body is None:
-        return None
-    statements = [child for child in body.named_children if child.type != "comment"]
-    if statements and _is_docstring(statements[0]):
-        statements = statements[1:]
-        if not statements:
-            return "a docstring" if options.docstring_only else None
-    if not statements:
-        return None
-    found = []
-    for statement in statements:
-        placeholder = _statement_placeholder(statement, function)
-        if placeholder is None:
-            return None
-        if placeholder and placeholder not in found:
-            found.append(placeholder)
-    if not found:
-        return None
-    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
-
-
-def _statement_placeholder(statement: tree_sitter.Node, function: tree_sitter.Node) -> str | None:
-    """A placeholder statement's description, "" for a bare string (a second docstring), None
-    for a statement that does something."""
-    kind = statement.type
-    if kind == "pass_statement":
-        return "`pass`"
-    if kind == "expression_statement":
-        value = _first_named(statement)
-        if statement.named_child_count == 1 and value is not None and value.type == "ellipsis":
-            return "`...`"
-        return "" if _is_docstring(statement) else None
-    if kind == "raise_statement":
-        return "`raise NotImplementedError`" if _raises_not_implemented(statement) else None
-    if kind == "return_statement":
-        if _function_name(function) in _EXIT_METHODS:
-            # `def __exit__(self, *exc): return False`: the context-manager protocol fixes the
-            # signature, and "do not swallow the exception" is the answer, not a placeholder.
-            return None
-        value = _first_named(statement)
-        if value is None or value.type == "none":
-            return "`return None`" if value is not None else "a bare `return`"
-        if not _is_constant(value):
-            return None
-        parameters = _parameter_names(function.child_by_field_name("parameters"))
-        ignored = [name for name in parameters if name not in _RECEIVERS and not name.startswith("_")]
-        if ignored:
-            shown = ", ".join(f"`{name}`" for name in ignored)
-            return f"a constant `{_one_line(value.text.decode())}` that ignores {shown}"
-    return None
-
-
-def _function_name(function: tree_sitter.Node) -> str:
-    name = function.child_by_field_name("name")
-    return name.text.decode() if name is not None else ""
-
-
-_EXIT_METHODS = frozenset({"__exit__", "__aexit__"})
-
-
-def _one_line(text: str, limit: int = 40) -> str:
-    """A literal as it fits in a one-line message: whitespace runs collapsed, long ones cut."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
-def _is_docstring(statement: tree_sitter.Node) -> bool:
-    if statement.type != "expression_statement" or statement.named_child_count != 1:
-        return False
-    value = _first_named(statement)
-    return value is not None and value.type in ("string", "concatenated_string")
+    return re.compile(rf"^@?\s*(?:[\w.]+\.)?_*(?:{alternation})\s*(?:[\[(].*)?$", re.DOTALL)
 
 
 def _decorator_expression(decorator: tree_sitter.Node) -> str:
@@ -213,7 +103,9 @@ class _FileNames:
 
     aliases: dict[str, str]
     bases: dict[str, set[str]]  # class name → last parts of its resolved base names
-    methods: dict[str, set[str]]  # class name → names of the functions defined in its body
+    implemented: dict[str, set[str]]  # class name → its methods whose body is not a placeholder
+    handed_to_decorators: set[str]  # names passed to a decorator call: `@overload(f)` → f
+    unreadable: set[str]  # classes with a base that is not a class of this file (nor a neutral one)
 
 
 def _file_names(ctx: FileContext) -> _FileNames:
@@ -222,25 +114,44 @@ def _file_names(ctx: FileContext) -> _FileNames:
         root = ctx.source.tree.root_node
         aliases = import_aliases(root)
         bases: dict[str, set[str]] = {}
-        methods: dict[str, set[str]] = {}
+        implemented: dict[str, set[str]] = {}
+        written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         for definition in tree_sitter.QueryCursor(_class_query()).captures(root).get("c", []):
             name = definition.child_by_field_name("name")
             if name is None:
                 continue
             superclasses = definition.child_by_field_name("superclasses")
-            bases.setdefault(name.text.decode(), set()).update(
-                resolve(base.text.decode(), aliases).rsplit(".", 1)[-1]
-                for base in (superclasses.named_children if superclasses is not None else ())
-                if base.type != "keyword_argument")
+            resolved = [resolve(base.text.decode(), aliases)
+                        for base in (superclasses.named_children if superclasses is not None else ())
+                        if base.type != "keyword_argument"]
+            written.setdefault(name.text.decode(), []).extend(resolved)
+            bases.setdefault(name.text.decode(), set()).update(base.rsplit(".", 1)[-1] for base in resolved)
             body = definition.child_by_field_name("body")
-            members = methods.setdefault(name.text.decode(), set())
+            members = implemented.setdefault(name.text.decode(), set())
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
-                if member is not None and member.type == "function_definition":
+                if member is not None and member.type == "function_definition" and placeholder_body(member) is None:
                     member_name = member.child_by_field_name("name")
                     if member_name is not None:
                         members.add(member_name.text.decode())
-        state = ctx.state[CODE] = _FileNames(aliases, bases, methods)
+                elif statement.type == "expression_statement" and statement.named_children:
+                    # `set_device = staticmethod(torch.cuda.set_device)` implements the member too.
+                    assignment = statement.named_children[0]
+                    left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+                    if left is not None and left.type == "identifier" and assignment.child_by_field_name("right") is not None:
+                        members.add(left.text.decode())
+        handed: set[str] = set()
+        for decorator in tree_sitter.QueryCursor(_class_query()).captures(root).get("d", []):
+            call = next((child for child in decorator.named_children if child.type == "call"), None)
+            arguments = call.child_by_field_name("arguments") if call is not None else None
+            for argument in arguments.named_children if arguments is not None else ():
+                if argument.type == "identifier":
+                    handed.add(argument.text.decode())
+        unreadable = {
+            klass for klass, full in written.items()
+            if any(("." in base or base not in bases) and _unreadable_base(base) for base in full)
+        }
+        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable)
     return state
 
 
@@ -248,30 +159,193 @@ def _file_names(ctx: FileContext) -> _FileNames:
 def _class_query() -> tree_sitter.Query:
     from foxaudit.sources.base import ts_language
 
-    return tree_sitter.Query(ts_language("python"), "(class_definition) @c")
+    return tree_sitter.Query(ts_language("python"), "(class_definition) @c (decorator) @d")
 
 
-def _overridden_in_subclass(class_name: str, method: str, names: _FileNames) -> bool:
-    """Some class of the file derives (directly or not) from ``class_name`` and defines ``method``."""
-    for candidate in names.bases:
-        if candidate == class_name or method not in names.methods.get(candidate, set()):
+def _implemented_in_family(
+    start: str,
+    method: str,
+    bases_of: Callable[[str], Iterable[str]],
+    subclasses_of: Callable[[str], Iterable[str]],
+    implements: Callable[[str, str], bool],
+    unreadable: Callable[[str], bool],
+) -> bool:
+    """Another class of ``start``'s family implements ``method``: a base (directly or not), a
+    subclass (directly or not), or a class below one of ``start``'s direct bases (a sibling). A
+    sibling with a base foxaudit cannot read (a compiled extension's class: pandas'
+    ``BlockManager(libinternals.BlockManager, ...)``) may implement it there: that counts too,
+    rather than a guess reported as a stub."""
+    seen = {start}
+    frontier = list(bases_of(start))
+    direct = list(frontier)
+    while frontier:  # the ancestors
+        key = frontier.pop()
+        if key in seen:
             continue
-        seen: set[str] = set()
-        frontier = set(names.bases.get(candidate, set()))
-        while frontier:
-            base = frontier.pop()
-            if base == class_name:
-                return True
-            if base not in seen:
-                seen.add(base)
-                frontier |= names.bases.get(base, set())
+        seen.add(key)
+        if implements(key, method):
+            return True
+        frontier.extend(bases_of(key))
+    below: set[str] = set()
+    frontier = [start, *direct]
+    while frontier:  # below start and below its direct bases
+        key = frontier.pop()
+        if key in below:
+            continue
+        below.add(key)
+        if key != start and (implements(key, method) or (key not in direct and unreadable(key))):
+            return True
+        frontier.extend(subclasses_of(key))
     return False
 
 
-def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names: _FileNames,
-                    placeholder: str) -> bool:
-    """Abstract/overload members, Protocol members, hooks that subclasses override and
-    `if TYPE_CHECKING:` definitions."""
+def _implemented_in_file_family(class_name: str, method: str, names: _FileNames) -> bool:
+    subclasses: dict[str, list[str]] = {}
+    for candidate, bases in names.bases.items():
+        for base in bases:
+            subclasses.setdefault(base, []).append(candidate)
+    return _implemented_in_family(
+        class_name, method,
+        lambda key: names.bases.get(key, ()),
+        lambda key: subclasses.get(key, ()),
+        lambda key, name: name in names.implemented.get(key, ()),
+        lambda key: key in names.unreadable,
+    )
+
+
+def _implemented_in_program_family(program: Program, class_key: str, method: str) -> bool:
+    def implements(key: str, name: str) -> bool:
+        found = program.functions.get(f"{key}.{name}")
+        return (found is not None and not found[1].placeholder) or name in program.classes[key][1].attributes
+
+    def unreadable(key: str) -> bool:
+        module, klass = program.classes[key]
+        for base in klass.bases:
+            canonical = program.canonical(module, base)
+            if program.lookup(canonical)[0] == "external" and _unreadable_base(canonical):
+                return True
+        return False
+
+    def nested(step: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+        """``step`` for a class nested in a class: `Outer.Worker` is also related to the `Worker` of
+        each class related to `Outer` (a subclass's nested class overrides the base's member)."""
+        def related(key: str) -> list[str]:
+            found = list(step(key))
+            outer, _, inner = key.rpartition(".")
+            if inner and ":" in outer and outer in program.classes:
+                found.extend(f"{other}.{inner}" for other in related(outer) if f"{other}.{inner}" in program.classes)
+            return found
+        return related
+
+    return _implemented_in_family(class_key, method, nested(program.base_classes), nested(program.subclasses),
+                                  implements, unreadable)
+
+
+_EMPTY = frozenset({"`pass`", "`...`", DOCSTRING})
+
+
+def _is_empty(placeholder: str) -> bool:
+    """Only `pass`, `...` and docstrings: what B027 calls an empty method."""
+    return all(part in _EMPTY for part in re.split(r", | and ", placeholder))
+
+
+def _is_abstract_base(owner: tree_sitter.Node, names: _FileNames) -> bool:
+    """The class derives from `abc.ABC` or has `metaclass=abc.ABCMeta` (resolved through imports)."""
+    superclasses = owner.child_by_field_name("superclasses")
+    for base in superclasses.named_children if superclasses is not None else ():
+        if base.type == "keyword_argument":
+            value = base.child_by_field_name("value")
+            if value is not None and resolve(value.text.decode(), names.aliases) in ("abc.ABCMeta", "ABCMeta"):
+                return True
+        elif resolve(base.text.decode(), names.aliases) in ("abc.ABC", "ABC"):
+            return True
+    return False
+
+
+def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | None) -> bool:
+    """A test as pytest collects it: a module-level `test*` function or a `test*` method of a
+    `Test*` class (a nested `test_func` is a callback, `Delegator.test_method` a fake's method)."""
+    if not name.startswith("test"):
+        return False
+    if owner is not None:
+        owner_name = owner.child_by_field_name("name")
+        return owner_name is not None and owner_name.text.decode().startswith("Test")
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    return holder is not None and holder.type == "module"
+
+
+_BRANCHING = frozenset({"if_statement", "try_statement"})
+_BRANCHES = frozenset({"else_clause", "elif_clause", "except_clause", "finally_clause"})
+
+
+def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
+    """``function`` is defined in one branch of an ``if``/``try`` whose other branch binds the same
+    name (``try: from fast import f`` / ``except ImportError: def f(x): pass``; ``if is_fbcode():
+    from fb import log`` / ``else: def log(*args): pass``): the variant for when the feature is off."""
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    if holder is None or holder.type != "block":
+        return False
+    branch = holder.parent
+    statement = branch.parent if branch is not None and branch.type in _BRANCHES else branch
+    if statement is None or statement.type not in _BRANCHING:
+        return False
+    blocks = [child for child in statement.named_children if child.type == "block"]
+    for clause in statement.named_children:
+        if clause.type in _BRANCHES:
+            blocks.extend(child for child in clause.named_children if child.type == "block")
+    return any(name in _top_level_bindings(block) for block in blocks if block.id != holder.id)
+
+
+def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
+    """Names a block binds directly: definitions, imports (their local names), assignments."""
+    bound: set[str] = set()
+    for statement in block.named_children:
+        if statement.type == "decorated_definition":
+            statement = statement.child_by_field_name("definition") or statement
+        if statement.type in ("function_definition", "class_definition"):
+            definition_name = statement.child_by_field_name("name")
+            if definition_name is not None:
+                bound.add(definition_name.text.decode())
+        elif statement.type in ("import_statement", "import_from_statement"):
+            for imported in statement.children_by_field_name("name"):
+                alias = imported.child_by_field_name("alias") if imported.type == "aliased_import" else imported
+                if alias is not None:
+                    bound.add(alias.text.decode().split(".", 1)[0])
+        elif statement.type == "expression_statement" and statement.named_children:
+            assignment = statement.named_children[0]
+            left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
+            if left is not None and left.type == "identifier":
+                bound.add(left.text.decode())
+    return bound
+
+
+def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The class whose body defines ``function`` directly (None for a function)."""
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    owner = holder.parent if holder is not None and holder.type == "block" else None
+    return owner if owner is not None and owner.type == "class_definition" else None
+
+
+def _qualified_name(definition: tree_sitter.Node) -> str:
+    """``Outer.Inner`` / ``factory.Local``: the qualified name the whole-program summary gives a class."""
+    parts = []
+    current: tree_sitter.Node | None = definition
+    while current is not None:
+        if current.type in ("class_definition", "function_definition"):
+            name = current.child_by_field_name("name")
+            parts.append(name.text.decode() if name is not None else "?")
+        current = current.parent
+    return ".".join(reversed(parts))
+
+
+def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names: _FileNames) -> bool:
+    """Abstract/overload members, Protocol members and `if TYPE_CHECKING:` definitions."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         decorators = _name_pattern(options.exempt_decorators)
@@ -290,11 +364,6 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names:
         for base in bases.named_children if bases is not None else ():
             if _is_protocol(resolve(base.text.decode(), names.aliases), options.protocol_bases):
                 return True
-        class_name = owner.child_by_field_name("name")
-        method = function.child_by_field_name("name")
-        if (placeholder == "`raise NotImplementedError`" and class_name is not None and method is not None
-                and _overridden_in_subclass(class_name.text.decode(), method.text.decode(), names)):
-            return True  # a base-class hook: the subclasses in this file implement it
     while owner is not None:
         if owner.type == "if_statement" and holder is not None and holder.type == "block":
             condition = owner.child_by_field_name("condition")
@@ -339,12 +408,33 @@ class StubBody(Rule):
     `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, ...), also
     through an import alias (`from abc import abstractmethod as abstract`, `import typing as t`
     then `@t.overload`; the written name counts too, as with torch's
-    `from torch._jit_internal import _overload as overload`); members of a class that lists a `protocol-bases` class among its bases,
+    `from torch._jit_internal import _overload as overload`, and a private name such as
+    `@_overload`); members of a class that lists a `protocol-bases` class among its bases,
     resolved through the file's imports (`typing.Protocol`, `from typing import Protocol`,
     `Protocol[T]`, `typing_extensions.Protocol`; a class that is merely *named* `Protocol` is
-    not one); a base-class hook whose body raises `NotImplementedError` when a subclass in the
-    same file overrides it (the base declares the interface its subclasses implement);
-    `__exit__`/`__aexit__` returning a constant (`return False`: the exception propagates);
+    not one); a method when another class of its family — a base or a subclass, directly or
+    not, or a class below one of its direct bases (a sibling), in any file of the project —
+    implements the same method: the base's `raise
+    NotImplementedError`, `pass` or constant is the interface or the default hook its subclasses
+    fill in (GoF's "hook operation", which "often does nothing by default"), and a subclass's
+    placeholder is its answer to an implemented method (nothing to do here, not supported by this
+    subclass, a constant result: `LegacyVersion.release` is None where `Version` computes it;
+    an empty method (`pass`, `...`, a docstring) of an abstract base class — `abc.ABC` or
+    `metaclass=ABCMeta` — is still reported, as flake8-bugbear's B027 reports it; a class nested
+    in a class belongs to the family of the same-named nested class of each class
+    related to its outer one: `CudaInterface.Worker` overrides `DeviceInterface.Worker`).
+    Bases (`Base`, `mod.Base`, `Base[T]`) and subclasses are resolved through imports across files
+    when the whole-project pass runs; `foxaudit check --no-project` and `check_source` see the
+    file's own classes only. Data-model methods (`__exit__`, `__lt__`, `__eq__`, ...) returning a
+    constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
+    a function named for doing nothing (`nothing`, `do_nothing`, `noop`, `ignore`); a class
+    attribute bound by assignment implements a member like a method does
+    (`set_device = staticmethod(torch.cuda.set_device)`); a function defined in one branch of
+    an `if`/`try` whose other branch binds the same name
+    (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
+    feature is absent); a function handed to a decorator call (`@overload(f)` implements `f`);
+    in `test-files`, every function that is not a test as pytest collects it (a module-level
+    `test*` function, a `test*` method of a `Test*` class): the others are doubles;
     definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
     `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
     real body).
@@ -380,6 +470,8 @@ class StubBody(Rule):
       matched after resolving imports; a bare name matches any base's last part).
     - `docstring-only`: whether a docstring-only body is a stub (default true).
     - `cuda-qualifiers`: CUDA qualifiers whose functions need a body.
+    - `test-files`: test modules, where only test functions (`test*`) are reported — an empty
+      test is deferred work, while a fake's `return None` or a callback's `return 1` is a double.
     """
 
     code = CODE
@@ -390,6 +482,7 @@ class StubBody(Rule):
     python_nodes = ("function_definition",)
     cuda_nodes = ("function_definition",)
     options_class = StubBodyOptions
+    confirms_in_project = True
 
     VALID: ClassVar[list[Example]] = [
         Example("def version():\n    return 3\n"),
@@ -435,6 +528,7 @@ class StubBody(Rule):
                 "    def load(self, path):\n        ...\n"),
         Example("from typing import overload as ov\n\n@ov\ndef get(key: int) -> int: ...\n"),
         Example("from torch._jit_internal import _overload as overload\n\n@overload\ndef norm(a, p: int):\n    pass\n"),
+        Example("from torch._jit_internal import _overload\n\n@_overload\ndef norm(a, p: int):\n    pass\n"),
         Example("import typing as t\n\n@t.overload\ndef get(key: int) -> int: ...\n"
                 "class Sink(t.Protocol):\n    def put(self, item) -> None: ...\n"),
         Example("from typing_extensions import Protocol as P\n\nclass Reader(P):\n    def read(self, n): ...\n"),
@@ -445,6 +539,41 @@ class StubBody(Rule):
                 "class Middle(Base):\n    pass\nclass Leaf(Middle):\n    def run(self, x):\n        return x\n"),
         Example("class Guard:\n    def __enter__(self):\n        return self\n"
                 "    def __exit__(self, exc_type, exc, tb):\n        return False\n"),
+        # A sibling's answer where the family computes it; a subscripted base is a base.
+        Example("class _Base:\n    pass\n\nclass Version(_Base):\n    @property\n    def release(self):\n"
+                "        return self._release\n\nclass LegacyVersion(_Base):\n    @property\n"
+                "    def release(self):\n        return None\n"),
+        Example("from typing import Generic, TypeVar\nT = TypeVar('T')\n\nclass Reader(Generic[T]):\n"
+                "    def load(self, path):\n        raise NotImplementedError\n\nclass Csv(Reader['Frame']):\n"
+                "    def load(self, path):\n        return read_csv(path)\n"),
+        # `@overload(f)` (numba) implements the declaration f.
+        Example("def maybe_cast(x):\n    pass\n\n@overload(maybe_cast)\ndef _maybe_cast(x):\n    return lambda x: x\n"),
+        # A sibling whose base is compiled (outside the sources) may implement the method there.
+        Example("import libinternals\n\nclass Base:\n    pass\n\nclass Manager(libinternals.Manager, Base):\n    pass\n\n"
+                "class Single(Base):\n    def _post_setstate(self):\n        pass\n"),
+        # Doing nothing is what the name promises.
+        Example("def do_nothing(*args, **kwargs):\n    pass\n\ndef _noop(x):\n    return None\n"),
+        # A member bound by assignment implements it (`staticmethod(torch.cuda.set_device)`).
+        Example("class Device:\n    def set_device(self, d):\n        raise NotImplementedError\n\n"
+                "class Cuda(Device):\n    set_device = staticmethod(cuda.set_device)\n"),
+        # The feature-absent twin of a name another branch imports or implements.
+        Example("try:\n    from fb.utils import log_cache_stats\nexcept ImportError:\n"
+                "    def log_cache_stats(*args, **kwargs):\n        pass\n"),
+        Example("if is_fbcode():\n    def record(op):\n        store(op)\nelse:\n    def record(op):\n        pass\n"),
+        # A test's doubles: a callback, a fixture, a fake's method.
+        Example("import pytest\n\n@pytest.fixture\ndef name():\n    return None\n\ndef test_apply(frame):\n"
+                "    def one(x):\n        return 1\n    assert frame.apply(one).sum() == len(frame)\n",
+                path="pkg/tests/test_apply.py"),
+        Example("class InfinityType:\n    def __lt__(self, other):\n        return False\n"
+                "    def __gt__(self, other):\n        return True\n"),
+        # A default hook (`pass`, a docstring, a constant) that subclasses implement.
+        Example("class Op:\n    def setup(self, x):\n        pass\n    def name(self, x):\n        return ''\n\n"
+                "class Double(Op):\n    def setup(self, x):\n        self.x = x\n    def name(self, x):\n"
+                "        return f'double {x}'\n"),
+        # A subclass's answer to a method its base implements: nothing to do, or not supported here.
+        Example("class Plot:\n    def legend(self, ax):\n        ax.legend()\n    def std(self, ax):\n        return ax.std()\n\n"
+                "class Pie(Plot):\n    def legend(self, ax):\n        pass\n"
+                "    def std(self, ax):\n        raise NotImplementedError('std of a pie')\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -487,11 +616,26 @@ class StubBody(Rule):
         # Several placeholders in one body.
         Example("def f(x):\n    pass\n    raise NotImplementedError\n", expect=1),
         Example("def f(x):\n    \"Doc.\"\n    ...\n    pass\n    return None\n", expect=1),
-        # A hook no subclass overrides is a stub; so is a `pass` hook even when one does.
+        # An empty method of an abstract base class is one whatever its subclasses do (B027).
+        Example("from abc import ABC\n\nclass Plot(ABC):\n    def legend(self, ax):\n        pass\n\n"
+                "class Line(Plot):\n    def legend(self, ax):\n        ax.legend()\n", expect=1),
+        # A hook no subclass implements is a stub: here the subclass's override is a stub too.
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
                 "    def other(self):\n        return 1\n", expect=1),
-        Example("class Op:\n    def apply(self, x):\n        pass\n\nclass Double(Op):\n"
-                "    def apply(self, x):\n        return 2 * x\n", expect=1),
+        Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
+                "    def apply(self, x):\n        pass\n", expect=2),
+        # A branch alone, or a twin of another name, is no alternative.
+        Example("if fast:\n    def record(op):\n        pass\nelse:\n    def replay(op):\n        store(op)\n", expect=1),
+        # An empty test is deferred work, in a test module too.
+        Example("def nothing_yet(x):\n    pass\n", expect=1),
+        Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
+                path="tests/test_reader.py", expect=1),
+        Example("def helper(x):\n    return None\n", path="tests/test_reader.py", options={"test-files": []}, expect=1),
+        Example("def test_apply():\n    pass\n\nclass Delegator:\n    def test_method(self):\n        pass\n"
+                "\ndef test_groupby():\n    def test_func(x):\n        pass\n    check(test_func)\n",
+                path="tests/test_apply.py", expect=1),
+        # A data-model method that does nothing is still a stub (only a constant is an answer).
+        Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -501,17 +645,51 @@ class StubBody(Rule):
             return
         if ctx.source.is_stub_file:
             return
-        placeholder = _python_placeholder(node, options)
-        if placeholder is None or _is_declaration(node, options, _file_names(ctx), placeholder):
+        placeholder = placeholder_body(node)
+        if placeholder == DOCSTRING and not options.docstring_only:
+            return
+        names = _file_names(ctx)
+        if placeholder is None or _is_declaration(node, options, names):
             return
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
+        owner = _owner_class(node)
+        if matches_any(ctx.path, options.test_files) and not _is_test(node, label, owner):
+            return  # a test double: a callback, a fake's method, a fixture
+        if owner is None and label in names.handed_to_decorators:
+            return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
+        if _NAMED_NO_OP.match(label):
+            return  # `nothing()`, `do_nothing(*args)`, `noop`: doing nothing is what the name promises
+        if _bound_by_another_branch(node, label):
+            return  # the feature-absent twin of a name another branch imports or implements
+        confirm: tuple[str, ...] = ()
+        if owner is not None and name is not None and not (_is_abstract_base(owner, names) and _is_empty(placeholder)):
+            # (An empty method of an abstract base class is reported whatever its subclasses do, as
+            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.)
+            owner_name = owner.child_by_field_name("name")
+            if owner_name is not None and _implemented_in_file_family(owner_name.text.decode(), label, names):
+                return  # a hook its subclasses implement, or a subclass's answer to an implemented method
+            # Its base classes and subclasses may live in other files: the whole program decides.
+            confirm = (_qualified_name(owner), label)
         ctx.report(
             CODE,
             name if name is not None else node,
             f"`{label}` is a stub: its body is only {placeholder} — invariant 9: finish it or don't start it",
             hint="implement it or delete it; an interface method is @abc.abstractmethod or a Protocol member",
+            confirm=confirm,
         )
+
+    def confirm(self, project: Project, path: str, facts: tuple[str, ...]) -> bool:
+        """A method's finding stands unless a project class above or below its class, in any
+        file, implements the method."""
+        from foxaudit.program.analysis import analysis_for
+        from foxaudit.program.model import function_key
+
+        program = analysis_for(project).program
+        module = program.by_path.get(path)
+        class_name, method = facts
+        class_key = function_key(module.name, class_name) if module is not None else ""
+        return class_key not in program.classes or not _implemented_in_program_family(program, class_key, method)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")

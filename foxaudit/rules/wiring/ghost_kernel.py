@@ -59,6 +59,21 @@ class GhostKernel(AnalysisRule):
                 "    kernel(((n + 255) // 256,), (256,), (x, v, n))\n"
             ),
         }, note="CUDA source held in a Python string defines its kernels too."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/layout.py": (
+                "from cupy.cuda import compiler\n\n\n"
+                "def _compile_func(kernel_name, code):\n"
+                "    mod = compiler._compile_module_with_cache(code)\n"
+                "    return mod.get_function(kernel_name)\n\n\n"
+                "def layout(struct):\n"
+                "    source = '''extern \"C\" __global__ void get_layout(long* out) {{ out[0] = sizeof({t}); }}'''.format(t=struct)\n"
+                "    func = _compile_func('get_layout', source)\n"
+                "    func((1,), (1,), (out,))\n"
+            ),
+        }, note="A module compiled by a helper (`_compile_module_with_cache`), from a source this file builds with"
+                " `.format()`: which kernels it defines is that call's business — not a ghost (FX205's note covers it)."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample(kernel_project({"ops/scale.py": scale_module("scael")}), expect=1, note="A typo: `scael` is defined nowhere."),

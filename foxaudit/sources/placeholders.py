@@ -1,0 +1,150 @@
+"""What a Python function's body is when it does nothing: the one definition of a placeholder.
+
+FX902 reports such bodies; the whole-program summary records, for every function, whether its
+body is one (``Function.placeholder``), so that a method can be judged against the other
+definitions of its name in the class hierarchy, across files. Configuration-free: an option
+such as FX902's ``docstring-only`` decides what is *reported*, not what is a placeholder.
+"""
+
+from __future__ import annotations
+
+import tree_sitter
+
+_CONSTANT_LEAVES = frozenset({"integer", "float", "true", "false", "none", "string", "concatenated_string"})
+_CONSTANT_CONTAINERS = frozenset({"tuple", "list", "dictionary", "set", "pair", "parenthesized_expression"})
+_NOT_IMPLEMENTED = frozenset({"NotImplementedError", "NotImplemented"})
+_RECEIVERS = frozenset({"self", "cls"})
+DOCSTRING = "a docstring"
+RAISE_NOT_IMPLEMENTED = "`raise NotImplementedError`"
+
+
+def placeholder_body(function: tree_sitter.Node) -> str | None:
+    """What the body of ``function`` (a ``function_definition``) is when it is only placeholders
+    (one or several: "`pass` and `raise NotImplementedError`"); None for a body that does something."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return None
+    statements = [child for child in body.named_children if child.type != "comment"]
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+        if not statements:
+            return DOCSTRING
+    if not statements:
+        return None
+    found: list[str] = []
+    for statement in statements:
+        placeholder = _statement_placeholder(statement, function)
+        if placeholder is None:
+            return None
+        if placeholder and placeholder not in found:
+            found.append(placeholder)
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
+
+
+def function_name(function: tree_sitter.Node) -> str:
+    name = function.child_by_field_name("name")
+    return name.text.decode() if name is not None else ""
+
+
+def _statement_placeholder(statement: tree_sitter.Node, function: tree_sitter.Node) -> str | None:
+    """A placeholder statement's description, "" for a bare string (a second docstring), None
+    for a statement that does something."""
+    kind = statement.type
+    if kind == "pass_statement":
+        return "`pass`"
+    if kind == "expression_statement":
+        value = _first_named(statement)
+        if statement.named_child_count == 1 and value is not None and value.type == "ellipsis":
+            return "`...`"
+        return "" if _is_docstring(statement) else None
+    if kind == "raise_statement":
+        return RAISE_NOT_IMPLEMENTED if _raises_not_implemented(statement) else None
+    if kind == "return_statement":
+        name = function_name(function)
+        if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+            # A data-model method's signature is fixed by the protocol, and a constant is its
+            # answer: `__exit__(...): return False` lets the exception propagate, `__lt__` of an
+            # infinity type is always False, `__bool__` of a flag is True.
+            return None
+        value = _first_named(statement)
+        if value is None or value.type == "none":
+            return "`return None`" if value is not None else "a bare `return`"
+        if not _is_constant(value):
+            return None
+        parameters = _parameter_names(function.child_by_field_name("parameters"))
+        ignored = [name for name in parameters if name not in _RECEIVERS and not name.startswith("_")]
+        if ignored:
+            shown = ", ".join(f"`{name}`" for name in ignored)
+            return f"a constant `{_one_line(value.text.decode())}` that ignores {shown}"
+    return None
+
+
+def _first_named(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The first named child (tree-sitter 0.26 raises IndexError for a missing one)."""
+    return node.named_child(0) if node.named_child_count else None
+
+
+def _is_docstring(statement: tree_sitter.Node) -> bool:
+    if statement.type != "expression_statement" or statement.named_child_count != 1:
+        return False
+    value = _first_named(statement)
+    return value is not None and value.type in ("string", "concatenated_string")
+
+
+def _is_constant(node: tree_sitter.Node) -> bool:
+    """A literal value: numbers, strings without interpolation, booleans, None, containers of them."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kind = current.type
+        if kind == "unary_operator":
+            stack.append(current.named_children[-1])
+        elif kind in _CONSTANT_LEAVES:
+            if kind in ("string", "concatenated_string") and _has_interpolation(current):
+                return False
+        elif kind in _CONSTANT_CONTAINERS:
+            stack.extend(child for child in current.named_children if child.type != "comment")
+        else:
+            return False
+    return True
+
+
+def _has_interpolation(string: tree_sitter.Node) -> bool:
+    stack = [string]
+    while stack:
+        current = stack.pop()
+        if current.type == "interpolation":
+            return True
+        stack.extend(current.named_children)
+    return False
+
+
+def _raises_not_implemented(statement: tree_sitter.Node) -> bool:
+    exception = _first_named(statement)
+    if exception is not None and exception.type == "call":
+        exception = exception.child_by_field_name("function")
+    if exception is not None and exception.type == "attribute":
+        exception = exception.child_by_field_name("attribute")
+    return exception is not None and exception.type == "identifier" and exception.text.decode() in _NOT_IMPLEMENTED
+
+
+def _parameter_names(parameters: tree_sitter.Node | None) -> list[str]:
+    names = []
+    for parameter in parameters.named_children if parameters is not None else ():
+        if parameter.type == "identifier":
+            names.append(parameter.text.decode())
+            continue
+        name = parameter.child_by_field_name("name")
+        if name is None:  # *args / **kwargs: `list_splat_pattern (identifier)`
+            name = next((child for child in parameter.named_children if child.type == "identifier"), None)
+        if name is not None:
+            names.append(name.text.decode())
+    return names
+
+
+def _one_line(text: str, limit: int = 40) -> str:
+    """A literal as it fits in a one-line message: whitespace runs collapsed, long ones cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

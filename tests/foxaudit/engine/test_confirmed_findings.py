@@ -1,0 +1,120 @@
+"""Per-file findings the whole-project pass confirms (FX902 across files): a base class's hook
+with its subclasses in another module, a subclass's answer to a base implemented elsewhere."""
+
+from __future__ import annotations
+
+from foxaudit.config import Settings
+from foxaudit.engine.resolve import resolve
+from foxaudit.engine.run import check
+
+BASE = """\
+class Reader:
+    def read(self, n):
+        raise NotImplementedError
+
+    def close(self):
+        pass
+
+    def size(self):
+        return self.n
+
+    def orphan_hook(self):
+        raise NotImplementedError
+"""
+
+# The subclass imports its base under another name, from another package.
+SUBCLASS = """\
+from pkg.base import Reader as BaseReader
+
+
+class FileReader(BaseReader):
+    def read(self, n):
+        return self.handle.read(n)
+
+    def close(self):
+        self.handle.close()
+
+    def size(self):
+        raise NotImplementedError("a stream has no size")
+"""
+
+
+def _stubs(result):
+    return sorted((d.path, d.line) for d in result.diagnostics if d.code == "FX902")
+
+
+def _resolved(root, select=("FX902",)):
+    return resolve(Settings(root=root, select=select))
+
+
+def test_hooks_and_overrides_across_files_are_not_stubs(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/base.py": BASE, "other/impl.py": SUBCLASS})
+    result = check(_resolved(root), cache_dir=tmp_path / "c")
+    # Only the hook no class implements is left: read/close are implemented below, size above.
+    assert _stubs(result) == [("pkg/base.py", 11)]
+
+
+def test_without_the_project_pass_the_file_alone_decides(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/base.py": BASE, "other/impl.py": SUBCLASS})
+    result = check(_resolved(root), cache_dir=tmp_path / "c", project=False)
+    assert _stubs(result) == [("other/impl.py", 11), ("pkg/base.py", 2), ("pkg/base.py", 5), ("pkg/base.py", 11)]
+
+
+def test_the_default_rule_set_confirms_too(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/base.py": BASE, "other/impl.py": SUBCLASS})
+    result = check(resolve(Settings(root=root)), cache_dir=tmp_path / "c")
+    assert _stubs(result) == [("pkg/base.py", 11)]
+
+
+def test_an_unchanged_file_finding_follows_an_edit_of_another_file(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/base.py": BASE, "other/impl.py": SUBCLASS})
+    cache = tmp_path / "c"
+    assert _stubs(check(_resolved(root), cache_dir=cache)) == [("pkg/base.py", 11)]
+    # The subclass stops implementing read(): the base's hook is a stub again, though base.py
+    # (and its cached per-file result) did not change.
+    (root / "other/impl.py").write_text(SUBCLASS.replace("return self.handle.read(n)", "raise NotImplementedError"))
+    assert _stubs(check(_resolved(root), cache_dir=cache)) == [("other/impl.py", 5), ("pkg/base.py", 2), ("pkg/base.py", 11)]
+    (root / "other/impl.py").write_text(SUBCLASS)
+    assert _stubs(check(_resolved(root), cache_dir=cache)) == [("pkg/base.py", 11)]
+
+
+def test_a_suppressed_hook_stays_suppressed(project, tmp_path):
+    suppressed = BASE.replace("    def orphan_hook(self):", "    def orphan_hook(self):  # foxaudit: ignore[FX902] -- plugins implement it")
+    root = project({"pkg/__init__.py": "", "pkg/base.py": suppressed, "other/impl.py": SUBCLASS})
+    result = check(_resolved(root, ("FX902", "FX003")), cache_dir=tmp_path / "c")
+    assert [(d.path, d.code) for d in result.diagnostics] == []
+
+
+DEVICE = """\
+class DeviceInterface:
+    class Worker:
+        @staticmethod
+        def set_device(device):
+            raise NotImplementedError
+"""
+
+CUDA_DEVICE = """\
+from pkg.device import DeviceInterface
+
+
+class CudaInterface(DeviceInterface):
+    class Worker:
+        @staticmethod
+        def set_device(device):
+            torch.cuda.set_device(device)
+"""
+
+
+def test_a_nested_class_is_related_to_its_twin_in_a_subclass(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/device.py": DEVICE, "pkg/cuda.py": CUDA_DEVICE})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == []
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c", project=False)) == [("pkg/device.py", 4)]
+
+
+def test_a_member_bound_by_assignment_in_another_file_implements_it(project, tmp_path):
+    device = DEVICE.replace("class Worker:\n        @staticmethod\n        def set_device(device):\n            raise NotImplementedError\n",
+                            "@staticmethod\n    def set_device(device):\n        raise NotImplementedError\n")
+    cuda = "from pkg.device import DeviceInterface\n\n\nclass CudaInterface(DeviceInterface):\n    set_device = staticmethod(torch.cuda.set_device)\n"
+    root = project({"pkg/__init__.py": "", "pkg/device.py": device, "pkg/cuda.py": cuda})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == []
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c", project=False)) == [("pkg/device.py", 3)]
