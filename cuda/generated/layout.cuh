@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0x5243EA5ACA564B76ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xCA564B76u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x5243EA5Au
+#define FOXHUNT_LAYOUT_FINGERPRINT 0xCA1E6A52DACD76E6ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xDACD76E6u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xCA1E6A52u
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -155,10 +155,11 @@ constexpr int METRIC_C51 = 0;
 constexpr int METRIC_C51_WIDTH = 4;
 constexpr int METRIC_IQN = 4;
 constexpr int METRIC_CQL = 5;
-constexpr int METRIC_TOTAL = 6;
-constexpr int METRIC_GRAD_NORM = 7;
-constexpr int METRIC_UPDATES = 8;
-constexpr int METRIC_STRIDE = 9;
+constexpr int METRIC_RETURN = 6;
+constexpr int METRIC_TOTAL = 7;
+constexpr int METRIC_GRAD_NORM = 8;
+constexpr int METRIC_UPDATES = 9;
+constexpr int METRIC_STRIDE = 10;
 
 // action-space sizes and the joint-action encoding
 constexpr int N_BRANCHES = 4;
