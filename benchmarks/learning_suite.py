@@ -30,7 +30,6 @@ import math
 import shutil
 import sys
 import time
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from trainer.config import TrainConfig, load_config
+from trainer.config import TrainConfig, load_config, parse_overrides
 from trainer.data.baselines import fit_baselines
 from trainer.data.synthetic import (
     SyntheticMarket,
@@ -97,25 +96,6 @@ class SuiteOptions:
 
 
 # ----------------------------------------------------------------------------- configuration
-
-
-def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``section.key=value`` strings → ``{section: {key: value}}``; the value is read as TOML
-    (``3``, ``1e-4``, ``true``, ``"x"``), a bare word as a string."""
-    overrides: dict[str, dict[str, Any]] = {}
-    for item in items:
-        name, equals, text = item.partition("=")
-        section, dot, key = name.strip().partition(".")
-        if not equals or not dot or not section or not key:
-            raise ValueError(
-                f"cannot read the override {item!r} (vs section.key=value) — hint: e.g. --set run.steps=2400"
-            )
-        try:
-            value = tomllib.loads(f"value = {text.strip()}")["value"]
-        except tomllib.TOMLDecodeError:
-            value = text.strip()
-        overrides.setdefault(section, {})[key] = value
-    return overrides
 
 
 def suite_config(options: SuiteOptions, data_path: Path, *, seed: int) -> TrainConfig:
@@ -401,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{args.steps_multiplier} vs > 0) — hint: e.g. --jobs 4 --seeds 5")  # fmt: skip
     try:
         overrides = parse_overrides(args.overrides)
-    except ValueError as error:
+    except UserError as error:
         parser.error(str(error))
     options = SuiteOptions(args.config, overrides, args.steps_multiplier, args.device, args.bars, args.out, args.plots)
     try:  # a bad --config or --set fails here, before any run, with the config's own message
