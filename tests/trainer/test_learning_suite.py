@@ -105,6 +105,23 @@ def test_market_verdicts_follow_the_issue_targets(suite):
     assert not suite.market_summary([_cell("noise", None, turnovers=(0.01, 0.02))])["passed"]  # trades more with training
 
 
+def test_the_summary_counts_the_adaptive_values_that_never_fired(suite):
+    cells = [dict(_cell("ou", 0.8), never_fired=names) for names in ([], ["atom_half_width_direction"],
+                                                                    ["atom_half_width_direction", "kelly_cap"])]  # fmt: skip
+    assert suite.market_summary(cells)["never_fired"] == {"atom_half_width_direction": 2, "kelly_cap": 1}
+    assert suite.market_summary(cells[:1])["never_fired"] == {}
+    assert suite.market_summary([_cell("ou", 0.8)])["never_fired"] is None  # a result.json from before the field
+
+
+def test_silent_monitors_are_those_whose_value_never_moved():
+    from trainer.eval.health_diag import silent_monitors
+
+    monitors = {"tau": {"value": 0.004, "fire_rate": 0.66}, "kelly_cap": {"value": 0.1, "fire_rate": 0.0},
+                "atom_centre": {"value": 0.0, "fire_rate": None}, "epsilon": {"value": 0.5}}  # fmt: skip
+    assert silent_monitors(monitors) == ["kelly_cap", "atom_centre", "epsilon"]
+    assert silent_monitors({}) == []
+
+
 def test_a_finished_cell_is_not_run_again(suite, tmp_path):
     options = _options(suite, tmp_path)
     directory = suite.cell_dir(tmp_path, "ou", 4)
