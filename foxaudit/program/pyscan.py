@@ -49,6 +49,11 @@ _QUERY_TEXT = """
 """
 
 
+# What the scanner walks the tree for; the per-file pass runs it in its own walk when it will
+# summarise the file (``scan_python(captures=...)``).
+SCAN_QUERY = _QUERY_TEXT
+
+
 @functools.cache
 def _query() -> tree_sitter.Query:
     return tree_sitter.Query(ts_language("python"), _QUERY_TEXT)
@@ -328,9 +333,13 @@ class ModuleSummary:
     __hash__ = None  # type: ignore[assignment]
 
 
-def scan_python(source: SourceFile, module: str, is_package: bool) -> ModuleSummary:
-    """Summarise one Python file. ``module`` is its dotted name (for relative imports)."""
-    return _Scanner(source, module, is_package).run()
+def scan_python(
+    source: SourceFile, module: str, is_package: bool, captures: dict[str, list[tree_sitter.Node]] | None = None
+) -> ModuleSummary:
+    """Summarise one Python file. ``module`` is its dotted name (for relative imports);
+    ``captures``: those of ``SCAN_QUERY`` on ``source``'s tree, when a walk already found them
+    (they are consumed), else the scanner runs the query itself."""
+    return _Scanner(source, module, is_package).run(captures)
 
 
 class _Scanner:
@@ -561,9 +570,10 @@ class _Scanner:
         return ".".join([*base, name] if name else base)
 
     # -- main -----------------------------------------------------------------------------
-    def run(self) -> ModuleSummary:
+    def run(self, captures: dict[str, list[tree_sitter.Node]] | None = None) -> ModuleSummary:
         root = self.source.tree.root_node
-        captures = tree_sitter.QueryCursor(_query()).captures(root)
+        if captures is None:
+            captures = tree_sitter.QueryCursor(_query()).captures(root)
         # Literal containers are only looked at for their size; the dict entries inside large
         # ones are dropped before sorting (a generated table has one per row).
         large = _Ranges(node for node in captures.pop("container", ()) if node.named_child_count > _MAX_ITEMS)
