@@ -39,6 +39,7 @@ from foxaudit.program.pyscan import (
     Call,
     ClassDef,
     DictEntry,
+    Encoded,
     Function,
     ImportRef,
     ModuleSummary,
@@ -331,20 +332,30 @@ def _member(name: str) -> _Schema:
 def _encode_members(members: dict[str, Any]) -> bytes:
     payload = {}
     for name, value in members.items():
+        if type(value) is Encoded:
+            payload[name] = value.raw  # still in this format: as it was read
+            continue
         write = _member(name)[0]
         payload[name] = value if write is None else write(value)
     return _dumps(payload).encode()
 
 
-def _decode_members(data: bytes) -> dict[str, Any]:
+def _decode_members(data: bytes, lazy: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The members of ``data``; those named in ``lazy`` stay ``Encoded`` (decoded on first read)."""
     try:
         payload = json.loads(data)
         if type(payload) is not dict:
             raise CodecError("summary members that are not an object")
         for name, value in payload.items():
             read = _member(name)[1]
-            if read is not None:
-                payload[name] = read(value)
+            if read is None:
+                continue
+            if name in lazy:
+                if type(value) is not list:
+                    raise CodecError(f"summary member {name} that is not an array")
+                payload[name] = Encoded(value, read, typing.get_origin(_INDEX_TYPES[name])())
+                continue
+            payload[name] = read(value)
     except CodecError:
         raise
     except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
@@ -382,6 +393,6 @@ def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
     if parts[1] != b"py" or len(parts) != 4:
         raise CodecError("a malformed summary")
     try:
-        return ModuleSummary.from_index(_decode_members(parts[2]), parts[3])
+        return ModuleSummary.from_index(_decode_members(parts[2], ModuleSummary.LAZY), parts[3])
     except ValueError as error:  # CodecError included
         raise CodecError(str(error)) from None

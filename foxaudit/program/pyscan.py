@@ -17,6 +17,7 @@ import bisect
 import functools
 import operator
 from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -222,6 +223,42 @@ TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
+class Encoded:
+    """An index field as the codec read it from a cache entry (JSON arrays), decoded on first use
+    by ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
+
+    __slots__ = ("raw", "read", "empty")
+
+    def __init__(self, raw: object, read: Callable[[object], object], empty: object):
+        self.raw = raw
+        self.read = read
+        self.empty = empty
+
+
+class _DecodedOnRead:
+    """A ModuleSummary index field that may hold an ``Encoded`` value until it is first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> object:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name]
+        if type(value) is Encoded:
+            from foxaudit.program.codec import CodecError
+
+            try:
+                value = value.read(value.raw)
+            except CodecError:
+                value = value.empty
+            instance.__dict__[self.name] = value
+        return value
+
+    def __set__(self, instance: object, value: object) -> None:
+        instance.__dict__[self.name] = value
+
+
 class ModuleSummary:
     """One module's facts in two tiers, so a large tree is not decoded whole on every run.
 
@@ -233,6 +270,11 @@ class ModuleSummary:
     that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
     hold the same facts.
     """
+
+    # Index fields left encoded in a loaded summary until an analysis reads them: the hot path
+    # reads the transfer calls only when something is hot.
+    LAZY = ("transfer_calls",)
+    transfer_calls = _DecodedOnRead()
 
     def __init__(self, path: str):
         self.path = path
@@ -261,7 +303,9 @@ class ModuleSummary:
         """
         summary = cls("")
         expected = {name: type(value) for name, value in vars(summary).items() if name not in ("_body", "_blob")}
-        if index.keys() != expected.keys() or any(type(index[name]) is not kind for name, kind in expected.items()):
+        if index.keys() != expected.keys() or any(
+            type(index[name]) is not kind and not (name in cls.LAZY and type(index[name]) is Encoded) for name, kind in expected.items()
+        ):
             raise ValueError("summary index fields differ from this version's")
         summary.__dict__.update(index)
         summary._body = None
@@ -326,6 +370,9 @@ class ModuleSummary:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ModuleSummary):
             return NotImplemented
+        for summary in (self, other):
+            for name in self.LAZY:
+                getattr(summary, name)  # decoded: an encoded field compares by its records
         mine = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
         theirs = {key: value for key, value in other.__dict__.items() if key not in ("_body", "_blob")}
         return mine == theirs and self._loaded() == other._loaded()
