@@ -313,6 +313,9 @@ class Program:
         # reported as FX001 on the file itself.
         self.scan_failures: dict[str, str] = {}
         self.cache = _SummaryCache(project.cache if use_cache else None)
+        # path → the cache entry name of its summary (which hashes the file's bytes, its module
+        # name and the scanner): what an analysis keys a module's cached contribution by.
+        self.summary_names: dict[str, str] = {}
         self._bindings: dict[str, dict[str, str]] = {}
         self._attr_types: dict[str, dict[str, str]] = {}
         self._local_types: dict[tuple[str, str], dict[str, str]] = {}
@@ -378,6 +381,7 @@ class Program:
             if key[0] == "py":
                 self._names[source.path] = (key[2], key[3])
             name = self.cache.name(key)
+            self.summary_names[source.path] = name
             handed = prepared.get(source.path)
             if handed is not None and handed.name == name:
                 if handed.error:
