@@ -140,6 +140,8 @@ def _tagged_field(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is float or kind is bool or value is None:
         return value
+    if kind is int and value.bit_length() < _LONG_INT_BITS:
+        return value
     return encode(value)
 
 
@@ -280,20 +282,34 @@ def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, C
     return found
 
 
+# Per record class: the function that turns a record into the array json.dumps writes.
+_RECORD_ARRAYS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _record_array(kind: type) -> Callable[[Any], Any]:
+    getter, plan = _record_encoder(kind)
+    if not plan:
+        return getter  # the field values as they are (a tuple: a JSON array)
+
+    def converted(value: Any) -> Any:
+        values = list(getter(value))
+        for index, convert in plan:
+            values[index] = convert(values[index])
+        return values
+
+    return converted
+
+
 def _fields_of(value: Any) -> Any:
     """json.dumps' ``default``: a record as the array of its field values (converted where their
     declared type needs it); JSON writes everything else inside it in C."""
     kind = type(value)
-    if kind not in _FIELDS:
-        raise TypeError(f"cannot encode a {kind.__name__} in a summary")
-    getter, plan = _record_encoder(kind)
-    values = getter(value)
-    if not plan:
-        return values
-    values = list(values)
-    for index, convert in plan:
-        values[index] = convert(values[index])
-    return values
+    array = _RECORD_ARRAYS.get(kind)
+    if array is None:
+        if kind not in _FIELDS:
+            raise TypeError(f"cannot encode a {kind.__name__} in a summary")
+        array = _RECORD_ARRAYS[kind] = _record_array(kind)
+    return array(value)
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=_fields_of).encode
