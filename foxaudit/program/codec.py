@@ -211,12 +211,20 @@ def _fixed_tuple(items: list[_Schema]) -> _Schema:
     def write_value(value: Any) -> Any:
         return [element if convert is None else convert(element) for convert, element in zip(encoders, value)]
 
+    count = len(decoders)
+
     def read_value(value: Any) -> Any:
-        if type(value) is not list or len(value) != len(decoders):
+        if type(value) is not list or len(value) != count:
             raise CodecError("a tuple of the wrong length")
         return tuple(element if convert is None else convert(element) for convert, element in zip(decoders, value))
 
-    return (write_value if any(encoders) else None, read_value)
+    def read_plain(value: Any) -> Any:
+        # Every item as JSON read it (a (name, annotation) pair): no generator per tuple.
+        if type(value) is not list or len(value) != count:
+            raise CodecError("a tuple of the wrong length")
+        return tuple(value)
+
+    return (write_value if any(encoders) else None, read_value if any(decoders) else read_plain)
 
 
 def _mapping(item: _Schema) -> _Schema:
