@@ -337,6 +337,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "call_methods": frozenset[str],
     "call_heads": frozenset[str],
     "transfer_calls": tuple[Call, ...],
+    "module_calls": frozenset[tuple[str, str, bool]],
     "calls": list[Call],
     "assignments": list[Assignment],
     "subscript_writes": list[SubscriptWrite],

@@ -186,8 +186,11 @@ def test_codec_writes_records_by_their_declared_types() -> None:
     data = dump_summary("k", summary)
     index = json.loads(data.split(b"\n")[2])
     assert index["imports"][0][0] == "torch" and type(index["imports"][0][1]) is list  # no "t" tags
+    # Module-level calls: (callee, method, bound) arrays in sorted order, no "f"/"t" tags.
+    assert index["module_calls"] == [["torch.zeros", "zeros", False], ["torch.zeros().item", "item", True]]
     copy = load_summary("k", data)
     assert copy == summary
+    assert type(copy.module_calls) is frozenset and copy.module_calls == summary.module_calls
     assert type(copy.constants["T"].value) is tuple and copy.constants["T"].value[4].kind == "other"
     assert {type(call.args) for call in copy.calls} == {tuple}
     assert all(a.call is None or a.call.method for a in copy.assignments)
