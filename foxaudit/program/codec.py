@@ -53,8 +53,15 @@ _CLASSES: dict[str, type] = {
     for cls in (Arg, Assignment, Call, ClassDef, DictEntry, Function, ImportRef, Span, SubscriptWrite, WithBlock,
                 CudaConstant, CudaSummary, Kernel, Launch, Memcpy)
 }  # fmt: skip
-_FIELDS: dict[type, tuple[str, ...]] = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES.values()}
+# Record classes are frozen dataclasses, except the tuple records (Span, a NamedTuple): their
+# fields are their items.
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: cls._fields if issubclass(cls, tuple) else tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[attr-defined]
+    for cls in _CLASSES.values()
+}
+_TUPLE_RECORDS = frozenset(cls for cls in _CLASSES.values() if issubclass(cls, tuple))
 _new = object.__new__
+_new_tuple = tuple.__new__
 # Integers past this many bits print with more than CPython's 4,300-digit limit.
 _LONG_INT_BITS = 14_000
 _CONTAINERS = {"t": tuple, "l": list, "s": set, "f": frozenset}
@@ -129,6 +136,8 @@ def _record(cls: type, items: list[Any]) -> Any:
     fields = _FIELDS[cls]
     if len(items) != len(fields):
         raise CodecError(f"{cls.__name__} with {len(items)} fields vs {len(fields)}")
+    if cls in _TUPLE_RECORDS:
+        return _new_tuple(cls, items)
     # What the generated __init__ would store, without its per-field object.__setattr__
     # (frozen dataclasses): the records have no __post_init__ and no derived fields.
     record = _new(cls)
@@ -258,6 +267,15 @@ def _record_decoder(cls: type) -> Callable[[Any], Any]:
     fields = _FIELDS[cls]
     count = len(fields)
     converters: list[tuple[int, Callable[[Any], Any]]] = []
+    if cls in _TUPLE_RECORDS:
+        # Plain items (a span's four numbers): the tuple made from the array as JSON read it.
+        def read_tuple(value: Any) -> Any:
+            if type(value) is not list or len(value) != count:
+                raise CodecError(f"a {cls.__name__} that is not an array of its {count} fields")
+            return _new_tuple(cls, value)
+
+        _RECORD_DECODERS[cls] = read_tuple
+        return read_tuple
 
     def read_value(value: Any) -> Any:
         if type(value) is not list or len(value) != count:

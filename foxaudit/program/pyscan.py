@@ -19,7 +19,7 @@ import operator
 from collections.abc import Iterable
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import tree_sitter
 
@@ -75,8 +75,14 @@ class Arg:
     dotted: str = ""  # for name/attribute/call: the dotted callee or name
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
+    """A source range, 1-based (``end_column`` one past the last character).
+
+    A tuple of its four numbers: the summary codec writes it as a JSON array without a call back
+    into Python and reads it back with ``tuple.__new__`` (a summary holds about as many spans as
+    every other record together).
+    """
+
     line: int
     column: int
     end_line: int
@@ -193,6 +199,7 @@ class DictEntry:
 
 _new = object.__new__
 _set = object.__setattr__
+_new_tuple = tuple.__new__
 
 
 def _built(cls: type[_R], fields: dict[str, object]) -> _R:
@@ -206,7 +213,7 @@ def _built(cls: type[_R], fields: dict[str, object]) -> _R:
 
 
 def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
-    return _built(Span, {"line": line, "column": column, "end_line": end_line, "end_column": end_column})
+    return _new_tuple(Span, (line, column, end_line, end_column))
 
 
 def _arg(kind: str, text: str, value: object = None, dotted: str = "") -> Arg:
