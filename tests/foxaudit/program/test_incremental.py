@@ -154,6 +154,7 @@ def test_no_cache_writes_nothing(tmp_path):
     root = copy_fixture("wiring", tmp_path / "wiring")
     _findings(root, None)
     assert not list(root.rglob("project-*"))
+    assert not list(root.rglob("imports-*"))  # nor the import graph's per-module contributions
 
 
 @pytest.fixture
