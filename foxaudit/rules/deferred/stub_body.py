@@ -16,7 +16,12 @@ from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
 from foxaudit.rules._support.python_names import import_aliases, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
-from foxaudit.sources.placeholders import DOCSTRING, placeholder_body
+from foxaudit.sources.placeholders import (
+    DOCSTRING,
+    RAISE_NOT_IMPLEMENTED,
+    constant_answer,
+    placeholder_body,
+)
 
 if TYPE_CHECKING:
     from foxaudit.program.model import Program
@@ -106,6 +111,11 @@ class _FileNames:
     implemented: dict[str, set[str]]  # class name → its methods whose body is not a placeholder
     handed_to_decorators: set[str]  # names passed to a decorator call: `@overload(f)` → f
     unreadable: set[str]  # classes with a base that is not a class of this file (nor a neutral one)
+    answers: dict[str, dict[str, str]] = field(default_factory=dict)  # class → method → constant it returns
+    # Classes whose (two or more) methods are all placeholders: interface declarations and null objects.
+    inert: set[str] = field(default_factory=set)
+    # class → the names its implemented methods use through `self.`/`cls.` (the class calls them).
+    used_by_self: dict[str, set[str]] = field(default_factory=dict)
 
 
 def _file_names(ctx: FileContext) -> _FileNames:
@@ -115,6 +125,9 @@ def _file_names(ctx: FileContext) -> _FileNames:
         aliases = import_aliases(root)
         bases: dict[str, set[str]] = {}
         implemented: dict[str, set[str]] = {}
+        answers: dict[str, dict[str, str]] = {}
+        used_by_self: dict[str, set[str]] = {}
+        methods_of: dict[str, list[tree_sitter.Node]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         for definition in tree_sitter.QueryCursor(_class_query()).captures(root).get("c", []):
             name = definition.child_by_field_name("name")
@@ -124,16 +137,27 @@ def _file_names(ctx: FileContext) -> _FileNames:
             resolved = [resolve(base.text.decode(), aliases)
                         for base in (superclasses.named_children if superclasses is not None else ())
                         if base.type != "keyword_argument"]
-            written.setdefault(name.text.decode(), []).extend(resolved)
-            bases.setdefault(name.text.decode(), set()).update(base.rsplit(".", 1)[-1] for base in resolved)
+            class_name = name.text.decode()
+            written.setdefault(class_name, []).extend(resolved)
+            bases.setdefault(class_name, set()).update(base.rsplit(".", 1)[-1] for base in resolved)
             body = definition.child_by_field_name("body")
-            members = implemented.setdefault(name.text.decode(), set())
+            members = implemented.setdefault(class_name, set())
+            constants = answers.setdefault(class_name, {})
+            used = used_by_self.setdefault(class_name, set())
+            methods = methods_of.setdefault(class_name, [])
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
-                if member is not None and member.type == "function_definition" and placeholder_body(member) is None:
+                if member is not None and member.type == "function_definition":
+                    methods.append(member)
                     member_name = member.child_by_field_name("name")
-                    if member_name is not None:
+                    if member_name is None:
+                        continue
+                    if placeholder_body(member) is None:
                         members.add(member_name.text.decode())
+                        used.update(_names_used_through_self(member))
+                    answer = constant_answer(member)
+                    if answer:
+                        constants[member_name.text.decode()] = answer
                 elif statement.type == "expression_statement" and statement.named_children:
                     # `set_device = staticmethod(torch.cuda.set_device)` implements the member too.
                     assignment = statement.named_children[0]
@@ -151,8 +175,29 @@ def _file_names(ctx: FileContext) -> _FileNames:
             klass for klass, full in written.items()
             if any(("." in base or base not in bases) and _unreadable_base(base) for base in full)
         }
-        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable)
+        inert = {klass for klass, methods in methods_of.items()
+                 if len(methods) >= 2 and all(placeholder_body(method) is not None for method in methods)}
+        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
+                                             used_by_self)
     return state
+
+
+def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
+    """`self.hook(...)`, `cls.hook`, `self.hook` handed on: the members a method reaches on its own object."""
+    used: set[str] = set()
+    for attribute in tree_sitter.QueryCursor(_self_query()).captures(method).get("a", []):
+        receiver = attribute.child_by_field_name("object")
+        member = attribute.child_by_field_name("attribute")
+        if receiver is not None and member is not None and receiver.text in (b"self", b"cls"):
+            used.add(member.text.decode())
+    return used
+
+
+@functools.cache
+def _self_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(attribute object: (identifier)) @a")
 
 
 @functools.cache
@@ -199,7 +244,14 @@ def _implemented_in_family(
     return False
 
 
-def _implemented_in_file_family(class_name: str, method: str, names: _FileNames) -> bool:
+def _another_answer(found: str, answer: str) -> bool:
+    """A constant another class returns (``found``) that differs from the judged one's (``answer``):
+    `PythonPrinter._print_Infinity` returns "math.inf" where `CppPrinter`'s returns a C++ limit,
+    each its class's answer, and a base's `raise NotImplementedError` is then their interface."""
+    return bool(found) and found != answer
+
+
+def _implemented_in_file_family(class_name: str, method: str, names: _FileNames, answer: str = "") -> bool:
     subclasses: dict[str, list[str]] = {}
     for candidate, bases in names.bases.items():
         for base in bases:
@@ -208,15 +260,18 @@ def _implemented_in_file_family(class_name: str, method: str, names: _FileNames)
         class_name, method,
         lambda key: names.bases.get(key, ()),
         lambda key: subclasses.get(key, ()),
-        lambda key, name: name in names.implemented.get(key, ()),
+        lambda key, name: (name in names.implemented.get(key, ())
+                           or _another_answer(names.answers.get(key, {}).get(name, ""), answer)),
         lambda key: key in names.unreadable,
     )
 
 
-def _implemented_in_program_family(program: Program, class_key: str, method: str) -> bool:
+def _implemented_in_program_family(program: Program, class_key: str, method: str, answer: str = "") -> bool:
     def implements(key: str, name: str) -> bool:
         found = program.functions.get(f"{key}.{name}")
-        return (found is not None and not found[1].placeholder) or name in program.classes[key][1].attributes
+        if found is not None and (not found[1].placeholder or _another_answer(found[1].answer, answer)):
+            return True
+        return name in program.classes[key][1].attributes
 
     def unreadable(key: str) -> bool:
         module, klass = program.classes[key]
@@ -321,6 +376,181 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
             if left is not None and left.type == "identifier":
                 bound.add(left.text.decode())
     return bound
+
+
+# Words of a name (`NopInputReader` → nop, input, reader; `_fake_rcb` → fake, rcb).
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# A class or function so named stands in for the real thing on purpose: a null object, a double.
+_STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock"})
+# The constant a name promises: `always_true` returns True, `_unpickle_as_none` returns None.
+_PROMISED = {"true": frozenset({"True"}), "false": frozenset({"False"}), "none": frozenset({"None"}),
+             "zero": frozenset({"0", "0.0"}), "empty": frozenset({"()", "[]", "{}", '""', "''"})}
+# A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
+_SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
+                         r"|\bintentionally (?:empty|blank)\b", re.IGNORECASE)
+# A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
+_SAYS_HOOK = re.compile(r"\boverrid(?:e|den)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b",
+                        re.IGNORECASE)
+# A `raise NotImplementedError(...)` message that states a limitation, not pending work.
+_SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: not|n't) support\b|\bcannot\b|\bcan't\b"
+                           r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `", re.IGNORECASE)
+# A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
+_GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead"
+                           r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
+_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|currently|placeholder"
+                            r"|not implemented)\b",
+                            re.IGNORECASE)
+# mypy's error code for a function whose body is empty while its annotation promises a value.
+# (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`).
+_EMPTY_BODY_IGNORE = re.compile(r"#\s*type:\s*ignore\[[^\]]*\bempty-body\b|#\s*noqa:[^#]*\bB027\b")
+# Names of event hooks: a class that calls `self.on_step(...)` announces an event subclasses may handle.
+_HOOK_NAME = re.compile(r"^_*(?:on|before|after|pre|post)_\w+$|^\w+_hook$")
+# A class so named is there to be subclassed (`GemmBase`, `BaseReader`, `LoggingMixin`).
+_BASE_WORDS = frozenset({"base", "mixin", "abstract", "interface"})
+_CONTEXT_PAIR = {"__enter__": "__exit__", "__exit__": "__enter__", "__aenter__": "__aexit__", "__aexit__": "__aenter__"}
+
+
+def _words(name: str) -> list[str]:
+    words = [word.lower() for word in _WORDS.findall(name)]
+    joined = "_".join(words).replace("no_op", "noop")
+    return joined.split("_")
+
+
+def _name_promises(label: str, function: tree_sitter.Node, placeholder: str) -> bool:
+    """The function's name says it stands in for something (`_fake_rcb`, `dummy_loader`), or names the
+    constant it returns (`always_true` → True, `_unpickle_as_none` → None)."""
+    words = _words(label)
+    if _SAYS_DEFERRED.search(" ".join(words)):
+        return False  # `nothing_yet`, `fake_for_now`: the name itself says the work is pending
+    if _STAND_IN_WORDS.intersection(words):
+        return True
+    returned = constant_answer(function) or ("None" if "None" in placeholder or "bare `return`" in placeholder else "")
+    return any(returned in _PROMISED.get(word, ()) for word in words)
+
+
+def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
+    """The function says that its placeholder is the behaviour: its docstring or comments say that
+    doing nothing is intended ("no-op", "nothing to do", "in CPU we do nothing"), a comment gives the
+    reason ("handled by the caller", "we always guard on this via ..."), its docstring calls it a
+    default for subclasses ("Override this method to ..."), or its `NotImplementedError` states a
+    limitation ("deletion not supported", "use add() instead") — and nothing in it or in the
+    comment right above it says that the work is deferred ("TODO", "for now", "yet", "NYI")."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return False
+    comments = _comments(function)
+    docstrings = [child.text.decode(errors="replace") for child in body.named_children
+                  if child.type == "expression_statement" and child.named_child_count == 1
+                  and child.named_children[0].type in ("string", "concatenated_string")]
+    said = " ".join(comments + docstrings)
+    if _SAYS_DEFERRED.search(said) or _SAYS_DEFERRED.search(" ".join(_comments_above(function))):
+        return False
+    if _SAYS_NO_OP.search(said) or any(_GIVES_REASON.search(comment) for comment in comments):
+        return True
+    if any(_SAYS_HOOK.search(docstring) for docstring in docstrings):
+        return True  # "Hook for subclasses", "Override this method to ...": a default meant to be replaced
+    message = _not_implemented_message(body)
+    return bool(message) and bool(_SAYS_REFUSAL.search(message))
+
+
+def _comments(function: tree_sitter.Node) -> list[str]:
+    """The function's comments: tree-sitter puts those before the first statement beside the body."""
+    body = function.child_by_field_name("body")
+    found = [child.text.decode(errors="replace") for child in function.children if child.type == "comment"]
+    if body is not None:
+        found.extend(child.text.decode(errors="replace") for child in body.named_children if child.type == "comment")
+    return found
+
+
+def _comments_above(function: tree_sitter.Node) -> list[str]:
+    """The comment lines right above the definition (or its decorators): `# TODO: ...` then `def f`."""
+    node = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
+    found = []
+    sibling = node.prev_sibling
+    line = node.start_point[0]
+    while sibling is not None and sibling.type == "comment" and sibling.end_point[0] == line - 1:
+        found.append(sibling.text.decode(errors="replace"))
+        line = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    return found
+
+
+def _not_implemented_message(body: tree_sitter.Node) -> str:
+    """The text of a `raise NotImplementedError("...")` statement's arguments in ``body``, "" without one."""
+    for statement in body.named_children:
+        if statement.type == "raise_statement" and statement.named_child_count:
+            raised = statement.named_children[0]
+            arguments = raised.child_by_field_name("arguments") if raised.type == "call" else None
+            if arguments is not None:
+                return arguments.text.decode(errors="replace")
+    return ""
+
+
+_DISPATCH_BASES = frozenset({"singledispatch", "singledispatchmethod"})
+
+
+def _registered(function: tree_sitter.Node, label: str) -> bool:
+    """The function is an entry of a dispatch table: decorated and named `_` (`@op.register_fake`
+    on `def _(...)`: the name is thrown away, the function exists to be registered), or decorated
+    with a call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`,
+    `@_onnx_symbolic("prim::Uninitialized")`), or the fallback of a `functools.singledispatch` table. A call with only numbers or keywords configures a
+    wrapper instead (`@lru_cache(128)`, `@retry(times=3)`): that is no registration."""
+    holder = function.parent
+    if holder is None or holder.type != "decorated_definition":
+        return False
+    if label == "_":
+        return True
+    for decorator in holder.named_children:
+        if decorator.type == "decorator" and _decorator_expression(decorator).rsplit(".", 1)[-1] in _DISPATCH_BASES:
+            return True  # `@singledispatch`: the fallback for the types no one registered
+        call = next((child for child in decorator.named_children if child.type == "call"), None) \
+            if decorator.type == "decorator" else None
+        arguments = call.child_by_field_name("arguments") if call is not None else None
+        for argument in arguments.named_children if arguments is not None else ():
+            if argument.type not in ("keyword_argument", "comment", "integer", "float", "true", "false", "none",
+                                     "list_splat", "dictionary_splat"):
+                return True
+    return False
+
+
+def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
+    """A `# type: ignore[empty-body]` or `# noqa: B027` on the signature (the header's lines, before the body)."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return False
+    header = function.text[: body.start_byte - function.start_byte].decode(errors="replace")
+    # A comment after the colon sits in the body node: look at the rest of the header's last line too.
+    first = body.named_children[0] if body.named_children else None
+    if first is not None and first.type == "comment" and first.start_point[0] == function.start_point[0] + header.count("\n"):
+        header += first.text.decode(errors="replace")
+    return bool(_EMPTY_BODY_IGNORE.search(header))
+
+
+def _member_by_design(label: str, klass: str, placeholder: str, names: _FileNames, *, abstract: bool) -> bool:
+    """A method whose placeholder its own class makes deliberate: a class that does nothing at all
+    (an interface declared by convention, a null object: every one of its methods is a placeholder)
+    or is named a stand-in (`NopReader`, `FakeClock`); an empty constructor (no
+    state to set up, like an empty C++ constructor); one half of a context manager whose other half
+    does the work; a `raise NotImplementedError` that the class's own methods call (the class
+    cannot work until a subclass overrides it: a template method's abstract step), or any
+    placeholder step that a class named to be subclassed (`GemmBase`, `ReaderMixin`) calls; an
+    empty event hook (`on_*`, `before_*`, `*_hook`, ...) that the class itself fires. An abstract base class
+    declares its interface with `@abstractmethod`: a placeholder beside them is not by design."""
+    if abstract:
+        return False
+    if klass in names.inert or _STAND_IN_WORDS.intersection(_words(klass)):
+        return True
+    if label == "__init__" and _is_empty(placeholder):
+        return True
+    partner = _CONTEXT_PAIR.get(label)
+    if partner is not None and partner in names.implemented.get(klass, ()):
+        return True
+    used = names.used_by_self.get(klass, set())
+    if label in used and placeholder == RAISE_NOT_IMPLEMENTED:
+        return True
+    if label in used and _BASE_WORDS.intersection(_words(klass)):
+        return True  # `GemmBase.epi_begin`: a step the base class calls, there for subclasses to fill in
+    return label in used and _is_empty(placeholder) and bool(_HOOK_NAME.match(label))
 
 
 def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -658,19 +888,32 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
-        if _NAMED_NO_OP.match(label):
-            return  # `nothing()`, `do_nothing(*args)`, `noop`: doing nothing is what the name promises
+        if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
+            return  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
         if _bound_by_another_branch(node, label):
             return  # the feature-absent twin of a name another branch imports or implements
+        if _states_it_does_nothing(node):
+            return  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
+        if _empty_body_acknowledged(node):
+            return  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
+        if _registered(node, label):
+            return  # a dispatch table's entry: doing nothing or a constant is its answer for that key
+        if (len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED
+                and not _SAYS_DEFERRED.search(" ".join([*_comments(node), _not_implemented_message(node.child_by_field_name("body"))]))):
+            return  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
         confirm: tuple[str, ...] = ()
         if owner is not None and name is not None and not (_is_abstract_base(owner, names) and _is_empty(placeholder)):
             # (An empty method of an abstract base class is reported whatever its subclasses do, as
             # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.)
             owner_name = owner.child_by_field_name("name")
-            if owner_name is not None and _implemented_in_file_family(owner_name.text.decode(), label, names):
+            klass = owner_name.text.decode() if owner_name is not None else ""
+            if _member_by_design(label, klass, placeholder, names, abstract=_is_abstract_base(owner, names)):
+                return
+            answer = constant_answer(node)
+            if owner_name is not None and _implemented_in_file_family(klass, label, names, answer):
                 return  # a hook its subclasses implement, or a subclass's answer to an implemented method
             # Its base classes and subclasses may live in other files: the whole program decides.
-            confirm = (_qualified_name(owner), label)
+            confirm = (_qualified_name(owner), label, answer)
         ctx.report(
             CODE,
             name if name is not None else node,
@@ -687,9 +930,9 @@ class StubBody(Rule):
 
         program = analysis_for(project).program
         module = program.by_path.get(path)
-        class_name, method = facts
+        class_name, method, answer = (*facts, "")[:3]
         class_key = function_key(module.name, class_name) if module is not None else ""
-        return class_key not in program.classes or not _implemented_in_program_family(program, class_key, method)
+        return class_key not in program.classes or not _implemented_in_program_family(program, class_key, method, answer)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")
