@@ -112,7 +112,8 @@ class _FileNames:
     handed_to_decorators: set[str]  # names passed to a decorator call: `@overload(f)` → f
     unreadable: set[str]  # classes with a base that is not a class of this file (nor a neutral one)
     answers: dict[str, dict[str, str]] = field(default_factory=dict)  # class → method → constant it returns
-    # Classes whose (two or more) methods are all placeholders: interface declarations and null objects.
+    # Classes whose (two or more) methods are all placeholders that return no constant (`pass`, `...`,
+    # `raise NotImplementedError`, `return None`): interface declarations and null objects.
     inert: set[str] = field(default_factory=set)
     # class → the names its implemented methods use through `self.`/`cls.` (the class calls them).
     used_by_self: dict[str, set[str]] = field(default_factory=dict)
@@ -175,8 +176,10 @@ def _file_names(ctx: FileContext) -> _FileNames:
             klass for klass, full in written.items()
             if any(("." in base or base not in bases) and _unreadable_base(base) for base in full)
         }
+        # (A constant other than None is an answer, not an absence: a class of constants is not inert.)
         inert = {klass for klass, methods in methods_of.items()
-                 if len(methods) >= 2 and all(placeholder_body(method) is not None for method in methods)}
+                 if len(methods) >= 2 and all(placeholder_body(method) is not None and not constant_answer(method)
+                                              for method in methods)}
         state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
                                              used_by_self)
     return state
@@ -804,6 +807,49 @@ class StubBody(Rule):
         Example("class Plot:\n    def legend(self, ax):\n        ax.legend()\n    def std(self, ax):\n        return ax.std()\n\n"
                 "class Pie(Plot):\n    def legend(self, ax):\n        pass\n"
                 "    def std(self, ax):\n        raise NotImplementedError('std of a pie')\n"),
+        # Classes of one family that return different constants: each is its class's answer.
+        Example("class Printer:\n    def _print_inf(self, expr):\n        raise NotImplementedError\n\n"
+                "class Py(Printer):\n    def _print_inf(self, expr):\n        return 'math.inf'\n\n"
+                "class Cpp(Printer):\n    def _print_inf(self, expr):\n        return 'INFINITY'\n"),
+        # A class whose methods are all placeholders declares an interface or is a null object.
+        Example("class Storage:\n    def nbytes(self) -> int:\n        raise NotImplementedError\n"
+                "    def cpu(self):\n        raise NotImplementedError\n"),
+        Example("class Stream:\n    def __init__(self, priority=-1):\n        pass\n"
+                "    def wait_stream(self, stream):\n        pass\n"),
+        # Named a stand-in, or named for the constant it returns.
+        Example("class NullLogger:\n    def __init__(self, path):\n        self.path = path\n"
+                "    def log(self, message):\n        pass\n"),
+        Example("def _fake_resolution_callback(name):\n    return None\n\ndef always_true(node):\n    return True\n"
+                "\ndef _unpickle_as_none():\n    return None\n"),
+        # The function says its placeholder is the behaviour, and says why.
+        Example("def set_device(device):\n    '''Set the current device; on the CPU this is a no-op.'''\n"),
+        Example("class Guards:\n    def check(self, x):\n        return self.guard(x)\n"
+                "    def GRAD_MODE(self, guard):\n        pass  # always guarded via the global state guard\n"),
+        Example("class Module:\n    def run(self, x):\n        return x\n    def input_names(self, x):\n"
+                "        '''Override this method to name the inputs.'''\n        return None\n"),
+        Example("def keystr(path):\n    raise NotImplementedError('key paths are not supported by the C++ backend')\n"),
+        Example("class Frozen:\n    def get(self, key):\n        return self.data[key]\n"
+                "    def __setitem__(self, key, value):\n        raise NotImplementedError('read-only: use with_item() instead')\n"
+                "    def __hash__(self):\n        raise NotImplementedError\n"),
+        # A type checker or a peer linter was told that the empty body is meant.
+        Example("class CacheInfo:\n    def size(self) -> int:\n        return len(self.items)\n    @property\n"
+                "    def artifacts(self) -> list[str]:  # type: ignore[empty-body]\n        ...\n"),
+        Example("import abc\n\nclass PassBase(abc.ABC):\n    def requires(self, module):  # noqa: B027\n"
+                "        '''Checked before the pass runs.'''\n"),
+        # An entry of a dispatch table: registered for a key, or the fallback of singledispatch.
+        Example("@register_lowering(aten.sink_tokens)\ndef sink_tokens(tokens):\n    return None\n\n"
+                "@wait_stream.register_fake\ndef _(event, stream):\n    pass\n\n"
+                "@functools.singledispatch\ndef to_device(x):\n    raise NotImplementedError\n"),
+        # What the class itself makes deliberate: an empty constructor, one half of a context
+        # manager, a step its own methods call (a template method), an event it fires.
+        Example("class Benchmarker:\n    def __init__(self):\n        pass\n    def run(self, fn):\n        return fn()\n"),
+        Example("class Buffer:\n    def __enter__(self):\n        return self\n    def __exit__(self, *args):\n        pass\n"),
+        Example("class Function:\n    def forward(self, *args):\n        return self.forward_extended(*args)\n"
+                "    def forward_extended(self, *args):\n        raise NotImplementedError\n"),
+        Example("class GemmBase:\n    def run(self, params):\n        return self.epi_begin(params)\n"
+                "    def epi_begin(self, params):\n        return ()\n"),
+        Example("class Runner:\n    def run(self, x):\n        self.on_step(x)\n        return x\n"
+                "    def on_step(self, x):\n        pass\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -866,6 +912,33 @@ class StubBody(Rule):
                 path="tests/test_apply.py", expect=1),
         # A data-model method that does nothing is still a stub (only a constant is an answer).
         Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
+        # The same constant in two classes of a family is one placeholder copied, not two answers.
+        Example("class Gemm:\n    def finalize(self, kernel):\n        return ''\n\n"
+                "class Amx(Gemm):\n    def finalize(self, kernel):\n        return ''\n", expect=2),
+        # A class with real work is no interface: its placeholders are pending.
+        Example("class Broker:\n    def __init__(self, url):\n        self.url = url\n"
+                "    def buy(self, n):\n        raise NotImplementedError\n    def sell(self, n):\n        pass\n", expect=2),
+        # A name that promises another constant, or that says the work is pending.
+        Example("def always_true(node):\n    return False\n\ndef fake_for_now(x):\n    pass\n", expect=2),
+        # Saying "nothing" while saying "later" is deferral.
+        Example("def sync(self):\n    # TODO: do nothing for now, load asynchronously later\n    pass\n", expect=1),
+        Example("def reset(cache):\n    # We don't currently use this, but we could clear it here.\n    pass\n", expect=1),
+        Example("def keystr(path):\n    raise NotImplementedError('key paths are not yet supported')\n"
+                "\n# TODO: register once FSDP supports hooks\ndef register(model):\n"
+                "    raise NotImplementedError('FSDP is not supported')\n", expect=2),
+        Example("class Int:\n    def __add__(self, other):\n        raise NotImplementedError('NYI')\n", expect=1),
+        # Another type-checker code is no acknowledgement of an empty body.
+        Example("class Cache:\n    def size(self) -> int:  # type: ignore[override]\n        ...\n", expect=1),
+        # A wrapper configured by numbers or keywords registers nothing.
+        Example("@functools.lru_cache(128)\ndef table(n):\n    return ()\n\n@retry(times=3)\ndef fetch(url):\n    pass\n",
+                expect=2),
+        # Empty context-manager halves beside real work, a step no one calls, a pending-named hook.
+        Example("class Timer:\n    def __init__(self):\n        self.start = now()\n"
+                "    def __enter__(self):\n        pass\n    def __exit__(self, *args):\n        pass\n", expect=2),
+        Example("class Gemm:\n    def run(self, params):\n        return self.epi_begin(params)\n"
+                "    def epi_begin(self, params):\n        return ()\n", expect=1),
+        Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
+                "    def save_checkpoint(self, x):\n        pass\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:

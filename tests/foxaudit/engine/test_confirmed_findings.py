@@ -118,3 +118,46 @@ def test_a_member_bound_by_assignment_in_another_file_implements_it(project, tmp
     root = project({"pkg/__init__.py": "", "pkg/device.py": device, "pkg/cuda.py": cuda})
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == []
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c", project=False)) == [("pkg/device.py", 3)]
+
+
+PRINTER = """\
+class Printer:
+    def doprint(self, expr):
+        return str(expr)
+
+    def print_infinity(self, expr):
+        raise NotImplementedError
+
+    def print_nan(self, expr):
+        return ""
+"""
+
+PRINTERS = """\
+from pkg.printer import Printer
+
+
+class PythonPrinter(Printer):
+    def print_infinity(self, expr):
+        return "math.inf"
+
+    def print_nan(self, expr):
+        return ""
+"""
+
+CPP_PRINTER = """\
+from pkg.printer import Printer
+
+
+class CppPrinter(Printer):
+    def print_infinity(self, expr):
+        return "INFINITY"
+"""
+
+
+def test_different_constants_across_files_are_answers_the_same_constant_is_not(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/printer.py": PRINTER, "pkg/printers.py": PRINTERS,
+                    "pkg/cpp.py": CPP_PRINTER})
+    result = check(_resolved(root), cache_dir=tmp_path / "c")
+    # print_infinity: the base's interface and two answers ("math.inf", "INFINITY"). print_nan:
+    # the same "" in the base and in PythonPrinter is one placeholder copied, reported twice.
+    assert _stubs(result) == [("pkg/printer.py", 8), ("pkg/printers.py", 8)]
