@@ -243,7 +243,33 @@ def _implemented_in_family(
         below.add(key)
         if key != start and (implements(key, method) or (key not in direct and unreadable(key))):
             return True
+        if key != start and key not in direct and _inherits_elsewhere(key, method, seen, bases_of, implements):
+            return True
         frontier.extend(subclasses_of(key))
+    return False
+
+
+def _inherits_elsewhere(
+    key: str,
+    method: str,
+    excluded: set[str],
+    bases_of: Callable[[str], Iterable[str]],
+    implements: Callable[[str, str], bool],
+) -> bool:
+    """A class below the judged one takes ``method`` from another of its bases (a mixin:
+    `TemporalSplit(ClearCacheOnAllocateMixin, AllocationTreeNode)` gets `allocate` from the
+    mixin), so the judged class's placeholder is overridden there; ``excluded`` are the judged
+    class and its own ancestors."""
+    visited = set(excluded)
+    frontier = [base for base in bases_of(key) if base not in excluded]
+    while frontier:
+        base = frontier.pop()
+        if base in visited:
+            continue
+        visited.add(base)
+        if implements(base, method):
+            return True
+        frontier.extend(bases_of(base))
     return False
 
 
@@ -384,19 +410,22 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
 # Words of a name (`NopInputReader` → nop, input, reader; `_fake_rcb` → fake, rcb).
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # A class or function so named stands in for the real thing on purpose: a null object, a double.
-_STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock"})
+_STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock", "stub"})
 # The constant a name promises: `always_true` returns True, `_unpickle_as_none` returns None.
 _PROMISED = {"true": frozenset({"True"}), "false": frozenset({"False"}), "none": frozenset({"None"}),
              "zero": frozenset({"0", "0.0"}), "empty": frozenset({"()", "[]", "{}", '""', "''"})}
 # A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
                          r"|\bintentionally (?:empty|blank)\b", re.IGNORECASE)
+# A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
+_NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now|placeholder)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
 _SAYS_HOOK = re.compile(r"\boverrid(?:e|den)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b",
                         re.IGNORECASE)
 # A `raise NotImplementedError(...)` message that states a limitation, not pending work.
 _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: not|n't) support\b|\bcannot\b|\bcan't\b"
-                           r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `", re.IGNORECASE)
+                           r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `|\b(?:does|do) not have\b"
+                           r"|\bhas no\b|\bmocked\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
@@ -420,13 +449,18 @@ def _words(name: str) -> list[str]:
 
 
 def _name_promises(label: str, function: tree_sitter.Node, placeholder: str) -> bool:
-    """The function's name says it stands in for something (`_fake_rcb`, `dummy_loader`), or names the
-    constant it returns (`always_true` → True, `_unpickle_as_none` → None)."""
+    """The function's name says it stands in for something (`_fake_rcb`, `dummy_loader`,
+    `_init_mesh_stub`), says it is not implemented while it raises `NotImplementedError`
+    (`_not_impl`, `unimplemented`), or names the constant it returns (`always_true` → True,
+    `_unpickle_as_none` → None)."""
     words = _words(label)
-    if _SAYS_DEFERRED.search(" ".join(words)):
+    if _NAME_DEFERRED.search(" ".join(words)):
         return False  # `nothing_yet`, `fake_for_now`: the name itself says the work is pending
     if _STAND_IN_WORDS.intersection(words):
         return True
+    if placeholder == RAISE_NOT_IMPLEMENTED and ("unimplemented" in words or "not_implemented" in "_".join(words)
+                                                 or "not_impl" in "_".join(words)):
+        return True  # `_not_implemented(self, *args)`: raising is what the name promises
     returned = constant_answer(function) or ("None" if "None" in placeholder or "bare `return`" in placeholder else "")
     return any(returned in _PROMISED.get(word, ()) for word in words)
 
@@ -850,6 +884,15 @@ class StubBody(Rule):
                 "    def epi_begin(self, params):\n        return ()\n"),
         Example("class Runner:\n    def run(self, x):\n        self.on_step(x)\n        return x\n"
                 "    def on_step(self, x):\n        pass\n"),
+        # A subclass that takes the method from a mixin overrides the base's placeholder.
+        Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
+                "class ClearOnAllocate:\n    def allocate(self, block):\n        self.clear()\n        return super().allocate(block)\n\n"
+                "class Split(ClearOnAllocate, Node):\n    pass\n"),
+        # Raising is what the name promises; a stand-in named so; a limitation stated.
+        Example("def install(name):\n    def _not_implemented(self, *args):\n        raise NotImplementedError(name)\n"
+                "    return _not_implemented\n\ndef _init_mesh_stub():\n    pass\n"),
+        Example("class WeakDep:\n    def name(self):\n        return self.buffer\n    @property\n    def index(self):\n"
+                "        raise NotImplementedError('a weak dependency does not have an index')\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -939,6 +982,10 @@ class StubBody(Rule):
                 "    def epi_begin(self, params):\n        return ()\n", expect=1),
         Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
                 "    def save_checkpoint(self, x):\n        pass\n", expect=1),
+        Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # The mixin beside the judged class is no subclass: the placeholder is still the base's.
+        Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
+                "class Mixin:\n    def allocate(self, block):\n        self.used.append(block)\n        return True\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:

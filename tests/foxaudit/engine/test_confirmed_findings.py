@@ -57,7 +57,8 @@ def test_hooks_and_overrides_across_files_are_not_stubs(project, tmp_path):
 def test_without_the_project_pass_the_file_alone_decides(project, tmp_path):
     root = project({"pkg/__init__.py": "", "pkg/base.py": BASE, "other/impl.py": SUBCLASS})
     result = check(_resolved(root), cache_dir=tmp_path / "c", project=False)
-    assert _stubs(result) == [("other/impl.py", 11), ("pkg/base.py", 2), ("pkg/base.py", 5), ("pkg/base.py", 11)]
+    # (FileReader.size is no finding in either mode: "a stream has no size" states a limitation.)
+    assert _stubs(result) == [("pkg/base.py", 2), ("pkg/base.py", 5), ("pkg/base.py", 11)]
 
 
 def test_the_default_rule_set_confirms_too(project, tmp_path):
