@@ -325,6 +325,39 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
                                   implements, unreadable)
 
 
+def _file_ancestors(klass: str, names: _FileNames) -> set[str]:
+    """The classes of the file above ``klass`` (bases, their bases, ...)."""
+    found: set[str] = set()
+    frontier = [base for base in names.bases.get(klass, ()) if base in names.bases]
+    while frontier:
+        key = frontier.pop()
+        if key in found or key == klass:
+            continue
+        found.add(key)
+        frontier.extend(base for base in names.bases.get(key, ()) if base in names.bases)
+    return found
+
+
+def _program_ancestors(program: Program, class_key: str) -> set[str]:
+    found: set[str] = set()
+    frontier = list(program.base_classes(class_key))
+    while frontier:
+        key = frontier.pop()
+        if key in found or key == class_key:
+            continue
+        found.add(key)
+        frontier.extend(program.base_classes(key))
+    return found
+
+
+def _calls_through_self(program: Program, class_key: str, method: str) -> bool:
+    """A method of ``class_key`` calls ``self.<method>(...)`` (or ``cls.``): the class runs that step itself."""
+    module, klass = program.classes[class_key]
+    scope = klass.qualname + "."
+    return any(call.method == method and call.receiver in ("self", "cls") and call.scope.startswith(scope)
+               for call in module.summary.calls)
+
+
 _EMPTY = frozenset({"`pass`", "`...`", DOCSTRING})
 
 
@@ -548,6 +581,38 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
                                      "list_splat", "dictionary_splat"):
                 return True
     return False
+
+
+def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
+    """``function`` is nested in a function that passes it to a call (`loop(stop_hook=stop_hook)`,
+    `inspect.signature(deque_signature)`) and never calls it: a callback, whose signature is what
+    its callee expects and whose trivial body is the answer it wants (as a test's doubles are)."""
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    enclosing = holder.parent if holder is not None and holder.type == "block" else None
+    if enclosing is None or enclosing.type != "function_definition":
+        return False
+    handed = False
+    for identifier in tree_sitter.QueryCursor(_identifier_query()).captures(enclosing).get("i", []):
+        if identifier.text.decode() != label:
+            continue
+        parent = identifier.parent
+        if parent is None:
+            continue
+        if parent.type == "call" and parent.child_by_field_name("function") == identifier:
+            return False  # called here: its result is used, so its body is its work
+        if parent.type == "argument_list" or (parent.type == "keyword_argument"
+                                              and parent.child_by_field_name("value") == identifier):
+            handed = True
+    return handed
+
+
+@functools.cache
+def _identifier_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(identifier) @i")
 
 
 def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
@@ -893,6 +958,14 @@ class StubBody(Rule):
                 "    return _not_implemented\n\ndef _init_mesh_stub():\n    pass\n"),
         Example("class WeakDep:\n    def name(self):\n        return self.buffer\n    @property\n    def index(self):\n"
                 "        raise NotImplementedError('a weak dependency does not have an index')\n"),
+        # A step the class calls, in a class with subclasses, and an override of such a step.
+        Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
+                "    def insertable(self, tensor):\n        return True\n\nclass UniformFolder(Folder):\n"
+                "    def insertable(self, tensor):\n        return True\n"),
+        # A nested function handed to a call and never called: a callback shaped by its callee.
+        Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
+                "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
+                "    return inspect.signature(deque_signature).bind(*args)\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -983,6 +1056,11 @@ class StubBody(Rule):
         Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
                 "    def save_checkpoint(self, x):\n        pass\n", expect=1),
         Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # A step the class calls but no class derives from it: the class itself is unfinished.
+        Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
+                "    def insertable(self, tensor):\n        return True\n", expect=1),
+        # A nested function called where it is defined does its work there.
+        Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook(3))\n", expect=1),
         # The mixin beside the judged class is no subclass: the placeholder is still the base's.
         Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
                 "class Mixin:\n    def allocate(self, block):\n        self.used.append(block)\n        return True\n", expect=1),
@@ -1016,6 +1094,8 @@ class StubBody(Rule):
             return  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
         if _empty_body_acknowledged(node):
             return  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
+        if _handed_on_as_callback(node, label):
+            return  # a nested function passed to a call, never called here: a callback shaped by its callee
         if _registered(node, label):
             return  # a dispatch table's entry: doing nothing or a constant is its answer for that key
         if (len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED
@@ -1032,8 +1112,13 @@ class StubBody(Rule):
             answer = constant_answer(node)
             if owner_name is not None and _implemented_in_file_family(klass, label, names, answer):
                 return  # a hook its subclasses implement, or a subclass's answer to an implemented method
+            called_by_class = label in names.used_by_self.get(klass, set())
+            if called_by_class and any(klass in bases for bases in names.bases.values()):
+                return  # a step the class calls and its subclasses may replace: a template method's hook
+            if any(label in names.used_by_self.get(ancestor, set()) for ancestor in _file_ancestors(klass, names)):
+                return  # an override of a step a base class calls: this class's answer to the hook
             # Its base classes and subclasses may live in other files: the whole program decides.
-            confirm = (_qualified_name(owner), label, answer)
+            confirm = (_qualified_name(owner), label, answer, "called-by-class" if called_by_class else "")
         ctx.report(
             CODE,
             name if name is not None else node,
@@ -1044,15 +1129,22 @@ class StubBody(Rule):
 
     def confirm(self, project: Project, path: str, facts: tuple[str, ...]) -> bool:
         """A method's finding stands unless a project class above or below its class, in any
-        file, implements the method."""
+        file, implements the method (or answers it with another constant), or the class calls
+        the method itself and has subclasses in the project (a template method's hook)."""
         from foxaudit.program.analysis import analysis_for
         from foxaudit.program.model import function_key
 
         program = analysis_for(project).program
         module = program.by_path.get(path)
-        class_name, method, answer = (*facts, "")[:3]
+        class_name, method, answer, called = (*facts, "", "")[:4]
         class_key = function_key(module.name, class_name) if module is not None else ""
-        return class_key not in program.classes or not _implemented_in_program_family(program, class_key, method, answer)
+        if class_key not in program.classes:
+            return True
+        if (called or _calls_through_self(program, class_key, method)) and program.subclasses(class_key):
+            return False  # a step the class calls, in a class that has subclasses: a template method's hook
+        if any(_calls_through_self(program, ancestor, method) for ancestor in _program_ancestors(program, class_key)):
+            return False  # an override of a step a base class calls: this class's answer to the hook
+        return not _implemented_in_program_family(program, class_key, method, answer)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")

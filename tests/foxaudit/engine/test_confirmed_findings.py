@@ -162,3 +162,35 @@ def test_different_constants_across_files_are_answers_the_same_constant_is_not(p
     # print_infinity: the base's interface and two answers ("math.inf", "INFINITY"). print_nan:
     # the same "" in the base and in PythonPrinter is one placeholder copied, reported twice.
     assert _stubs(result) == [("pkg/printer.py", 8), ("pkg/printers.py", 8)]
+
+
+FOLDER = """\
+class Folder:
+    def run(self, out):
+        return out if self.insertable(out) else None
+
+    def insertable(self, tensor):
+        return True
+
+    def size(self, tensor):
+        return 0
+"""
+
+UNIFORM = """\
+from pkg.folder import Folder
+
+
+class UniformFolder(Folder):
+    def insertable(self, tensor):
+        return True
+"""
+
+
+def test_a_step_the_base_calls_is_a_hook_across_files(project, tmp_path):
+    root = project({"pkg/__init__.py": "", "pkg/folder.py": FOLDER, "pkg/uniform.py": UNIFORM})
+    # insertable: the base calls it and has a subclass (a hook), the subclass answers it; size:
+    # nothing calls or overrides it, a constant that ignores its parameter.
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/folder.py", 8)]
+    # Without the subclass, the base's step is unfinished work like the other.
+    (root / "pkg/uniform.py").unlink()
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/folder.py", 5), ("pkg/folder.py", 8)]
