@@ -443,24 +443,27 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
 # Words of a name (`NopInputReader` → nop, input, reader; `_fake_rcb` → fake, rcb).
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # A class or function so named stands in for the real thing on purpose: a null object, a double.
-_STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock", "stub"})
+_STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock", "stub", "unsupported"})
 # The constant a name promises: `always_true` returns True, `_unpickle_as_none` returns None.
 _PROMISED = {"true": frozenset({"True"}), "false": frozenset({"False"}), "none": frozenset({"None"}),
              "zero": frozenset({"0", "0.0"}), "empty": frozenset({"()", "[]", "{}", '""', "''"})}
 # A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
-                         r"|\bintentionally (?:empty|blank)\b", re.IGNORECASE)
+                         r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
+                         r"|\bdummy function\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
 _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now|placeholder)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
-_SAYS_HOOK = re.compile(r"\boverrid(?:e|den)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b",
+_SAYS_HOOK = re.compile(r"\boverrid(?:e|es|den|ing)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b"
+                        r"|\bhook for\b",
                         re.IGNORECASE)
 # A `raise NotImplementedError(...)` message that states a limitation, not pending work.
 _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: not|n't) support\b|\bcannot\b|\bcan't\b"
                            r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `|\b(?:does|do) not have\b"
-                           r"|\bhas no\b|\bmocked\b", re.IGNORECASE)
+                           r"|\bhas no\b|\bmocked\b|\bonly (?:implemented|supported|available)\b|\bplease\b"
+                           r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
-_GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead"
+_GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
 _SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|currently|placeholder"
                             r"|not implemented)\b",
@@ -499,7 +502,8 @@ def _name_promises(label: str, function: tree_sitter.Node, placeholder: str) -> 
 
 
 def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
-    """The function says that its placeholder is the behaviour: its docstring or comments say that
+    """The function says that its placeholder is the behaviour: its docstring or comments (inside it,
+    or right above it) say that
     doing nothing is intended ("no-op", "nothing to do", "in CPU we do nothing"), a comment gives the
     reason ("handled by the caller", "we always guard on this via ..."), its docstring calls it a
     default for subclasses ("Override this method to ..."), or its `NotImplementedError` states a
@@ -512,10 +516,11 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
     docstrings = [child.text.decode(errors="replace") for child in body.named_children
                   if child.type == "expression_statement" and child.named_child_count == 1
                   and child.named_children[0].type in ("string", "concatenated_string")]
-    said = " ".join(comments + docstrings)
-    if _SAYS_DEFERRED.search(said) or _SAYS_DEFERRED.search(" ".join(_comments_above(function))):
+    above = _comments_above(function)
+    said = " ".join(comments + docstrings + above)
+    if _SAYS_DEFERRED.search(said):
         return False
-    if _SAYS_NO_OP.search(said) or any(_GIVES_REASON.search(comment) for comment in comments):
+    if _SAYS_NO_OP.search(said) or any(_GIVES_REASON.search(comment) for comment in comments + above):
         return True
     if any(_SAYS_HOOK.search(docstring) for docstring in docstrings):
         return True  # "Hook for subclasses", "Override this method to ...": a default meant to be replaced
@@ -587,10 +592,9 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
     """``function`` is nested in a function that passes it to a call (`loop(stop_hook=stop_hook)`,
     `inspect.signature(deque_signature)`) and never calls it: a callback, whose signature is what
     its callee expects and whose trivial body is the answer it wants (as a test's doubles are)."""
-    holder = function.parent
-    if holder is not None and holder.type == "decorated_definition":
-        holder = holder.parent
-    enclosing = holder.parent if holder is not None and holder.type == "block" else None
+    enclosing = function.parent
+    while enclosing is not None and enclosing.type not in ("function_definition", "class_definition", "module"):
+        enclosing = enclosing.parent  # through `if`/`with`/`try` blocks: `if name == "flatten": def _sig(...)`
     if enclosing is None or enclosing.type != "function_definition":
         return False
     handed = False
@@ -962,6 +966,21 @@ class StubBody(Rule):
         Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
                 "    def insertable(self, tensor):\n        return True\n\nclass UniformFolder(Folder):\n"
                 "    def insertable(self, tensor):\n        return True\n"),
+        # Said above the definition, or in the docstring: a dummy, a hook, a thing never to be called.
+        Example("class Progress:\n    def update(self, n):\n        self.n += n\n\n"
+                "    # Don't bother implementing; use the real progress bar if you want one\n"
+                "    def set_description(self, *args, **kwargs):\n        pass\n"),
+        Example("def fallthrough_kernel():\n    '''A dummy function to pass to Library.impl.'''\n"
+                "    raise NotImplementedError('fallthrough_kernel() should never be called.')\n\n"
+                "def setup_context(ctx, inputs, output):\n    '''Set up the context (nothing to save).'''\n"),
+        Example("class Choices:\n    def score(self, node):\n        return node.size\n    @staticmethod\n"
+                "    def can_fuse(scheduler, node1, node2):\n        '''Hook for heuristics to prevent fusions.'''\n"
+                "        return True\n"),
+        Example("class UnsupportedSpec:\n    def __init__(self, name):\n        self.name = name\n    @property\n"
+                "    def eval_fn(self):\n        raise NotImplementedError(f'spec not implemented for {self.name}')\n"),
+        Example("def xor_sum_eager(a, dims):\n    raise NotImplementedError('xor_sum only implemented with inductor')\n"),
+        Example("def flatten(func, args):\n    if func == 'flatten':\n        def _flatten_sig(input, start_dim=0):\n"
+                "            pass\n        return normalize(_flatten_sig, args)\n    return args\n"),
         # A nested function handed to a call and never called: a callback shaped by its callee.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
@@ -1056,6 +1075,8 @@ class StubBody(Rule):
         Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
                 "    def save_checkpoint(self, x):\n        pass\n", expect=1),
         Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # A comment above that says the work is pending outweighs a stated reason.
+        Example("# TODO: implement once the backend has it; not needed by the CPU path\ndef sync(x):\n    pass\n", expect=1),
         # A step the class calls but no class derives from it: the class itself is unfinished.
         Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
                 "    def insertable(self, tensor):\n        return True\n", expect=1),
