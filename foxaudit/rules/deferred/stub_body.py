@@ -457,6 +457,8 @@ _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now
 _SAYS_HOOK = re.compile(r"\boverrid(?:e|es|den|ing)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b"
                         r"|\bhook for\b",
                         re.IGNORECASE)
+# A docstring that calls the returned constant the default.
+_SAYS_DEFAULT = re.compile(r"\bdefault\b", re.IGNORECASE)
 # A `raise NotImplementedError(...)` message that states a limitation, not pending work.
 _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: not|n't) support\b|\bcannot\b|\bcan't\b"
                            r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `|\b(?:does|do) not have\b"
@@ -517,15 +519,21 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
                   if child.type == "expression_statement" and child.named_child_count == 1
                   and child.named_children[0].type in ("string", "concatenated_string")]
     above = _comments_above(function)
+    message = _not_implemented_message(body)
     said = " ".join(comments + docstrings + above)
-    if _SAYS_DEFERRED.search(said):
+    if _SAYS_DEFERRED.search(said) or _SAYS_DEFERRED.search(message):
         return False
     if _SAYS_NO_OP.search(said) or any(_GIVES_REASON.search(comment) for comment in comments + above):
         return True
     if any(_SAYS_HOOK.search(docstring) for docstring in docstrings):
         return True  # "Hook for subclasses", "Override this method to ...": a default meant to be replaced
-    message = _not_implemented_message(body)
+    if any(_SAYS_DEFAULT.search(docstring) for docstring in docstrings) and _returns_a_value(body):
+        return True  # "Default: True", "or None to use the default path": the constant is the documented default
     return bool(message) and bool(_SAYS_REFUSAL.search(message))
+
+
+def _returns_a_value(body: tree_sitter.Node) -> bool:
+    return any(statement.type == "return_statement" and statement.named_child_count for statement in body.named_children)
 
 
 def _comments(function: tree_sitter.Node) -> list[str]:
@@ -590,7 +598,7 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
 
 def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
     """``function`` is nested in a function that passes it to a call (`loop(stop_hook=stop_hook)`,
-    `inspect.signature(deque_signature)`) and never calls it: a callback, whose signature is what
+    `inspect.signature(deque_signature)`) or returns it (a factory's no-op logger) and never calls it: a callback, whose signature is what
     its callee expects and whose trivial body is the answer it wants (as a test's doubles are)."""
     enclosing = function.parent
     while enclosing is not None and enclosing.type not in ("function_definition", "class_definition", "module"):
@@ -606,9 +614,9 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
             continue
         if parent.type == "call" and parent.child_by_field_name("function") == identifier:
             return False  # called here: its result is used, so its body is its work
-        if parent.type == "argument_list" or (parent.type == "keyword_argument"
-                                              and parent.child_by_field_name("value") == identifier):
-            handed = True
+        if parent.type in ("argument_list", "return_statement") or (
+                parent.type == "keyword_argument" and parent.child_by_field_name("value") == identifier):
+            handed = True  # passed to a call, or returned by a factory: a value someone else calls
     return handed
 
 
@@ -644,8 +652,8 @@ def _member_by_design(label: str, klass: str, placeholder: str, names: _FileName
     declares its interface with `@abstractmethod`: a placeholder beside them is not by design."""
     if abstract:
         return False
-    if klass in names.inert or _STAND_IN_WORDS.intersection(_words(klass)):
-        return True
+    if klass in names.inert or _STAND_IN_WORDS.intersection(_words(klass)) or "interface" in _words(klass):
+        return True  # (a class named an interface, `_ScriptLocalOptimizerInterface`, declares its methods)
     if label == "__init__" and _is_empty(placeholder):
         return True
     partner = _CONTEXT_PAIR.get(label)
@@ -981,6 +989,12 @@ class StubBody(Rule):
         Example("def xor_sum_eager(a, dims):\n    raise NotImplementedError('xor_sum only implemented with inductor')\n"),
         Example("def flatten(func, args):\n    if func == 'flatten':\n        def _flatten_sig(input, start_dim=0):\n"
                 "            pass\n        return normalize(_flatten_sig, args)\n    return args\n"),
+        # A documented default; a class named an interface; a factory's no-op closure.
+        Example("class Policy:\n    def name(self):\n        return 'graphs'\n"
+                "    def should_wrap(self, graph) -> bool:\n        '''Whether to wrap the graph. Default: True.'''\n"
+                "        return True\n"),
+        Example("@jit.interface\nclass OptimizerInterface:\n    def step(self, context_id: int) -> None:\n        pass\n"),
+        Example("def make_logger(name):\n    def inner(**fields):\n        pass\n\n    return inner\n"),
         # A nested function handed to a call and never called: a callback shaped by its callee.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
@@ -1062,6 +1076,8 @@ class StubBody(Rule):
                 "\n# TODO: register once FSDP supports hooks\ndef register(model):\n"
                 "    raise NotImplementedError('FSDP is not supported')\n", expect=2),
         Example("class Int:\n    def __add__(self, other):\n        raise NotImplementedError('NYI')\n", expect=1),
+        Example("class Int:\n    # Raise at once instead of building an expression tree.\n"
+                "    def __sub__(self, other):\n        raise NotImplementedError('NYI')\n", expect=1),
         # Another type-checker code is no acknowledgement of an empty body.
         Example("class Cache:\n    def size(self) -> int:  # type: ignore[override]\n        ...\n", expect=1),
         # A wrapper configured by numbers or keywords registers nothing.
