@@ -22,6 +22,7 @@ from foxaudit.sources.placeholders import (
     constant_answer,
     placeholder_body,
 )
+from foxaudit.sources.placeholders import function_name as python_function_name
 
 if TYPE_CHECKING:
     from foxaudit.program.model import Program
@@ -74,6 +75,14 @@ class StubBodyOptions(RuleOptions):
         default=("__global__", "__device__"),
         metadata={"help": "CUDA execution-space qualifiers whose functions must not have an empty body."},
     )
+    unmarked_methods: bool = field(
+        default=False,
+        metadata={"help": "Also report a method whose body is `pass`, `...`, a docstring, `return None` or a constant"
+                          " when nothing marks it as pending (a `TODO`, `yet`, `NYI`, `placeholder`): in a class such a"
+                          " body is usually the class's answer to its protocol (a hook, a null object, a default)."
+                          " `raise NotImplementedError`, empty methods of abstract base classes and empty tests"
+                          " are reported either way. A project that adopts invariant 9 turns it on."},
+    )
 
     def __post_init__(self) -> None:
         freeze(self, "exempt_decorators", string_tuple(CODE, "exempt-decorators", self.exempt_decorators))
@@ -83,6 +92,9 @@ class StubBodyOptions(RuleOptions):
         if not isinstance(self.docstring_only, bool):
             raise option_error(CODE, "docstring-only", "expected a boolean", self.docstring_only, "true or false",
                                "write docstring-only = true or docstring-only = false")
+        if not isinstance(self.unmarked_methods, bool):
+            raise option_error(CODE, "unmarked-methods", "expected a boolean", self.unmarked_methods, "true or false",
+                               "write unmarked-methods = true or unmarked-methods = false")
 
 
 @functools.lru_cache(maxsize=32)
@@ -510,7 +522,7 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
     reason ("handled by the caller", "we always guard on this via ..."), its docstring calls it a
     default for subclasses ("Override this method to ..."), or its `NotImplementedError` states a
     limitation ("deletion not supported", "use add() instead") — and nothing in it or in the
-    comment right above it says that the work is deferred ("TODO", "for now", "yet", "NYI")."""
+    comment right above it says that the work is deferred (`TODO`, "for now", "yet", "NYI")."""
     body = function.child_by_field_name("body")
     if body is None:
         return False
@@ -534,6 +546,18 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
 
 def _returns_a_value(body: tree_sitter.Node) -> bool:
     return any(statement.type == "return_statement" and statement.named_child_count for statement in body.named_children)
+
+
+def _marked_pending(function: tree_sitter.Node) -> bool:
+    """Something in or right above the function says its work is pending: a `TODO`, "yet", "NYI",
+    "for now", "placeholder" in a comment, the docstring, the `NotImplementedError` message or the name."""
+    body = function.child_by_field_name("body")
+    docstrings = [child.text.decode(errors="replace") for child in body.named_children
+                  if child.type == "expression_statement" and child.named_child_count == 1
+                  and child.named_children[0].type in ("string", "concatenated_string")] if body is not None else []
+    said = " ".join([*_comments(function), *_comments_above(function), *docstrings,
+                     _not_implemented_message(body) if body is not None else ""])
+    return bool(_SAYS_DEFERRED.search(said)) or bool(_NAME_DEFERRED.search(" ".join(_words(python_function_name(function)))))
 
 
 def _comments(function: tree_sitter.Node) -> list[str]:
@@ -783,6 +807,40 @@ class StubBody(Rule):
     `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
     real body).
 
+    Placeholders that the code itself makes deliberate are not stubs either:
+    - what the function says of itself, unless it also says the work is pending (`TODO`, "yet",
+      "NYI", "for now", "placeholder", in its comments, docstring, the comment right above it,
+      its `NotImplementedError` message or its name): "no-op", "nothing to do", a reason in a
+      comment (`pass  # handled by the caller`), a docstring that calls it a hook or a default
+      ("Override this method to ...", "Default: True"), a `NotImplementedError` that states a
+      limitation ("deletion not supported", "please use add() instead", "should never be
+      called"), a name that promises it (`_fake_rcb`, `_init_mesh_stub`, `always_true` returning
+      True, `_not_impl` raising), a `# type: ignore[empty-body]` or `# noqa: B027`;
+    - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
+      decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
+      `@lru_cache(128)`), the fallback of `functools.singledispatch`;
+    - a nested function passed to a call or returned, never called where it is defined (a
+      callback shaped by its callee);
+    - what its class makes deliberate: a class whose two or more methods are all placeholders
+      without a constant (an interface by convention, a null object), a class named a stand-in
+      or an interface (`NopReader`, `UnsupportedSpec`, `OptimizerInterface`), an empty
+      `__init__`, one half of a context manager whose other half works, a data-model method
+      raising `NotImplementedError` (the type refuses that operation), a `raise
+      NotImplementedError` step the class's own methods call (a template method), a step that a
+      class named to be subclassed (`GemmBase`) calls or an event hook it fires (`on_*`,
+      `*_hook`), a step the class calls while subclasses exist (in any file), and an override of
+      a step a base class calls; classes of one family that return different constants
+      (`"math.inf"` and `"INFINITY"`) give answers, not stubs, and a subclass that takes the
+      method from a mixin overrides the base's placeholder.
+
+    By default (`unmarked-methods = false`) a method whose body is `pass`, `...`, a docstring,
+    `return None` or a constant is reported only when something marks it as pending (above):
+    in a class such a body is usually the class's answer to its protocol, which it does not
+    choose. A method that raises `NotImplementedError`, an empty method of an abstract base
+    class (B027) and an empty test (`Test*.test*`) are judged either way. A project that adopts
+    invariant 9 sets `unmarked-methods = true` (Foxhunt does): every method placeholder is then
+    judged as above.
+
     In CUDA it reports a function with one of `cuda-qualifiers` (`__global__`, `__device__`,
     including templates and `extern "C"` blocks) whose body is empty (`{}`, comments only) or
     only a bare `return;`. Constructors and destructors are not stubs: an empty constructor body
@@ -816,6 +874,11 @@ class StubBody(Rule):
     - `cuda-qualifiers`: CUDA qualifiers whose functions need a body.
     - `test-files`: test modules, where only test functions (`test*`) are reported — an empty
       test is deferred work, while a fake's `return None` or a callback's `return 1` is a double.
+    - `unmarked-methods`: also report a method whose `pass`, `...`, docstring, `return None` or
+      constant nothing marks as pending (default false: in a class such a body is usually the
+      class's answer to its protocol — a hook, a null object, a default; `raise
+      NotImplementedError`, empty methods of abstract base classes and empty tests are reported
+      either way). A project that adopts invariant 9 turns it on, as Foxhunt does.
     """
 
     code = CODE
@@ -995,6 +1058,12 @@ class StubBody(Rule):
                 "        return True\n"),
         Example("@jit.interface\nclass OptimizerInterface:\n    def step(self, context_id: int) -> None:\n        pass\n"),
         Example("def make_logger(name):\n    def inner(**fields):\n        pass\n\n    return inner\n"),
+        # By default a method's `pass`, `return None` or constant that nothing marks as pending is
+        # its class's answer (`unmarked-methods = true` reports them: the INVALID twins below).
+        Example("class Book:\n    def depth(self, side):\n        return -1\n"
+                "    @property\n    def size(self):\n        return None\n"),
+        Example("class ShapeHandler:\n    @staticmethod\n    def store(name, index, value):\n        return None\n"
+                "    def load(self, name, index):\n        return self.shapes[name]\n"),
         # A nested function handed to a call and never called: a callback shaped by its callee.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
@@ -1011,9 +1080,9 @@ class StubBody(Rule):
         Example("def f(*args, **kwargs):\n    return {}\n", expect=1),
         Example("def f(x):\n    '''Compute the thing.'''\n", expect=1),
         Example("def f(x):\n    '''Compute the thing.'''\n    pass\n", expect=1),
-        Example("class Book:\n    def depth(self, side):\n        return -1\n", expect=1),
-        Example("class Env:\n    @property\n    def size(self):\n        return None\n", expect=1),
-        Example("class Env:\n    @size.setter\n    def size(self, value):\n        pass\n", expect=1),
+        Example("class Book:\n    def depth(self, side):\n        return -1\n", options={"unmarked-methods": True}, expect=1),
+        Example("class Env:\n    @property\n    def size(self):\n        return None\n", options={"unmarked-methods": True}, expect=1),
+        Example("class Env:\n    @size.setter\n    def size(self, value):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("async def fetch(url):\n    ...\n", expect=1),
         Example("def outer(x):\n    def inner(y):\n        pass\n    return inner(x)\n", expect=1),
         Example("import abc\n\nclass Base(abc.ABC):\n    def hook(self):\n        raise NotImplementedError()\n", expect=1),
@@ -1034,8 +1103,8 @@ class StubBody(Rule):
                 "  int n_;\n};\n", path="indexer.cuh", expect=1),
         Example("@cache  # memoised\ndef table(n):\n    pass\n", expect=1),
         # A class merely named Protocol, or a Protocol that is not typing's, declares nothing.
-        Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", expect=1),
-        Example("from wire import Protocol\n\nclass Reader(Protocol):\n    def read(self, n):\n        pass\n", expect=1),
+        Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", options={"unmarked-methods": True}, expect=1),
+        Example("from wire import Protocol\n\nclass Reader(Protocol):\n    def read(self, n):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         # An alias of an exempt decorator under another name exempts nothing by that other name.
         Example("from abc import abstractmethod as abstract\n\n@abstract_later\ndef f(x):\n    pass\n", expect=1),
         # Several placeholders in one body.
@@ -1048,7 +1117,7 @@ class StubBody(Rule):
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
                 "    def other(self):\n        return 1\n", expect=1),
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
-                "    def apply(self, x):\n        pass\n", expect=2),
+                "    def apply(self, x):\n        pass\n", options={"unmarked-methods": True}, expect=2),
         # A branch alone, or a twin of another name, is no alternative.
         Example("if fast:\n    def record(op):\n        pass\nelse:\n    def replay(op):\n        store(op)\n", expect=1),
         # An empty test is deferred work, in a test module too.
@@ -1060,13 +1129,13 @@ class StubBody(Rule):
                 "\ndef test_groupby():\n    def test_func(x):\n        pass\n    check(test_func)\n",
                 path="tests/test_apply.py", expect=1),
         # A data-model method that does nothing is still a stub (only a constant is an answer).
-        Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
+        Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         # The same constant in two classes of a family is one placeholder copied, not two answers.
         Example("class Gemm:\n    def finalize(self, kernel):\n        return ''\n\n"
-                "class Amx(Gemm):\n    def finalize(self, kernel):\n        return ''\n", expect=2),
+                "class Amx(Gemm):\n    def finalize(self, kernel):\n        return ''\n", options={"unmarked-methods": True}, expect=2),
         # A class with real work is no interface: its placeholders are pending.
         Example("class Broker:\n    def __init__(self, url):\n        self.url = url\n"
-                "    def buy(self, n):\n        raise NotImplementedError\n    def sell(self, n):\n        pass\n", expect=2),
+                "    def buy(self, n):\n        raise NotImplementedError\n    def sell(self, n):\n        pass\n", options={"unmarked-methods": True}, expect=2),
         # A name that promises another constant, or that says the work is pending.
         Example("def always_true(node):\n    return False\n\ndef fake_for_now(x):\n    pass\n", expect=2),
         # Saying "nothing" while saying "later" is deferral.
@@ -1079,28 +1148,33 @@ class StubBody(Rule):
         Example("class Int:\n    # Raise at once instead of building an expression tree.\n"
                 "    def __sub__(self, other):\n        raise NotImplementedError('NYI')\n", expect=1),
         # Another type-checker code is no acknowledgement of an empty body.
-        Example("class Cache:\n    def size(self) -> int:  # type: ignore[override]\n        ...\n", expect=1),
+        Example("class Cache:\n    def size(self) -> int:  # type: ignore[override]\n        ...\n", options={"unmarked-methods": True}, expect=1),
         # A wrapper configured by numbers or keywords registers nothing.
         Example("@functools.lru_cache(128)\ndef table(n):\n    return ()\n\n@retry(times=3)\ndef fetch(url):\n    pass\n",
                 expect=2),
         # Empty context-manager halves beside real work, a step no one calls, a pending-named hook.
         Example("class Timer:\n    def __init__(self):\n        self.start = now()\n"
-                "    def __enter__(self):\n        pass\n    def __exit__(self, *args):\n        pass\n", expect=2),
+                "    def __enter__(self):\n        pass\n    def __exit__(self, *args):\n        pass\n", options={"unmarked-methods": True}, expect=2),
         Example("class Gemm:\n    def run(self, params):\n        return self.epi_begin(params)\n"
-                "    def epi_begin(self, params):\n        return ()\n", expect=1),
+                "    def epi_begin(self, params):\n        return ()\n", options={"unmarked-methods": True}, expect=1),
         Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
-                "    def save_checkpoint(self, x):\n        pass\n", expect=1),
+                "    def save_checkpoint(self, x):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # Methods in the default mode: what is marked pending, what raises, an empty test.
+        Example("class Book:\n    def depth(self, side):\n        # TODO: walk the levels\n        return -1\n"
+                "    def spread(self):\n        raise NotImplementedError\n"
+                "    def mid(self, side):\n        '''The mid price (not implemented yet).'''\n", expect=3),
+        Example("class TestBook:\n    def test_depth(self):\n        pass\n", expect=1),
         # A comment above that says the work is pending outweighs a stated reason.
         Example("# TODO: implement once the backend has it; not needed by the CPU path\ndef sync(x):\n    pass\n", expect=1),
         # A step the class calls but no class derives from it: the class itself is unfinished.
         Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
-                "    def insertable(self, tensor):\n        return True\n", expect=1),
+                "    def insertable(self, tensor):\n        return True\n", options={"unmarked-methods": True}, expect=1),
         # A nested function called where it is defined does its work there.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook(3))\n", expect=1),
         # The mixin beside the judged class is no subclass: the placeholder is still the base's.
         Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
-                "class Mixin:\n    def allocate(self, block):\n        self.used.append(block)\n        return True\n", expect=1),
+                "class Mixin:\n    def allocate(self, block):\n        self.used.append(block)\n        return True\n", options={"unmarked-methods": True}, expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -1138,8 +1212,13 @@ class StubBody(Rule):
         if (len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED
                 and not _SAYS_DEFERRED.search(" ".join([*_comments(node), _not_implemented_message(node.child_by_field_name("body"))]))):
             return  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
+        abstract_empty = owner is not None and _is_abstract_base(owner, names) and _is_empty(placeholder)
+        if (owner is not None and not options.unmarked_methods and not abstract_empty
+                and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner)
+                and not _marked_pending(node)):
+            return  # a method's `pass`/constant is its class's answer unless something says the work is pending
         confirm: tuple[str, ...] = ()
-        if owner is not None and name is not None and not (_is_abstract_base(owner, names) and _is_empty(placeholder)):
+        if owner is not None and name is not None and not abstract_empty:
             # (An empty method of an abstract base class is reported whatever its subclasses do, as
             # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.)
             owner_name = owner.child_by_field_name("name")
