@@ -429,6 +429,35 @@ def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
     return any(name in _top_level_bindings(block) for block in blocks if block.id != holder.id)
 
 
+def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
+    """A later `if`/`try` in the same block binds the same name (`def set_allocator(): pass`, then
+    `if has_triton(): set_allocator = triton.set_allocator`): a default for when the feature is absent."""
+    holder = function.parent
+    if holder is not None and holder.type == "decorated_definition":
+        holder = holder.parent
+    sibling = holder.next_named_sibling if holder is not None else None
+    while sibling is not None:
+        if sibling.type in _BRANCHING and name in _bindings_within(sibling):
+            return True
+        sibling = sibling.next_named_sibling
+    return False
+
+
+def _bindings_within(statement: tree_sitter.Node) -> set[str]:
+    """Names the blocks of an `if`/`try` bind, nested `if`/`try` blocks included."""
+    bound: set[str] = set()
+    stack = [statement]
+    while stack:
+        current = stack.pop()
+        for child in current.named_children:
+            if child.type == "block":
+                bound |= _top_level_bindings(child)
+                stack.extend(inner for inner in child.named_children if inner.type in _BRANCHING)
+            elif child.type in _BRANCHES:
+                stack.append(child)
+    return bound
+
+
 def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
     """Names a block binds directly: definitions, imports (their local names), assignments."""
     bound: set[str] = set()
@@ -462,7 +491,7 @@ _PROMISED = {"true": frozenset({"True"}), "false": frozenset({"False"}), "none":
 # A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
                          r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
-                         r"|\bdummy function\b", re.IGNORECASE)
+                         r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
 _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now|placeholder)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
@@ -692,12 +721,21 @@ def _member_by_design(label: str, klass: str, placeholder: str, names: _FileName
 
 
 def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The class whose body defines ``function`` directly (None for a function)."""
+    """The class whose body defines ``function`` (None for a function), also through the class
+    body's own `if`/`try` blocks (`if sys.version_info < (3, 13): def __new__(cls): ...`)."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         holder = holder.parent
     owner = holder.parent if holder is not None and holder.type == "block" else None
+    while owner is not None and owner.type in _CLASS_BODY_BRANCHES:
+        owner = owner.parent
+        if owner is not None and owner.type == "block":
+            owner = owner.parent
     return owner if owner is not None and owner.type == "class_definition" else None
+
+
+_CLASS_BODY_BRANCHES = frozenset({"if_statement", "else_clause", "elif_clause", "try_statement", "except_clause",
+                                  "finally_clause"})
 
 
 def _qualified_name(definition: tree_sitter.Node) -> str:
@@ -800,7 +838,9 @@ class StubBody(Rule):
     (`set_device = staticmethod(torch.cuda.set_device)`); a function defined in one branch of
     an `if`/`try` whose other branch binds the same name
     (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
-    feature is absent); a function handed to a decorator call (`@overload(f)` implements `f`);
+    feature is absent), or that a later `if`/`try` of the same block rebinds (`def
+    set_allocator(fn): pass` then `if has_triton(): set_allocator = triton.set_allocator`); a
+    function handed to a decorator call (`@overload(f)` implements `f`);
     in `test-files`, every function that is not a test as pytest collects it (a module-level
     `test*` function, a `test*` method of a `Test*` class): the others are doubles;
     definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
@@ -812,7 +852,8 @@ class StubBody(Rule):
       "NYI", "for now", "placeholder", in its comments, docstring, the comment right above it,
       its `NotImplementedError` message or its name): "no-op", "nothing to do", a reason in a
       comment (`pass  # handled by the caller`), a docstring that calls it a hook or a default
-      ("Override this method to ...", "Default: True"), a `NotImplementedError` that states a
+      ("Override this method to ...", "Default: True", "only exists to facilitate
+      device-agnostic code"), a `NotImplementedError` that states a
       limitation ("deletion not supported", "please use add() instead", "should never be
       called"), a name that promises it (`_fake_rcb`, `_init_mesh_stub`, `always_true` returning
       True, `_not_impl` raising), a `# type: ignore[empty-body]` or `# noqa: B027`;
@@ -1064,6 +1105,15 @@ class StubBody(Rule):
                 "    @property\n    def size(self):\n        return None\n"),
         Example("class ShapeHandler:\n    @staticmethod\n    def store(name, index, value):\n        return None\n"
                 "    def load(self, name, index):\n        return self.shapes[name]\n"),
+        # A default that a later `if` rebinds when the feature is there; a compatibility shim.
+        Example("def build(value):\n    def set_allocator(fn):\n        pass\n\n    if has_triton():\n"
+                "        if hasattr(triton, 'set_allocator'):\n            set_allocator = triton.set_allocator\n"
+                "    return wrap(value, set_allocator)\n"),
+        Example("def synchronize(device=None):\n    '''Wait for the CPU device.\n\n"
+                "    This function only exists to facilitate device-agnostic code.\n    '''\n"),
+        # A method under an `if` of the class body is a method (default mode: not reported).
+        Example("class autocast(Base):\n    if sys.version_info < (3, 13):\n        def __init_subclass__(cls):\n"
+                "            pass\n"),
         # A nested function handed to a call and never called: a callback shaped by its callee.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
@@ -1165,6 +1215,12 @@ class StubBody(Rule):
                 "    def spread(self):\n        raise NotImplementedError\n"
                 "    def mid(self, side):\n        '''The mid price (not implemented yet).'''\n", expect=3),
         Example("class TestBook:\n    def test_depth(self):\n        pass\n", expect=1),
+        # A later binding of another name, or an earlier one, is no alternative.
+        Example("def build(value):\n    if has_triton():\n        set_allocator = triton.set_allocator\n"
+                "    def set_allocator_default(fn):\n        pass\n    return wrap(value, set_allocator_default(1))\n",
+                expect=1),
+        Example("class autocast(Base):\n    if sys.version_info < (3, 13):\n        def __init_subclass__(cls):\n"
+                "            pass\n", options={"unmarked-methods": True}, expect=1),
         # A comment above that says the work is pending outweighs a stated reason.
         Example("# TODO: implement once the backend has it; not needed by the CPU path\ndef sync(x):\n    pass\n", expect=1),
         # A step the class calls but no class derives from it: the class itself is unfinished.
@@ -1199,8 +1255,8 @@ class StubBody(Rule):
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
         if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
             return  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
-        if _bound_by_another_branch(node, label):
-            return  # the feature-absent twin of a name another branch imports or implements
+        if _bound_by_another_branch(node, label) or _rebound_later(node, label):
+            return  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
         if _states_it_does_nothing(node):
             return  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
         if _empty_body_acknowledged(node):
