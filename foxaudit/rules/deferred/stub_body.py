@@ -432,10 +432,9 @@ def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
 def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
     """A later `if`/`try` in the same block binds the same name (`def set_allocator(): pass`, then
     `if has_triton(): set_allocator = triton.set_allocator`): a default for when the feature is absent."""
-    holder = function.parent
-    if holder is not None and holder.type == "decorated_definition":
-        holder = holder.parent
-    sibling = holder.next_named_sibling if holder is not None else None
+    statement = function.parent if function.parent is not None and function.parent.type == "decorated_definition" \
+        else function
+    sibling = statement.next_named_sibling
     while sibling is not None:
         if sibling.type in _BRANCHING and name in _bindings_within(sibling):
             return True
@@ -1106,9 +1105,8 @@ class StubBody(Rule):
         Example("class ShapeHandler:\n    @staticmethod\n    def store(name, index, value):\n        return None\n"
                 "    def load(self, name, index):\n        return self.shapes[name]\n"),
         # A default that a later `if` rebinds when the feature is there; a compatibility shim.
-        Example("def build(value):\n    def set_allocator(fn):\n        pass\n\n    if has_triton():\n"
-                "        if hasattr(triton, 'set_allocator'):\n            set_allocator = triton.set_allocator\n"
-                "    return wrap(value, set_allocator)\n"),
+        Example("def set_allocator(fn):\n    pass\n\nif has_triton():\n"
+                "    if hasattr(triton, 'set_allocator'):\n        set_allocator = triton.set_allocator\n"),
         Example("def synchronize(device=None):\n    '''Wait for the CPU device.\n\n"
                 "    This function only exists to facilitate device-agnostic code.\n    '''\n"),
         # A method under an `if` of the class body is a method (default mode: not reported).
