@@ -487,6 +487,8 @@ _STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock", "st
 # The constant a name promises: `always_true` returns True, `_unpickle_as_none` returns None.
 _PROMISED = {"true": frozenset({"True"}), "false": frozenset({"False"}), "none": frozenset({"None"}),
              "zero": frozenset({"0", "0.0"}), "empty": frozenset({"()", "[]", "{}", '""', "''"})}
+# A name that says its answer does not depend on the input: `always_wrap_policy`, `default_kwargs`.
+_CONSTANT_WORDS = frozenset({"always", "default", "constant"})
 # A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
                          r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
@@ -529,8 +531,8 @@ def _words(name: str) -> list[str]:
 def _name_promises(label: str, function: tree_sitter.Node, placeholder: str) -> bool:
     """The function's name says it stands in for something (`_fake_rcb`, `dummy_loader`,
     `_init_mesh_stub`), says it is not implemented while it raises `NotImplementedError`
-    (`_not_impl`, `unimplemented`), or names the constant it returns (`always_true` → True,
-    `_unpickle_as_none` → None)."""
+    (`_not_impl`, `unimplemented`), names the constant it returns (`always_true` → True,
+    `_unpickle_as_none` → None) or says its answer is fixed (`always_wrap_policy`, `default_kwargs`)."""
     words = _words(label)
     if _NAME_DEFERRED.search(" ".join(words)):
         return False  # `nothing_yet`, `fake_for_now`: the name itself says the work is pending
@@ -540,7 +542,11 @@ def _name_promises(label: str, function: tree_sitter.Node, placeholder: str) -> 
                                                  or "not_impl" in "_".join(words)):
         return True  # `_not_implemented(self, *args)`: raising is what the name promises
     returned = constant_answer(function) or ("None" if "None" in placeholder or "bare `return`" in placeholder else "")
-    return any(returned in _PROMISED.get(word, ()) for word in words)
+    named = [word for word in words if word in _PROMISED]
+    if named:  # `always_true` must return True
+        return any(returned in _PROMISED[word] for word in named)
+    # `always_wrap_policy` → True, `default_kwargs` → {}: the name says the answer is fixed
+    return bool(returned) and bool(_CONSTANT_WORDS.intersection(words))
 
 
 def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
@@ -855,7 +861,8 @@ class StubBody(Rule):
       device-agnostic code"), a `NotImplementedError` that states a
       limitation ("deletion not supported", "please use add() instead", "should never be
       called"), a name that promises it (`_fake_rcb`, `_init_mesh_stub`, `always_true` returning
-      True, `_not_impl` raising), a `# type: ignore[empty-body]` or `# noqa: B027`;
+      True, `default_kwargs` returning a constant, `_not_impl` raising), a
+      `# type: ignore[empty-body]` or `# noqa: B027`;
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
       `@lru_cache(128)`), the fallback of `functools.singledispatch`;
@@ -1112,6 +1119,8 @@ class StubBody(Rule):
         # A method under an `if` of the class body is a method (default mode: not reported).
         Example("class autocast(Base):\n    if sys.version_info < (3, 13):\n        def __init_subclass__(cls):\n"
                 "            pass\n"),
+        Example("def always_wrap_policy(*args, **kwargs) -> bool:\n    return True\n\n"
+                "def default_kwargs(device):\n    return {}\n"),
         # A nested function handed to a call and never called: a callback shaped by its callee.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
@@ -1208,6 +1217,8 @@ class StubBody(Rule):
         Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
                 "    def save_checkpoint(self, x):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # A name that says the answer is fixed promises a value, not nothing.
+        Example("def default_policy(module):\n    pass\n", expect=1),
         # Methods in the default mode: what is marked pending, what raises, an empty test.
         Example("class Book:\n    def depth(self, side):\n        # TODO: walk the levels\n        return -1\n"
                 "    def spread(self):\n        raise NotImplementedError\n"
