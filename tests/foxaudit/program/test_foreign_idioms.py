@@ -317,3 +317,22 @@ def test_a_kernel_handed_to_code_the_analysis_cannot_follow_is_no_fx204(tmp_path
     rows = {row.name: row for row in analysis.kernels.rows}
     assert rows["rms"].status == PARTIAL and "whatever receives it at lib/filters.py:5" in rows["rms"].reason
     assert [d.message.split("`")[1] for d in findings(analysis, "FX204")] == ["idle"]
+
+
+def test_kernels_of_a_header_nothing_includes_are_one_unresolved_note(tmp_path: Path) -> None:
+    # An installed library's headers: `SortUtils.cuh` is launched by the library's own `.cu`
+    # files, which are not in this tree. `helpers.cuh` is included (through the include path) by
+    # a file that does not launch its kernel: that kernel is still an orphan, as is one in a `.cu`.
+    analysis = _analyze(tmp_path, {
+        "include/ATen/native/cuda/SortUtils.cuh": (
+            "template <typename T>\n__global__ void bitonicSortKVInPlace(T* keys, int n) { keys[0] = n; }\n"
+            "template <typename T>\n__global__ void radixSortKVInPlace(T* keys, int n) { keys[0] = n; }\n"
+        ),
+        "include/ATen/native/cuda/helpers.cuh": "__global__ void helper_kernel(float* x) { x[0] = 1.0f; }\n",
+        "src/user.cu": "#include <ATen/native/cuda/helpers.cuh>\n__global__ void dead_kernel(float* x) { x[0] = 0.0f; }\n",
+    })  # fmt: skip
+    found = findings(analysis, "FX202")
+    notes = [d for d in found if "unresolved" in d.message]
+    assert len(notes) == 1 and notes[0].path == "include/ATen/native/cuda/SortUtils.cuh"
+    assert "unresolved for 2 kernels" in notes[0].message and "`bitonicSortKVInPlace`" in notes[0].message
+    assert sorted(d.message.split("`")[1] for d in found if d not in notes) == ["dead_kernel", "helper_kernel"]
