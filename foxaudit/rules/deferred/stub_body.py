@@ -509,8 +509,7 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
-_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|currently|placeholder"
-                            r"|not implemented)\b",
+_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|currently|placeholder)\b",
                             re.IGNORECASE)
 # mypy's error code for a function whose body is empty while its annotation promises a value.
 # (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`).
@@ -608,8 +607,11 @@ def _comments_above(function: tree_sitter.Node) -> list[str]:
     node = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
     found = []
     sibling = node.prev_sibling
+    if sibling is None and node.parent is not None and node.parent.type == "block":
+        sibling = node.parent.prev_sibling  # the first statement of a body: tree-sitter keeps the comment outside
     line = node.start_point[0]
-    while sibling is not None and sibling.type == "comment" and sibling.end_point[0] == line - 1:
+    # (One blank line may separate them: `# TODO: ...`, a blank line, then `def f`.)
+    while sibling is not None and sibling.type == "comment" and line - 2 <= sibling.end_point[0] <= line - 1:
         found.append(sibling.text.decode(errors="replace"))
         line = sibling.start_point[0]
         sibling = sibling.prev_sibling
@@ -1217,6 +1219,14 @@ class StubBody(Rule):
         Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
                 "    def save_checkpoint(self, x):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # Pending work said in or above it outweighs a registration, a callback, a stand-in class.
+        Example("@register_lowering(aten._assert_scalar)\ndef _assert_scalar(data, msg):\n"
+                "    # TODO: try this assert out\n    return None\n\n"
+                "def unlift(module):\n    def _train(self, mode=True):\n"
+                "        raise NotImplementedError('calling train() is not supported yet')\n"
+                "    return bind(_train, module)\n\n"
+                "class DataFrameTracer(Base):\n    # TODO: implement the special functions of datapipes\n\n"
+                "    def set_shuffle_settings(self, *args, **kwargs):\n        pass\n", expect=3),
         # A name that says the answer is fixed promises a value, not nothing.
         Example("def default_policy(module):\n    pass\n", expect=1),
         # Methods in the default mode: what is marked pending, what raises, an empty test.
@@ -1262,44 +1272,14 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
-        if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
-            return  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
-        if _bound_by_another_branch(node, label) or _rebound_later(node, label):
-            return  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
-        if _states_it_does_nothing(node):
-            return  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
-        if _empty_body_acknowledged(node):
-            return  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
-        if _handed_on_as_callback(node, label):
-            return  # a nested function passed to a call, never called here: a callback shaped by its callee
-        if _registered(node, label):
-            return  # a dispatch table's entry: doing nothing or a constant is its answer for that key
-        if (len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED
-                and not _SAYS_DEFERRED.search(" ".join([*_comments(node), _not_implemented_message(node.child_by_field_name("body"))]))):
-            return  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
-        abstract_empty = owner is not None and _is_abstract_base(owner, names) and _is_empty(placeholder)
-        if (owner is not None and not options.unmarked_methods and not abstract_empty
-                and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner)
-                and not _marked_pending(node)):
-            return  # a method's `pass`/constant is its class's answer unless something says the work is pending
         confirm: tuple[str, ...] = ()
-        if owner is not None and name is not None and not abstract_empty:
-            # (An empty method of an abstract base class is reported whatever its subclasses do, as
-            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.)
-            owner_name = owner.child_by_field_name("name")
-            klass = owner_name.text.decode() if owner_name is not None else ""
-            if _member_by_design(label, klass, placeholder, names, abstract=_is_abstract_base(owner, names)):
+        if not _marked_pending(node):
+            # (Something that says the work is pending — a TODO, "yet", "NYI" — outweighs every
+            # reason below to read the placeholder as deliberate.)
+            found = self._deliberate(node, label, placeholder, owner, names, options)
+            if found is None:
                 return
-            answer = constant_answer(node)
-            if owner_name is not None and _implemented_in_file_family(klass, label, names, answer):
-                return  # a hook its subclasses implement, or a subclass's answer to an implemented method
-            called_by_class = label in names.used_by_self.get(klass, set())
-            if called_by_class and any(klass in bases for bases in names.bases.values()):
-                return  # a step the class calls and its subclasses may replace: a template method's hook
-            if any(label in names.used_by_self.get(ancestor, set()) for ancestor in _file_ancestors(klass, names)):
-                return  # an override of a step a base class calls: this class's answer to the hook
-            # Its base classes and subclasses may live in other files: the whole program decides.
-            confirm = (_qualified_name(owner), label, answer, "called-by-class" if called_by_class else "")
+            confirm = found
         ctx.report(
             CODE,
             name if name is not None else node,
@@ -1307,6 +1287,55 @@ class StubBody(Rule):
             hint="implement it or delete it; an interface method is @abc.abstractmethod or a Protocol member",
             confirm=confirm,
         )
+
+    @staticmethod
+    def _deliberate(
+        node: tree_sitter.Node,
+        label: str,
+        placeholder: str,
+        owner: tree_sitter.Node | None,
+        names: _FileNames,
+        options: StubBodyOptions,
+    ) -> tuple[str, ...] | None:
+        """None when the code makes the placeholder deliberate; otherwise the facts the
+        whole-project pass confirms the finding with (empty: it stands as reported)."""
+        if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
+            return None  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
+        if _bound_by_another_branch(node, label) or _rebound_later(node, label):
+            return None  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
+        if _states_it_does_nothing(node):
+            return None  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
+        if _empty_body_acknowledged(node):
+            return None  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
+        if _handed_on_as_callback(node, label):
+            return None  # a nested function passed to a call or returned, never called here: a callback
+        if _registered(node, label):
+            return None  # a dispatch table's entry: doing nothing or a constant is its answer for that key
+        if len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED:
+            return None  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
+        if owner is None:
+            return ()
+        abstract = _is_abstract_base(owner, names)
+        if abstract and _is_empty(placeholder):
+            # An empty method of an abstract base class is reported whatever its subclasses do, as
+            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.
+            return ()
+        if not options.unmarked_methods and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner):
+            return None  # a method's `pass`/constant is its class's answer unless something says the work is pending
+        owner_name = owner.child_by_field_name("name")
+        klass = owner_name.text.decode() if owner_name is not None else ""
+        if _member_by_design(label, klass, placeholder, names, abstract=abstract):
+            return None
+        answer = constant_answer(node)
+        if owner_name is not None and _implemented_in_file_family(klass, label, names, answer):
+            return None  # a hook its subclasses implement, or a subclass's answer to an implemented method
+        called_by_class = label in names.used_by_self.get(klass, set())
+        if called_by_class and any(klass in bases for bases in names.bases.values()):
+            return None  # a step the class calls and its subclasses may replace: a template method's hook
+        if any(label in names.used_by_self.get(ancestor, set()) for ancestor in _file_ancestors(klass, names)):
+            return None  # an override of a step a base class calls: this class's answer to the hook
+        # Its base classes and subclasses may live in other files: the whole program decides.
+        return (_qualified_name(owner), label, answer, "called-by-class" if called_by_class else "")
 
     def confirm(self, project: Project, path: str, facts: tuple[str, ...]) -> bool:
         """A method's finding stands unless a project class above or below its class, in any
