@@ -78,7 +78,7 @@ class StubBodyOptions(RuleOptions):
     unmarked_methods: bool = field(
         default=False,
         metadata={"help": "Also report a method whose body is `pass`, `...`, a docstring, `return None` or a constant"
-                          " when nothing marks it as pending (a `TODO`, `yet`, `NYI`, `placeholder`): in a class such a"
+                          " when nothing marks it as pending (a `TODO`, `yet`, `NYI`, `as a placeholder`): in a class such a"
                           " body is usually the class's answer to its protocol (a hook, a null object, a default)."
                           " `raise NotImplementedError`, empty methods of abstract base classes and empty tests"
                           " are reported either way. A project that adopts invariant 9 turns it on."},
@@ -494,7 +494,7 @@ _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do n
                          r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
                          r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
-_NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now|placeholder)\b")
+_NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
 _SAYS_HOOK = re.compile(r"\boverrid(?:e|es|den|ing)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b"
                         r"|\bhook for\b",
@@ -509,7 +509,8 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
-_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|currently|placeholder)\b",
+# ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
+_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|(?:as|is|a|just) placeholder)\b",
                             re.IGNORECASE)
 # mypy's error code for a function whose body is empty while its annotation promises a value.
 # (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`).
@@ -583,7 +584,7 @@ def _returns_a_value(body: tree_sitter.Node) -> bool:
 
 def _marked_pending(function: tree_sitter.Node) -> bool:
     """Something in or right above the function says its work is pending: a `TODO`, "yet", "NYI",
-    "for now", "placeholder" in a comment, the docstring, the `NotImplementedError` message or the name."""
+    "for now", "as a placeholder" in a comment, the docstring, the `NotImplementedError` message or the name."""
     body = function.child_by_field_name("body")
     docstrings = [child.text.decode(errors="replace") for child in body.named_children
                   if child.type == "expression_statement" and child.named_child_count == 1
@@ -610,7 +611,7 @@ def _comments_above(function: tree_sitter.Node) -> list[str]:
     if sibling is None and node.parent is not None and node.parent.type == "block":
         sibling = node.parent.prev_sibling  # the first statement of a body: tree-sitter keeps the comment outside
     line = node.start_point[0]
-    # (One blank line may separate them: `# TODO: ...`, a blank line, then `def f`.)
+    # (One blank line may separate them: a marker comment, a blank line, then `def f`.)
     while sibling is not None and sibling.type == "comment" and line - 2 <= sibling.end_point[0] <= line - 1:
         found.append(sibling.text.decode(errors="replace"))
         line = sibling.start_point[0]
@@ -856,7 +857,7 @@ class StubBody(Rule):
 
     Placeholders that the code itself makes deliberate are not stubs either:
     - what the function says of itself, unless it also says the work is pending (`TODO`, "yet",
-      "NYI", "for now", "placeholder", in its comments, docstring, the comment right above it,
+      "NYI", "for now", "as a placeholder", in its comments, docstring, the comment right above it,
       its `NotImplementedError` message or its name): "no-op", "nothing to do", a reason in a
       comment (`pass  # handled by the caller`), a docstring that calls it a hook or a default
       ("Override this method to ...", "Default: True", "only exists to facilitate
@@ -1199,7 +1200,7 @@ class StubBody(Rule):
         Example("def always_true(node):\n    return False\n\ndef fake_for_now(x):\n    pass\n", expect=2),
         # Saying "nothing" while saying "later" is deferral.
         Example("def sync(self):\n    # TODO: do nothing for now, load asynchronously later\n    pass\n", expect=1),
-        Example("def reset(cache):\n    # We don't currently use this, but we could clear it here.\n    pass\n", expect=1),
+        Example("def reset(cache):\n    # Not used yet, but we could clear it here.\n    pass\n", expect=1),
         Example("def keystr(path):\n    raise NotImplementedError('key paths are not yet supported')\n"
                 "\n# TODO: register once FSDP supports hooks\ndef register(model):\n"
                 "    raise NotImplementedError('FSDP is not supported')\n", expect=2),
@@ -1274,7 +1275,7 @@ class StubBody(Rule):
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
         confirm: tuple[str, ...] = ()
         if not _marked_pending(node):
-            # (Something that says the work is pending — a TODO, "yet", "NYI" — outweighs every
+            # (Something that says the work is pending — a `TODO`, "yet", "NYI" — outweighs every
             # reason below to read the placeholder as deliberate.)
             found = self._deliberate(node, label, placeholder, owner, names, options)
             if found is None:
