@@ -493,6 +493,9 @@ _CONSTANT_WORDS = frozenset({"always", "default", "constant"})
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
                          r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
                          r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b", re.IGNORECASE)
+# Words of a marker that asks for documentation, not code ("Better explain how ...", "provide an example").
+_ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|docstring|docs?|an example|wording)\b",
+                         re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
 _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
@@ -589,9 +592,12 @@ def _marked_pending(function: tree_sitter.Node) -> bool:
     docstrings = [child.text.decode(errors="replace") for child in body.named_children
                   if child.type == "expression_statement" and child.named_child_count == 1
                   and child.named_children[0].type in ("string", "concatenated_string")] if body is not None else []
-    said = " ".join([*_comments(function), *_comments_above(function), *docstrings,
-                     _not_implemented_message(body) if body is not None else ""])
-    return bool(_SAYS_DEFERRED.search(said)) or bool(_NAME_DEFERRED.search(" ".join(_words(python_function_name(function)))))
+    texts = [*_comments(function), *_comments_above(function), *docstrings,
+             _not_implemented_message(body) if body is not None else ""]
+    # (A `TODO` about the documentation — "explain", "provide an example" — is no pending work in the body.)
+    if any(_SAYS_DEFERRED.search(text) and not _ABOUT_DOCS.search(text) for text in texts):
+        return True
+    return bool(_NAME_DEFERRED.search(" ".join(_words(python_function_name(function)))))
 
 
 def _comments(function: tree_sitter.Node) -> list[str]:
@@ -611,12 +617,20 @@ def _comments_above(function: tree_sitter.Node) -> list[str]:
     if sibling is None and node.parent is not None and node.parent.type == "block":
         sibling = node.parent.prev_sibling  # the first statement of a body: tree-sitter keeps the comment outside
     line = node.start_point[0]
-    # (One blank line may separate them: a marker comment, a blank line, then `def f`.)
-    while sibling is not None and sibling.type == "comment" and line - 2 <= sibling.end_point[0] <= line - 1:
+    # (One blank line may separate them: a marker comment, a blank line, then `def f`. A comment
+    # that ends a line of code (`return False` then a marker comment) belongs to that code.)
+    while (sibling is not None and sibling.type == "comment" and line - 2 <= sibling.end_point[0] <= line - 1
+           and not _trails_code(sibling)):
         found.append(sibling.text.decode(errors="replace"))
         line = sibling.start_point[0]
         sibling = sibling.prev_sibling
     return found
+
+
+def _trails_code(comment: tree_sitter.Node) -> bool:
+    """The comment follows code on its line (the node before it ends on that line)."""
+    previous = comment.prev_sibling
+    return previous is not None and previous.end_point[0] == comment.start_point[0]
 
 
 def _not_implemented_message(body: tree_sitter.Node) -> str:
@@ -1124,6 +1138,13 @@ class StubBody(Rule):
                 "            pass\n"),
         Example("def always_wrap_policy(*args, **kwargs) -> bool:\n    return True\n\n"
                 "def default_kwargs(device):\n    return {}\n"),
+        # A marker that asks for documentation, or one that ends the line of code above.
+        Example("class Handler:\n    def load(self, name):\n        return self.values[name]\n"
+                "    def scan(self, dtypes, combine, values):\n        # TODO: Better explain the arguments\n"
+                "        raise NotImplementedError\n\nclass Kernel(Handler):\n"
+                "    def scan(self, dtypes, combine, values):\n        return combine(values)\n"),
+        Example("class Kernel:\n    flags = {}  # TODO: fill from the config\n\n"
+                "    def check_bounds(self, expr, size):\n        pass\n"),
         # A nested function handed to a call and never called: a callback shaped by its callee.
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
