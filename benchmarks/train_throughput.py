@@ -32,7 +32,8 @@ the next steps), on the same config and data.
     python benchmarks/train_throughput.py --modes gpu-graph --population 1,8,32,128   # populations in one graph
 
 ``--population 1,8,32,128`` adds population rows: P agents of the step config (seeds 0 … P − 1),
-stepped by one ``StepRunner`` (on CUDA one captured graph, a branch per agent); updates/s and
+stepped by one ``StepRunner`` (the stacked ``PopulationStep``: on CUDA one captured graph whose
+network kernels serve every agent); updates/s and
 samples/s are aggregates over the agents, with the peak GPU memory and the speed-up over P = 1
 (issue-11 targets: ≥ 16× at P = 32, ≥ 40× at P = 128).
 
@@ -132,8 +133,8 @@ def measure(mode: str, config: TrainConfig, steps: int, warmup: int, cpu_threads
 
 
 def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int, cpu_threads: int) -> dict[str, Any]:
-    """``agents`` agents (seeds 0 … agents − 1) of ``config`` stepped by one ``StepRunner`` — on CUDA one
-    captured graph with a branch per agent; aggregate rates count every agent's updates."""
+    """``agents`` agents (seeds 0 … agents − 1) of ``config`` stepped by one ``StepRunner`` — the stacked
+    population step, on CUDA one captured graph; aggregate rates count every agent's updates."""
     device = torch.device("cuda" if torch.cuda.is_available() and config.run.device != "cpu" else "cpu")
     if device.type == "cpu":
         prepare_cpu_process(cpu_threads)
