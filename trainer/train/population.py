@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Sequence
-
 import warnings
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -64,7 +64,17 @@ ADAM_BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults, which the single run u
 CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s guard: coef = max_norm / (norm + 1e-6)
 # The loss constants an agent grid may vary (trainer.config.POPULATION_GRID_KEYS); the others are shared.
 TRANSITION_FIELDS = tuple(field.name for field in dataclasses.fields(Transitions))
+T = TypeVar("T")
 PER_AGENT_LOSS_KEYS = ("reward_scale", "huber_kappa", "iqn_weight", "return_weight")
+
+
+def _tensors_of(value: object) -> list[torch.Tensor]:
+    """The tensors in a body's result (a tensor, or a tuple of tensors; None and the rest hold none)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, tuple):
+        return [tensor for item in value for tensor in _tensors_of(item)]
+    return []
 
 
 class StackedParameters:
@@ -168,11 +178,6 @@ def _per_agent(values: list[float], device: torch.device) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float32, device=device)  # [P]
 
 
-def _rows(vector: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
-    """[P] → [P, 1, …] broadcasting over ``like``'s trailing dimensions."""
-    return vector.view(-1, *([1] * (like.dim() - 1)))
-
-
 class PopulationStep:
     """The training step of P ≥ 2 agents with stacked networks and optimizer state.
 
@@ -229,6 +234,8 @@ class PopulationStep:
             else:
                 self.varying[key] = _per_agent(values, self.device)  # [P]
         self.shared_weights = shared
+        # One stream per agent on CUDA for the per-agent phases (made once, before any capture).
+        self.agent_streams = [torch.cuda.Stream(self.device) for _ in states] if self.device.type == "cuda" else []
         self._losses = vmap(self._agent_losses)
         self._greedy = vmap(self._agent_greedy)
 
@@ -274,46 +281,82 @@ class PopulationStep:
                 losses.next_return)  # fmt: skip
 
     # -- the step -------------------------------------------------------------------------------
+    def _each_agent(self, body: Callable[[int], T]) -> list[T]:
+        """``body(i)`` for every agent: on CUDA each on its own stream, forked from the current stream
+        and joined back into it (a captured step holds them as parallel branches: the per-agent work
+        is small kernels that overlap), on the CPU one after another.
+
+        Tensors a body returns are made on its agent's stream and read on the current one after the
+        join; ``record_stream`` tells the allocator so, or it could hand their memory to that agent's
+        next allocation while the current stream still reads it. (Tensors the current stream made
+        and a body reads stay referenced until the join, and reuse of their blocks happens after it.)
+        """
+        if not self.agent_streams:
+            return [body(agent) for agent in range(self.agents)]
+        origin = torch.cuda.current_stream(self.device)
+        results = []
+        for agent, stream in enumerate(self.agent_streams):
+            stream.wait_stream(origin)  # fork: after everything the step did so far
+            with torch.cuda.stream(stream):
+                result = body(agent)
+            for tensor in _tensors_of(result):
+                tensor.record_stream(origin)
+            results.append(result)
+        for stream in self.agent_streams:
+            origin.wait_stream(stream)  # join: the stacked work waits for every agent
+        return results
+
+    def _observe(self, agent: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Agent ``agent``'s acting inputs: env bars [E], portfolio inputs [E, P_in], windows [E, K, F]."""
+        bar, portfolio = self.steps[agent].observe()  # the ISV copy first: ε and the support of this step
+        return bar, portfolio, self.states[agent].gather_windows(bar)
+
+    def _act_and_sample(self, agent: int, observed: tuple[torch.Tensor, ...], greedy: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Agent ``agent`` explores around its greedy actions [E, D], steps its envs, stores, then draws
+        its update's batch: the Transitions fields, windows (with its feature noise), next windows,
+        return targets, τ and τ′."""
+        step, state = self.steps[agent], self.states[agent]
+        bar, portfolio, _ = observed
+        step.act_and_store(bar, portfolio, step.explore(greedy), store=True)
+        batch, taus, taus_target, noise = step.sample()
+        windows = state.gather_windows(batch.bar_index)  # [B, K, F]
+        if noise is not None:
+            windows = windows + noise.view_as(windows)
+        fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
+        return (*fields, windows, state.gather_windows(batch.next_bar_index), state.next_return[batch.bar_index], taus,
+                taus_target)  # fmt: skip
+
     @hot_path
     def __call__(self) -> None:
-        """One training step of every agent: collect (one stacked greedy pass), then one stacked update."""
-        observed = [step.observe() for step in self.steps]  # per agent: ISV copy, bars [E], portfolio [E, P]
-        windows = torch.stack([state.gather_windows(bar) for state, (bar, _) in zip(self.states, observed, strict=True)])  # [P, E, K, F]
-        portfolio = torch.stack([portfolio for _, portfolio in observed])  # [P, E, P_in]
+        """One training step of every agent: observe, one stacked greedy pass, act and sample per
+        agent, one stacked update, the adaptive kernels per agent, the stacked Polyak update."""
+        observed = self._each_agent(self._observe)
+        windows = torch.stack([agent_windows for _, _, agent_windows in observed])  # [P, E, K, F]
+        portfolio = torch.stack([agent_portfolio for _, agent_portfolio, _ in observed])  # [P, E, P_in]
         with torch.no_grad():
             greedy = self._greedy(self.online.stacked, self.isv_local, windows, portfolio)  # [P, E, D]
-        for agent, (step, (bar, agent_portfolio)) in enumerate(zip(self.steps, observed, strict=True)):
-            step.act_and_store(bar, agent_portfolio, step.explore(greedy[agent]), store=True)
-        self.learn()
-
-    def learn(self) -> None:
-        """Every agent's update at once: sample per agent, stacked losses, backward, clip, Adam, Polyak."""
-        samples = [step.sample() for step in self.steps]
-        batches = [batch for batch, _, _, _ in samples]
-        fields = tuple(torch.stack([getattr(batch, name) for batch in batches]) for name in TRANSITION_FIELDS)  # each [P, B, …]
-        windows, next_windows, next_return = [], [], []
-        for state, (batch, _, _, noise) in zip(self.states, samples, strict=True):
-            agent_windows = state.gather_windows(batch.bar_index)  # [B, K, F]
-            windows.append(agent_windows if noise is None else agent_windows + noise.view_as(agent_windows))
-            next_windows.append(state.gather_windows(batch.next_bar_index))  # [B, K, F]
-            next_return.append(state.next_return[batch.bar_index])  # [B]
-        taus = torch.stack([sample[1] for sample in samples])  # [P, B, N]
-        taus_target = torch.stack([sample[2] for sample in samples])  # [P, B, N′]
+        sampled = self._each_agent(lambda agent: self._act_and_sample(agent, observed[agent], greedy[agent]))
+        stacked = [torch.stack(parts) for parts in zip(*sampled, strict=True)]  # each [P, B, …]
+        n_fields = len(TRANSITION_FIELDS)
+        fields, (batch_windows, next_windows, next_return, taus, taus_target) = stacked[:n_fields], stacked[n_fields:]
         total, c51_per_branch, target_mean, iqn_total, cql_total, return_loss = self._losses(
-            self.online.stacked, self.target.stacked, self.isv_local, self.varying, fields, torch.stack(windows),
-            torch.stack(next_windows), torch.stack(next_return), taus, taus_target,
+            self.online.stacked, self.target.stacked, self.isv_local, self.varying, tuple(fields), batch_windows,
+            next_windows, next_return, taus, taus_target,
         )  # fmt: skip  # total [P], c51 [P, D], target_mean [P, D, B]
 
         grad = self.online.grad  # [P, N]
         grad.zero_()
-        total.sum().backward()  # the agents' losses share no parameter: each row gets its own gradient
+        total.sum().backward()  # the agents share no parameter: each row gets exactly its own gradient
         grad_norm = torch.linalg.vector_norm(grad, dim=1)  # [P]
         coef = torch.clamp(self.max_norm / (grad_norm + CLIP_EPS), max=1.0)  # [P]
-        coef = torch.where(self.max_norm > 0, coef, torch.ones_like(coef))  # grad_clip = 0: no clipping
+        coef = torch.where(self.max_norm > 0, coef, torch.ones_like(coef))  # grad_clip = 0: that agent unclipped
         grad.mul_(coef.unsqueeze(1))
         self._adam(grad)
-        for agent, state in enumerate(self.states):
-            state.adaptive.after_update(state.env.ps, target_mean[agent].t(), grad_norm[agent])  # the agent's ISV
+        self._each_agent(
+            lambda agent: self.states[agent].adaptive.after_update(
+                self.states[agent].env.ps, target_mean[agent].t(), grad_norm[agent]
+            )  # the agent's ISV, on the device
+        )
         tau = self.isv_local[:, ISV_TAU]  # [P]
         with torch.no_grad():
             self.target.flat.lerp_(self.online.flat, tau.unsqueeze(1))
