@@ -20,13 +20,15 @@ How the agents stay separate:
   and the loss constants of ``run.agent_grid`` are per-agent [P] tensors.
 - What each agent owns alone — its Philox seed and counter (exploration, replay, τ, noise draws),
   environments, n-step window, replay ring, mapped ISV and adaptive kernels — runs per agent,
-  through the same ``TrainStep`` methods a single run calls, on that agent's buffers.
+  through the same ``TrainStep`` methods a single run calls, on that agent's buffers; on CUDA each
+  agent on its own stream, so a captured step holds them as parallel branches.
 
-Exactness: on the CPU every forward is bitwise the single run's; the batched backward of the layer
-norm reduces over the batch in another order (≈ 1e-6 relative), so a population agent follows its
-single run within the tolerance ``tests/trainer/train/test_population.py`` states, and a population
-run is bitwise reproducible (same kernels, same order). P = 1 never comes here: a single run is
-``TrainStep`` itself.
+Exactness: agents never mix — an agent's result is bitwise the same whatever its neighbours. On the
+CPU every forward is bitwise the single run's; the batched backward of the layer norm and the
+per-row clip norm reduce in another order (≈ 1e-7 after a few steps), so a population agent
+follows its single run within the tolerance ``tests/trainer/train/train_helpers.py`` states
+(POPULATION_RTOL / _ATOL), and a population run is bitwise reproducible (same kernels, same order).
+P = 1 never comes here: a single run is ``TrainStep`` itself.
 """
 
 from __future__ import annotations
@@ -60,12 +62,29 @@ from trainer.train.step import (
 warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
 
 ALIGN_ELEMENTS = 4  # every parameter slice starts on a 16-byte boundary (vectorised f32 loads)
-ADAM_BETAS = (0.9, 0.999)  # torch.optim.Adam's defaults, which the single run uses
 CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s guard: coef = max_norm / (norm + 1e-6)
-# The loss constants an agent grid may vary (trainer.config.POPULATION_GRID_KEYS); the others are shared.
 TRANSITION_FIELDS = tuple(field.name for field in dataclasses.fields(Transitions))
-T = TypeVar("T")
+# The loss constants an agent grid may vary (trainer.config.POPULATION_GRID_KEYS); the others are shared.
 PER_AGENT_LOSS_KEYS = ("reward_scale", "huber_kappa", "iqn_weight", "return_weight")
+T = TypeVar("T")
+
+
+def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[float, float]:
+    """The betas the agents' Adam share; the stacked Adam implements plain Adam only (what
+    ``TrainerState`` builds), so anything else is refused rather than silently changed."""
+    groups = [optimizer.param_groups for optimizer in optimizers]
+    plain = all(
+        len(group) == 1 and group[0]["weight_decay"] == 0 and not group[0]["amsgrad"] and not group[0]["maximize"]
+        and group[0]["betas"] == groups[0][0]["betas"]
+        for group in groups
+    )  # fmt: skip
+    if not plain:
+        raise ValueError(
+            "the agents' optimizers are not one plain Adam (vs one parameter group, no weight decay, no AMSGrad, "
+            "shared betas) — hint: a stacked population steps TrainerState's Adam only"
+        )
+    beta1, beta2 = groups[0][0]["betas"]
+    return float(beta1), float(beta2)
 
 
 def _tensors_of(value: object) -> list[torch.Tensor]:
@@ -201,6 +220,7 @@ class PopulationStep:
         self.online = StackedParameters([state.online for state in states], requires_grad=True)
         self.target = StackedParameters([state.target for state in states], requires_grad=False)
         # Adam: moments [P, N], step and learning rate [P]; agent i's optimizer holds views of row i.
+        self.betas = _plain_adam_betas([state.optimizer for state in states])
         self.exp_avg = torch.zeros_like(self.online.flat)  # [P, N]
         self.exp_avg_sq = torch.zeros_like(self.online.flat)  # [P, N]
         with torch.no_grad():
@@ -366,7 +386,7 @@ class PopulationStep:
 
     def _adam(self, grad: torch.Tensor) -> None:
         """Adam (torch's capturable formulation) over the [P, N] rows: per-agent step, lr and ε."""
-        beta1, beta2 = ADAM_BETAS
+        beta1, beta2 = self.betas
         with torch.no_grad():
             self.adam_step.add_(1.0)  # [P]
             bias_correction1 = 1 - torch.pow(beta1, self.adam_step)  # [P]
