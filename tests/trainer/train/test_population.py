@@ -273,3 +273,24 @@ def test_agents_at_different_steps_are_refused_with_a_hint(tmp_path):
                                         r"a checkpoint write was cut short"):  # fmt: skip
         _check_lockstep(agents)
     _check_lockstep(agents[:1])
+
+
+def test_the_network_work_does_not_grow_with_the_agents():
+    """The stacked step's matrix products (acting forward, the update's forwards and backward, the C51
+    projection) are one set for every agent: as many at P = 4 as at P = 2."""
+    from collections import Counter
+
+    from torch.profiler import ProfilerActivity, profile
+
+    gemms = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm"}
+
+    def products(agents: int) -> Counter:
+        states = [stepped_state({"run": {"seed": seed}}) for seed in range(agents)]
+        runner = StepRunner([TrainStep(state) for state in states], use_graph=False)
+        runner.run(1)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            runner.run(1)
+        return Counter(event.name for event in prof.events() if event.name in gemms)
+
+    two, four = products(2), products(4)
+    assert sum(two.values()) > 0 and two == four
