@@ -43,8 +43,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from trainer.layout import ISV_ATOM_CENTRE, ISV_ATOM_HALF_WIDTH, ISV_TAU, N_BRANCHES
-from trainer.losses.c51 import atom_support
+from trainer.layout import ISV_TAU
 from trainer.markers import hot_path
 from trainer.model.network import greedy_actions
 from trainer.train.replay import Transitions
@@ -53,6 +52,7 @@ from trainer.train.step import (
     StackedLossTerms,
     TrainerState,
     TrainStep,
+    isv_supports,
     update_losses,
     update_metrics,
 )
@@ -283,9 +283,7 @@ class PopulationStep:
                       portfolio: torch.Tensor) -> torch.Tensor:  # fmt: skip
         """One agent's greedy actions: windows [E, K, F], portfolio [E, P] → int64 [E, D]."""
         network = AgentNetwork(self.template, params)
-        centre = isv[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]  # [D]
-        half_width = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]  # [D]
-        supports = atom_support(centre, half_width, self.shared_weights["n_atoms"])  # [D, N]
+        supports = isv_supports(isv, self.shared_weights["n_atoms"])  # [D, N]
         return greedy_actions(network(windows, portfolio), supports, network.action_mask)
 
     def _agent_losses(self, online: dict[str, torch.Tensor], target: dict[str, torch.Tensor], isv: torch.Tensor,

@@ -82,6 +82,13 @@ class NetworkLike(Protocol):
     def predicted_return(self, embedding: torch.Tensor) -> torch.Tensor: ...
 
 
+def isv_supports(isv: torch.Tensor, n_atoms: int) -> torch.Tensor:
+    """C51 support per branch [N_BRANCHES, N] from an ISV's atom centre and half-width slots."""
+    centre = isv[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]  # [D]
+    half_width = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]  # [D]
+    return atom_support(centre, half_width, n_atoms)
+
+
 def network_shape(config: TrainConfig, n_features: int) -> NetworkShape:
     model = config.model
     return NetworkShape(
@@ -264,9 +271,7 @@ class TrainerState:
 
     def supports(self) -> torch.Tensor:
         """C51 support per branch [N_BRANCHES, N] from the ISV atom centre/half-width."""
-        centre = self.isv_local[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]
-        half_width = self.isv_local[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]
-        return atom_support(centre, half_width, self.config.model.n_atoms)
+        return isv_supports(self.isv_local, self.config.model.n_atoms)
 
 
 @dataclass(frozen=True)
@@ -498,9 +503,7 @@ def update_losses(
     gammas = isv[ISV_GAMMA : ISV_GAMMA + N_BRANCHES]  # [D]
     returns, discounts = n_step_returns(batch.rewards * weights.reward_scale, batch.dones, batch.terminals,
                                         gammas)  # [D, B]  # fmt: skip
-    centre = isv[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]  # [D]
-    half_width = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]  # [D]
-    supports = atom_support(centre, half_width, weights.n_atoms)  # [D, N]
+    supports = isv_supports(isv, weights.n_atoms)  # [D, N]
     taken = _branch_one_hots(batch.actions)
 
     mask = online.action_mask  # [D, A]
@@ -518,7 +521,7 @@ def update_losses(
     quantiles = online.quantiles(embedding, taus)  # [B, N, D, A]
     # Normalised IQN: TD errors per unit of the branch's atom half-width, so its gradient into
     # the trunk is on C51's scale whatever the return scale.
-    scale = half_width if weights.iqn_normalise else None
+    scale = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES] if weights.iqn_normalise else None
     iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
                              weights.huber_kappa, scale=scale)  # fmt: skip
     cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
