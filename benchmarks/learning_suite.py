@@ -30,7 +30,6 @@ import math
 import shutil
 import sys
 import time
-import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from trainer.config import TrainConfig, load_config
+from trainer.config import TrainConfig, load_config, parse_overrides
 from trainer.data.baselines import fit_baselines
 from trainer.data.synthetic import (
     SyntheticMarket,
@@ -58,7 +57,7 @@ from trainer.data.synthetic import (
 )
 from trainer.env.accounting import backtest_targets
 from trainer.errors import UserError
-from trainer.eval.health_diag import read_health_diag
+from trainer.eval.health_diag import read_health_diag, silent_monitors
 from trainer.eval.metrics import sharpe_ratio
 from trainer.files import write_text_atomic
 
@@ -97,25 +96,6 @@ class SuiteOptions:
 
 
 # ----------------------------------------------------------------------------- configuration
-
-
-def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``section.key=value`` strings → ``{section: {key: value}}``; the value is read as TOML
-    (``3``, ``1e-4``, ``true``, ``"x"``), a bare word as a string."""
-    overrides: dict[str, dict[str, Any]] = {}
-    for item in items:
-        name, equals, text = item.partition("=")
-        section, dot, key = name.strip().partition(".")
-        if not equals or not dot or not section or not key:
-            raise ValueError(
-                f"cannot read the override {item!r} (vs section.key=value) — hint: e.g. --set run.steps=2400"
-            )
-        try:
-            value = tomllib.loads(f"value = {text.strip()}")["value"]
-        except tomllib.TOMLDecodeError:
-            value = text.strip()
-        overrides.setdefault(section, {})[key] = value
-    return overrides
 
 
 def suite_config(options: SuiteOptions, data_path: Path, *, seed: int) -> TrainConfig:
@@ -218,6 +198,13 @@ def ratio(numerator: float, denominator: float) -> float | None:
     return numerator / denominator if denominator > 0.0 else None
 
 
+def never_fired(run_dir: Path) -> list[str]:
+    """The adaptive monitors whose value never moved over the run (fire rate 0 in the last HEALTH_DIAG
+    record): issue 9 asks every one to fire on every market of the suite."""
+    records = read_health_diag(run_dir)
+    return silent_monitors(records[-1].monitors) if records else []
+
+
 def learning_curve(run_dir: Path) -> list[dict[str, float | int | None]]:
     """Validation Sharpe and turnover of the greedy policy per epoch (HEALTH_DIAG)."""
     curve = []
@@ -288,6 +275,7 @@ def run_cell(market_name: str, seed: int, options: SuiteOptions) -> dict[str, An
         "selected_epoch": selection.get("epoch", curve[-1]["epoch"] if curve else None),
         "selection_reported": "epoch" in selection,
         "learning_curve": curve,
+        "never_fired": never_fired(run_dir),
     }
     write_text_atomic(result_path, json.dumps(result, indent=2, allow_nan=False) + "\n")
     return result
@@ -323,9 +311,23 @@ def _run_cell_job(job: tuple[str, int, SuiteOptions]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- summary
 
 
+def silent_adaptive_values(results: Sequence[Mapping[str, Any]]) -> dict[str, int] | None:
+    """Adaptive monitor → how many of the market's cells it never fired in (None when a cell was
+    scored before the suite recorded it)."""
+    if any("never_fired" not in r for r in results):
+        return None
+    counts: dict[str, int] = {}
+    for r in results:
+        for name in r["never_fired"]:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Mean / min / count at the seed floor, and pass or fail against the issue's targets."""
+    """Mean / min / count at the seed floor, and pass or fail against the issue's targets; beside
+    them, the adaptive values that never fired (issue 9 wants none)."""
     market = results[0]["market"]
+    silent = silent_adaptive_values(results)
     if market != "noise":
         by_oracle = all(r["agent_over_oracle"] is not None for r in results)
         key, target = ("agent_over_oracle", TARGET_OF_ORACLE) if by_oracle else ("agent_over_baseline", TARGET_OF_BASELINE)
@@ -334,7 +336,7 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         mean = float(np.mean(fractions))
         passed = mean >= target and at_floor >= math.ceil(SEEDS_AT_FLOOR * len(results))
         return {"market": market, "measure": key, "target": target, "mean": mean, "min": float(min(fractions)),
-                "seeds": len(results), "seeds_at_floor": at_floor, "passed": bool(passed)}  # fmt: skip
+                "seeds": len(results), "seeds_at_floor": at_floor, "passed": bool(passed), "never_fired": silent}  # fmt: skip
     # Noise: nothing to earn, so the agent must not lose more than its trading costs, and its
     # turnover must fall over training (last epoch ≤ first epoch of the validation curve).
     losses_within_costs = [(r["agent"]["total_return"] or 0.0) >= -r["cost_of_agent_trades"] for r in results]
@@ -344,7 +346,7 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         falling.append(len(turnovers) >= 2 and turnovers[-1] <= turnovers[0])
     return {"market": market, "measure": "noise", "losses_within_costs": sum(losses_within_costs),
             "turnover_falling": sum(falling), "seeds": len(results),
-            "passed": bool(all(losses_within_costs) and all(falling))}  # fmt: skip
+            "passed": bool(all(losses_within_costs) and all(falling)), "never_fired": silent}  # fmt: skip
 
 
 def _percent(value: float | None) -> str:
@@ -373,6 +375,10 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
         else:
             print(f"  {s['market']}: {s['measure']} mean {s['mean']:.0%} (target ≥ {s['target']:.0%}), min {s['min']:.0%}, "
                   f"≥ {SEED_FLOOR:.0%} in {s['seeds_at_floor']}/{s['seeds']} — {verdict}")  # fmt: skip
+        silent = s.get("never_fired")
+        fired = ("not recorded" if silent is None else "every one fired" if not silent
+                 else ", ".join(f"{name} silent in {count}/{s['seeds']}" for name, count in sorted(silent.items())))
+        print(f"    adaptive values: {fired}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -401,7 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      f"{args.steps_multiplier} vs > 0) — hint: e.g. --jobs 4 --seeds 5")  # fmt: skip
     try:
         overrides = parse_overrides(args.overrides)
-    except ValueError as error:
+    except UserError as error:
         parser.error(str(error))
     options = SuiteOptions(args.config, overrides, args.steps_multiplier, args.device, args.bars, args.out, args.plots)
     try:  # a bad --config or --set fails here, before any run, with the config's own message

@@ -44,6 +44,9 @@ class FileResult:
     # The file as parsed for the rules (None when it was not: binary, undecodable, no language),
     # so the whole-program summary can be made from the same tree.
     source: SourceFile | None = field(default=None, repr=False, compare=False)
+    # The captures of the query ``analyze(also=...)`` added to the rules' walk (capture name →
+    # nodes), or None when that walk did not run: the summary reads them instead of walking again.
+    captures: dict[str, list[tree_sitter.Node]] | None = field(default=None, repr=False, compare=False)
 
 
 class Analyzer:
@@ -69,17 +72,22 @@ class Analyzer:
                     except ValueError as error:
                         self.broken[(rule.code, language)] = error
 
-    def analyze(self, relative: str, data: bytes) -> FileResult:
-        """Diagnostics of one file; never raises (failures become FX001)."""
+    def analyze(self, relative: str, data: bytes, *, also: str = "") -> FileResult:
+        """Diagnostics of one file; never raises (failures become FX001).
+
+        ``also``: query patterns (capture names other than ``n``) run in the same walk as the
+        rules' nodes; their captures come back in ``FileResult.captures`` (the whole-program
+        scanner's, so a summarised file is walked once).
+        """
         codes = self.resolved.codes_for(relative)
         try:
-            return self._analyze(relative, data, codes)
+            return self._analyze(relative, data, codes, also)
         except Exception as error:  # noqa: BLE001 — the run goes on: the failure is reported on the file
             if PARSE_ERROR not in codes:
                 return FileResult([])
             return FileResult([parse_error.internal_failure(relative, "foxaudit while checking this file", error)])
 
-    def _analyze(self, relative: str, data: bytes, codes: frozenset[str]) -> FileResult:
+    def _analyze(self, relative: str, data: bytes, codes: frozenset[str], also: str = "") -> FileResult:
         language = language_of(relative)
         if language is None:
             return FileResult([])
@@ -115,8 +123,10 @@ class Analyzer:
         for rule in live:
             for node_type in rule.nodes_for(language):
                 dispatch.setdefault(node_type, []).append(rule)
+        captures: dict[str, list[tree_sitter.Node]] | None = None
         if dispatch:
-            for node in _nodes(source, language, tuple(sorted(dispatch))):
+            nodes, captures = _nodes(source, language, tuple(sorted(dispatch)), also)
+            for node in nodes:
                 for rule in dispatch[node.type]:
                     if rule not in live:
                         continue
@@ -137,6 +147,7 @@ class Analyzer:
         diagnostics.extend(failures)
         result = FileResult(diagnostics) if MARKER not in data else self._suppress(source, diagnostics, codes)
         result.source = source
+        result.captures = captures if also else None
         if ctx.pending:
             result.pending = [(d, ctx.pending[id(d)]) for d in result.diagnostics if id(d) in ctx.pending]
         return result
@@ -187,16 +198,19 @@ def _unused(path: str, suppression: Suppression, code: str, why: str) -> Diagnos
     return unused_suppression(path, suppression.span, code, why)
 
 
-def _nodes(source: SourceFile, language: Language, node_types: tuple[str, ...]) -> list[tree_sitter.Node]:
-    """The nodes of the requested types, in source order (outer before inner)."""
-    query = _union_query(language, node_types)
+def _nodes(
+    source: SourceFile, language: Language, node_types: tuple[str, ...], also: str = ""
+) -> tuple[list[tree_sitter.Node], dict[str, list[tree_sitter.Node]]]:
+    """The nodes of the requested types, in source order (outer before inner), and the captures
+    of the ``also`` patterns found in the same walk (as the query engine returns them)."""
+    query = _union_query(language, node_types, also)
     captures = tree_sitter.QueryCursor(query).captures(source.tree.root_node)
-    nodes = captures.get("n", [])
+    nodes = captures.pop("n", [])
     # By (start, -end) in two stable sorts on C-level keys: a key tuple per node cost more than
     # the query on a generated 5 MB module.
     nodes.sort(key=_END, reverse=True)
     nodes.sort(key=_START)
-    return nodes
+    return nodes, captures
 
 
 _START = operator.attrgetter("start_byte")
@@ -204,9 +218,11 @@ _END = operator.attrgetter("end_byte")
 
 
 @functools.cache
-def _union_query(language: Language, node_types: tuple[str, ...]) -> tree_sitter.Query:
+def _union_query(language: Language, node_types: tuple[str, ...], also: str = "") -> tree_sitter.Query:
     alternatives = [_node_pattern(language, node_type) for node_type in node_types]
-    return tree_sitter.Query(ts_language(language), "[" + " ".join(alternatives) + "] @n")
+    # One query, one walk: a node matching both the rules' alternation and an ``also`` pattern is
+    # captured under each name (patterns match independently).
+    return tree_sitter.Query(ts_language(language), "[" + " ".join(alternatives) + "] @n\n" + also)
 
 
 @functools.cache

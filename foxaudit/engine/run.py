@@ -310,6 +310,17 @@ def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = Fa
         _WORKER["cache_dir"] = cache_dir
         _WORKER["cache"] = cache_module.Cache(Path(cache_dir)) if cache_dir else None
     _WORKER["source_roots"] = _source_roots(resolved) if summarise else None
+    if summarise and "scan_query" not in _WORKER:
+        from foxaudit.program.pyscan import SCAN_QUERY
+
+        _WORKER["scan_query"] = SCAN_QUERY
+
+
+def _summarised_module(relative: str, source_roots: tuple[str, ...]) -> bool:
+    """Will the whole-program pass summarise this file as a Python module?"""
+    from foxaudit.program.model import module_name_for
+
+    return module_name_for(relative, source_roots) is not None
 
 
 def _source_roots(resolved: Resolved) -> tuple[str, ...]:
@@ -328,7 +339,11 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
         from foxaudit.rules.tool.parse_error import unreadable
 
         return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
-    outcome = analyzer.analyze(relative, data)
+    source_roots = _WORKER["source_roots"]
+    # A Python module that will be summarised is walked once: the scanner's query runs in the
+    # rules' walk and the scanner reads its captures.
+    also = _WORKER["scan_query"] if source_roots is not None and _summarised_module(relative, source_roots) else ""
+    outcome = analyzer.analyze(relative, data, also=also)
     pending = {id(diagnostic) for diagnostic, _ in outcome.pending}
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics([d for d in outcome.diagnostics if id(d) not in pending])}
     if outcome.deferred:
@@ -341,12 +356,11 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
         resolved = _WORKER["resolved"]
         digest = hashlib.sha256(data).digest()
         store.put(cache_module.file_key(resolved.fingerprint, relative, resolved.codes_for(relative), digest), entry)
-    source_roots = _WORKER["source_roots"]
     if source_roots is None or outcome.source is None:
         return relative, entry, None
     from foxaudit.program.model import prepare_summary
 
-    summary = prepare_summary(outcome.source, source_roots, store)
+    summary = prepare_summary(outcome.source, source_roots, store, outcome.captures)
     if summary is not None and summary.error:
         # A scanner that raises is a foxaudit bug the program build reports once; summarising
         # more files in this process would only repeat it.

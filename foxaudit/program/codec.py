@@ -39,6 +39,7 @@ from foxaudit.program.pyscan import (
     Call,
     ClassDef,
     DictEntry,
+    Encoded,
     Function,
     ImportRef,
     ModuleSummary,
@@ -52,8 +53,15 @@ _CLASSES: dict[str, type] = {
     for cls in (Arg, Assignment, Call, ClassDef, DictEntry, Function, ImportRef, Span, SubscriptWrite, WithBlock,
                 CudaConstant, CudaSummary, Kernel, Launch, Memcpy)
 }  # fmt: skip
-_FIELDS: dict[type, tuple[str, ...]] = {cls: tuple(f.name for f in dataclasses.fields(cls)) for cls in _CLASSES.values()}
+# Record classes are frozen dataclasses, except the tuple records (Span, a NamedTuple): their
+# fields are their items.
+_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: cls._fields if issubclass(cls, tuple) else tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[attr-defined]
+    for cls in _CLASSES.values()
+}
+_TUPLE_RECORDS = frozenset(cls for cls in _CLASSES.values() if issubclass(cls, tuple))
 _new = object.__new__
+_new_tuple = tuple.__new__
 # Integers past this many bits print with more than CPython's 4,300-digit limit.
 _LONG_INT_BITS = 14_000
 _CONTAINERS = {"t": tuple, "l": list, "s": set, "f": frozenset}
@@ -128,6 +136,8 @@ def _record(cls: type, items: list[Any]) -> Any:
     fields = _FIELDS[cls]
     if len(items) != len(fields):
         raise CodecError(f"{cls.__name__} with {len(items)} fields vs {len(fields)}")
+    if cls in _TUPLE_RECORDS:
+        return _new_tuple(cls, items)
     # What the generated __init__ would store, without its per-field object.__setattr__
     # (frozen dataclasses): the records have no __post_init__ and no derived fields.
     record = _new(cls)
@@ -138,6 +148,8 @@ def _record(cls: type, items: list[Any]) -> Any:
 def _tagged_field(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is float or kind is bool or value is None:
+        return value
+    if kind is int and value.bit_length() < _LONG_INT_BITS:
         return value
     return encode(value)
 
@@ -208,12 +220,20 @@ def _fixed_tuple(items: list[_Schema]) -> _Schema:
     def write_value(value: Any) -> Any:
         return [element if convert is None else convert(element) for convert, element in zip(encoders, value)]
 
+    count = len(decoders)
+
     def read_value(value: Any) -> Any:
-        if type(value) is not list or len(value) != len(decoders):
+        if type(value) is not list or len(value) != count:
             raise CodecError("a tuple of the wrong length")
         return tuple(element if convert is None else convert(element) for convert, element in zip(decoders, value))
 
-    return (write_value if any(encoders) else None, read_value)
+    def read_plain(value: Any) -> Any:
+        # Every item as JSON read it (a (name, annotation) pair): no generator per tuple.
+        if type(value) is not list or len(value) != count:
+            raise CodecError("a tuple of the wrong length")
+        return tuple(value)
+
+    return (write_value if any(encoders) else None, read_value if any(decoders) else read_plain)
 
 
 def _mapping(item: _Schema) -> _Schema:
@@ -247,6 +267,15 @@ def _record_decoder(cls: type) -> Callable[[Any], Any]:
     fields = _FIELDS[cls]
     count = len(fields)
     converters: list[tuple[int, Callable[[Any], Any]]] = []
+    if cls in _TUPLE_RECORDS:
+        # Plain items (a span's four numbers): the tuple made from the array as JSON read it.
+        def read_tuple(value: Any) -> Any:
+            if type(value) is not list or len(value) != count:
+                raise CodecError(f"a {cls.__name__} that is not an array of its {count} fields")
+            return _new_tuple(cls, value)
+
+        _RECORD_DECODERS[cls] = read_tuple
+        return read_tuple
 
     def read_value(value: Any) -> Any:
         if type(value) is not list or len(value) != count:
@@ -279,20 +308,34 @@ def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, C
     return found
 
 
+# Per record class: the function that turns a record into the array json.dumps writes.
+_RECORD_ARRAYS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _record_array(kind: type) -> Callable[[Any], Any]:
+    getter, plan = _record_encoder(kind)
+    if not plan:
+        return getter  # the field values as they are (a tuple: a JSON array)
+
+    def converted(value: Any) -> Any:
+        values = list(getter(value))
+        for index, convert in plan:
+            values[index] = convert(values[index])
+        return values
+
+    return converted
+
+
 def _fields_of(value: Any) -> Any:
     """json.dumps' ``default``: a record as the array of its field values (converted where their
     declared type needs it); JSON writes everything else inside it in C."""
     kind = type(value)
-    if kind not in _FIELDS:
-        raise TypeError(f"cannot encode a {kind.__name__} in a summary")
-    getter, plan = _record_encoder(kind)
-    values = getter(value)
-    if not plan:
-        return values
-    values = list(values)
-    for index, convert in plan:
-        values[index] = convert(values[index])
-    return values
+    array = _RECORD_ARRAYS.get(kind)
+    if array is None:
+        if kind not in _FIELDS:
+            raise TypeError(f"cannot encode a {kind.__name__} in a summary")
+        array = _RECORD_ARRAYS[kind] = _record_array(kind)
+    return array(value)
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=_fields_of).encode
@@ -312,6 +355,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "call_methods": frozenset[str],
     "call_heads": frozenset[str],
     "transfer_calls": tuple[Call, ...],
+    "module_calls": frozenset[tuple[str, str, bool]],
     "calls": list[Call],
     "assignments": list[Assignment],
     "subscript_writes": list[SubscriptWrite],
@@ -331,20 +375,30 @@ def _member(name: str) -> _Schema:
 def _encode_members(members: dict[str, Any]) -> bytes:
     payload = {}
     for name, value in members.items():
+        if type(value) is Encoded:
+            payload[name] = value.raw  # still in this format: as it was read
+            continue
         write = _member(name)[0]
         payload[name] = value if write is None else write(value)
     return _dumps(payload).encode()
 
 
-def _decode_members(data: bytes) -> dict[str, Any]:
+def _decode_members(data: bytes, lazy: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The members of ``data``; those named in ``lazy`` stay ``Encoded`` (decoded on first read)."""
     try:
         payload = json.loads(data)
         if type(payload) is not dict:
             raise CodecError("summary members that are not an object")
         for name, value in payload.items():
             read = _member(name)[1]
-            if read is not None:
-                payload[name] = read(value)
+            if read is None:
+                continue
+            if name in lazy:
+                if type(value) is not list:
+                    raise CodecError(f"summary member {name} that is not an array")
+                payload[name] = Encoded(value, read, typing.get_origin(_INDEX_TYPES[name])())
+                continue
+            payload[name] = read(value)
     except CodecError:
         raise
     except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
@@ -382,6 +436,6 @@ def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
     if parts[1] != b"py" or len(parts) != 4:
         raise CodecError("a malformed summary")
     try:
-        return ModuleSummary.from_index(_decode_members(parts[2]), parts[3])
+        return ModuleSummary.from_index(_decode_members(parts[2], ModuleSummary.LAZY), parts[3])
     except ValueError as error:  # CodecError included
         raise CodecError(str(error)) from None

@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -140,13 +141,24 @@ class UnresolvedCall:
 class HotPath:
     roots: list[Root]
     reached: dict[str, tuple[str | None, str]]  # function key → (parent key, how)
-    sites: list[TransferSite]
+    # Every transfer site, classified (the audit's table): found on first use, since the rules
+    # need only the violations, and with nothing hot there are none.
+    find_sites: Callable[[], list[TransferSite]] = field(repr=False, compare=False)
     unresolved: list[UnresolvedCall]
     unmatched_roots: list[str]
     captured_regions: dict[tuple[str, int], str] = field(default_factory=dict)  # (path, with id) → label
+    # Something is hot: a root reached a function, or code is captured (a region, a CUDA root).
+    # Without that no site can be a violation, and the sites need not be found for the rules.
+    anything_hot: bool = True
+
+    @functools.cached_property
+    def sites(self) -> list[TransferSite]:
+        return self.find_sites()
 
     @property
     def violations(self) -> list[TransferSite]:
+        if not self.anything_hot:
+            return []
         return [site for site in self.sites if site.status == VIOLATION]
 
 
@@ -285,8 +297,55 @@ def hot_path(program: Program) -> HotPath:
                     queue.append(target)
     for region, label in region_keys.items():
         reached.setdefault(region, (None, label))
-    # 4. transfer sites
+    # 4. transfer sites (when first asked for)
     region_call_ids = {(module.path, id(call)): label for module, call, label in region_calls}
+    # A site is a violation only inside a captured region (a `with` block, a stream capture, a
+    # region call) or in a reached function; CUDA sites only in a function a CUDA root reaches.
+    anything_hot = bool(reached or captured or region_calls or cuda_reached)
+
+    # The sites are placed against the reachability found so far (the CUDA walk's keys join
+    # ``reached`` below; no Python site is keyed like them).
+    placed_against = dict(reached)
+
+    def find_sites() -> list[TransferSite]:
+        return _transfer_sites(program, out_of_scope, captured, placed_against, region_call_ids, regions, host, cuda_reached)
+
+    # 5. unresolved calls on the hot path
+    unresolved: list[UnresolvedCall] = []
+    for key in sorted(reached):
+        for module, call in calls_by_scope.get(key, ()):
+            resolution = program.resolve_call(module, call)
+            if resolution.kind in ("unresolved", "parameter"):
+                unresolved.append(
+                    UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), key, resolution.note, chain(reached, key))
+                )
+    for module, call, label in region_calls:
+        resolution = program.resolve_call(module, call)
+        helper_index = capture_helpers.get(program.scope_key(module, call.scope), -1)
+        if resolution.kind == "parameter" and helper_index >= 0:
+            continue  # the callable a capture helper captures: its callers' arguments are roots
+        if resolution.kind in ("unresolved", "parameter"):
+            unresolved.append(
+                UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), f"<capture {label}>", resolution.note, (f"<capture {label}>",))
+            )
+    unresolved.sort(key=lambda u: (u.site.path, u.site.span.line, u.site.span.column))
+    reached.update({key: how for key, how in cuda_reached.items() if key not in reached})
+    return HotPath(roots, reached, find_sites, unresolved, unmatched, captured, anything_hot)
+
+
+def _transfer_sites(
+    program: Program,
+    out_of_scope: set[str],
+    captured: dict[tuple[str, int], str],
+    reached: dict[str, tuple[str | None, str]],
+    region_call_ids: dict[tuple[str, int], str],
+    regions: set[str],
+    host: _CudaHost,
+    cuda_reached: dict[str, tuple[str | None, str]],
+) -> list[TransferSite]:
+    """Every transfer/sync site outside test roots and out-of-scope code, placed (see ``_placed``),
+    in file and position order."""
+    settings = program.settings
     buffers = _device_attributes(program)
     sites: list[TransferSite] = []
     for module in program.modules.values():
@@ -330,27 +389,7 @@ def hot_path(program: Program) -> HotPath:
             site.reason = _excluded(settings, key)
         sites.append(site)
     sites.sort(key=lambda s: (s.site.path, s.site.span.line, s.site.span.column))
-    # 5. unresolved calls on the hot path
-    unresolved: list[UnresolvedCall] = []
-    for key in sorted(reached):
-        for module, call in calls_by_scope.get(key, ()):
-            resolution = program.resolve_call(module, call)
-            if resolution.kind in ("unresolved", "parameter"):
-                unresolved.append(
-                    UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), key, resolution.note, chain(reached, key))
-                )
-    for module, call, label in region_calls:
-        resolution = program.resolve_call(module, call)
-        helper_index = capture_helpers.get(program.scope_key(module, call.scope), -1)
-        if resolution.kind == "parameter" and helper_index >= 0:
-            continue  # the callable a capture helper captures: its callers' arguments are roots
-        if resolution.kind in ("unresolved", "parameter"):
-            unresolved.append(
-                UnresolvedCall(call.func or f"….{call.method}", Site(module.path, call.span, call.scope), f"<capture {label}>", resolution.note, (f"<capture {label}>",))
-            )
-    unresolved.sort(key=lambda u: (u.site.path, u.site.span.line, u.site.span.column))
-    reached.update({key: how for key, how in cuda_reached.items() if key not in reached})
-    return HotPath(roots, reached, sites, unresolved, unmatched, captured)
+    return sites
 
 
 # Host calls that block until the device (or a stream, or an event) is done: a host sync.

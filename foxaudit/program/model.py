@@ -109,14 +109,15 @@ class _SummaryCache:
             return None
 
 
-def scan_file(source: SourceFile, name: str, is_package: bool) -> tuple[ModuleSummary | CudaSummary, str]:
+def scan_file(source: SourceFile, name: str, is_package: bool, captures: dict | None = None) -> tuple[ModuleSummary | CudaSummary, str]:
     """(summary, failure): a file the scanner cannot summarise (nested past Python's recursion
-    limit) gets an empty summary and the reason, so one file never fails the whole program."""
+    limit) gets an empty summary and the reason, so one file never fails the whole program.
+    ``captures``: the scanner's query captures on ``source``'s tree, found by another walk."""
     try:
         with no_gc():
             if source.language == "cuda":
                 return scan_cuda(source), ""
-            return scan_python(source, name, is_package), ""
+            return scan_python(source, name, is_package, captures), ""
     except RecursionError as error:
         empty: ModuleSummary | CudaSummary
         if source.language == "cuda":
@@ -205,9 +206,10 @@ class SummaryError(RuntimeError):
     """The scanner raised while the per-file pass summarised a file (a foxaudit bug)."""
 
 
-def prepare_summary(source: SourceFile, source_roots: Iterable[str], store: Store | None) -> Prepared | None:
+def prepare_summary(source: SourceFile, source_roots: Iterable[str], store: Store | None, captures: dict | None = None) -> Prepared | None:
     """Summarise an already parsed file and encode it (and store it, when caching): what the
-    program pass would do with the same bytes. None for a file without a summary."""
+    program pass would do with the same bytes. None for a file without a summary. ``captures``:
+    those of ``pyscan.SCAN_QUERY`` on the Python file's tree, when the per-file walk found them."""
     key = summary_key(source, source_roots)
     if key is None:
         return None
@@ -216,7 +218,7 @@ def prepare_summary(source: SourceFile, source_roots: Iterable[str], store: Stor
         # configured macros (as the program pass's own scan does): parse that copy.
         source = SourceFile(path=source.path, data=source.data, language="cuda")
     try:
-        return _summarise(source, key, store)[0]
+        return _summarise(source, key, store, captures if source.language == "python" else None)[0]
     except Exception as error:  # noqa: BLE001 — handed over: the program build fails with it, once
         return Prepared(_SummaryCache.name(key), b"", error=f"{type(error).__name__}: {error}")
 
@@ -230,11 +232,13 @@ def _scan_task(task: tuple[str, bytes, str, tuple, str | None]) -> tuple[str, st
     return path, prepared.name, prepared.encoded(), prepared.failure
 
 
-def _summarise(source: SourceFile, key: tuple, store: Store | None) -> tuple[Prepared, ModuleSummary | CudaSummary]:
+def _summarise(
+    source: SourceFile, key: tuple, store: Store | None, captures: dict | None = None
+) -> tuple[Prepared, ModuleSummary | CudaSummary]:
     """Scan, encode and (unless it failed) store one summary; ``key`` from ``summary_key``."""
     name = _SummaryCache.name(key)
     python = key[0] == "py"
-    summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False)
+    summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False, captures)
     prepared = Prepared(name, b"", failure, summary=summary)
     if store is not None and not failure:
         prepared = dataclasses.replace(prepared, data=prepared.encoded())
@@ -309,6 +313,9 @@ class Program:
         # reported as FX001 on the file itself.
         self.scan_failures: dict[str, str] = {}
         self.cache = _SummaryCache(project.cache if use_cache else None)
+        # path → the cache entry name of its summary (which hashes the file's bytes, its module
+        # name and the scanner): what an analysis keys a module's cached contribution by.
+        self.summary_names: dict[str, str] = {}
         self._bindings: dict[str, dict[str, str]] = {}
         self._attr_types: dict[str, dict[str, str]] = {}
         self._local_types: dict[tuple[str, str], dict[str, str]] = {}
@@ -374,6 +381,7 @@ class Program:
             if key[0] == "py":
                 self._names[source.path] = (key[2], key[3])
             name = self.cache.name(key)
+            self.summary_names[source.path] = name
             handed = prepared.get(source.path)
             if handed is not None and handed.name == name:
                 if handed.error:

@@ -17,8 +17,9 @@ import bisect
 import functools
 import operator
 from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import tree_sitter
 
@@ -49,6 +50,11 @@ _QUERY_TEXT = """
 """
 
 
+# What the scanner walks the tree for; the per-file pass runs it in its own walk when it will
+# summarise the file (``scan_python(captures=...)``).
+SCAN_QUERY = _QUERY_TEXT
+
+
 @functools.cache
 def _query() -> tree_sitter.Query:
     return tree_sitter.Query(ts_language("python"), _QUERY_TEXT)
@@ -69,8 +75,14 @@ class Arg:
     dotted: str = ""  # for name/attribute/call: the dotted callee or name
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
+    """A source range, 1-based (``end_column`` one past the last character).
+
+    A tuple of its four numbers: the summary codec writes it as a JSON array without a call back
+    into Python and reads it back with ``tuple.__new__`` (a summary holds about as many spans as
+    every other record together).
+    """
+
     line: int
     column: int
     end_line: int
@@ -187,6 +199,7 @@ class DictEntry:
 
 _new = object.__new__
 _set = object.__setattr__
+_new_tuple = tuple.__new__
 
 
 def _built(cls: type[_R], fields: dict[str, object]) -> _R:
@@ -200,7 +213,7 @@ def _built(cls: type[_R], fields: dict[str, object]) -> _R:
 
 
 def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
-    return _built(Span, {"line": line, "column": column, "end_line": end_line, "end_column": end_column})
+    return _new_tuple(Span, (line, column, end_line, end_column))
 
 
 def _arg(kind: str, text: str, value: object = None, dotted: str = "") -> Arg:
@@ -217,6 +230,42 @@ TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
+class Encoded:
+    """An index field as the codec read it from a cache entry (JSON arrays), decoded on first use
+    by ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
+
+    __slots__ = ("raw", "read", "empty")
+
+    def __init__(self, raw: object, read: Callable[[object], object], empty: object):
+        self.raw = raw
+        self.read = read
+        self.empty = empty
+
+
+class _DecodedOnRead:
+    """A ModuleSummary index field that may hold an ``Encoded`` value until it is first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> object:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name]
+        if type(value) is Encoded:
+            from foxaudit.program.codec import CodecError
+
+            try:
+                value = value.read(value.raw)
+            except CodecError:
+                value = value.empty
+            instance.__dict__[self.name] = value
+        return value
+
+    def __set__(self, instance: object, value: object) -> None:
+        instance.__dict__[self.name] = value
+
+
 class ModuleSummary:
     """One module's facts in two tiers, so a large tree is not decoded whole on every run.
 
@@ -228,6 +277,11 @@ class ModuleSummary:
     that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
     hold the same facts.
     """
+
+    # Index fields left encoded in a loaded summary until an analysis reads them: the hot path
+    # reads the transfer calls only when something is hot.
+    LAZY = ("transfer_calls",)
+    transfer_calls = _DecodedOnRead()
 
     def __init__(self, path: str):
         self.path = path
@@ -256,7 +310,9 @@ class ModuleSummary:
         """
         summary = cls("")
         expected = {name: type(value) for name, value in vars(summary).items() if name not in ("_body", "_blob")}
-        if index.keys() != expected.keys() or any(type(index[name]) is not kind for name, kind in expected.items()):
+        if index.keys() != expected.keys() or any(
+            type(index[name]) is not kind and not (name in cls.LAZY and type(index[name]) is Encoded) for name, kind in expected.items()
+        ):
             raise ValueError("summary index fields differ from this version's")
         summary.__dict__.update(index)
         summary._body = None
@@ -321,6 +377,9 @@ class ModuleSummary:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ModuleSummary):
             return NotImplemented
+        for summary in (self, other):
+            for name in self.LAZY:
+                getattr(summary, name)  # decoded: an encoded field compares by its records
         mine = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
         theirs = {key: value for key, value in other.__dict__.items() if key not in ("_body", "_blob")}
         return mine == theirs and self._loaded() == other._loaded()
@@ -328,9 +387,13 @@ class ModuleSummary:
     __hash__ = None  # type: ignore[assignment]
 
 
-def scan_python(source: SourceFile, module: str, is_package: bool) -> ModuleSummary:
-    """Summarise one Python file. ``module`` is its dotted name (for relative imports)."""
-    return _Scanner(source, module, is_package).run()
+def scan_python(
+    source: SourceFile, module: str, is_package: bool, captures: dict[str, list[tree_sitter.Node]] | None = None
+) -> ModuleSummary:
+    """Summarise one Python file. ``module`` is its dotted name (for relative imports);
+    ``captures``: those of ``SCAN_QUERY`` on ``source``'s tree, when a walk already found them
+    (they are consumed), else the scanner runs the query itself."""
+    return _Scanner(source, module, is_package).run(captures)
 
 
 class _Scanner:
@@ -561,9 +624,10 @@ class _Scanner:
         return ".".join([*base, name] if name else base)
 
     # -- main -----------------------------------------------------------------------------
-    def run(self) -> ModuleSummary:
+    def run(self, captures: dict[str, list[tree_sitter.Node]] | None = None) -> ModuleSummary:
         root = self.source.tree.root_node
-        captures = tree_sitter.QueryCursor(_query()).captures(root)
+        if captures is None:
+            captures = tree_sitter.QueryCursor(_query()).captures(root)
         # Literal containers are only looked at for their size; the dict entries inside large
         # ones are dropped before sorting (a generated table has one per row).
         large = _Ranges(node for node in captures.pop("container", ()) if node.named_child_count > _MAX_ITEMS)

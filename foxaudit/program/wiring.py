@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import hashlib
+import json
 import os
 import posixpath
 import re
@@ -39,7 +41,7 @@ from pathlib import Path
 
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
-from foxaudit.program.model import Module, Program, function_key
+from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, Span
 from foxaudit.sources.base import SourceFile
 
@@ -107,25 +109,10 @@ def import_graph(program: Program) -> ImportGraph:
         edges[name] = set()
         for target_module, names in imported:
             edges[name].update(_import_targets(program, target_module, names, known) - {name})
-    for name, module in modules.items():
-        # Loading a module runs its parent packages first.
-        parts = name.split(".")
-        for cut in range(1, len(parts)):
-            parent = ".".join(parts[:cut])
-            if parent in modules:
-                edges[name].add(parent)
-        extra_roots = _sys_path_additions(module) if derived else ()
-        for ref in module.summary.imports:
-            if not ref.module:
-                continue
-            targets = _import_targets(program, ref.module, ref.names, known)
-            if not targets and derived and not ref.dynamic:
-                targets = _path_relative_targets(program, name, module, ref.module, ref.names, known, extra_roots)
-            if ref.type_checking:
-                for target in targets:
-                    typing_only.setdefault(target, set()).add(name)
-                continue
-            edges[name].update(target for target in targets if target != name)
+    for name, (imported, typing) in _module_imports(program, known, derived).items():
+        edges[name].update(imported)
+        for target in typing:
+            typing_only.setdefault(target, set()).add(name)
     entries: dict[str, str] = {}
     if settings.console_scripts:
         project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
@@ -194,6 +181,92 @@ def import_graph(program: Program) -> ImportGraph:
     ]
     return ImportGraph(
         edges, entries, rows, {k: sorted(v) for k, v in typing_only.items()}, [d for d in dynamic if d.modules]
+    )
+
+
+def _imports_of(program: Program, name: str, module: Module, known: set[str], derived: bool) -> tuple[set[str], set[str]]:
+    """(the modules importing ``name`` runs, those it imports only under TYPE_CHECKING): a
+    function of its own summary, its name and kind, and the set of ``known`` module names."""
+    imported: set[str] = set()
+    typing: set[str] = set()
+    # Loading a module runs its parent packages first.
+    parts = name.split(".")
+    for cut in range(1, len(parts)):
+        parent = ".".join(parts[:cut])
+        if parent in program.modules:
+            imported.add(parent)
+    extra_roots = _sys_path_additions(module) if derived else ()
+    for ref in module.summary.imports:
+        if not ref.module:
+            continue
+        targets = _import_targets(program, ref.module, ref.names, known)
+        if not targets and derived and not ref.dynamic:
+            targets = _path_relative_targets(program, name, module, ref.module, ref.names, known, extra_roots)
+        if ref.type_checking:
+            typing.update(targets)
+            continue
+        imported.update(target for target in targets if target != name)
+    return imported, typing
+
+
+def _wiring_fingerprint() -> str:
+    """Cached import contributions change when this module's code does."""
+    try:
+        return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    except OSError:
+        return __name__
+
+
+_WIRING_FINGERPRINT = _wiring_fingerprint()
+
+
+def _module_imports(program: Program, known: set[str], derived: bool) -> dict[str, tuple[set[str], set[str]]]:
+    """``_imports_of`` every module, incrementally: each module's contribution is cached (one
+    entry per set of module names) under its summary's entry name, which hashes its bytes, name
+    and kind; after an edit only the changed modules are computed again, the others are read."""
+    store = program.cache.store
+    found: dict[str, tuple[set[str], set[str]]] = {}
+    if store is None:
+        for name, module in program.modules.items():
+            found[name] = _imports_of(program, name, module, known, derived)
+        return found
+    state = hashlib.sha256(json.dumps([CACHE_FORMAT, _WIRING_FINGERPRINT, derived, sorted(known), sorted(program.modules)]).encode())
+    entry_name = "imports-" + state.hexdigest()
+    entry = store.get(entry_name)
+    recorded = entry.get("modules") if entry is not None else None
+    if type(recorded) is not dict:
+        recorded = {}
+    rows: dict[str, list] = {}
+    changed = False
+    for name, module in program.modules.items():
+        summary_name = program.summary_names.get(module.path, "")
+        row = recorded.get(module.path)
+        if _valid_row(row) and row[:3] == [summary_name, name, module.is_package]:  # type: ignore[index]
+            found[name] = (set(row[3]), set(row[4]))  # type: ignore[index]
+            rows[module.path] = row  # type: ignore[assignment]
+            continue
+        imported, typing = _imports_of(program, name, module, known, derived)
+        found[name] = (imported, typing)
+        rows[module.path] = [summary_name, name, module.is_package, sorted(imported), sorted(typing)]
+        changed = True
+    if changed or rows.keys() != recorded.keys():
+        store.put(entry_name, {"modules": rows})
+    return found
+
+
+def _valid_row(row: object) -> bool:
+    """A recorded contribution as written: [summary name, module, is package, imports, typing
+    imports] (the cache is data anyone may have written: checked, not trusted)."""
+    return (
+        type(row) is list
+        and len(row) == 5
+        and type(row[0]) is str
+        and type(row[1]) is str
+        and type(row[2]) is bool
+        and type(row[3]) is list
+        and type(row[4]) is list
+        and all(type(target) is str for target in row[3])
+        and all(type(target) is str for target in row[4])
     )
 
 

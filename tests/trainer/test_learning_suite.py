@@ -13,6 +13,7 @@ import pytest
 
 from trainer.data.synthetic import make_ou_market, make_signal_market, write_market_csv
 from trainer.env.accounting import backtest_targets
+from trainer.errors import UserError
 from trainer.eval.metrics import sharpe_ratio
 from trainer.train.loop import prepare_market, run_splits
 
@@ -36,7 +37,9 @@ def test_overrides_are_read_as_toml_values(suite):
     parsed = suite.parse_overrides(["run.steps=2400", "env.fee_rate=2e-4", "model.temporal_encoder=false", "data.path=x.csv"])
     assert parsed == {"run": {"steps": 2400}, "env": {"fee_rate": 2e-4}, "model": {"temporal_encoder": False},
                       "data": {"path": "x.csv"}}  # fmt: skip
-    with pytest.raises(ValueError, match=r"cannot read the override 'steps=3' \(vs section.key=value\) — hint"):
+    nested = suite.parse_overrides(["adaptive.schedule.gamma_low=[0.8, 0.8, 0.7, 0.7]"])
+    assert nested == {"adaptive": {"schedule": {"gamma_low": [0.8, 0.8, 0.7, 0.7]}}}
+    with pytest.raises(UserError, match=r"--set 'steps=3' \(vs section.key=value"):
         suite.parse_overrides(["steps=3"])
 
 
@@ -102,6 +105,23 @@ def test_market_verdicts_follow_the_issue_targets(suite):
     assert not suite.market_summary([_cell("noise", None, turnovers=(0.01, 0.02))])["passed"]  # trades more with training
 
 
+def test_the_summary_counts_the_adaptive_values_that_never_fired(suite):
+    cells = [dict(_cell("ou", 0.8), never_fired=names) for names in ([], ["atom_half_width_direction"],
+                                                                    ["atom_half_width_direction", "kelly_cap"])]  # fmt: skip
+    assert suite.market_summary(cells)["never_fired"] == {"atom_half_width_direction": 2, "kelly_cap": 1}
+    assert suite.market_summary(cells[:1])["never_fired"] == {}
+    assert suite.market_summary([_cell("ou", 0.8)])["never_fired"] is None  # a result.json from before the field
+
+
+def test_silent_monitors_are_those_whose_value_never_moved():
+    from trainer.eval.health_diag import silent_monitors
+
+    monitors = {"tau": {"value": 0.004, "fire_rate": 0.66}, "kelly_cap": {"value": 0.1, "fire_rate": 0.0},
+                "atom_centre": {"value": 0.0, "fire_rate": None}, "epsilon": {"value": 0.5}}  # fmt: skip
+    assert silent_monitors(monitors) == ["kelly_cap", "atom_centre", "epsilon"]
+    assert silent_monitors({}) == []
+
+
 def test_a_finished_cell_is_not_run_again(suite, tmp_path):
     options = _options(suite, tmp_path)
     directory = suite.cell_dir(tmp_path, "ou", 4)
@@ -159,7 +179,7 @@ def test_user_mistakes_are_one_line_errors_before_any_run(suite, tmp_path, capsy
     cases = {
         ("--markets", "ar1,bogus"): "unknown market 'bogus' (vs one of ar1, regime, ou, garch_trend, noise) — hint",
         ("--set", "env.n_envs=0"): "env.n_envs = 0 out of range",
-        ("--set", "steps"): "cannot read the override 'steps' (vs section.key=value)",
+        ("--set", "steps"): "--set 'steps' (vs section.key=value, e.g. run.steps=100)",
         ("--jobs", "0"): "--jobs, --seeds and --steps-multiplier must be positive (0, 5, 1.0 vs > 0)",
     }
     for arguments, message in cases.items():

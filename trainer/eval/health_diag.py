@@ -55,6 +55,19 @@ from trainer.errors import UserError
 SCHEMA_VERSION = 2
 HEALTH_DIAG_FILENAME = "health_diag.jsonl"
 
+
+def silent_monitors(monitors: Mapping[str, Any]) -> list[str]:
+    """Names of the adaptive monitors in a record's ``monitors`` section whose fire rate is 0 or
+    missing: values that never changed over the run (invariant 2 — a mechanism whose value never
+    moves is a wiring bug). Read from a run's last record, whose fire rate covers the whole run."""
+    silent = []
+    for name, snapshot in monitors.items():
+        rate = snapshot.get("fire_rate") if isinstance(snapshot, Mapping) else None
+        if not isinstance(rate, int | float) or isinstance(rate, bool) or not math.isfinite(rate) or rate == 0:
+            silent.append(name)
+    return silent
+
+
 REQUIRED_SECTIONS: tuple[str, ...] = (
     "losses",
     "grad_norms",

@@ -37,6 +37,7 @@ from trainer.eval.health_diag import (
     HEALTH_DIAG_FILENAME,
     HealthDiagError,
     read_health_diag,
+    silent_monitors,
 )
 from trainer.validate.cells import FINISHED
 
@@ -187,10 +188,8 @@ def tier_convergence(
         history = histories.get(cell["id"], [])
         if not history:
             continue
-        for name, snapshot in history[-1].get("monitors", {}).items():
-            rate = _number(snapshot.get("fire_rate")) if isinstance(snapshot, Mapping) else None
-            if not rate:
-                silent.setdefault(name, []).append(cell["id"])
+        for name in silent_monitors(history[-1].get("monitors", {})):
+            silent.setdefault(name, []).append(cell["id"])
     if silent:
         reasons.append("adaptive value(s) never fired: " + ", ".join(f"{name} in {len(ids)} cell(s)" for name, ids in silent.items()))
     detail = "every cell finished, no NaN, " + ("inside the bands, " if bands is not None else "no bands checked (--no-bands), ")

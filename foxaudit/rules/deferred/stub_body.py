@@ -116,7 +116,8 @@ def _file_names(ctx: FileContext) -> _FileNames:
         bases: dict[str, set[str]] = {}
         implemented: dict[str, set[str]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
-        for definition in tree_sitter.QueryCursor(_class_query()).captures(root).get("c", []):
+        captures = tree_sitter.QueryCursor(_class_query()).captures(root)
+        for definition in captures.get("c", []):
             name = definition.child_by_field_name("name")
             if name is None:
                 continue
@@ -141,7 +142,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
                     if left is not None and left.type == "identifier" and assignment.child_by_field_name("right") is not None:
                         members.add(left.text.decode())
         handed: set[str] = set()
-        for decorator in tree_sitter.QueryCursor(_class_query()).captures(root).get("d", []):
+        for decorator in captures.get("d", []):
             call = next((child for child in decorator.named_children if child.type == "call"), None)
             arguments = call.child_by_field_name("arguments") if call is not None else None
             for argument in arguments.named_children if arguments is not None else ():
@@ -646,10 +647,11 @@ class StubBody(Rule):
         if ctx.source.is_stub_file:
             return
         placeholder = placeholder_body(node)
-        if placeholder == DOCSTRING and not options.docstring_only:
+        if placeholder is None or (placeholder == DOCSTRING and not options.docstring_only):
             return
+        # The file's names are read only once a placeholder body is found (most files have none).
         names = _file_names(ctx)
-        if placeholder is None or _is_declaration(node, options, names):
+        if _is_declaration(node, options, names):
             return
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"

@@ -185,3 +185,26 @@ def test_calling_a_module_instance_walks_into_forward(hot) -> None:
     call = next(c for c in module.summary.calls if c.func == "self" and c.scope == "Net.act")
     assert program.resolve_call(module, call).targets == ("hp.precision:Net.forward",)  # self(x)
     assert not [u for u in hot.hot.unresolved if u.site.path == PRECISION and u.text in ("self", "self.net")]
+
+
+def test_with_nothing_hot_the_rules_find_no_sites_and_the_audit_still_lists_them(tmp_path, analyze, monkeypatch) -> None:
+    import foxaudit.program.hotpath as hotpath
+
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "cold"\n[tool.foxaudit.program]\nentry-points = ["cold.*"]\n')
+    (tmp_path / "cold").mkdir()
+    (tmp_path / "cold" / "__init__.py").write_text("")
+    (tmp_path / "cold" / "read.py").write_text("import torch\n\n\ndef total(x: torch.Tensor) -> float:\n    return x.sum().item()\n")
+    searches: list[int] = []
+    real = hotpath._transfer_sites
+
+    def counted(*args, **kwargs):
+        searches.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(hotpath, "_transfer_sites", counted)
+    analysis = analyze(tmp_path)
+    assert findings(analysis, "FX301") == []
+    assert searches == []  # no root, no capture: no site can be a violation
+    (site,) = analysis.hot.sites  # the audit's table still has every site
+    assert (site.kind, site.status, site.site.where) == (".item()", COLD_PATH, "cold/read.py:5")
+    assert searches == [1]

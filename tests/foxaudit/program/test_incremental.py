@@ -154,3 +154,74 @@ def test_no_cache_writes_nothing(tmp_path):
     root = copy_fixture("wiring", tmp_path / "wiring")
     _findings(root, None)
     assert not list(root.rglob("project-*"))
+    assert not list(root.rglob("imports-*"))  # nor the import graph's per-module contributions
+
+
+@pytest.fixture
+def import_contributions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The modules whose imports the import graph computed (the others' were read from the cache)."""
+    from foxaudit.program import wiring
+
+    computed: list[str] = []
+    real = wiring._imports_of
+
+    def counted(program, name, *args, **kwargs):
+        computed.append(name)
+        return real(program, name, *args, **kwargs)
+
+    monkeypatch.setattr(wiring, "_imports_of", counted)
+    return computed
+
+
+# A library without [tool.foxaudit.program] (entry points derived, as on pandas): its private
+# module is an orphan until a public one imports it.
+LIBRARY = {
+    "pyproject.toml": '[project]\nname = "lib"\nversion = "1"\n',
+    "lib/__init__.py": "from lib import core\n",
+    "lib/core.py": "import os\n\n\ndef run():\n    return os.getcwd()\n",
+    "lib/extra.py": "from lib.core import run\n",
+    "lib/_private.py": "VALUE = 1\n",
+    "lib/_helper.py": "from lib import _private\n",
+}
+
+
+def test_after_a_summary_changing_edit_only_that_module_s_imports_are_computed_again(tmp_path, import_contributions):
+    root = tmp_path / "lib"
+    for path, text in LIBRARY.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    cache = tmp_path / "cache"
+    first = _same_as_cold(root, cache)
+    assert [(path, code) for path, _, _, _, _, code, _, _ in first] == [("lib/_helper.py", "FX201"), ("lib/_private.py", "FX201")]
+    edits = [
+        # A new import: the orphans are wired (the summary changes, every line moves).
+        ("lib/extra.py", lambda text: "from lib import _helper\n" + text, []),
+        # A function added to another module: its imports are computed again, nothing else moves.
+        ("lib/core.py", lambda text: text + "\n\ndef stop():\n    return 0\n", []),
+        # The import taken away again: orphans once more.
+        ("lib/extra.py", lambda text: text.replace("from lib import _helper\n", "import json\n"), ["lib/_helper.py", "lib/_private.py"]),
+    ]
+    for path, change, orphans in edits:
+        _edit(root, path, change)
+        import_contributions.clear()
+        cached = _findings(root, cache)
+        assert import_contributions == [path.removesuffix(".py").replace("/", ".")], (path, import_contributions)
+        assert cached == _findings(root, None)  # the cold run computes every module's
+        assert [found[0] for found in cached if found[5] == "FX201"] == orphans, path
+
+
+def test_a_planted_import_contribution_of_the_wrong_shape_is_computed_again(tmp_path, import_contributions):
+    root = tmp_path / "lib"
+    for path, text in LIBRARY.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    cache = tmp_path / "cache"
+    _same_as_cold(root, cache)
+    (entry_path,) = (cache / "v1").rglob("imports-*.json")
+    entry = json.loads(entry_path.read_text())
+    entry["modules"]["lib/core.py"][3] = "lib.extra"  # a string where the list of imports goes
+    Store(cache).put(entry.pop("k"), entry)
+    _edit(root, "lib/extra.py", lambda text: text + "\n\ndef more():\n    return 1\n")
+    import_contributions.clear()
+    assert _findings(root, cache) == _findings(root, None)
+    assert sorted(import_contributions[:2]) == ["lib.core", "lib.extra"]

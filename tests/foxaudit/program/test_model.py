@@ -186,11 +186,32 @@ def test_codec_writes_records_by_their_declared_types() -> None:
     data = dump_summary("k", summary)
     index = json.loads(data.split(b"\n")[2])
     assert index["imports"][0][0] == "torch" and type(index["imports"][0][1]) is list  # no "t" tags
+    # Module-level calls: (callee, method, bound) arrays in sorted order, no "f"/"t" tags.
+    assert index["module_calls"] == [["torch.zeros", "zeros", False], ["torch.zeros().item", "item", True]]
     copy = load_summary("k", data)
     assert copy == summary
+    assert type(copy.module_calls) is frozenset and copy.module_calls == summary.module_calls
     assert type(copy.constants["T"].value) is tuple and copy.constants["T"].value[4].kind == "other"
     assert {type(call.args) for call in copy.calls} == {tuple}
     assert all(a.call is None or a.call.method for a in copy.assignments)
     cuda = scan_cuda(SourceFile.from_text("k.cu", "#define BIG (1 << 40)\n#define F 0.5f\n__global__ void k(float* x) { x[0] = F; }\n"))
     again = load_summary("c", dump_summary("c", cuda))
     assert again == cuda and [c.value for c in again.constants] == [1 << 40, 0.5]
+
+
+def test_transfer_calls_are_decoded_on_first_read_and_a_damaged_array_reads_empty() -> None:
+    from foxaudit.program.codec import dump_summary, load_summary
+    from foxaudit.program.pyscan import Encoded
+
+    text = "import torch\n\n\ndef read(x):\n    print('start')\n    return x.item(), x.cpu()\n"
+    summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
+    assert [call.method for call in summary.transfer_calls] == ["print", "item", "cpu"]
+    data = dump_summary("k", summary)
+    loaded = load_summary("k", data)
+    assert type(loaded.__dict__["transfer_calls"]) is Encoded  # not decoded with the index
+    assert dump_summary("k", loaded) == data  # written back as it was read
+    assert loaded == summary  # compares the decoded records
+    assert loaded.transfer_calls == summary.transfer_calls
+    assert type(loaded.__dict__["transfer_calls"]) is tuple  # decoded once, kept
+    damaged = data.replace(b'"transfer_calls":[[', b'"transfer_calls":[["not a call"],[', 1)
+    assert load_summary("k", damaged).transfer_calls == ()
