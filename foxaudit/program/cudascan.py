@@ -113,6 +113,8 @@ class CudaSummary:
     launches: list[Launch] = field(default_factory=list)
     generated: bool = False
     includes: list[str] = field(default_factory=list)
+    # `#include <ATen/native/cuda/SortUtils.cuh>`: found through the include path, not beside the file.
+    angle_includes: list[str] = field(default_factory=list)
 
 
 def scan_cuda(source: SourceFile) -> CudaSummary:
@@ -120,6 +122,7 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     head = source.text[:600].lower()
     summary.generated = "@generated" in head or ("generated" in head and "do not edit" in head)
     summary.includes = re.findall(r'^\s*#\s*include\s*"([^"]+)"', source.text, re.MULTILINE)
+    summary.angle_includes = re.findall(r'^\s*#\s*include\s*<([^>]+)>', source.text, re.MULTILINE)
     captures = {
         # Document order, nested nodes that start together innermost first (stable across runs).
         name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte))

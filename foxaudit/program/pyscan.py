@@ -24,7 +24,7 @@ from typing import NamedTuple, TypeVar
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, ts_language
-from foxaudit.sources.placeholders import placeholder_body
+from foxaudit.sources.placeholders import constant_answer, placeholder_body
 
 _MAX_TEXT = 160
 # Literal containers with more named children (elements) than this are data: a list or tuple is
@@ -148,6 +148,9 @@ class Function:
     # The body only stands in for one (foxaudit.sources.placeholders): `pass`, `...`, a
     # docstring, `raise NotImplementedError`, a constant return.
     placeholder: bool = False
+    # The constant such a body returns (`return "math.inf"`), "" otherwise: classes of one
+    # family that return different constants answer the method, each in its own way.
+    answer: str = ""
 
 
 @dataclass(frozen=True)
@@ -813,6 +816,7 @@ class _Scanner:
                 "span": self.span(node),
                 "is_generator": qualname in generators,
                 "placeholder": placeholder_body(node) is not None,
+                "answer": constant_answer(node),
             })
         )
 

@@ -441,7 +441,12 @@ def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[s
 
 
 def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
-    """``import_module(f"pkg.{x}")`` / ``import_module("pkg." + x)`` in reached modules."""
+    """Imports whose module name is built at run time under a known package, in reached modules:
+    ``import_module(f"pkg.{name}")`` / ``import_module("pkg." + name)``; relative ones,
+    ``import_module(f".{name}", package=polyfills.__name__)`` and ``__import__(name, globals(),
+    locals(), [], 1)`` (the package a `glob` of its directory feeds); and a helper that imports
+    under its parameter, ``import_module(f"{mod.__name__}.{file}")``, at each call that names the
+    package (``import_submodule(backends)``)."""
     found: list[DynamicImport] = []
     for module, call in program.iter_calls_named({"import_module", "__import__"}):
         if module.name not in production and module.name not in tests:
@@ -452,10 +457,66 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         prefix = None
         if arg is not None and arg.kind == "fstring":
             prefix = _fstring_head(arg.text)
+            if prefix == "":
+                found.extend(_imports_under_a_parameter(program, module, call, arg, production, tests))
+                continue
         elif arg is not None and arg.kind == "concat" and arg.value and arg.value[0].kind == "str":  # type: ignore[index]
             prefix = str(arg.value[0].value)  # type: ignore[index]
+        if prefix is not None and prefix.startswith("."):
+            package = call.kwarg("package")
+            base = _package_named(program, module, package) if package is not None else None
+            prefix = f"{base}{prefix}" if base else None
+        elif call.func == "__import__" and arg is not None and arg.kind != "str":
+            level = call.kwarg("level") or (call.args[4] if len(call.args) > 4 else None)
+            if level is not None and level.kind == "int" and isinstance(level.value, int) and level.value >= 1:
+                base = module.name if module.is_package else module.name.rpartition(".")[0]
+                for _ in range(level.value - 1):
+                    base = base.rpartition(".")[0]
+                prefix = f"{base}." if base else None
         if prefix and prefix.endswith(".") and prefix[:-1] in program.modules:
             found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
+    return found
+
+
+def _package_named(program: Program, module: Module, arg: Arg) -> str | None:
+    """The package an argument names: ``__name__``/``__package__`` (the module's own package),
+    ``pkg.__name__`` or ``pkg`` for an imported project package."""
+    text = arg.text.strip()
+    if text == "__name__":
+        return module.name  # the anchor of a relative name: `.x` under it
+    if text == "__package__":
+        return module.name if module.is_package else module.name.rpartition(".")[0]
+    if arg.kind == "str" and isinstance(arg.value, str) and arg.value in program.modules:
+        return arg.value
+    canonical = program.canonical(module, text.removesuffix(".__name__"))
+    return canonical if canonical in program.modules and program.modules[canonical].is_package else None
+
+
+def _imports_under_a_parameter(
+    program: Program, module: Module, call: Call, arg: Arg, production: dict[str, str], tests: dict[str, str],
+) -> list[DynamicImport]:
+    """``def import_submodule(mod): ... import_module(f"{mod.__name__}.{name}")``: the package is
+    the argument of each call of the helper; one note per call that names a project package."""
+    parts = _fstring_parts(arg.text) or []
+    if len(parts) < 2 or parts[0][0] != "expr" or parts[1][0] != "text" or not parts[1][1].startswith("."):
+        return []
+    written = parts[0][1].strip("{}")  # ast.unparse keeps the braces of an interpolation
+    parameter = written.removesuffix(".__name__")
+    function = program.function_at(module, call.scope) if call.scope else None
+    if function is None or parameter not in function.params or written == parameter:
+        return []
+    key = function_key(module.name, function.qualname)
+    position = [name for name in function.params if name not in ("self", "cls")].index(parameter)
+    found = []
+    for caller, site in program.iter_calls_named({function.name}):
+        if caller.name not in production and caller.name not in tests:
+            continue
+        if key not in program.resolve_call(caller, site).targets or len(site.args) <= position:
+            continue
+        package = _package_named(program, caller, site.args[position])
+        if package is not None:
+            found.append(DynamicImport(Site(caller.path, site.span, site.scope), f"{site.func}({site.args[position].text})",
+                                       f"{package}."))
     return found
 
 

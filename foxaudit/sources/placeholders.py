@@ -43,6 +43,30 @@ def placeholder_body(function: tree_sitter.Node) -> str | None:
     return found[0] if len(found) == 1 else ", ".join(found[:-1]) + " and " + found[-1]
 
 
+def constant_answer(function: tree_sitter.Node) -> str:
+    """The constant a function returns when its body (after a docstring) is one `return` of a
+    literal other than None (`return "math.inf"`, `return ()`): its text, "" for any other body.
+    Two classes of one family returning different constants give two answers, not two stubs."""
+    statements = _statements(function)
+    if len(statements) != 1 or statements[0].type != "return_statement":
+        return ""
+    value = _first_named(statements[0])
+    if value is None or value.type == "none" or not _is_constant(value):
+        return ""
+    return " ".join(value.text.decode().split())
+
+
+def _statements(function: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The body's statements without comments and without a leading docstring."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return []
+    statements = [child for child in body.named_children if child.type != "comment"]
+    if statements and _is_docstring(statements[0]):
+        statements = statements[1:]
+    return statements
+
+
 def function_name(function: tree_sitter.Node) -> str:
     name = function.child_by_field_name("name")
     return name.text.decode() if name is not None else ""

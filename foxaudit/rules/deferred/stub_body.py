@@ -16,7 +16,13 @@ from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
 from foxaudit.rules._support.python_names import import_aliases, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
-from foxaudit.sources.placeholders import DOCSTRING, placeholder_body
+from foxaudit.sources.placeholders import (
+    DOCSTRING,
+    RAISE_NOT_IMPLEMENTED,
+    constant_answer,
+    placeholder_body,
+)
+from foxaudit.sources.placeholders import function_name as python_function_name
 
 if TYPE_CHECKING:
     from foxaudit.program.model import Program
@@ -69,6 +75,14 @@ class StubBodyOptions(RuleOptions):
         default=("__global__", "__device__"),
         metadata={"help": "CUDA execution-space qualifiers whose functions must not have an empty body."},
     )
+    unmarked_methods: bool = field(
+        default=False,
+        metadata={"help": "Also report a method whose body is `pass`, `...`, a docstring, `return None` or a constant"
+                          " when nothing marks it as pending (a `TODO`, `yet`, `NYI`, `as a placeholder`): in a class such a"
+                          " body is usually the class's answer to its protocol (a hook, a null object, a default)."
+                          " `raise NotImplementedError`, empty methods of abstract base classes and empty tests"
+                          " are reported either way. A project that adopts invariant 9 turns it on."},
+    )
 
     def __post_init__(self) -> None:
         freeze(self, "exempt_decorators", string_tuple(CODE, "exempt-decorators", self.exempt_decorators))
@@ -78,6 +92,9 @@ class StubBodyOptions(RuleOptions):
         if not isinstance(self.docstring_only, bool):
             raise option_error(CODE, "docstring-only", "expected a boolean", self.docstring_only, "true or false",
                                "write docstring-only = true or docstring-only = false")
+        if not isinstance(self.unmarked_methods, bool):
+            raise option_error(CODE, "unmarked-methods", "expected a boolean", self.unmarked_methods, "true or false",
+                               "write unmarked-methods = true or unmarked-methods = false")
 
 
 @functools.lru_cache(maxsize=32)
@@ -106,6 +123,12 @@ class _FileNames:
     implemented: dict[str, set[str]]  # class name → its methods whose body is not a placeholder
     handed_to_decorators: set[str]  # names passed to a decorator call: `@overload(f)` → f
     unreadable: set[str]  # classes with a base that is not a class of this file (nor a neutral one)
+    answers: dict[str, dict[str, str]] = field(default_factory=dict)  # class → method → constant it returns
+    # Classes whose (two or more) methods are all placeholders that return no constant (`pass`, `...`,
+    # `raise NotImplementedError`, `return None`): interface declarations and null objects.
+    inert: set[str] = field(default_factory=set)
+    # class → the names its implemented methods use through `self.`/`cls.` (the class calls them).
+    used_by_self: dict[str, set[str]] = field(default_factory=dict)
 
 
 def _file_names(ctx: FileContext) -> _FileNames:
@@ -115,6 +138,9 @@ def _file_names(ctx: FileContext) -> _FileNames:
         aliases = import_aliases(root)
         bases: dict[str, set[str]] = {}
         implemented: dict[str, set[str]] = {}
+        answers: dict[str, dict[str, str]] = {}
+        used_by_self: dict[str, set[str]] = {}
+        methods_of: dict[str, list[tree_sitter.Node]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         captures = tree_sitter.QueryCursor(_class_query()).captures(root)
         for definition in captures.get("c", []):
@@ -125,16 +151,27 @@ def _file_names(ctx: FileContext) -> _FileNames:
             resolved = [resolve(base.text.decode(), aliases)
                         for base in (superclasses.named_children if superclasses is not None else ())
                         if base.type != "keyword_argument"]
-            written.setdefault(name.text.decode(), []).extend(resolved)
-            bases.setdefault(name.text.decode(), set()).update(base.rsplit(".", 1)[-1] for base in resolved)
+            class_name = name.text.decode()
+            written.setdefault(class_name, []).extend(resolved)
+            bases.setdefault(class_name, set()).update(base.rsplit(".", 1)[-1] for base in resolved)
             body = definition.child_by_field_name("body")
-            members = implemented.setdefault(name.text.decode(), set())
+            members = implemented.setdefault(class_name, set())
+            constants = answers.setdefault(class_name, {})
+            used = used_by_self.setdefault(class_name, set())
+            methods = methods_of.setdefault(class_name, [])
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
-                if member is not None and member.type == "function_definition" and placeholder_body(member) is None:
+                if member is not None and member.type == "function_definition":
+                    methods.append(member)
                     member_name = member.child_by_field_name("name")
-                    if member_name is not None:
+                    if member_name is None:
+                        continue
+                    if placeholder_body(member) is None:
                         members.add(member_name.text.decode())
+                        used.update(_names_used_through_self(member))
+                    answer = constant_answer(member)
+                    if answer:
+                        constants[member_name.text.decode()] = answer
                 elif statement.type == "expression_statement" and statement.named_children:
                     # `set_device = staticmethod(torch.cuda.set_device)` implements the member too.
                     assignment = statement.named_children[0]
@@ -152,8 +189,31 @@ def _file_names(ctx: FileContext) -> _FileNames:
             klass for klass, full in written.items()
             if any(("." in base or base not in bases) and _unreadable_base(base) for base in full)
         }
-        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable)
+        # (A constant other than None is an answer, not an absence: a class of constants is not inert.)
+        inert = {klass for klass, methods in methods_of.items()
+                 if len(methods) >= 2 and all(placeholder_body(method) is not None and not constant_answer(method)
+                                              for method in methods)}
+        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
+                                             used_by_self)
     return state
+
+
+def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
+    """`self.hook(...)`, `cls.hook`, `self.hook` handed on: the members a method reaches on its own object."""
+    used: set[str] = set()
+    for attribute in tree_sitter.QueryCursor(_self_query()).captures(method).get("a", []):
+        receiver = attribute.child_by_field_name("object")
+        member = attribute.child_by_field_name("attribute")
+        if receiver is not None and member is not None and receiver.text in (b"self", b"cls"):
+            used.add(member.text.decode())
+    return used
+
+
+@functools.cache
+def _self_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(attribute object: (identifier)) @a")
 
 
 @functools.cache
@@ -196,11 +256,44 @@ def _implemented_in_family(
         below.add(key)
         if key != start and (implements(key, method) or (key not in direct and unreadable(key))):
             return True
+        if key != start and key not in direct and _inherits_elsewhere(key, method, seen, bases_of, implements):
+            return True
         frontier.extend(subclasses_of(key))
     return False
 
 
-def _implemented_in_file_family(class_name: str, method: str, names: _FileNames) -> bool:
+def _inherits_elsewhere(
+    key: str,
+    method: str,
+    excluded: set[str],
+    bases_of: Callable[[str], Iterable[str]],
+    implements: Callable[[str, str], bool],
+) -> bool:
+    """A class below the judged one takes ``method`` from another of its bases (a mixin:
+    `TemporalSplit(ClearCacheOnAllocateMixin, AllocationTreeNode)` gets `allocate` from the
+    mixin), so the judged class's placeholder is overridden there; ``excluded`` are the judged
+    class and its own ancestors."""
+    visited = set(excluded)
+    frontier = [base for base in bases_of(key) if base not in excluded]
+    while frontier:
+        base = frontier.pop()
+        if base in visited:
+            continue
+        visited.add(base)
+        if implements(base, method):
+            return True
+        frontier.extend(bases_of(base))
+    return False
+
+
+def _another_answer(found: str, answer: str) -> bool:
+    """A constant another class returns (``found``) that differs from the judged one's (``answer``):
+    `PythonPrinter._print_Infinity` returns "math.inf" where `CppPrinter`'s returns a C++ limit,
+    each its class's answer, and a base's `raise NotImplementedError` is then their interface."""
+    return bool(found) and found != answer
+
+
+def _implemented_in_file_family(class_name: str, method: str, names: _FileNames, answer: str = "") -> bool:
     subclasses: dict[str, list[str]] = {}
     for candidate, bases in names.bases.items():
         for base in bases:
@@ -209,15 +302,18 @@ def _implemented_in_file_family(class_name: str, method: str, names: _FileNames)
         class_name, method,
         lambda key: names.bases.get(key, ()),
         lambda key: subclasses.get(key, ()),
-        lambda key, name: name in names.implemented.get(key, ()),
+        lambda key, name: (name in names.implemented.get(key, ())
+                           or _another_answer(names.answers.get(key, {}).get(name, ""), answer)),
         lambda key: key in names.unreadable,
     )
 
 
-def _implemented_in_program_family(program: Program, class_key: str, method: str) -> bool:
+def _implemented_in_program_family(program: Program, class_key: str, method: str, answer: str = "") -> bool:
     def implements(key: str, name: str) -> bool:
         found = program.functions.get(f"{key}.{name}")
-        return (found is not None and not found[1].placeholder) or name in program.classes[key][1].attributes
+        if found is not None and (not found[1].placeholder or _another_answer(found[1].answer, answer)):
+            return True
+        return name in program.classes[key][1].attributes
 
     def unreadable(key: str) -> bool:
         module, klass = program.classes[key]
@@ -240,6 +336,39 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
 
     return _implemented_in_family(class_key, method, nested(program.base_classes), nested(program.subclasses),
                                   implements, unreadable)
+
+
+def _file_ancestors(klass: str, names: _FileNames) -> set[str]:
+    """The classes of the file above ``klass`` (bases, their bases, ...)."""
+    found: set[str] = set()
+    frontier = [base for base in names.bases.get(klass, ()) if base in names.bases]
+    while frontier:
+        key = frontier.pop()
+        if key in found or key == klass:
+            continue
+        found.add(key)
+        frontier.extend(base for base in names.bases.get(key, ()) if base in names.bases)
+    return found
+
+
+def _program_ancestors(program: Program, class_key: str) -> set[str]:
+    found: set[str] = set()
+    frontier = list(program.base_classes(class_key))
+    while frontier:
+        key = frontier.pop()
+        if key in found or key == class_key:
+            continue
+        found.add(key)
+        frontier.extend(program.base_classes(key))
+    return found
+
+
+def _calls_through_self(program: Program, class_key: str, method: str) -> bool:
+    """A method of ``class_key`` calls ``self.<method>(...)`` (or ``cls.``): the class runs that step itself."""
+    module, klass = program.classes[class_key]
+    scope = klass.qualname + "."
+    return any(call.method == method and call.receiver in ("self", "cls") and call.scope.startswith(scope)
+               for call in module.summary.calls)
 
 
 _EMPTY = frozenset({"`pass`", "`...`", DOCSTRING})
@@ -301,6 +430,34 @@ def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
     return any(name in _top_level_bindings(block) for block in blocks if block.id != holder.id)
 
 
+def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
+    """A later `if`/`try` in the same block binds the same name (`def set_allocator(): pass`, then
+    `if has_triton(): set_allocator = triton.set_allocator`): a default for when the feature is absent."""
+    statement = function.parent if function.parent is not None and function.parent.type == "decorated_definition" \
+        else function
+    sibling = statement.next_named_sibling
+    while sibling is not None:
+        if sibling.type in _BRANCHING and name in _bindings_within(sibling):
+            return True
+        sibling = sibling.next_named_sibling
+    return False
+
+
+def _bindings_within(statement: tree_sitter.Node) -> set[str]:
+    """Names the blocks of an `if`/`try` bind, nested `if`/`try` blocks included."""
+    bound: set[str] = set()
+    stack = [statement]
+    while stack:
+        current = stack.pop()
+        for child in current.named_children:
+            if child.type == "block":
+                bound |= _top_level_bindings(child)
+                stack.extend(inner for inner in child.named_children if inner.type in _BRANCHING)
+            elif child.type in _BRANCHES:
+                stack.append(child)
+    return bound
+
+
 def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
     """Names a block binds directly: definitions, imports (their local names), assignments."""
     bound: set[str] = set()
@@ -324,13 +481,284 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
     return bound
 
 
+# Words of a name (`NopInputReader` → nop, input, reader; `_fake_rcb` → fake, rcb).
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+# A class or function so named stands in for the real thing on purpose: a null object, a double.
+_STAND_IN_WORDS = frozenset({"noop", "nop", "null", "dummy", "fake", "mock", "stub", "unsupported"})
+# The constant a name promises: `always_true` returns True, `_unpickle_as_none` returns None.
+_PROMISED = {"true": frozenset({"True"}), "false": frozenset({"False"}), "none": frozenset({"None"}),
+             "zero": frozenset({"0", "0.0"}), "empty": frozenset({"()", "[]", "{}", '""', "''"})}
+# A name that says its answer does not depend on the input: `always_wrap_policy`, `default_kwargs`.
+_CONSTANT_WORDS = frozenset({"always", "default", "constant"})
+# A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
+_SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
+                         r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
+                         r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b", re.IGNORECASE)
+# Words of a marker that asks for documentation, not code ("Better explain how ...", "provide an example").
+_ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|docstring|docs?|an example|wording)\b",
+                         re.IGNORECASE)
+# A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
+_NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now)\b")
+# A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
+_SAYS_HOOK = re.compile(r"\boverrid(?:e|es|den|ing)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b"
+                        r"|\bhook for\b",
+                        re.IGNORECASE)
+# A docstring that calls the returned constant the default.
+_SAYS_DEFAULT = re.compile(r"\bdefault\b", re.IGNORECASE)
+# A `raise NotImplementedError(...)` message that states a limitation, not pending work.
+_SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: not|n't) support\b|\bcannot\b|\bcan't\b"
+                           r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `|\b(?:does|do) not have\b"
+                           r"|\bhas no\b|\bmocked\b|\bonly (?:implemented|supported|available)\b|\bplease\b"
+                           r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b", re.IGNORECASE)
+# A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
+_GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
+                           r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
+# ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
+_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|(?:as|is|a|just) placeholder)\b",
+                            re.IGNORECASE)
+# mypy's error code for a function whose body is empty while its annotation promises a value.
+# (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`).
+_EMPTY_BODY_IGNORE = re.compile(r"#\s*type:\s*ignore\[[^\]]*\bempty-body\b|#\s*noqa:[^#]*\bB027\b")
+# Names of event hooks: a class that calls `self.on_step(...)` announces an event subclasses may handle.
+_HOOK_NAME = re.compile(r"^_*(?:on|before|after|pre|post)_\w+$|^\w+_hook$")
+# A class so named is there to be subclassed (`GemmBase`, `BaseReader`, `LoggingMixin`).
+_BASE_WORDS = frozenset({"base", "mixin", "abstract", "interface"})
+_CONTEXT_PAIR = {"__enter__": "__exit__", "__exit__": "__enter__", "__aenter__": "__aexit__", "__aexit__": "__aenter__"}
+
+
+def _words(name: str) -> list[str]:
+    words = [word.lower() for word in _WORDS.findall(name)]
+    joined = "_".join(words).replace("no_op", "noop")
+    return joined.split("_")
+
+
+def _name_promises(label: str, function: tree_sitter.Node, placeholder: str) -> bool:
+    """The function's name says it stands in for something (`_fake_rcb`, `dummy_loader`,
+    `_init_mesh_stub`), says it is not implemented while it raises `NotImplementedError`
+    (`_not_impl`, `unimplemented`), names the constant it returns (`always_true` → True,
+    `_unpickle_as_none` → None) or says its answer is fixed (`always_wrap_policy`, `default_kwargs`)."""
+    words = _words(label)
+    if _NAME_DEFERRED.search(" ".join(words)):
+        return False  # `nothing_yet`, `fake_for_now`: the name itself says the work is pending
+    if _STAND_IN_WORDS.intersection(words):
+        return True
+    if placeholder == RAISE_NOT_IMPLEMENTED and ("unimplemented" in words or "not_implemented" in "_".join(words)
+                                                 or "not_impl" in "_".join(words)):
+        return True  # `_not_implemented(self, *args)`: raising is what the name promises
+    returned = constant_answer(function) or ("None" if "None" in placeholder or "bare `return`" in placeholder else "")
+    named = [word for word in words if word in _PROMISED]
+    if named:  # `always_true` must return True
+        return any(returned in _PROMISED[word] for word in named)
+    # `always_wrap_policy` → True, `default_kwargs` → {}: the name says the answer is fixed
+    return bool(returned) and bool(_CONSTANT_WORDS.intersection(words))
+
+
+def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
+    """The function says that its placeholder is the behaviour: its docstring or comments (inside it,
+    or right above it) say that
+    doing nothing is intended ("no-op", "nothing to do", "in CPU we do nothing"), a comment gives the
+    reason ("handled by the caller", "we always guard on this via ..."), its docstring calls it a
+    default for subclasses ("Override this method to ..."), or its `NotImplementedError` states a
+    limitation ("deletion not supported", "use add() instead") — and nothing in it or in the
+    comment right above it says that the work is deferred (`TODO`, "for now", "yet", "NYI")."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return False
+    comments = _comments(function)
+    docstrings = [child.text.decode(errors="replace") for child in body.named_children
+                  if child.type == "expression_statement" and child.named_child_count == 1
+                  and child.named_children[0].type in ("string", "concatenated_string")]
+    above = _comments_above(function)
+    message = _not_implemented_message(body)
+    said = " ".join(comments + docstrings + above)
+    if _SAYS_DEFERRED.search(said) or _SAYS_DEFERRED.search(message):
+        return False
+    if _SAYS_NO_OP.search(said) or any(_GIVES_REASON.search(comment) for comment in comments + above):
+        return True
+    if any(_SAYS_HOOK.search(docstring) for docstring in docstrings):
+        return True  # "Hook for subclasses", "Override this method to ...": a default meant to be replaced
+    if any(_SAYS_DEFAULT.search(docstring) for docstring in docstrings) and _returns_a_value(body):
+        return True  # "Default: True", "or None to use the default path": the constant is the documented default
+    return bool(message) and bool(_SAYS_REFUSAL.search(message))
+
+
+def _returns_a_value(body: tree_sitter.Node) -> bool:
+    return any(statement.type == "return_statement" and statement.named_child_count for statement in body.named_children)
+
+
+def _marked_pending(function: tree_sitter.Node) -> bool:
+    """Something in or right above the function says its work is pending: a `TODO`, "yet", "NYI",
+    "for now", "as a placeholder" in a comment, the docstring, the `NotImplementedError` message or the name."""
+    body = function.child_by_field_name("body")
+    docstrings = [child.text.decode(errors="replace") for child in body.named_children
+                  if child.type == "expression_statement" and child.named_child_count == 1
+                  and child.named_children[0].type in ("string", "concatenated_string")] if body is not None else []
+    texts = [*_comments(function), *_comments_above(function), *docstrings,
+             _not_implemented_message(body) if body is not None else ""]
+    # (A `TODO` about the documentation — "explain", "provide an example" — is no pending work in the body.)
+    if any(_SAYS_DEFERRED.search(text) and not _ABOUT_DOCS.search(text) for text in texts):
+        return True
+    return bool(_NAME_DEFERRED.search(" ".join(_words(python_function_name(function)))))
+
+
+def _comments(function: tree_sitter.Node) -> list[str]:
+    """The function's comments: tree-sitter puts those before the first statement beside the body."""
+    body = function.child_by_field_name("body")
+    found = [child.text.decode(errors="replace") for child in function.children if child.type == "comment"]
+    if body is not None:
+        found.extend(child.text.decode(errors="replace") for child in body.named_children if child.type == "comment")
+    return found
+
+
+def _comments_above(function: tree_sitter.Node) -> list[str]:
+    """The comment lines right above the definition (or its decorators): `# TODO: ...` then `def f`."""
+    node = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
+    found = []
+    sibling = node.prev_sibling
+    if sibling is None and node.parent is not None and node.parent.type == "block":
+        sibling = node.parent.prev_sibling  # the first statement of a body: tree-sitter keeps the comment outside
+    line = node.start_point[0]
+    # (One blank line may separate them: a marker comment, a blank line, then `def f`. A comment
+    # that ends a line of code (`return False` then a marker comment) belongs to that code.)
+    while (sibling is not None and sibling.type == "comment" and line - 2 <= sibling.end_point[0] <= line - 1
+           and not _trails_code(sibling)):
+        found.append(sibling.text.decode(errors="replace"))
+        line = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    return found
+
+
+def _trails_code(comment: tree_sitter.Node) -> bool:
+    """The comment follows code on its line (the node before it ends on that line)."""
+    previous = comment.prev_sibling
+    return previous is not None and previous.end_point[0] == comment.start_point[0]
+
+
+def _not_implemented_message(body: tree_sitter.Node) -> str:
+    """The text of a `raise NotImplementedError("...")` statement's arguments in ``body``, "" without one."""
+    for statement in body.named_children:
+        if statement.type == "raise_statement" and statement.named_child_count:
+            raised = statement.named_children[0]
+            arguments = raised.child_by_field_name("arguments") if raised.type == "call" else None
+            if arguments is not None:
+                return arguments.text.decode(errors="replace")
+    return ""
+
+
+_DISPATCH_BASES = frozenset({"singledispatch", "singledispatchmethod"})
+
+
+def _registered(function: tree_sitter.Node, label: str) -> bool:
+    """The function is an entry of a dispatch table: decorated and named `_` (`@op.register_fake`
+    on `def _(...)`: the name is thrown away, the function exists to be registered), or decorated
+    with a call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`,
+    `@_onnx_symbolic("prim::Uninitialized")`), or the fallback of a `functools.singledispatch` table. A call with only numbers or keywords configures a
+    wrapper instead (`@lru_cache(128)`, `@retry(times=3)`): that is no registration."""
+    holder = function.parent
+    if holder is None or holder.type != "decorated_definition":
+        return False
+    if label == "_":
+        return True
+    for decorator in holder.named_children:
+        if decorator.type == "decorator" and _decorator_expression(decorator).rsplit(".", 1)[-1] in _DISPATCH_BASES:
+            return True  # `@singledispatch`: the fallback for the types no one registered
+        call = next((child for child in decorator.named_children if child.type == "call"), None) \
+            if decorator.type == "decorator" else None
+        arguments = call.child_by_field_name("arguments") if call is not None else None
+        for argument in arguments.named_children if arguments is not None else ():
+            if argument.type not in ("keyword_argument", "comment", "integer", "float", "true", "false", "none",
+                                     "list_splat", "dictionary_splat"):
+                return True
+    return False
+
+
+def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
+    """``function`` is nested in a function that passes it to a call (`loop(stop_hook=stop_hook)`,
+    `inspect.signature(deque_signature)`) or returns it (a factory's no-op logger) and never calls it: a callback, whose signature is what
+    its callee expects and whose trivial body is the answer it wants (as a test's doubles are)."""
+    enclosing = function.parent
+    while enclosing is not None and enclosing.type not in ("function_definition", "class_definition", "module"):
+        enclosing = enclosing.parent  # through `if`/`with`/`try` blocks: `if name == "flatten": def _sig(...)`
+    if enclosing is None or enclosing.type != "function_definition":
+        return False
+    handed = False
+    for identifier in tree_sitter.QueryCursor(_identifier_query()).captures(enclosing).get("i", []):
+        if identifier.text.decode() != label:
+            continue
+        parent = identifier.parent
+        if parent is None:
+            continue
+        if parent.type == "call" and parent.child_by_field_name("function") == identifier:
+            return False  # called here: its result is used, so its body is its work
+        if parent.type in ("argument_list", "return_statement") or (
+                parent.type == "keyword_argument" and parent.child_by_field_name("value") == identifier):
+            handed = True  # passed to a call, or returned by a factory: a value someone else calls
+    return handed
+
+
+@functools.cache
+def _identifier_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(identifier) @i")
+
+
+def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
+    """A `# type: ignore[empty-body]` or `# noqa: B027` on the signature (the header's lines, before the body)."""
+    body = function.child_by_field_name("body")
+    if body is None:
+        return False
+    header = function.text[: body.start_byte - function.start_byte].decode(errors="replace")
+    # A comment after the colon sits in the body node: look at the rest of the header's last line too.
+    first = body.named_children[0] if body.named_children else None
+    if first is not None and first.type == "comment" and first.start_point[0] == function.start_point[0] + header.count("\n"):
+        header += first.text.decode(errors="replace")
+    return bool(_EMPTY_BODY_IGNORE.search(header))
+
+
+def _member_by_design(label: str, klass: str, placeholder: str, names: _FileNames, *, abstract: bool) -> bool:
+    """A method whose placeholder its own class makes deliberate: a class that does nothing at all
+    (an interface declared by convention, a null object: every one of its methods is a placeholder)
+    or is named a stand-in (`NopReader`, `FakeClock`); an empty constructor (no
+    state to set up, like an empty C++ constructor); one half of a context manager whose other half
+    does the work; a `raise NotImplementedError` that the class's own methods call (the class
+    cannot work until a subclass overrides it: a template method's abstract step), or any
+    placeholder step that a class named to be subclassed (`GemmBase`, `ReaderMixin`) calls; an
+    empty event hook (`on_*`, `before_*`, `*_hook`, ...) that the class itself fires. An abstract base class
+    declares its interface with `@abstractmethod`: a placeholder beside them is not by design."""
+    if abstract:
+        return False
+    if klass in names.inert or _STAND_IN_WORDS.intersection(_words(klass)) or "interface" in _words(klass):
+        return True  # (a class named an interface, `_ScriptLocalOptimizerInterface`, declares its methods)
+    if label == "__init__" and _is_empty(placeholder):
+        return True
+    partner = _CONTEXT_PAIR.get(label)
+    if partner is not None and partner in names.implemented.get(klass, ()):
+        return True
+    used = names.used_by_self.get(klass, set())
+    if label in used and placeholder == RAISE_NOT_IMPLEMENTED:
+        return True
+    if label in used and _BASE_WORDS.intersection(_words(klass)):
+        return True  # `GemmBase.epi_begin`: a step the base class calls, there for subclasses to fill in
+    return label in used and _is_empty(placeholder) and bool(_HOOK_NAME.match(label))
+
+
 def _owner_class(function: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The class whose body defines ``function`` directly (None for a function)."""
+    """The class whose body defines ``function`` (None for a function), also through the class
+    body's own `if`/`try` blocks (`if sys.version_info < (3, 13): def __new__(cls): ...`)."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         holder = holder.parent
     owner = holder.parent if holder is not None and holder.type == "block" else None
+    while owner is not None and owner.type in _CLASS_BODY_BRANCHES:
+        owner = owner.parent
+        if owner is not None and owner.type == "block":
+            owner = owner.parent
     return owner if owner is not None and owner.type == "class_definition" else None
+
+
+_CLASS_BODY_BRANCHES = frozenset({"if_statement", "else_clause", "elif_clause", "try_statement", "except_clause",
+                                  "finally_clause"})
 
 
 def _qualified_name(definition: tree_sitter.Node) -> str:
@@ -433,12 +861,50 @@ class StubBody(Rule):
     (`set_device = staticmethod(torch.cuda.set_device)`); a function defined in one branch of
     an `if`/`try` whose other branch binds the same name
     (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
-    feature is absent); a function handed to a decorator call (`@overload(f)` implements `f`);
+    feature is absent), or that a later `if`/`try` of the same block rebinds (`def
+    set_allocator(fn): pass` then `if has_triton(): set_allocator = triton.set_allocator`); a
+    function handed to a decorator call (`@overload(f)` implements `f`);
     in `test-files`, every function that is not a test as pytest collects it (a module-level
     `test*` function, a `test*` method of a `Test*` class): the others are doubles;
     definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
     `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
     real body).
+
+    Placeholders that the code itself makes deliberate are not stubs either:
+    - what the function says of itself, unless it also says the work is pending (`TODO`, "yet",
+      "NYI", "for now", "as a placeholder", in its comments, docstring, the comment right above it,
+      its `NotImplementedError` message or its name): "no-op", "nothing to do", a reason in a
+      comment (`pass  # handled by the caller`), a docstring that calls it a hook or a default
+      ("Override this method to ...", "Default: True", "only exists to facilitate
+      device-agnostic code"), a `NotImplementedError` that states a
+      limitation ("deletion not supported", "please use add() instead", "should never be
+      called"), a name that promises it (`_fake_rcb`, `_init_mesh_stub`, `always_true` returning
+      True, `default_kwargs` returning a constant, `_not_impl` raising), a
+      `# type: ignore[empty-body]` or `# noqa: B027`;
+    - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
+      decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
+      `@lru_cache(128)`), the fallback of `functools.singledispatch`;
+    - a nested function passed to a call or returned, never called where it is defined (a
+      callback shaped by its callee);
+    - what its class makes deliberate: a class whose two or more methods are all placeholders
+      without a constant (an interface by convention, a null object), a class named a stand-in
+      or an interface (`NopReader`, `UnsupportedSpec`, `OptimizerInterface`), an empty
+      `__init__`, one half of a context manager whose other half works, a data-model method
+      raising `NotImplementedError` (the type refuses that operation), a `raise
+      NotImplementedError` step the class's own methods call (a template method), a step that a
+      class named to be subclassed (`GemmBase`) calls or an event hook it fires (`on_*`,
+      `*_hook`), a step the class calls while subclasses exist (in any file), and an override of
+      a step a base class calls; classes of one family that return different constants
+      (`"math.inf"` and `"INFINITY"`) give answers, not stubs, and a subclass that takes the
+      method from a mixin overrides the base's placeholder.
+
+    By default (`unmarked-methods = false`) a method whose body is `pass`, `...`, a docstring,
+    `return None` or a constant is reported only when something marks it as pending (above):
+    in a class such a body is usually the class's answer to its protocol, which it does not
+    choose. A method that raises `NotImplementedError`, an empty method of an abstract base
+    class (B027) and an empty test (`Test*.test*`) are judged either way. A project that adopts
+    invariant 9 sets `unmarked-methods = true` (Foxhunt does): every method placeholder is then
+    judged as above.
 
     In CUDA it reports a function with one of `cuda-qualifiers` (`__global__`, `__device__`,
     including templates and `extern "C"` blocks) whose body is empty (`{}`, comments only) or
@@ -473,6 +939,11 @@ class StubBody(Rule):
     - `cuda-qualifiers`: CUDA qualifiers whose functions need a body.
     - `test-files`: test modules, where only test functions (`test*`) are reported — an empty
       test is deferred work, while a fake's `return None` or a callback's `return 1` is a double.
+    - `unmarked-methods`: also report a method whose `pass`, `...`, docstring, `return None` or
+      constant nothing marks as pending (default false: in a class such a body is usually the
+      class's answer to its protocol — a hook, a null object, a default; `raise
+      NotImplementedError`, empty methods of abstract base classes and empty tests are reported
+      either way). A project that adopts invariant 9 turns it on, as Foxhunt does.
     """
 
     code = CODE
@@ -575,6 +1046,110 @@ class StubBody(Rule):
         Example("class Plot:\n    def legend(self, ax):\n        ax.legend()\n    def std(self, ax):\n        return ax.std()\n\n"
                 "class Pie(Plot):\n    def legend(self, ax):\n        pass\n"
                 "    def std(self, ax):\n        raise NotImplementedError('std of a pie')\n"),
+        # Classes of one family that return different constants: each is its class's answer.
+        Example("class Printer:\n    def _print_inf(self, expr):\n        raise NotImplementedError\n\n"
+                "class Py(Printer):\n    def _print_inf(self, expr):\n        return 'math.inf'\n\n"
+                "class Cpp(Printer):\n    def _print_inf(self, expr):\n        return 'INFINITY'\n"),
+        # A class whose methods are all placeholders declares an interface or is a null object.
+        Example("class Storage:\n    def nbytes(self) -> int:\n        raise NotImplementedError\n"
+                "    def cpu(self):\n        raise NotImplementedError\n"),
+        Example("class Stream:\n    def __init__(self, priority=-1):\n        pass\n"
+                "    def wait_stream(self, stream):\n        pass\n"),
+        # Named a stand-in, or named for the constant it returns.
+        Example("class NullLogger:\n    def __init__(self, path):\n        self.path = path\n"
+                "    def log(self, message):\n        pass\n"),
+        Example("def _fake_resolution_callback(name):\n    return None\n\ndef always_true(node):\n    return True\n"
+                "\ndef _unpickle_as_none():\n    return None\n"),
+        # The function says its placeholder is the behaviour, and says why.
+        Example("def set_device(device):\n    '''Set the current device; on the CPU this is a no-op.'''\n"),
+        Example("class Guards:\n    def check(self, x):\n        return self.guard(x)\n"
+                "    def GRAD_MODE(self, guard):\n        pass  # always guarded via the global state guard\n"),
+        Example("class Module:\n    def run(self, x):\n        return x\n    def input_names(self, x):\n"
+                "        '''Override this method to name the inputs.'''\n        return None\n"),
+        Example("def keystr(path):\n    raise NotImplementedError('key paths are not supported by the C++ backend')\n"),
+        Example("class Frozen:\n    def get(self, key):\n        return self.data[key]\n"
+                "    def __setitem__(self, key, value):\n        raise NotImplementedError('read-only: use with_item() instead')\n"
+                "    def __hash__(self):\n        raise NotImplementedError\n"),
+        # A type checker or a peer linter was told that the empty body is meant.
+        Example("class CacheInfo:\n    def size(self) -> int:\n        return len(self.items)\n    @property\n"
+                "    def artifacts(self) -> list[str]:  # type: ignore[empty-body]\n        ...\n"),
+        Example("import abc\n\nclass PassBase(abc.ABC):\n    def requires(self, module):  # noqa: B027\n"
+                "        '''Checked before the pass runs.'''\n"),
+        # An entry of a dispatch table: registered for a key, or the fallback of singledispatch.
+        Example("@register_lowering(aten.sink_tokens)\ndef sink_tokens(tokens):\n    return None\n\n"
+                "@wait_stream.register_fake\ndef _(event, stream):\n    pass\n\n"
+                "@functools.singledispatch\ndef to_device(x):\n    raise NotImplementedError\n"),
+        # What the class itself makes deliberate: an empty constructor, one half of a context
+        # manager, a step its own methods call (a template method), an event it fires.
+        Example("class Benchmarker:\n    def __init__(self):\n        pass\n    def run(self, fn):\n        return fn()\n"),
+        Example("class Buffer:\n    def __enter__(self):\n        return self\n    def __exit__(self, *args):\n        pass\n"),
+        Example("class Function:\n    def forward(self, *args):\n        return self.forward_extended(*args)\n"
+                "    def forward_extended(self, *args):\n        raise NotImplementedError\n"),
+        Example("class GemmBase:\n    def run(self, params):\n        return self.epi_begin(params)\n"
+                "    def epi_begin(self, params):\n        return ()\n"),
+        Example("class Runner:\n    def run(self, x):\n        self.on_step(x)\n        return x\n"
+                "    def on_step(self, x):\n        pass\n"),
+        # A subclass that takes the method from a mixin overrides the base's placeholder.
+        Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
+                "class ClearOnAllocate:\n    def allocate(self, block):\n        self.clear()\n        return super().allocate(block)\n\n"
+                "class Split(ClearOnAllocate, Node):\n    pass\n"),
+        # Raising is what the name promises; a stand-in named so; a limitation stated.
+        Example("def install(name):\n    def _not_implemented(self, *args):\n        raise NotImplementedError(name)\n"
+                "    return _not_implemented\n\ndef _init_mesh_stub():\n    pass\n"),
+        Example("class WeakDep:\n    def name(self):\n        return self.buffer\n    @property\n    def index(self):\n"
+                "        raise NotImplementedError('a weak dependency does not have an index')\n"),
+        # A step the class calls, in a class with subclasses, and an override of such a step.
+        Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
+                "    def insertable(self, tensor):\n        return True\n\nclass UniformFolder(Folder):\n"
+                "    def insertable(self, tensor):\n        return True\n"),
+        # Said above the definition, or in the docstring: a dummy, a hook, a thing never to be called.
+        Example("class Progress:\n    def update(self, n):\n        self.n += n\n\n"
+                "    # Don't bother implementing; use the real progress bar if you want one\n"
+                "    def set_description(self, *args, **kwargs):\n        pass\n"),
+        Example("def fallthrough_kernel():\n    '''A dummy function to pass to Library.impl.'''\n"
+                "    raise NotImplementedError('fallthrough_kernel() should never be called.')\n\n"
+                "def setup_context(ctx, inputs, output):\n    '''Set up the context (nothing to save).'''\n"),
+        Example("class Choices:\n    def score(self, node):\n        return node.size\n    @staticmethod\n"
+                "    def can_fuse(scheduler, node1, node2):\n        '''Hook for heuristics to prevent fusions.'''\n"
+                "        return True\n"),
+        Example("class UnsupportedSpec:\n    def __init__(self, name):\n        self.name = name\n    @property\n"
+                "    def eval_fn(self):\n        raise NotImplementedError(f'spec not implemented for {self.name}')\n"),
+        Example("def xor_sum_eager(a, dims):\n    raise NotImplementedError('xor_sum only implemented with inductor')\n"),
+        Example("def flatten(func, args):\n    if func == 'flatten':\n        def _flatten_sig(input, start_dim=0):\n"
+                "            pass\n        return normalize(_flatten_sig, args)\n    return args\n"),
+        # A documented default; a class named an interface; a factory's no-op closure.
+        Example("class Policy:\n    def name(self):\n        return 'graphs'\n"
+                "    def should_wrap(self, graph) -> bool:\n        '''Whether to wrap the graph. Default: True.'''\n"
+                "        return True\n"),
+        Example("@jit.interface\nclass OptimizerInterface:\n    def step(self, context_id: int) -> None:\n        pass\n"),
+        Example("def make_logger(name):\n    def inner(**fields):\n        pass\n\n    return inner\n"),
+        # By default a method's `pass`, `return None` or constant that nothing marks as pending is
+        # its class's answer (`unmarked-methods = true` reports them: the INVALID twins below).
+        Example("class Book:\n    def depth(self, side):\n        return -1\n"
+                "    @property\n    def size(self):\n        return None\n"),
+        Example("class ShapeHandler:\n    @staticmethod\n    def store(name, index, value):\n        return None\n"
+                "    def load(self, name, index):\n        return self.shapes[name]\n"),
+        # A default that a later `if` rebinds when the feature is there; a compatibility shim.
+        Example("def set_allocator(fn):\n    pass\n\nif has_triton():\n"
+                "    if hasattr(triton, 'set_allocator'):\n        set_allocator = triton.set_allocator\n"),
+        Example("def synchronize(device=None):\n    '''Wait for the CPU device.\n\n"
+                "    This function only exists to facilitate device-agnostic code.\n    '''\n"),
+        # A method under an `if` of the class body is a method (default mode: not reported).
+        Example("class autocast(Base):\n    if sys.version_info < (3, 13):\n        def __init_subclass__(cls):\n"
+                "            pass\n"),
+        Example("def always_wrap_policy(*args, **kwargs) -> bool:\n    return True\n\n"
+                "def default_kwargs(device):\n    return {}\n"),
+        # A marker that asks for documentation, or one that ends the line of code above.
+        Example("class Handler:\n    def load(self, name):\n        return self.values[name]\n"
+                "    def scan(self, dtypes, combine, values):\n        # TODO: Better explain the arguments\n"
+                "        raise NotImplementedError\n\nclass Kernel(Handler):\n"
+                "    def scan(self, dtypes, combine, values):\n        return combine(values)\n"),
+        Example("class Kernel:\n    flags = {}  # TODO: fill from the config\n\n"
+                "    def check_bounds(self, expr, size):\n        pass\n"),
+        # A nested function handed to a call and never called: a callback shaped by its callee.
+        Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
+                "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
+                "    return inspect.signature(deque_signature).bind(*args)\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -587,9 +1162,9 @@ class StubBody(Rule):
         Example("def f(*args, **kwargs):\n    return {}\n", expect=1),
         Example("def f(x):\n    '''Compute the thing.'''\n", expect=1),
         Example("def f(x):\n    '''Compute the thing.'''\n    pass\n", expect=1),
-        Example("class Book:\n    def depth(self, side):\n        return -1\n", expect=1),
-        Example("class Env:\n    @property\n    def size(self):\n        return None\n", expect=1),
-        Example("class Env:\n    @size.setter\n    def size(self, value):\n        pass\n", expect=1),
+        Example("class Book:\n    def depth(self, side):\n        return -1\n", options={"unmarked-methods": True}, expect=1),
+        Example("class Env:\n    @property\n    def size(self):\n        return None\n", options={"unmarked-methods": True}, expect=1),
+        Example("class Env:\n    @size.setter\n    def size(self, value):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("async def fetch(url):\n    ...\n", expect=1),
         Example("def outer(x):\n    def inner(y):\n        pass\n    return inner(x)\n", expect=1),
         Example("import abc\n\nclass Base(abc.ABC):\n    def hook(self):\n        raise NotImplementedError()\n", expect=1),
@@ -610,8 +1185,8 @@ class StubBody(Rule):
                 "  int n_;\n};\n", path="indexer.cuh", expect=1),
         Example("@cache  # memoised\ndef table(n):\n    pass\n", expect=1),
         # A class merely named Protocol, or a Protocol that is not typing's, declares nothing.
-        Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", expect=1),
-        Example("from wire import Protocol\n\nclass Reader(Protocol):\n    def read(self, n):\n        pass\n", expect=1),
+        Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", options={"unmarked-methods": True}, expect=1),
+        Example("from wire import Protocol\n\nclass Reader(Protocol):\n    def read(self, n):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         # An alias of an exempt decorator under another name exempts nothing by that other name.
         Example("from abc import abstractmethod as abstract\n\n@abstract_later\ndef f(x):\n    pass\n", expect=1),
         # Several placeholders in one body.
@@ -624,7 +1199,7 @@ class StubBody(Rule):
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
                 "    def other(self):\n        return 1\n", expect=1),
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
-                "    def apply(self, x):\n        pass\n", expect=2),
+                "    def apply(self, x):\n        pass\n", options={"unmarked-methods": True}, expect=2),
         # A branch alone, or a twin of another name, is no alternative.
         Example("if fast:\n    def record(op):\n        pass\nelse:\n    def replay(op):\n        store(op)\n", expect=1),
         # An empty test is deferred work, in a test module too.
@@ -636,7 +1211,68 @@ class StubBody(Rule):
                 "\ndef test_groupby():\n    def test_func(x):\n        pass\n    check(test_func)\n",
                 path="tests/test_apply.py", expect=1),
         # A data-model method that does nothing is still a stub (only a constant is an answer).
-        Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", expect=1),
+        Example("class Table:\n    def __setitem__(self, key, value):\n        pass\n", options={"unmarked-methods": True}, expect=1),
+        # The same constant in two classes of a family is one placeholder copied, not two answers.
+        Example("class Gemm:\n    def finalize(self, kernel):\n        return ''\n\n"
+                "class Amx(Gemm):\n    def finalize(self, kernel):\n        return ''\n", options={"unmarked-methods": True}, expect=2),
+        # A class with real work is no interface: its placeholders are pending.
+        Example("class Broker:\n    def __init__(self, url):\n        self.url = url\n"
+                "    def buy(self, n):\n        raise NotImplementedError\n    def sell(self, n):\n        pass\n", options={"unmarked-methods": True}, expect=2),
+        # A name that promises another constant, or that says the work is pending.
+        Example("def always_true(node):\n    return False\n\ndef fake_for_now(x):\n    pass\n", expect=2),
+        # Saying "nothing" while saying "later" is deferral.
+        Example("def sync(self):\n    # TODO: do nothing for now, load asynchronously later\n    pass\n", expect=1),
+        Example("def reset(cache):\n    # Not used yet, but we could clear it here.\n    pass\n", expect=1),
+        Example("def keystr(path):\n    raise NotImplementedError('key paths are not yet supported')\n"
+                "\n# TODO: register once FSDP supports hooks\ndef register(model):\n"
+                "    raise NotImplementedError('FSDP is not supported')\n", expect=2),
+        Example("class Int:\n    def __add__(self, other):\n        raise NotImplementedError('NYI')\n", expect=1),
+        Example("class Int:\n    # Raise at once instead of building an expression tree.\n"
+                "    def __sub__(self, other):\n        raise NotImplementedError('NYI')\n", expect=1),
+        # Another type-checker code is no acknowledgement of an empty body.
+        Example("class Cache:\n    def size(self) -> int:  # type: ignore[override]\n        ...\n", options={"unmarked-methods": True}, expect=1),
+        # A wrapper configured by numbers or keywords registers nothing.
+        Example("@functools.lru_cache(128)\ndef table(n):\n    return ()\n\n@retry(times=3)\ndef fetch(url):\n    pass\n",
+                expect=2),
+        # Empty context-manager halves beside real work, a step no one calls, a pending-named hook.
+        Example("class Timer:\n    def __init__(self):\n        self.start = now()\n"
+                "    def __enter__(self):\n        pass\n    def __exit__(self, *args):\n        pass\n", options={"unmarked-methods": True}, expect=2),
+        Example("class Gemm:\n    def run(self, params):\n        return self.epi_begin(params)\n"
+                "    def epi_begin(self, params):\n        return ()\n", options={"unmarked-methods": True}, expect=1),
+        Example("class Runner:\n    def run(self, x):\n        self.save_checkpoint(x)\n        return x\n"
+                "    def save_checkpoint(self, x):\n        pass\n", options={"unmarked-methods": True}, expect=1),
+        Example("def not_implemented_yet(x):\n    raise NotImplementedError\n", expect=1),
+        # Pending work said in or above it outweighs a registration, a callback, a stand-in class.
+        Example("@register_lowering(aten._assert_scalar)\ndef _assert_scalar(data, msg):\n"
+                "    # TODO: try this assert out\n    return None\n\n"
+                "def unlift(module):\n    def _train(self, mode=True):\n"
+                "        raise NotImplementedError('calling train() is not supported yet')\n"
+                "    return bind(_train, module)\n\n"
+                "class DataFrameTracer(Base):\n    # TODO: implement the special functions of datapipes\n\n"
+                "    def set_shuffle_settings(self, *args, **kwargs):\n        pass\n", expect=3),
+        # A name that says the answer is fixed promises a value, not nothing.
+        Example("def default_policy(module):\n    pass\n", expect=1),
+        # Methods in the default mode: what is marked pending, what raises, an empty test.
+        Example("class Book:\n    def depth(self, side):\n        # TODO: walk the levels\n        return -1\n"
+                "    def spread(self):\n        raise NotImplementedError\n"
+                "    def mid(self, side):\n        '''The mid price (not implemented yet).'''\n", expect=3),
+        Example("class TestBook:\n    def test_depth(self):\n        pass\n", expect=1),
+        # A later binding of another name, or an earlier one, is no alternative.
+        Example("def build(value):\n    if has_triton():\n        set_allocator = triton.set_allocator\n"
+                "    def set_allocator_default(fn):\n        pass\n    return wrap(value, set_allocator_default(1))\n",
+                expect=1),
+        Example("class autocast(Base):\n    if sys.version_info < (3, 13):\n        def __init_subclass__(cls):\n"
+                "            pass\n", options={"unmarked-methods": True}, expect=1),
+        # A comment above that says the work is pending outweighs a stated reason.
+        Example("# TODO: implement once the backend has it; not needed by the CPU path\ndef sync(x):\n    pass\n", expect=1),
+        # A step the class calls but no class derives from it: the class itself is unfinished.
+        Example("class Folder:\n    def run(self, out):\n        return out if self.insertable(out) else None\n"
+                "    def insertable(self, tensor):\n        return True\n", options={"unmarked-methods": True}, expect=1),
+        # A nested function called where it is defined does its work there.
+        Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook(3))\n", expect=1),
+        # The mixin beside the judged class is no subclass: the placeholder is still the base's.
+        Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
+                "class Mixin:\n    def allocate(self, block):\n        self.used.append(block)\n        return True\n", options={"unmarked-methods": True}, expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -660,19 +1296,14 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
-        if _NAMED_NO_OP.match(label):
-            return  # `nothing()`, `do_nothing(*args)`, `noop`: doing nothing is what the name promises
-        if _bound_by_another_branch(node, label):
-            return  # the feature-absent twin of a name another branch imports or implements
         confirm: tuple[str, ...] = ()
-        if owner is not None and name is not None and not (_is_abstract_base(owner, names) and _is_empty(placeholder)):
-            # (An empty method of an abstract base class is reported whatever its subclasses do, as
-            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.)
-            owner_name = owner.child_by_field_name("name")
-            if owner_name is not None and _implemented_in_file_family(owner_name.text.decode(), label, names):
-                return  # a hook its subclasses implement, or a subclass's answer to an implemented method
-            # Its base classes and subclasses may live in other files: the whole program decides.
-            confirm = (_qualified_name(owner), label)
+        if not _marked_pending(node):
+            # (Something that says the work is pending — a `TODO`, "yet", "NYI" — outweighs every
+            # reason below to read the placeholder as deliberate.)
+            found = self._deliberate(node, label, placeholder, owner, names, options)
+            if found is None:
+                return
+            confirm = found
         ctx.report(
             CODE,
             name if name is not None else node,
@@ -681,17 +1312,73 @@ class StubBody(Rule):
             confirm=confirm,
         )
 
+    @staticmethod
+    def _deliberate(
+        node: tree_sitter.Node,
+        label: str,
+        placeholder: str,
+        owner: tree_sitter.Node | None,
+        names: _FileNames,
+        options: StubBodyOptions,
+    ) -> tuple[str, ...] | None:
+        """None when the code makes the placeholder deliberate; otherwise the facts the
+        whole-project pass confirms the finding with (empty: it stands as reported)."""
+        if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
+            return None  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
+        if _bound_by_another_branch(node, label) or _rebound_later(node, label):
+            return None  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
+        if _states_it_does_nothing(node):
+            return None  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
+        if _empty_body_acknowledged(node):
+            return None  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
+        if _handed_on_as_callback(node, label):
+            return None  # a nested function passed to a call or returned, never called here: a callback
+        if _registered(node, label):
+            return None  # a dispatch table's entry: doing nothing or a constant is its answer for that key
+        if len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED:
+            return None  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
+        if owner is None:
+            return ()
+        abstract = _is_abstract_base(owner, names)
+        if abstract and _is_empty(placeholder):
+            # An empty method of an abstract base class is reported whatever its subclasses do, as
+            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.
+            return ()
+        if not options.unmarked_methods and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner):
+            return None  # a method's `pass`/constant is its class's answer unless something says the work is pending
+        owner_name = owner.child_by_field_name("name")
+        klass = owner_name.text.decode() if owner_name is not None else ""
+        if _member_by_design(label, klass, placeholder, names, abstract=abstract):
+            return None
+        answer = constant_answer(node)
+        if owner_name is not None and _implemented_in_file_family(klass, label, names, answer):
+            return None  # a hook its subclasses implement, or a subclass's answer to an implemented method
+        called_by_class = label in names.used_by_self.get(klass, set())
+        if called_by_class and any(klass in bases for bases in names.bases.values()):
+            return None  # a step the class calls and its subclasses may replace: a template method's hook
+        if any(label in names.used_by_self.get(ancestor, set()) for ancestor in _file_ancestors(klass, names)):
+            return None  # an override of a step a base class calls: this class's answer to the hook
+        # Its base classes and subclasses may live in other files: the whole program decides.
+        return (_qualified_name(owner), label, answer, "called-by-class" if called_by_class else "")
+
     def confirm(self, project: Project, path: str, facts: tuple[str, ...]) -> bool:
         """A method's finding stands unless a project class above or below its class, in any
-        file, implements the method."""
+        file, implements the method (or answers it with another constant), or the class calls
+        the method itself and has subclasses in the project (a template method's hook)."""
         from foxaudit.program.analysis import analysis_for
         from foxaudit.program.model import function_key
 
         program = analysis_for(project).program
         module = program.by_path.get(path)
-        class_name, method = facts
+        class_name, method, answer, called = (*facts, "", "")[:4]
         class_key = function_key(module.name, class_name) if module is not None else ""
-        return class_key not in program.classes or not _implemented_in_program_family(program, class_key, method)
+        if class_key not in program.classes:
+            return True
+        if (called or _calls_through_self(program, class_key, method)) and program.subclasses(class_key):
+            return False  # a step the class calls, in a class that has subclasses: a template method's hook
+        if any(_calls_through_self(program, ancestor, method) for ancestor in _program_ancestors(program, class_key)):
+            return False  # an override of a step a base class calls: this class's answer to the hook
+        return not _implemented_in_program_family(program, class_key, method, answer)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import posixpath
+from typing import TYPE_CHECKING, ClassVar
 
 from foxaudit.diagnostics import Diagnostic
 from foxaudit.program.analysis import Analysis
-from foxaudit.program.wiring import ORPHAN
+from foxaudit.program.wiring import ORPHAN, KernelRow
 from foxaudit.rules._support.example_projects import (
     SCALE_KERNEL,
     kernel_project,
@@ -14,6 +15,9 @@ from foxaudit.rules._support.example_projects import (
 )
 from foxaudit.rules._support.sites import diagnostic_at
 from foxaudit.rules.base import AnalysisRule, ProjectExample
+
+if TYPE_CHECKING:
+    from foxaudit.program.model import Program
 
 
 class OrphanKernel(AnalysisRule):
@@ -29,7 +33,10 @@ class OrphanKernel(AnalysisRule):
     with its name, in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file,
     and in preprocessor branches another build configuration compiles (not `#if 0`). A launch
     from inside the kernel itself does not count. A kernel whose name a run-time string may build
-    (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there.
+    (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there. The
+    kernels of a header that no file of the project includes (`#include "…"` or `<…>`), such as an
+    installed library's `include/` tree, are launched where it is included, outside what foxaudit
+    reads: one "unresolved" note per header names them instead of an orphan per kernel.
 
     ## Why is this bad
     Invariant 2. A kernel that is never loaded is never run: its parity test proves nothing about
@@ -69,7 +76,9 @@ class OrphanKernel(AnalysisRule):
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
-        return [
+        orphans = [row for row in analysis.kernels.rows if row.status == ORPHAN and row.site is not None]
+        foreign = _headers_nothing_includes(analysis.program, {row.site.path for row in orphans if row.site is not None})
+        found = [
             diagnostic_at(
                 self.code,
                 row.site,
@@ -77,6 +86,49 @@ class OrphanKernel(AnalysisRule):
                 " launched)",
                 "launch it (`<<<…>>>`, a launch API, or RawModule.get_function / the kernel loader), or delete it",
             )
-            for row in analysis.kernels.rows
-            if row.status == ORPHAN and row.site is not None
+            for row in orphans
+            if row.site is not None and row.site.path not in foreign
         ]
+        # A header that no file here includes is launched where it is included, outside this tree
+        # (an installed library's headers): one note per header, not an orphan per kernel.
+        by_header: dict[str, list[KernelRow]] = {}
+        for row in orphans:
+            if row.site is not None and row.site.path in foreign:
+                by_header.setdefault(row.site.path, []).append(row)
+        for path, rows in sorted(by_header.items()):
+            names = ", ".join(f"`{row.name}`" for row in rows[:3]) + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
+            site = rows[0].site
+            assert site is not None  # (rows were filtered on it)
+            found.append(diagnostic_at(
+                self.code,
+                site,
+                f"orphan-kernel analysis unresolved for {len(rows)} kernels in `{path}` ({names}; a header no file here"
+                " includes vs a launch in this tree: it is launched where it is included)",
+                "include it from the code that launches its kernels, or delete it if nothing does",
+            ))
+        return found
+
+
+_HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hxx", ".inl")
+
+
+def _headers_nothing_includes(program: Program, paths: set[str]) -> set[str]:
+    """The headers among ``paths`` that no CUDA file of the project includes, by a quoted path
+    relative to the includer or by a path the include search finds (`<ATen/cuda/X.cuh>` ends the
+    header's path)."""
+    headers = {path for path in paths if path.endswith(_HEADER_SUFFIXES)}
+    if not headers:
+        return set()
+    included: set[str] = set()
+    for includer, summary in program.cuda.items():
+        directory = includer.rpartition("/")[0]
+        for include in summary.includes:
+            included.add(posixpath.normpath(posixpath.join(directory, include)) if directory else posixpath.normpath(include))
+            included.add(include.lstrip("./"))
+        included.update(include.lstrip("./") for include in summary.angle_includes)
+    found = set()
+    for path in headers:
+        parts = path.split("/")
+        if not any("/".join(parts[cut:]) in included for cut in range(len(parts))):
+            found.add(path)
+    return found

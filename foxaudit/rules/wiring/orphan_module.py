@@ -28,7 +28,11 @@ class OrphanModule(AnalysisRule):
     none). An import the source roots cannot resolve is resolved against the importer's own and
     enclosing directories (the script's directory is on `sys.path`) and against literal
     `sys.path.append(...)` directories; `.pyx` files' imports count. `import_module(f"pkg.{x}")`
-    gives one note for the modules only it may load, not an orphan each.
+    gives one note for the modules only it may load, not an orphan each; so do a relative name
+    anchored at a package (`import_module(f".{x}", package=pkg.__name__)`, `__import__(name,
+    globals(), locals(), [], 1)` over a glob of the directory) and a helper that imports under its
+    parameter (`import_module(f"{mod.__name__}.{file}")`), noted at each call that names the
+    package (`import_submodule(backends)`).
 
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept

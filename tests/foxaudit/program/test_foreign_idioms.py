@@ -271,6 +271,39 @@ def test_import_module_with_a_built_name_is_one_unresolved_note(tmp_path: Path) 
     assert note.message.startswith("orphan-module analysis unresolved for 3 modules under `app._plugins`")
 
 
+
+def test_relative_and_helper_built_imports_are_unresolved_notes(tmp_path: Path) -> None:
+    # Three run-time ways to load every module of a package: a relative name anchored at an
+    # imported package, `__import__(name, ..., 1)` fed by a glob of the directory, and a helper
+    # that imports under its parameter's `__name__`, called with the package.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
+        "app/__init__.py": "from app._poly import loader\nfrom app._cases import collect\nfrom app._back import registry\n",
+        "app/_poly/__init__.py": "",
+        "app/_poly/loader.py": "import importlib\nfrom app import _poly\n\nNAMES = ('builtins', 'functools')\n"
+                               "MODULES = [importlib.import_module(f'.{n}', package=_poly.__name__) for n in NAMES]\n",
+        "app/_poly/builtins.py": "A = 1\n",
+        "app/_poly/functools.py": "B = 2\n",
+        "app/_cases/__init__.py": "import glob\n\n\ndef collect():\n    for name in glob.glob('*.py'):\n"
+                                  "        __import__(name[:-3], globals(), locals(), [], 1)\n",
+        "app/_cases/one.py": "C = 3\n",
+        "app/_util.py": "import importlib\nimport os\n\n\ndef import_submodule(mod):\n"
+                        "    for filename in os.listdir(os.path.dirname(mod.__file__)):\n"
+                        "        importlib.import_module(f'{mod.__name__}.{filename[:-3]}')\n",
+        "app/_back/__init__.py": "",
+        "app/_back/registry.py": "def lazy_import():\n    from app import _back\n    from app._util import import_submodule\n\n"
+                                 "    import_submodule(_back)\n",
+        "app/_back/inductor.py": "D = 4\n",
+        "app/_orphan.py": "E = 5\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    for name in ("app._poly.builtins", "app._poly.functools", "app._cases.one", "app._back.inductor"):
+        assert status[name] == UNRESOLVED, name
+    assert status["app._orphan"] == ORPHAN
+    notes = sorted((d.path, d.line) for d in findings(analysis, "FX201") if "unresolved" in d.message)
+    assert notes == [("app/_back/registry.py", 5), ("app/_cases/__init__.py", 6), ("app/_poly/loader.py", 5)]
+
+
 def test_a_kernel_handed_to_code_the_analysis_cannot_follow_is_no_fx204(tmp_path: Path) -> None:
     analysis = _analyze(tmp_path, {
         "lib/__init__.py": "",
@@ -284,3 +317,22 @@ def test_a_kernel_handed_to_code_the_analysis_cannot_follow_is_no_fx204(tmp_path
     rows = {row.name: row for row in analysis.kernels.rows}
     assert rows["rms"].status == PARTIAL and "whatever receives it at lib/filters.py:5" in rows["rms"].reason
     assert [d.message.split("`")[1] for d in findings(analysis, "FX204")] == ["idle"]
+
+
+def test_kernels_of_a_header_nothing_includes_are_one_unresolved_note(tmp_path: Path) -> None:
+    # An installed library's headers: `SortUtils.cuh` is launched by the library's own `.cu`
+    # files, which are not in this tree. `helpers.cuh` is included (through the include path) by
+    # a file that does not launch its kernel: that kernel is still an orphan, as is one in a `.cu`.
+    analysis = _analyze(tmp_path, {
+        "include/ATen/native/cuda/SortUtils.cuh": (
+            "template <typename T>\n__global__ void bitonicSortKVInPlace(T* keys, int n) { keys[0] = n; }\n"
+            "template <typename T>\n__global__ void radixSortKVInPlace(T* keys, int n) { keys[0] = n; }\n"
+        ),
+        "include/ATen/native/cuda/helpers.cuh": "__global__ void helper_kernel(float* x) { x[0] = 1.0f; }\n",
+        "src/user.cu": "#include <ATen/native/cuda/helpers.cuh>\n__global__ void dead_kernel(float* x) { x[0] = 0.0f; }\n",
+    })  # fmt: skip
+    found = findings(analysis, "FX202")
+    notes = [d for d in found if "unresolved" in d.message]
+    assert len(notes) == 1 and notes[0].path == "include/ATen/native/cuda/SortUtils.cuh"
+    assert "unresolved for 2 kernels" in notes[0].message and "`bitonicSortKVInPlace`" in notes[0].message
+    assert sorted(d.message.split("`")[1] for d in found if d not in notes) == ["dead_kernel", "helper_kernel"]
