@@ -139,7 +139,7 @@ def test_the_scope_round_trips_and_names_every_difference(tmp_path):
     other = config.replace(optim={"lr": 0.01}, replay={"feature_noise": 0.5})
     assert loaded.scope.differences(BandScope.of(other, "mine.csv", "bb" * 32)) == [
         "data (mine.csv vs eurusd the bands were measured on)", "optim.lr (0.01 vs 0.0003)",
-        "replay.feature_noise (0.5 vs 0.3)",
+        "replay.feature_noise (0.5 vs 1.0)",
     ]  # fmt: skip
 
 
