@@ -32,7 +32,8 @@ the next steps), on the same config and data.
     python benchmarks/train_throughput.py --modes gpu-graph --population 1,8,32,128   # populations in one graph
 
 ``--population 1,8,32,128`` adds population rows: P agents of the step config (seeds 0 … P − 1),
-stepped by one ``StepRunner`` (on CUDA one captured graph, a branch per agent); updates/s and
+stepped by one ``StepRunner`` (the stacked ``PopulationStep``: on CUDA one captured graph whose
+network kernels serve every agent); updates/s and
 samples/s are aggregates over the agents, with the peak GPU memory and the speed-up over P = 1
 (issue-11 targets: ≥ 16× at P = 32, ≥ 40× at P = 128).
 
@@ -132,8 +133,8 @@ def measure(mode: str, config: TrainConfig, steps: int, warmup: int, cpu_threads
 
 
 def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int, cpu_threads: int) -> dict[str, Any]:
-    """``agents`` agents (seeds 0 … agents − 1) of ``config`` stepped by one ``StepRunner`` — on CUDA one
-    captured graph with a branch per agent; aggregate rates count every agent's updates."""
+    """``agents`` agents (seeds 0 … agents − 1) of ``config`` stepped by one ``StepRunner`` — the stacked
+    population step, on CUDA one captured graph; aggregate rates count every agent's updates."""
     device = torch.device("cuda" if torch.cuda.is_available() and config.run.device != "cpu" else "cpu")
     if device.type == "cpu":
         prepare_cpu_process(cpu_threads)
@@ -162,8 +163,22 @@ def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int
         "agents": agents,
         "ms_per_population_step": 1e3 * elapsed / steps,
         "gpu_peak_memory_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
+        "cuda_kernels_per_population_step": population_kernels(runner) if device.type == "cuda" else None,
     })  # fmt: skip
     return row
+
+
+def population_kernels(runner: StepRunner, steps: int = 2) -> float:
+    """CUDA kernels one population step launches (the captured graph replays the same ones), counted
+    by the torch profiler over ``steps`` eager steps: how far the launches stay flat in P."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            runner.step_all()
+        torch.cuda.synchronize()
+    kernels = [event for event in prof.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+    return len(kernels) / steps
 
 
 def population_rows(sizes: list[int], args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[str, float]:
@@ -174,8 +189,10 @@ def population_rows(sizes: list[int], args: argparse.Namespace, results: list[di
     for agents in sizes:
         row = measure_population(agents, config, args.steps if gpu else args.cpu_steps, 10 if gpu else 1, args.cpu_threads)
         memory = f"  GPU peak {row['gpu_peak_memory_gib']:.2f} GiB" if row["gpu_peak_memory_gib"] is not None else ""
+        kernels = row["cuda_kernels_per_population_step"]
+        launches = f"  {kernels:.0f} CUDA kernels per population step" if kernels is not None else ""
         print_row(row)
-        print(f"{'':<12} {row['ms_per_population_step']:.3f} ms per population step{memory}", flush=True)
+        print(f"{'':<12} {row['ms_per_population_step']:.3f} ms per population step{memory}{launches}", flush=True)
         rows.append(row)
     results.extend(rows)
     single = next((row for row in rows if row["agents"] == 1), None)

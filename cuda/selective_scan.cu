@@ -3,9 +3,11 @@
 //
 // Shapes (float32, contiguous):
 //   x, delta : [B, K, D]     input channels and their positive step sizes Δ (softplus applied)
-//   A        : [D]           negative decay rates (A = −exp(A_log))
+//   A        : [P, D]        negative decay rates (A = −exp(A_log)), one row per agent
 //   Bm, Cm   : [B, K, N]     input-dependent input/output projections shared by every channel
-//   Dskip    : [D]           skip connection
+//   Dskip    : [P, D]        skip connection, one row per agent
+// Agents: a stacked population folds its P agents into the batch, sample b belonging to agent
+// b / rows_per_agent (rows_per_agent = B / P); a single network is P = 1, rows_per_agent = B.
 //   y        : [B, K, D]
 // Recurrence per (b, d, n), h_{−1} = 0:
 //   h_k[d,n] = exp(Δ_k[d]·A[d])·h_{k−1}[d,n] + Δ_k[d]·Bm_k[n]·x_k[d]
@@ -18,7 +20,7 @@
 // Invariants (checked by the launcher and the config): N is a power of two ≤ 32, D·N is a multiple
 // of 32 and ≤ 1024, K ≤ SCAN_MAX_K. No atomics anywhere: Σ_d (for dBm, dCm) goes through shared
 // memory summed in a fixed order by one thread per output; dA and dDskip are written as per-sample
-// partials [B, D] that the launcher sums over B with a deterministic torch reduction. Same inputs
+// partials [B, D] that the launcher sums over each agent's samples with a deterministic torch reduction. Same inputs
 // → bitwise-identical outputs.
 
 #define SCAN_MAX_K 64
@@ -39,14 +41,15 @@ extern "C" __global__ void selective_scan_fwd(
     const float* __restrict__ Cm,
     const float* __restrict__ Dskip,
     float* __restrict__ y,
-    int K, int D, int N)
+    int K, int D, int N, int rows_per_agent)
 {
     const int b = blockIdx.x;
     const int lane_id = threadIdx.x;
     const int d = lane_id / N;
     const int n = lane_id % N;
-    const float a_d = A[d];
-    const float skip = Dskip[d];
+    const size_t agent_d = (size_t)(b / rows_per_agent) * D + d;   // this sample's agent's row of A, Dskip
+    const float a_d = A[agent_d];
+    const float skip = Dskip[agent_d];
     float h = 0.0f;
     for (int k = 0; k < K; ++k) {
         const size_t kd = ((size_t)b * K + k) * D + d;
@@ -75,7 +78,7 @@ extern "C" __global__ void selective_scan_bwd(
     float* __restrict__ dCm,
     float* __restrict__ dA_partial,
     float* __restrict__ dD_partial,
-    int K, int D, int N)
+    int K, int D, int N, int rows_per_agent)
 {
     extern __shared__ float shared[];          // [2, D, N]: per-lane dBm and dCm terms of one k
     float* lane_dB = shared;
@@ -85,8 +88,9 @@ extern "C" __global__ void selective_scan_bwd(
     const int lane_id = threadIdx.x;
     const int d = lane_id / N;
     const int n = lane_id % N;
-    const float a_d = A[d];
-    const float skip = Dskip[d];
+    const size_t agent_d = (size_t)(b / rows_per_agent) * D + d;
+    const float a_d = A[agent_d];
+    const float skip = Dskip[agent_d];
 
     // Recompute the forward states once; K ≤ SCAN_MAX_K keeps them in per-thread storage.
     float states[SCAN_MAX_K];

@@ -383,22 +383,25 @@ def host_counters(state: Any) -> list[str]:
     return sorted(name for name, value in vars(state).items() if type(value) is int and not name.startswith("_"))
 
 
-def _zero_matching(named: dict[str, Any], patterns: tuple[str, ...]) -> Callable[[], None]:
-    chosen = [tensor for name, tensor in named.items() if any(fnmatch.fnmatchcase(name, p) for p in patterns)]
+def _zero_matching(named_of: Callable[[], dict[str, Any]], patterns: tuple[str, ...]) -> Callable[[], None]:
+    """A reset arm: zero the state's tensors whose names match, looked up when it runs (a stacked
+    population re-points an agent's tensors at rows of its shared buffers after the registry is built)."""
 
     def zero() -> None:
-        for tensor in chosen:
-            tensor.zero_()
+        for name, tensor in named_of().items():
+            if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                tensor.zero_()
 
     return zero
 
 
-def _copy_matching(target_named: dict[str, Any], patterns: tuple[str, ...]) -> Callable[[Any], None]:
-    """A carry arm: copy the matching tensors of a previous fold's state into this state, by name."""
+def _copy_matching(named_of: Callable[[], dict[str, Any]], patterns: tuple[str, ...]) -> Callable[[Any], None]:
+    """A carry arm: copy the matching tensors of a previous fold's state into this state, by name (both
+    looked up when it runs)."""
 
     def carry(previous: Any) -> None:
         source = previous.named_tensors()
-        for name, tensor in target_named.items():
+        for name, tensor in named_of().items():
             if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns):
                 if name not in source or source[name].shape != tensor.shape:
                     raise UserError(
@@ -421,11 +424,14 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
     from trainer.layout import ISV, Writer
 
     registry = StateResetRegistry()
-    named = dict(state.named_tensors())
-    named.update(machinery.named_tensors())
+
+    def named_of() -> dict[str, Any]:
+        current = dict(state.named_tensors())
+        current.update(machinery.named_tensors())
+        return current
 
     def persist(name: str, kind: StateKind, description: str, covers: tuple[str, ...]) -> None:
-        registry.add(name, TrainingPersist(), kind, description, carry=_copy_matching(named, covers), covers=covers)
+        registry.add(name, TrainingPersist(), kind, description, carry=_copy_matching(named_of, covers), covers=covers)
 
     persist("online", StateKind.NETWORK, "online network weights: what the agent learns", ("online.*",))
     persist("target", StateKind.NETWORK, "target network (Polyak average of online)", ("target.*",))
@@ -453,10 +459,10 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
     )  # fmt: skip
     registry.add(
         "replay", FoldReset(), StateKind.REPLAY, "replay ring: fold N's transitions must not train fold N+1",
-        reset=_zero_matching(named, ("replay.*",)), covers=("replay.*",),
+        reset=_zero_matching(named_of, ("replay.*",)), covers=("replay.*",),
     )  # fmt: skip
     registry.add("nstep", FoldReset(), StateKind.REPLAY, "n-step window of the last n steps per env",
-                 reset=_zero_matching(named, ("nstep.*",)), covers=("nstep.*",))  # fmt: skip
+                 reset=_zero_matching(named_of, ("nstep.*",)), covers=("nstep.*",))  # fmt: skip
     registry.add(
         "env.ps", FoldReset(), StateKind.ENV,
         "portfolio state: positions, cash, DSR EMAs and Kelly statistics (back to the prior)",
@@ -465,13 +471,13 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
     registry.add(
         "env.outputs", WindowReset(), StateKind.ENV,
         "per-step reward/done/terminal/observation outputs of the env and the state each episode reached",
-        reset=_zero_matching(named, ("env.rewards*", "env.dones*", "env.obs_index*", "env.terminals*", "env.final_ps*")),
+        reset=_zero_matching(named_of, ("env.rewards*", "env.dones*", "env.obs_index*", "env.terminals*", "env.final_ps*")),
         covers=("env.rewards*", "env.dones*", "env.obs_index*", "env.terminals*", "env.final_ps*"),
     )  # fmt: skip
     registry.add(
         "scratch", WindowReset(), StateKind.DEVICE_BUFFER,
         "per-step random draws (exploration, replay sampling, IQN τ): overwritten every step",
-        reset=_zero_matching(named, ("scratch.*",)), covers=("scratch.*",),
+        reset=_zero_matching(named_of, ("scratch.*",)), covers=("scratch.*",),
     )  # fmt: skip
     registry.add(
         "isv_local", WindowReset(), StateKind.DEVICE_BUFFER, "the step's device copy of the ISV",
@@ -479,12 +485,12 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
     )  # fmt: skip
     registry.add(
         "metrics", WindowReset(), StateKind.DEVICE_BUFFER, "epoch sums of losses, gradient norm and actions",
-        reset=_zero_matching(named, ("metrics.*",)), covers=("metrics.*",),
+        reset=_zero_matching(named_of, ("metrics.*",)), covers=("metrics.*",),
     )  # fmt: skip
     registry.add(
         "adaptive.kelly_workspace", WindowReset(), StateKind.DEVICE_BUFFER,
         "per-block partial sums of the Kelly reduction (rewritten by every launch)",
-        reset=_zero_matching(named, ("adaptive.kelly_workspace",)),
+        reset=_zero_matching(named_of, ("adaptive.kelly_workspace",)),
     )  # fmt: skip
 
     isv = state.isv

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from trainer.ops.selective_scan import (
+    SelectiveScanFunction,
     check_scan_shapes,
     selective_scan,
     selective_scan_reference,
@@ -101,3 +102,64 @@ def test_gpu_kernel_is_bitwise_deterministic():
         grads.append([y.detach().clone()] + [t.grad.clone() for t in inputs])
     for first, second in zip(*grads, strict=True):
         assert torch.equal(first, second)
+
+
+# -- agents: the batching rule a stacked population's vmap goes through ---------------------------
+def agent_scan_inputs(agents, batch, window, channels, state, device, dtype=torch.float32):
+    """Each agent's own inputs ([P, …]: its samples and its A, Dskip), leaves with gradients."""
+    per_agent = [scan_inputs(batch, window, channels, state, torch.float64, seed=11 + agent) for agent in range(agents)]
+    return [torch.stack([inputs[i].detach() for inputs in per_agent]).to(device=device, dtype=dtype).requires_grad_(True)
+            for i in range(6)]  # fmt: skip
+
+
+def vmapped_scan(inputs):
+    return torch.func.vmap(lambda *agent: SelectiveScanFunction.apply(*agent))(*inputs)  # [P, B, K, D]
+
+
+def each_agent_alone(inputs, scan):
+    """Every agent's scan on its own inputs: the outputs and the gradients of (y · upstream).sum()."""
+    outputs, grads = [], []
+    upstream = torch.randn(inputs[0].shape, generator=torch.Generator().manual_seed(5)).to(inputs[0])
+    for agent in range(inputs[0].shape[0]):
+        alone = [t[agent].detach().clone().requires_grad_(True) for t in inputs]
+        y = scan(*alone)
+        (y * upstream[agent]).sum().backward()
+        outputs.append(y.detach())
+        grads.append([t.grad for t in alone])
+    return torch.stack(outputs), [torch.stack([g[i] for g in grads]) for i in range(6)], upstream
+
+
+@pytest.mark.parametrize("agents,batch", [(1, 3), (3, 4), (4, 1)])
+def test_batching_rule_is_every_agent_alone(agents, batch):
+    """vmap over agents (A and Dskip per agent) equals each agent's own scan, forward and backward, on
+    the Function's CPU path; the GPU test below checks the folded kernel launch the same way."""
+    inputs = agent_scan_inputs(agents, batch, 5, 4, 2, "cpu", torch.float64)
+    expected_y, expected_grads, upstream = each_agent_alone(inputs, selective_scan_reference)
+    y = vmapped_scan(inputs)
+    (y * upstream).sum().backward()
+    torch.testing.assert_close(y.detach(), expected_y, rtol=1e-12, atol=1e-12)
+    for name, tensor, expected in zip(("x", "delta", "A", "Bm", "Cm", "Dskip"), inputs, expected_grads, strict=True):
+        torch.testing.assert_close(tensor.grad, expected, rtol=1e-10, atol=1e-10, msg=lambda m, name=name: f"d{name}: {m}")
+
+
+def test_agents_must_split_the_batch_evenly():
+    from trainer.ops.selective_scan import rows_per_agent
+
+    assert rows_per_agent(12, torch.zeros(4)) == 12 and rows_per_agent(12, torch.zeros(3, 4)) == 4
+    with pytest.raises(ValueError, match=r"does not split over the agents \(10 samples vs a multiple of 3\) — hint"):
+        rows_per_agent(10, torch.zeros(3, 4))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("agents,batch,window,channels,state", [(2, 3, 16, 32, 16), (5, 1, 7, 2, 16), (3, 8, 64, 64, 16)])
+def test_gpu_batching_rule_is_every_agent_alone(agents, batch, window, channels, state):
+    """The folded launch (agent p's samples read row p of A and Dskip; dA, dDskip summed per agent)
+    against each agent's own launch: bitwise forward, and the gradients within float32 rounding of a
+    reordered sum (dA, dDskip: per-agent sums of the same per-sample partials)."""
+    inputs = agent_scan_inputs(agents, batch, window, channels, state, "cuda")
+    expected_y, expected_grads, upstream = each_agent_alone(inputs, selective_scan)
+    y = vmapped_scan(inputs)
+    (y * upstream).sum().backward()
+    assert torch.equal(y.detach(), expected_y)
+    for name, tensor, expected in zip(("x", "delta", "A", "Bm", "Cm", "Dskip"), inputs, expected_grads, strict=True):
+        _report_mismatch(f"d{name}", tensor.grad.double().cpu(), expected.double().cpu(), 1e-5, 1e-5)

@@ -51,8 +51,11 @@ def project_distribution(
     # weight[b, i, j] = clip(1 − |T̂z_j − z_i| / Δz, 0, 1): how much of atom j lands on atom i.
     # Computed in place on one [B, N, N] buffer (the largest tensor of a CPU update; a fresh one
     # per operation would be four more passes over fresh memory); −x + 1 rounds exactly as 1 − x.
+    # 1 − |·|/Δz never exceeds 1, so only the lower clip is applied: the same values as a clip to
+    # [0, 1], and an op torch.func.vmap batches (the stacked population maps this over its agents;
+    # an in-place two-sided clamp_ has no batching rule and would run agent by agent).
     weight = target_atoms.unsqueeze(1) - support_rows.unsqueeze(-1)  # [B, N_i, N_j]
-    weight.abs_().div_(delta_z.unsqueeze(-1)).neg_().add_(1.0).clamp_(0.0, 1.0)
+    weight.abs_().div_(delta_z.unsqueeze(-1)).neg_().add_(1.0).clamp_min_(0.0)
     return torch.bmm(weight, next_probs.unsqueeze(-1)).squeeze(-1)  # [B, N]
 
 

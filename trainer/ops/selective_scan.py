@@ -7,6 +7,9 @@ way, without atomics (bitwise-reproducible). On CPU tensors ``selective_scan`` r
 ``selective_scan_reference`` and autograd differentiates it.
 
 Shapes: x, delta [B, K, D]; A [D] (negative); Bm, Cm [B, K, N]; Dskip [D] → y [B, K, D].
+Agents: the kernels also take A, Dskip [P, D] with B = P·rows (agent p owns samples p·rows …
+(p+1)·rows − 1); ``SelectiveScanFunction``'s batching rule folds a ``torch.func.vmap`` over a
+stacked population's agents into that form, so the scan of every agent is one launch each way.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ _stream_cache: dict[int, tuple] = {}
 def selective_scan_forward_cuda(
     x: torch.Tensor, delta: torch.Tensor, A: torch.Tensor, Bm: torch.Tensor, Cm: torch.Tensor, Dskip: torch.Tensor
 ) -> torch.Tensor:
-    """One kernel launch on torch's current stream (captured when a CUDA graph is recording)."""
+    """One kernel launch on torch's current stream (captured when a CUDA graph is recording).
+    A, Dskip: [D], or [P, D] with the batch made of P agents' equal blocks of samples."""
     batch, window, channels = x.shape
     n_state = Bm.shape[-1]
     y = torch.empty_like(x)  # [B, K, D]
@@ -105,9 +109,20 @@ def selective_scan_forward_cuda(
         FORWARD_KERNEL,
         batch,
         channels * n_state,
-        (x, delta, A, Bm, Cm, Dskip, y, window, channels, n_state),
+        (x, delta, A, Bm, Cm, Dskip, y, window, channels, n_state, rows_per_agent(batch, A)),
     )
     return y
+
+
+def rows_per_agent(batch: int, A: torch.Tensor) -> int:
+    """Samples per agent of a batch whose A is [D] (one agent) or [P, D] (P agents, B = P·rows)."""
+    agents = A.shape[0] if A.dim() == 2 else 1
+    if batch % agents:
+        raise ValueError(
+            f"selective scan batch does not split over the agents ({batch} samples vs a multiple of {agents}) — "
+            f"hint: fold equal per-agent batches, agent-major"
+        )
+    return max(batch // agents, 1)
 
 
 def selective_scan_backward_cuda(
@@ -119,7 +134,8 @@ def selective_scan_backward_cuda(
     Dskip: torch.Tensor,
     dy: torch.Tensor,
 ) -> tuple[torch.Tensor, ...]:
-    """Gradients (dx, ddelta, dA, dBm, dCm, dDskip); dA/dDskip summed over B deterministically."""
+    """Gradients (dx, ddelta, dA, dBm, dCm, dDskip); dA/dDskip summed deterministically over the
+    samples of each agent (shaped like A and Dskip)."""
     batch, window, channels = x.shape
     n_state = Bm.shape[-1]
     dx = torch.empty_like(x)
@@ -134,24 +150,75 @@ def selective_scan_backward_cuda(
         BACKWARD_KERNEL,
         batch,
         channels * n_state,
-        (x, delta, A, Bm, Cm, Dskip, dy, dx, ddelta, dBm, dCm, dA_partial, dD_partial, window, channels, n_state),
+        (x, delta, A, Bm, Cm, Dskip, dy, dx, ddelta, dBm, dCm, dA_partial, dD_partial, window, channels, n_state,
+         rows_per_agent(batch, A)),
         shared_bytes=2 * channels * n_state * 4,
-    )
-    return dx, ddelta, dA_partial.sum(0), dBm, dCm, dD_partial.sum(0)
+    )  # fmt: skip
+    if A.dim() == 1:
+        return dx, ddelta, dA_partial.sum(0), dBm, dCm, dD_partial.sum(0)
+    agents = A.shape[0]
+    dA = dA_partial.view(agents, batch // agents, channels).sum(1)  # [P, D]
+    dD = dD_partial.view(agents, batch // agents, channels).sum(1)  # [P, D]
+    return dx, ddelta, dA, dBm, dCm, dD
+
+
+def _per_sample(parameter: torch.Tensor, batch: int) -> torch.Tensor:
+    """A or Dskip [D] / [P, D] as one row per sample [B, D] (the reference's broadcast of the kernel's indexing)."""
+    if parameter.dim() == 1:
+        return parameter
+    return parameter.repeat_interleave(batch // parameter.shape[0], dim=0)  # [B, D]
 
 
 class SelectiveScanFunction(torch.autograd.Function):
-    """Autograd wrapper around the CUDA forward/backward kernels (float32, contiguous inputs)."""
+    """Autograd wrapper around the CUDA forward/backward kernels (float32, contiguous inputs).
+
+    On CPU tensors it runs the reference (its backward differentiates the reference), which is how
+    its batching rule is tested without a GPU. ``vmap``: the batching rule of ``torch.func.vmap``
+    — every agent's samples folded into one batch, agent-major, A and Dskip [P, D] — so a stacked
+    population's scan is one launch each way whatever the number of agents.
+    """
 
     @staticmethod
-    def forward(ctx, x, delta, A, Bm, Cm, Dskip):  # type: ignore[override]
+    def forward(x, delta, A, Bm, Cm, Dskip):  # type: ignore[override]
         tensors = tuple(t.contiguous() for t in (x, delta, A, Bm, Cm, Dskip))
-        ctx.save_for_backward(*tensors)
+        if not x.is_cuda:
+            batch = x.shape[0]
+            x, delta, A, Bm, Cm, Dskip = tensors
+            return selective_scan_reference(x, delta, _per_sample(A, batch), Bm, Cm, _per_sample(Dskip, batch))
         return selective_scan_forward_cuda(*tensors)
 
     @staticmethod
+    def setup_context(ctx, inputs, output):  # type: ignore[override]
+        ctx.save_for_backward(*(t.contiguous() for t in inputs))
+
+    @staticmethod
     def backward(ctx, dy):  # type: ignore[override]
+        if not dy.is_cuda:
+            inputs = tuple(t.detach().requires_grad_() for t in ctx.saved_tensors)
+            with torch.enable_grad():
+                x, delta, A, Bm, Cm, Dskip = inputs
+                y = selective_scan_reference(x, delta, _per_sample(A, x.shape[0]), Bm, Cm, _per_sample(Dskip, x.shape[0]))
+                return torch.autograd.grad(y, inputs, dy)
         return selective_scan_backward_cuda(*ctx.saved_tensors, dy.contiguous())
+
+    @staticmethod
+    def vmap(info, in_dims, x, delta, A, Bm, Cm, Dskip):  # type: ignore[override]
+        agents = info.batch_size
+
+        def leading(tensor: torch.Tensor, dim: int | None) -> torch.Tensor:
+            # The agent dimension first ([P, …]); an input shared by every agent is repeated.
+            if dim is None:
+                return tensor.unsqueeze(0).expand(agents, *tensor.shape)
+            return tensor.movedim(dim, 0)
+
+        x, delta, A, Bm, Cm, Dskip = (leading(t, d) for t, d in zip((x, delta, A, Bm, Cm, Dskip), in_dims, strict=True))
+        rows, window, channels = x.shape[1:]
+        folded = SelectiveScanFunction.apply(
+            x.reshape(agents * rows, window, channels), delta.reshape(agents * rows, window, channels),
+            A.contiguous(), Bm.reshape(agents * rows, window, -1), Cm.reshape(agents * rows, window, -1),
+            Dskip.contiguous(),
+        )  # fmt: skip  # [P·B, K, D]
+        return folded.view(agents, rows, window, channels), 0
 
 
 def selective_scan(
@@ -162,7 +229,11 @@ def selective_scan(
     Cm: torch.Tensor,
     Dskip: torch.Tensor,
 ) -> torch.Tensor:
-    """The scan on the tensors' device: the CUDA kernel for float32 CUDA tensors, else the reference."""
+    """The scan on the tensors' device: the CUDA kernel for float32 CUDA tensors, else the reference.
+
+    Inside ``torch.func.vmap`` on CUDA (the stacked population maps the network over its agents)
+    the kernel runs through ``SelectiveScanFunction``'s batching rule: one launch for every agent.
+    """
     if x.is_cuda and x.dtype == torch.float32:
         check_scan_shapes(x, Bm)
         return SelectiveScanFunction.apply(x, delta, A, Bm, Cm, Dskip)

@@ -12,9 +12,10 @@ eagerly with the PyTorch reference ops. ``run_on_side_stream`` and ``capture_gra
 halves of a capture (eager warm-up, then the recording); the epoch boundary's greedy rollout
 (``trainer.train.validate``) captures its bar with them too.
 
-Populations: the runner steps every agent of a population (``run.agents``); on CUDA each agent's
-step goes on its own stream, forked from the current stream and joined back, so the one capture is
-one graph with a branch per agent that a replay runs concurrently (docs/trainer-population.md).
+Populations: the runner steps every agent of a population (``run.agents``) with one
+``trainer.train.population.PopulationStep``: the agents' networks, targets and Adam state stacked
+over a leading agent dimension, one set of network kernels for all of them, so the one capture is
+one graph whose length does not grow with the agents' network work (docs/trainer-population.md).
 
 Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
 steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
@@ -33,6 +34,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from trainer.train.population import PopulationStep
 from trainer.train.step import TrainStep
 
 WARMUP_STEPS = 3  # eager steps on a side stream before capture (kernel compilation, allocator)
@@ -57,13 +59,10 @@ def pin_cublas_workspace() -> str:
 class StepRunner:
     """Calls the training step of every agent ``steps`` times, replaying one captured graph when ``use_graph``.
 
-    ``step`` is one ``TrainStep`` (a single run) or the steps of a population's agents. Agents
-    never share a tensor, so their steps are independent: on CUDA each agent's step runs on its
-    own stream, forked from the current stream and joined back into it, and the captured graph
-    holds one branch per agent that the GPU runs concurrently (a step is hundreds of small
-    kernels, far from filling the device alone). An agent's kernels are exactly those of its
-    single run, in the same order, so agent i of a population is bitwise agent i run alone. One
-    agent runs on the current stream itself: the single run's path, unchanged.
+    ``step`` is one ``TrainStep`` (a single run: that step itself, unchanged) or the steps of a
+    population's agents, which one ``PopulationStep`` steps together: their networks and optimizer
+    state stacked, the network work of every agent in one set of batched kernels, what each agent
+    owns alone (random streams, environments, replay, ISV, adaptive kernels) on its own buffers.
     """
 
     def __init__(self, step: TrainStep | Sequence[TrainStep], use_graph: bool) -> None:
@@ -75,10 +74,8 @@ class StepRunner:
         self.use_graph = use_graph and self.device.type == "cuda"
         self.graph: torch.cuda.CUDAGraph | None = None
         self.warmup_done = 0  # eager warm-up steps taken so far (capture once they reach WARMUP_STEPS)
-        # One stream per agent of a population on CUDA, made once (before any capture).
-        self.agent_streams = (
-            [torch.cuda.Stream(self.device) for _ in self.steps] if self.device.type == "cuda" and len(self.steps) > 1 else []
-        )
+        # A population takes over its agents' network and optimizer storage here, before any capture.
+        self.step_all: Callable[[], None] = self.step if len(self.steps) == 1 else PopulationStep(self.steps)
         if self.device.type == "cuda":
             pin_cublas_workspace()
 
@@ -100,20 +97,6 @@ class StepRunner:
             step.state.steps_done += steps
             step.state.collect_steps += steps
 
-    def step_all(self) -> None:
-        """One training step of every agent (eager, or recorded when called inside a capture)."""
-        if not self.agent_streams:
-            for step in self.steps:  # one agent, or the CPU: one after another on the current stream
-                step()
-            return
-        origin = torch.cuda.current_stream(self.device)
-        for step, stream in zip(self.steps, self.agent_streams, strict=True):
-            stream.wait_stream(origin)  # fork: the agent's step starts after everything before it
-            with torch.cuda.stream(stream):
-                step()
-        for stream in self.agent_streams:
-            origin.wait_stream(stream)  # join: the next step (or host read) waits for every agent
-
     def _warm_up_and_capture(self, budget: int) -> int:
         """Eager warm-up steps (real steps, counted), then capture; returns the steps taken.
 
@@ -126,7 +109,7 @@ class StepRunner:
         self.warmup_done += warmup
         if self.warmup_done < WARMUP_STEPS:
             return warmup  # too few steps so far to make capturing worth it; stay eager for now
-        self.graph = capture_graph(self.step_all)  # records the kernels (one branch per agent); runs nothing
+        self.graph = capture_graph(self.step_all)  # records the kernels; runs nothing
         return warmup
 
 

@@ -9,9 +9,10 @@ Outputs in the run directory: ``config.toml`` (resolved), ``health_diag.jsonl`` 
 epoch), ``checkpoints/`` (safetensors + manifest, newest ``run.keep_checkpoints`` kept),
 ``metrics.json`` (agent vs buy-and-hold vs flat on the validation window) and ``plots/``.
 
-A population (``run.agents`` > 1) trains its agents in one step (``StepRunner`` over every agent's
-step) and gives each agent exactly the run directory, epoch boundary and outputs of its single run,
-in ``RUN_DIR/agent-KK/`` (docs/trainer-population.md); a single run is a population of one.
+A population (``run.agents`` > 1) trains its agents in one stacked step (``StepRunner`` over every
+agent's step: ``trainer.train.population.PopulationStep``) and gives each agent the run directory,
+epoch boundary and outputs of its single run, in ``RUN_DIR/agent-KK/`` (docs/trainer-population.md);
+a single run is a population of one.
 """
 
 from __future__ import annotations
@@ -343,8 +344,10 @@ def train_agents(
     step; returns each agent's metrics.json content (``{}`` each when interrupted).
 
     The configs may differ in the seed and the ``POPULATION_GRID_KEYS`` only: the agents share the
-    market, its windows and the epoch cadence. Each root becomes exactly the run directory the
-    single run of its config writes (``train(configs[i], roots[i])``), bitwise."""
+    market, its windows and the epoch cadence. Each root becomes the run directory the single run of
+    its config writes (``train(configs[i], roots[i])``): one agent is that run itself, bitwise; the
+    agents of a stacked population (P ≥ 2) match it within float32 rounding of the batched kernels
+    (docs/trainer-population.md, "Exactness")."""
     differences = lockstep_differences(configs)
     if differences:
         raise UserError("agents of one population differ in what they share", got="; ".join(differences[:5]),

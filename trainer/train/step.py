@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
@@ -62,6 +63,30 @@ from trainer.ops.rng_uniform import rng_uniform
 from trainer.train.replay import NStepWindow, ReplayBuffer, Transitions
 
 N_SUB_ACTIONS = sum(BRANCH_SIZES)
+
+
+class NetworkLike(Protocol):
+    """What the update's losses read of a network: a ``BranchingDistributionalNet``, or the
+    population's functional view of one agent's rows of the stacked parameters."""
+
+    action_mask: torch.Tensor  # [D, A_max] bool
+
+    def __call__(self, window: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor: ...
+
+    def embed(self, window: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor: ...
+
+    def distributions(self, embedding: torch.Tensor) -> torch.Tensor: ...
+
+    def quantiles(self, embedding: torch.Tensor, taus: torch.Tensor) -> torch.Tensor: ...
+
+    def predicted_return(self, embedding: torch.Tensor) -> torch.Tensor: ...
+
+
+def isv_supports(isv: torch.Tensor, n_atoms: int) -> torch.Tensor:
+    """C51 support per branch [N_BRANCHES, N] from an ISV's atom centre and half-width slots."""
+    centre = isv[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]  # [D]
+    half_width = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]  # [D]
+    return atom_support(centre, half_width, n_atoms)
 
 
 def network_shape(config: TrainConfig, n_features: int) -> NetworkShape:
@@ -246,9 +271,7 @@ class TrainerState:
 
     def supports(self) -> torch.Tensor:
         """C51 support per branch [N_BRANCHES, N] from the ISV atom centre/half-width."""
-        centre = self.isv_local[ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]
-        half_width = self.isv_local[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]
-        return atom_support(centre, half_width, self.config.model.n_atoms)
+        return isv_supports(self.isv_local, self.config.model.n_atoms)
 
 
 @dataclass(frozen=True)
@@ -265,22 +288,23 @@ class StepLosses:
     mask: torch.Tensor  # [D, A] bool
 
 
-def metric_update(by_slot: dict[str, torch.Tensor]) -> torch.Tensor:
-    """One update's metric vector [METRIC_STRIDE], concatenated in the METRICS layout's slot order.
+def metric_update(by_slot: dict[str, torch.Tensor], agents: tuple[int, ...] = ()) -> torch.Tensor:
+    """One update's metric vector [METRIC_STRIDE], concatenated in the METRICS layout's slot order
+    (``agents`` = (P,): every value carries a leading agent dimension and so does the result).
 
     The order comes from the layout itself (no position is written down twice), and a slot
     missing from ``by_slot`` or a tensor of the wrong width fails while the step is being built.
     """
     parts = []
     for slot in METRICS.slots:
-        value = by_slot[slot.name].reshape(-1)
-        if value.shape[0] != slot.width:
+        value = by_slot[slot.name].reshape(*agents, -1)
+        if value.shape[-1] != slot.width:
             raise ValueError(
-                f"metric {slot.name} has {value.shape[0]} values (vs slot width {slot.width}) — hint: match "
+                f"metric {slot.name} has {value.shape[-1]} values (vs slot width {slot.width}) — hint: match "
                 f"trainer.layout.METRICS"
             )
         parts.append(value)
-    return torch.cat(parts)  # [METRIC_STRIDE]
+    return torch.cat(parts, dim=-1)  # [*agents, METRIC_STRIDE]
 
 
 def _branch_one_hots(actions: torch.Tensor) -> torch.Tensor:
@@ -314,8 +338,12 @@ class TrainStep:
 
     def act(self, bar: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
         """ε-greedy per env (ε from the ISV; one coin per env, uniform random sub-actions)."""
+        return self.explore(self.greedy(self.state.gather_windows(bar), portfolio))  # [E, D]
+
+    def explore(self, greedy: torch.Tensor) -> torch.Tensor:
+        """The ε-greedy choice around the greedy actions [E, D] (the population passes its agent's
+        rows of one stacked greedy pass): one coin per env, uniform random sub-actions."""
         state = self.state
-        greedy = self.greedy(state.gather_windows(bar), portfolio)  # [E, D]
         rng_uniform(state.seed, state.counter, RNG_STREAM_EXPLORE, state.explore_draws)  # counter += 1
         draws = state.explore_draws
         coins = draws[: self.n_envs]  # [E]
@@ -345,11 +373,18 @@ class TrainStep:
         self.learn()
 
     def _collect(self, store: bool) -> None:
+        bar, portfolio = self.observe()
+        self.act_and_store(bar, portfolio, self.explore(self.greedy(self.state.gather_windows(bar), portfolio)), store)
+
+    def observe(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The step's ISV copy, then the env bars [E] and portfolio inputs [E, P] the agent acts on."""
         state = self.state
         state.isv_local.copy_(state.isv.tensor)  # one read of the mapped ISV per step
-        bar = state.env.bar_index()  # [E]
-        portfolio = state.env.portfolio_inputs()  # [E, P]
-        actions = self.act(bar, portfolio)  # [E, D]
+        return state.env.bar_index(), state.env.portfolio_inputs()  # [E], [E, P]
+
+    def act_and_store(self, bar: torch.Tensor, portfolio: torch.Tensor, actions: torch.Tensor, store: bool) -> None:
+        """Step the envs with ``actions`` [E, D], push the n-step window, store its completed transitions."""
+        state = self.state
         joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [E]
         rewards, dones, _ = state.env.step(joint)  # advances state.counter by one
         # Only a terminal stops the bootstrap; a time limit is bootstrapped through from the state
@@ -369,41 +404,40 @@ class TrainStep:
         """Sample a batch, compute the losses, backward, Adam, Polyak target update."""
         state = self.state
         config = state.config
-        rng_uniform(state.seed, state.counter, RNG_STREAM_REPLAY, state.replay_draws)  # counter += 1
-        rng_uniform(state.seed, state.counter, RNG_STREAM_IQN_TAU, state.tau_draws)  # counter += 1
-        batch = state.replay.sample(state.replay_draws)
-        taus = state.tau_draws[: self.batch_size * self.n_tau].view(self.batch_size, self.n_tau)  # [B, N]
-        taus_target = state.tau_draws[self.batch_size * self.n_tau :].view(self.batch_size, self.n_tau_target)  # [B, N′]
-
-        noise = None
-        if state.noise_draws is not None:
-            rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
-            count = self.batch_size * config.model.window * state.features.shape[1]
-            noise = config.replay.feature_noise * gaussian_from_uniform(state.noise_draws)[:count]
+        batch, taus, taus_target, noise = self.sample()
         losses = self.losses(batch, taus, taus_target, feature_noise=noise)
-        c51, iqn, cql, total = losses.c51, losses.iqn, losses.cql, losses.total
 
         state.optimizer.zero_grad(set_to_none=False)
-        total.backward()
+        losses.total.backward()
         parameters = [p for p in state.online.parameters()]
         if config.optim.grad_clip > 0:
             grad_norm = torch.nn.utils.clip_grad_norm_(parameters, config.optim.grad_clip, foreach=state.device.type == "cuda")
         else:
             grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in parameters]))
         state.optimizer.step()
-        state.adaptive.after_update(state.env.ps, c51.target_mean.t(), grad_norm)  # ISV, on the device
+        state.adaptive.after_update(state.env.ps, losses.c51.target_mean.t(), grad_norm)  # ISV, on the device
         tau = state.isv_local[ISV_TAU]
         with torch.no_grad():
             for target_param, online_param in zip(state.target.parameters(), state.online.parameters(), strict=True):
                 target_param.lerp_(online_param, tau)
+        state.metrics.add_(update_metrics(losses, grad_norm))
 
-        by_slot = {
-            "C51": c51.per_branch.detach(), "IQN": iqn.total.detach(), "CQL": cql.total.detach(),
-            "RETURN": losses.next_return.detach(), "TOTAL": total.detach(),
-            "GRAD_NORM": grad_norm.detach().to(torch.float32),
-            "UPDATES": torch.ones((), device=state.device),
-        }  # fmt: skip
-        state.metrics.add_(metric_update(by_slot))
+    def sample(self) -> tuple[Transitions, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """The update's random draws and replay batch: (batch, τ [B, N], τ′ [B, N′], feature noise
+        [B·K·F] or None when ``replay.feature_noise`` is off)."""
+        state = self.state
+        config = state.config
+        rng_uniform(state.seed, state.counter, RNG_STREAM_REPLAY, state.replay_draws)  # counter += 1
+        rng_uniform(state.seed, state.counter, RNG_STREAM_IQN_TAU, state.tau_draws)  # counter += 1
+        batch = state.replay.sample(state.replay_draws)
+        taus = state.tau_draws[: self.batch_size * self.n_tau].view(self.batch_size, self.n_tau)  # [B, N]
+        taus_target = state.tau_draws[self.batch_size * self.n_tau :].view(self.batch_size, self.n_tau_target)  # [B, N′]
+        noise = None
+        if state.noise_draws is not None:
+            rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
+            count = self.batch_size * config.model.window * state.features.shape[1]
+            noise = config.replay.feature_noise * gaussian_from_uniform(state.noise_draws)[:count]
+        return batch, taus, taus_target, noise
 
     def losses(
         self, batch: Transitions, taus: torch.Tensor, taus_target: torch.Tensor, feature_noise: torch.Tensor | None = None
@@ -415,42 +449,113 @@ class TrainStep:
         augmentation of ``replay.feature_noise``); the bootstrap targets see the clean windows.
         """
         state = self.state
-        config = state.config
-        isv = state.isv_local
-        gammas = isv[ISV_GAMMA : ISV_GAMMA + N_BRANCHES]  # [D]
-        returns, discounts = n_step_returns(batch.rewards * config.loss.reward_scale, batch.dones, batch.terminals,
-                                            gammas)  # [D, B]  # fmt: skip
-        supports = state.supports()  # [D, N]
-        taken = _branch_one_hots(batch.actions)
-
         windows = state.gather_windows(batch.bar_index)  # [B, K, F]
         if feature_noise is not None:
             windows = windows + feature_noise.view_as(windows)
         next_windows = state.gather_windows(batch.next_bar_index)  # [B, K, F]
-        mask = state.online.action_mask  # [D, A]
-        embedding = state.online.embed(windows, batch.portfolio)  # [B, H]
-        log_probs = state.online.distributions(embedding)  # [B, D, A, N]
-        with torch.no_grad():
-            next_online = state.online(next_windows, batch.next_portfolio).exp()  # [B, D, A, N]
-            next_embedding_target = state.target.embed(next_windows, batch.next_portfolio)
-            next_target = state.target.distributions(next_embedding_target).exp()  # [B, D, A, N]
-            next_one_hot = greedy_one_hot(expected_values(next_online, supports), mask)  # [B, D, A]
-            next_quantiles = state.target.quantiles(next_embedding_target, taus_target)  # [B, N′, D, A]
+        return update_losses(
+            state.online, state.target, state.isv_local, LossWeights.from_config(state.config), batch, windows,
+            next_windows, state.next_return[batch.bar_index], taus, taus_target,
+        )  # fmt: skip
 
-        c51 = branching_c51_loss(log_probs, taken, next_online, next_target, returns, discounts, supports, mask,
-                                 double_q=config.loss.double_q)  # fmt: skip
-        quantiles = state.online.quantiles(embedding, taus)  # [B, N, D, A]
-        # Normalised IQN: TD errors per unit of the branch's atom half-width, so its gradient into
-        # the trunk is on C51's scale whatever the return scale.
-        scale = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES] if config.loss.iqn_normalise else None
-        iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
-                                 config.loss.huber_kappa, scale=scale)  # fmt: skip
-        cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
-        # The auxiliary regression: the bar's realised next return (a training-window bar: the
-        # same price move its reward is made of), predicted from the same (noisy) input.
-        error = state.online.predicted_return(embedding) - state.next_return[batch.bar_index]  # [B]
-        next_return = (error * error).mean()
-        total = (c51.total + config.loss.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
-                 + config.loss.return_weight * next_return)  # fmt: skip
-        return StepLosses(c51=c51, iqn=iqn, cql=cql, next_return=next_return, total=total, log_probs=log_probs,
-                          supports=supports, mask=mask)  # fmt: skip
+
+@dataclass(frozen=True)
+class LossWeights:
+    """The loss's per-agent constants: Python floats for one agent, [P] tensors for a stacked
+    population (whose agents may differ in them along ``run.agent_grid``); plus the shared switches."""
+
+    reward_scale: float | torch.Tensor
+    huber_kappa: float | torch.Tensor
+    iqn_weight: float | torch.Tensor
+    return_weight: float | torch.Tensor
+    n_atoms: int
+    double_q: bool
+    iqn_normalise: bool
+
+    @staticmethod
+    def from_config(config: TrainConfig) -> LossWeights:
+        loss = config.loss
+        return LossWeights(reward_scale=loss.reward_scale, huber_kappa=loss.huber_kappa, iqn_weight=loss.iqn_weight,
+                           return_weight=loss.return_weight, n_atoms=config.model.n_atoms, double_q=loss.double_q,
+                           iqn_normalise=loss.iqn_normalise)  # fmt: skip
+
+
+def update_losses(
+    online: NetworkLike,
+    target: NetworkLike,
+    isv: torch.Tensor,
+    weights: LossWeights,
+    batch: Transitions,
+    windows: torch.Tensor,
+    next_windows: torch.Tensor,
+    next_return: torch.Tensor,
+    taus: torch.Tensor,
+    taus_target: torch.Tensor,
+) -> StepLosses:
+    """Every loss term of one agent's update, a pure function of its networks and tensors.
+
+    One agent's shapes: isv [ISV_STRIDE], windows / next_windows [B, K, F] (the online input may
+    carry feature noise), next_return [B] (the return head's targets), taus [B, N], taus_target
+    [B, N′]. ``TrainStep.losses`` calls it with the agent's modules; the stacked population
+    (``trainer.train.population``) calls it under ``torch.func.vmap`` over the agent dimension with
+    functional views of the stacked parameters, so both compute the same terms with the same ops.
+    """
+    gammas = isv[ISV_GAMMA : ISV_GAMMA + N_BRANCHES]  # [D]
+    returns, discounts = n_step_returns(batch.rewards * weights.reward_scale, batch.dones, batch.terminals,
+                                        gammas)  # [D, B]  # fmt: skip
+    supports = isv_supports(isv, weights.n_atoms)  # [D, N]
+    taken = _branch_one_hots(batch.actions)
+
+    mask = online.action_mask  # [D, A]
+    embedding = online.embed(windows, batch.portfolio)  # [B, H]
+    log_probs = online.distributions(embedding)  # [B, D, A, N]
+    with torch.no_grad():
+        next_online = online(next_windows, batch.next_portfolio).exp()  # [B, D, A, N]
+        next_embedding_target = target.embed(next_windows, batch.next_portfolio)
+        next_target = target.distributions(next_embedding_target).exp()  # [B, D, A, N]
+        next_one_hot = greedy_one_hot(expected_values(next_online, supports), mask)  # [B, D, A]
+        next_quantiles = target.quantiles(next_embedding_target, taus_target)  # [B, N′, D, A]
+
+    c51 = branching_c51_loss(log_probs, taken, next_online, next_target, returns, discounts, supports, mask,
+                             double_q=weights.double_q)  # fmt: skip
+    quantiles = online.quantiles(embedding, taus)  # [B, N, D, A]
+    # Normalised IQN: TD errors per unit of the branch's atom half-width, so its gradient into
+    # the trunk is on C51's scale whatever the return scale.
+    scale = isv[ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES] if weights.iqn_normalise else None
+    iqn = branching_iqn_loss(quantiles, taken, taus, next_quantiles, next_one_hot, returns, discounts,
+                             weights.huber_kappa, scale=scale)  # fmt: skip
+    cql = branching_cql_loss(expected_values(log_probs.exp(), supports), taken, mask)
+    # The auxiliary regression: the bar's realised next return (a training-window bar: the
+    # same price move its reward is made of), predicted from the same (noisy) input.
+    error = online.predicted_return(embedding) - next_return  # [B]
+    next_return_loss = (error * error).mean()
+    total = (c51.total + weights.iqn_weight * iqn.total + isv[ISV_CQL_ALPHA] * cql.total
+             + weights.return_weight * next_return_loss)  # fmt: skip
+    return StepLosses(c51=c51, iqn=iqn, cql=cql, next_return=next_return_loss, total=total, log_probs=log_probs,
+                      supports=supports, mask=mask)  # fmt: skip
+
+
+def update_metrics(losses: StepLosses | StackedLossTerms, grad_norm: torch.Tensor) -> torch.Tensor:
+    """One update's metric vector [METRIC_STRIDE] (or [P, METRIC_STRIDE] for a stacked population,
+    whose terms and gradient norm carry a leading agent dimension)."""
+    agents = grad_norm.shape[:1] if grad_norm.dim() == 1 else ()
+    c51 = losses.c51.per_branch if isinstance(losses, StepLosses) else losses.c51_per_branch
+    iqn = losses.iqn.total if isinstance(losses, StepLosses) else losses.iqn
+    cql = losses.cql.total if isinstance(losses, StepLosses) else losses.cql
+    by_slot = {
+        "C51": c51.detach(), "IQN": iqn.detach(), "CQL": cql.detach(), "RETURN": losses.next_return.detach(),
+        "TOTAL": losses.total.detach(), "GRAD_NORM": grad_norm.detach().to(torch.float32),
+        "UPDATES": torch.ones(agents, device=grad_norm.device),
+    }  # fmt: skip
+    return metric_update(by_slot, agents)
+
+
+@dataclass(frozen=True)
+class StackedLossTerms:
+    """A stacked population's loss terms, every one with a leading agent dimension."""
+
+    total: torch.Tensor  # [P]
+    c51_per_branch: torch.Tensor  # [P, D]
+    iqn: torch.Tensor  # [P]
+    cql: torch.Tensor  # [P]
+    next_return: torch.Tensor  # [P]

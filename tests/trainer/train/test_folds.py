@@ -123,3 +123,30 @@ def test_cli_train_with_folds(market_file, tmp_path, capsys):
     assert (tmp_path / "run" / "metrics.json").is_file() and (tmp_path / "run" / "fold-01" / "metrics.json").is_file()
     assert main(["diag", str(tmp_path / "run" / "fold-01"), "--no-plots"]) == 0
     assert "HEALTH_DIAG by epoch" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_walk_forward_population_carries_each_agent_and_matches_its_single_run(market_file, tmp_path):
+    """Two agents walk forward through two folds as one stacked population: each fold re-stacks the
+    agents' carried networks and Adam state, so every agent's fold directories are its single
+    walk-forward run's within the population tolerance (numbers close, everything else exact), and a
+    stopped population resumes bitwise."""
+    from train_helpers import close_json_differences
+
+    from trainer.config import agent_config
+    from trainer.train.loop import agent_dirname
+
+    config = tiny_config(market_file, data={"folds": 2}, run={"agents": 2, "agent_grid": "optim.lr=1e-3,3e-4"})
+    summary = train(config, tmp_path / "population", make_plots=False)
+    assert train(config, tmp_path / "cut", stop_after_epochs=3, make_plots=False) == {}  # stopped inside fold 1
+    assert train(config, tmp_path / "cut", resume=True, make_plots=False) == summary
+    for agent in range(2):
+        single = train(agent_config(config, agent), tmp_path / f"single-{agent}", make_plots=False)
+        directory = tmp_path / "population" / agent_dirname(agent)
+        assert close_json_differences(single, json.loads((directory / "metrics.json").read_text())) == []
+        for fold in ("fold-00", "fold-01"):
+            expected = [record.to_dict() for record in read_health_diag(tmp_path / f"single-{agent}" / fold)]
+            got = [record.to_dict() for record in read_health_diag(directory / fold)]
+            for record in expected + got:
+                record.pop("wall_time_s")
+            assert close_json_differences(expected, got) == [], (agent, fold)

@@ -102,3 +102,45 @@ def perturb_network(state: TrainerState, seed: int) -> None:
     with torch.no_grad():
         for parameter in state.online.parameters():
             parameter.add_(torch.randn(parameter.shape, generator=generator).to(parameter.device) * 0.5)
+
+
+# A stacked population agent against its single run (trainer.train.population): every forward is
+# bitwise on the CPU, the batched layer-norm backward and the per-row clip norm reduce in another
+# order (≈ 1e-7 after a few steps, measured), so float state is compared within these bounds and
+# everything discrete (actions, replay indices, counters, RNG) exactly.
+POPULATION_RTOL = 1e-4
+POPULATION_ATOL = 1e-5
+
+
+def close_state_differences(expected: dict, got: dict, rtol: float = POPULATION_RTOL, atol: float = POPULATION_ATOL) -> list[str]:
+    """Names of tensors that differ beyond the population tolerance (floats) or at all (integers, bools)."""
+    assert expected.keys() == got.keys(), sorted(set(expected) ^ set(got))[:5]
+    different = []
+    for name, want in expected.items():
+        have = got[name]
+        if want.shape != have.shape:
+            different.append(f"{name} shape {tuple(have.shape)} vs {tuple(want.shape)}")
+        elif want.is_floating_point():
+            error = (have.double() - want.double()).abs()
+            if bool((error > atol + rtol * want.double().abs()).any()):
+                different.append(f"{name} max error {float(error.max()):.3e}")
+        elif not torch.equal(want, have):
+            different.append(f"{name} (exact)")
+    return different
+
+
+def close_json_differences(expected, got, path: str = "", rtol: float = POPULATION_RTOL, atol: float = POPULATION_ATOL) -> list[str]:
+    """Where two JSON values differ: numbers beyond the population tolerance, anything else at all."""
+    if isinstance(expected, dict) and isinstance(got, dict):
+        if expected.keys() != got.keys():
+            return [f"{path}: keys {sorted(set(expected) ^ set(got))[:5]}"]
+        return [d for key in expected for d in close_json_differences(expected[key], got[key], f"{path}.{key}", rtol, atol)]
+    if isinstance(expected, list) and isinstance(got, list):
+        if len(expected) != len(got):
+            return [f"{path}: length {len(got)} vs {len(expected)}"]
+        return [d for i, (e, g) in enumerate(zip(expected, got, strict=True)) for d in close_json_differences(e, g, f"{path}[{i}]", rtol, atol)]
+    if isinstance(expected, float) and isinstance(got, float | int) and not isinstance(got, bool):
+        if expected != expected and got != got:  # both NaN
+            return []
+        return [] if abs(got - expected) <= atol + rtol * abs(expected) else [f"{path}: {got!r} vs {expected!r}"]
+    return [] if expected == got else [f"{path}: {got!r} vs {expected!r}"]

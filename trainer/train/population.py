@@ -1,0 +1,399 @@
+"""The stacked population step: P agents' networks, targets and Adam moments in shared [P, N]
+buffers, one set of kernels per step for all of them.
+
+Why stacked: one agent's step is hundreds of small kernels (GEMMs of 128–4,096 rows) that keep an
+H200 busy for almost the whole step; branches on streams only fill the gaps between them (2.85× at
+P = 128, docs/benchmarks.md). Here the network work of every agent — the acting forward, the three
+forwards and the backward of the update, gradient clipping, Adam and the Polyak update — runs as
+one batched set of kernels over a leading agent dimension, so its launches do not grow with P.
+
+How the agents stay separate:
+- ``StackedParameters`` holds one network per agent as row i of a flat [P, N] buffer (each
+  parameter a 16-byte-aligned slice of the row). Agent i's ``nn.Module`` parameters are re-pointed
+  at views of its row, so its checkpoint, resume, gradient diagnostic, validation rollout and
+  HEALTH_DIAG read and write the very storage the stacked step trains (``named_tensors`` is
+  unchanged). Adam's moments and step, the device learning rate, the step's ISV copy and the metric
+  sums are stacked the same way.
+- The losses are ``trainer.train.step.update_losses`` — the single run's function — under
+  ``torch.func.vmap`` over the agent dimension, the network a ``functional_call`` of one agent's
+  rows. Gradient clipping takes one norm per agent row; Adam, the learning rate, ε, the clip bound
+  and the loss constants of ``run.agent_grid`` are per-agent [P] tensors.
+- What each agent owns alone — its Philox seed and counter (exploration, replay, τ, noise draws),
+  environments, n-step window, replay ring, mapped ISV and adaptive kernels — runs per agent,
+  through the same ``TrainStep`` methods a single run calls, on that agent's buffers; on CUDA each
+  agent on its own stream, so a captured step holds them as parallel branches.
+
+Exactness: agents never mix — an agent's result is bitwise the same whatever its neighbours. On the
+CPU every forward is bitwise the single run's; the batched backward of the layer norm and the
+per-row clip norm reduce in another order (≈ 1e-7 after a few steps), so a population agent
+follows its single run within the tolerance ``tests/trainer/train/train_helpers.py`` states
+(POPULATION_RTOL / _ATOL), and a population run is bitwise reproducible (same kernels, same order).
+P = 1 never comes here: a single run is ``TrainStep`` itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import torch
+from torch import nn
+from torch.func import functional_call, vmap
+
+from trainer.layout import ISV_TAU
+from trainer.markers import hot_path
+from trainer.model.network import greedy_actions
+from trainer.train.replay import Transitions
+from trainer.train.step import (
+    LossWeights,
+    StackedLossTerms,
+    TrainerState,
+    TrainStep,
+    isv_supports,
+    update_losses,
+    update_metrics,
+)
+
+# The stacked gradients are row slices of one [P, N] buffer, so autograd's accumulation into them
+# (in place, as intended) reports that they are not dense; it says itself that this is not an error.
+warnings.filterwarnings("ignore", message="grad and param do not obey the gradient layout contract")
+
+ALIGN_ELEMENTS = 4  # every parameter slice starts on a 16-byte boundary (vectorised f32 loads)
+CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s guard: coef = max_norm / (norm + 1e-6)
+TRANSITION_FIELDS = tuple(field.name for field in dataclasses.fields(Transitions))
+# The loss constants an agent grid may vary (trainer.config.POPULATION_GRID_KEYS); the others are shared.
+PER_AGENT_LOSS_KEYS = ("reward_scale", "huber_kappa", "iqn_weight", "return_weight")
+T = TypeVar("T")
+
+
+def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[float, float]:
+    """The betas the agents' Adam share; the stacked Adam implements plain Adam only (what
+    ``TrainerState`` builds), so anything else is refused rather than silently changed."""
+    groups = [optimizer.param_groups for optimizer in optimizers]
+    plain = all(
+        len(group) == 1 and group[0]["weight_decay"] == 0 and not group[0]["amsgrad"] and not group[0]["maximize"]
+        and group[0]["betas"] == groups[0][0]["betas"]
+        for group in groups
+    )  # fmt: skip
+    if not plain:
+        raise ValueError(
+            "the agents' optimizers are not one plain Adam (vs one parameter group, no weight decay, no AMSGrad, "
+            "shared betas) — hint: a stacked population steps TrainerState's Adam only"
+        )
+    beta1, beta2 = groups[0][0]["betas"]
+    return float(beta1), float(beta2)
+
+
+def _tensors_of(value: object) -> list[torch.Tensor]:
+    """The tensors in a body's result (a tensor, or a tuple of tensors; None and the rest hold none)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, tuple):
+        return [tensor for item in value for tensor in _tensors_of(item)]
+    return []
+
+
+class StackedParameters:
+    """One network per agent as the rows of one flat [P, N] buffer.
+
+    ``stacked[name]`` is the [P, *shape] view of parameter ``name`` over every agent (what the
+    vmapped forward reads); after ``repoint`` agent i's module holds [*shape] views of row i. With
+    ``requires_grad`` the stacked views are leaf parameters whose gradients accumulate in place
+    into the flat [P, N] ``grad`` buffer, so clipping and Adam are a few kernels on two tensors.
+    """
+
+    def __init__(self, modules: Sequence[nn.Module], requires_grad: bool) -> None:
+        first = dict(modules[0].named_parameters())
+        self.names = list(first)
+        self.shapes = {name: tuple(param.shape) for name, param in first.items()}
+        self.offsets: dict[str, int] = {}
+        width = 0
+        for name in self.names:
+            self.offsets[name] = width
+            numel = first[name].numel()
+            width += -(-numel // ALIGN_ELEMENTS) * ALIGN_ELEMENTS  # padding stays 0: no gradient, no Adam step
+        device = first[self.names[0]].device
+        self.flat = torch.zeros(len(modules), width, dtype=torch.float32, device=device)  # [P, N]
+        with torch.no_grad():
+            for agent, module in enumerate(modules):
+                params = dict(module.named_parameters())
+                if list(params) != self.names or any(tuple(p.shape) != self.shapes[n] for n, p in params.items()):
+                    raise ValueError(
+                        f"agent {agent}'s network differs from agent 0's ({len(params)} parameters vs {len(self.names)}) "
+                        f"— hint: a population's agents share every shape (only POPULATION_GRID_KEYS may vary)"
+                    )
+                for name, param in params.items():
+                    self.slice(name, self.flat[agent]).copy_(param.detach())
+        self.grad = torch.zeros_like(self.flat) if requires_grad else None  # [P, N]
+        self.stacked: dict[str, torch.Tensor] = {}
+        for name in self.names:
+            view = self.slice(name, self.flat)  # [P, *shape]
+            if requires_grad:
+                view = nn.Parameter(view)  # a leaf on the same storage
+                view.grad = self.slice(name, self.grad)  # backward accumulates into the flat buffer in place
+            self.stacked[name] = view
+        self.repoint(modules, requires_grad)
+
+    def slice(self, name: str, rows: torch.Tensor) -> torch.Tensor:
+        """Parameter ``name``'s view of a flat buffer: rows [N] → [*shape], rows [P, N] → [P, *shape]."""
+        start = self.offsets[name]
+        size = 1
+        for extent in self.shapes[name]:
+            size *= extent
+        return rows[..., start : start + size].view(*rows.shape[:-1], *self.shapes[name])
+
+    def repoint(self, modules: Sequence[nn.Module], requires_grad: bool) -> None:
+        """Make agent i's module parameters views of row i (the storage the stacked step trains)."""
+        for agent, module in enumerate(modules):
+            for name in self.names:
+                owner_name, _, leaf = name.rpartition(".")
+                owner = module.get_submodule(owner_name) if owner_name else module
+                setattr(owner, leaf, nn.Parameter(self.slice(name, self.flat[agent]), requires_grad=requires_grad))
+
+
+class _MethodCall(nn.Module):
+    """``functional_call`` runs ``forward``; this forwards to any method of the network."""
+
+    def __init__(self, network: nn.Module) -> None:
+        super().__init__()
+        self.net = network
+
+    def forward(self, method: str, *args: torch.Tensor) -> torch.Tensor:
+        return getattr(self.net, method)(*args)
+
+
+class AgentNetwork:
+    """One agent's network inside ``vmap``: the template's methods on that agent's parameter rows
+    (a ``trainer.train.step.NetworkLike``)."""
+
+    def __init__(self, call: _MethodCall, params: dict[str, torch.Tensor]) -> None:
+        self.call = call
+        self.params = params
+        self.action_mask = call.net.action_mask  # [D, A_max] bool, shared
+
+    def _run(self, method: str, *args: torch.Tensor) -> torch.Tensor:
+        return functional_call(self.call, {f"net.{name}": tensor for name, tensor in self.params.items()}, (method, *args))
+
+    def __call__(self, window: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
+        return self._run("forward", window, portfolio)
+
+    def embed(self, window: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
+        return self._run("embed", window, portfolio)
+
+    def distributions(self, embedding: torch.Tensor) -> torch.Tensor:
+        return self._run("distributions", embedding)
+
+    def quantiles(self, embedding: torch.Tensor, taus: torch.Tensor) -> torch.Tensor:
+        return self._run("quantiles", embedding, taus)
+
+    def predicted_return(self, embedding: torch.Tensor) -> torch.Tensor:
+        return self._run("predicted_return", embedding)
+
+
+def _per_agent(values: list[float], device: torch.device) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.float32, device=device)  # [P]
+
+
+class PopulationStep:
+    """The training step of P ≥ 2 agents with stacked networks and optimizer state.
+
+    Built from the agents' ``TrainStep``s (each state complete and, when resuming, already loaded);
+    takes over their network, target, Adam, learning-rate, ISV-copy and metric storage (see the
+    module docstring). ``__call__`` is one step of every agent: capture-safe like ``TrainStep``."""
+
+    def __init__(self, steps: Sequence[TrainStep]) -> None:
+        if len(steps) < 2:
+            raise ValueError(f"a stacked population needs agents ({len(steps)} vs ≥ 2) — hint: run one agent as a TrainStep")
+        self.steps = list(steps)
+        states = [step.state for step in self.steps]
+        self.states = states
+        first = states[0]
+        self.device = first.device
+        self.agents = len(states)
+        configs = [state.config for state in states]
+        # The template: shapes, buffers and methods (its own parameters are never read); copied
+        # before the agents' parameters become views of the stacked rows, which it must not share.
+        self.template = _MethodCall(copy.deepcopy(first.online).requires_grad_(False))
+        self.online = StackedParameters([state.online for state in states], requires_grad=True)
+        self.target = StackedParameters([state.target for state in states], requires_grad=False)
+        # Adam: moments [P, N], step and learning rate [P]; agent i's optimizer holds views of row i.
+        self.betas = _plain_adam_betas([state.optimizer for state in states])
+        self.exp_avg = torch.zeros_like(self.online.flat)  # [P, N]
+        self.exp_avg_sq = torch.zeros_like(self.online.flat)  # [P, N]
+        with torch.no_grad():
+            self.lr = torch.stack([state.lr.to(torch.float32) for state in states])  # [P]
+            steps_taken = []
+            for agent, state in enumerate(states):
+                params = dict(zip(self.online.names, state.optimizer.param_groups[0]["params"], strict=True))
+                step_count = None
+                for name, param in params.items():
+                    moments = state.optimizer.state[param]
+                    self.online.slice(name, self.exp_avg[agent]).copy_(moments["exp_avg"])
+                    self.online.slice(name, self.exp_avg_sq[agent]).copy_(moments["exp_avg_sq"])
+                    step_count = moments["step"]
+                steps_taken.append(step_count.to(device=self.device, dtype=torch.float32))
+            self.adam_step = torch.stack(steps_taken)  # [P]: every parameter of an agent shares one count
+        self.eps = _per_agent([config.optim.adam_eps for config in configs], self.device)  # [P]
+        self.max_norm = _per_agent([config.optim.grad_clip for config in configs], self.device)  # [P], 0 = off
+        self.isv_local = torch.stack([state.isv_local for state in states])  # [P, ISV_STRIDE]
+        self.metrics = torch.stack([state.metrics for state in states])  # [P, METRIC_STRIDE]
+        for agent, state in enumerate(states):
+            self._adopt(agent, state)
+        # The loss constants: a Python float where every agent shares it (exactly the single run's
+        # op), a [P] tensor mapped over the agents where the grid varies it.
+        weights = [LossWeights.from_config(config) for config in configs]
+        shared = {key: getattr(weights[0], key) for key in ("n_atoms", "double_q", "iqn_normalise")}
+        self.varying: dict[str, torch.Tensor] = {}
+        for key in PER_AGENT_LOSS_KEYS:
+            values = [getattr(weight, key) for weight in weights]
+            if all(value == values[0] for value in values):
+                shared[key] = values[0]
+            else:
+                self.varying[key] = _per_agent(values, self.device)  # [P]
+        self.shared_weights = shared
+        # One stream per agent on CUDA for the per-agent phases (made once, before any capture).
+        self.agent_streams = [torch.cuda.Stream(self.device) for _ in states] if self.device.type == "cuda" else []
+        self._losses = vmap(self._agent_losses)
+        self._greedy = vmap(self._agent_greedy)
+
+    def _adopt(self, agent: int, state: TrainerState) -> None:
+        """Point agent ``agent``'s state at its rows of the stacked storage (a fresh Adam over the
+        re-pointed parameters, its moments the stacked rows: what checkpoints save and load)."""
+        state.isv_local = self.isv_local[agent]  # [ISV_STRIDE]
+        state.metrics = self.metrics[agent]  # [METRIC_STRIDE]
+        state.lr = self.lr[agent]  # []
+        group = state.optimizer.param_groups[0]
+        optimizer = torch.optim.Adam(
+            state.online.parameters(), lr=state.lr, eps=group["eps"], capturable=group["capturable"],
+            fused=group["fused"], foreach=False,
+        )  # fmt: skip
+        for name, param in state.online.named_parameters():
+            optimizer.state[param] = {
+                "step": self.adam_step[agent],
+                "exp_avg": self.online.slice(name, self.exp_avg[agent]),
+                "exp_avg_sq": self.online.slice(name, self.exp_avg_sq[agent]),
+            }
+        state.optimizer = optimizer
+
+    # -- the vmapped per-agent functions --------------------------------------------------------
+    def _agent_greedy(self, params: dict[str, torch.Tensor], isv: torch.Tensor, windows: torch.Tensor,
+                      portfolio: torch.Tensor) -> torch.Tensor:  # fmt: skip
+        """One agent's greedy actions: windows [E, K, F], portfolio [E, P] → int64 [E, D]."""
+        network = AgentNetwork(self.template, params)
+        supports = isv_supports(isv, self.shared_weights["n_atoms"])  # [D, N]
+        return greedy_actions(network(windows, portfolio), supports, network.action_mask)
+
+    def _agent_losses(self, online: dict[str, torch.Tensor], target: dict[str, torch.Tensor], isv: torch.Tensor,
+                      varying: dict[str, torch.Tensor], fields: tuple[torch.Tensor, ...], windows: torch.Tensor,
+                      next_windows: torch.Tensor, next_return: torch.Tensor, taus: torch.Tensor,
+                      taus_target: torch.Tensor) -> tuple[torch.Tensor, ...]:  # fmt: skip
+        """One agent's update losses (``update_losses``) as a tuple of tensors vmap can stack."""
+        weights = LossWeights(**self.shared_weights, **varying)
+        batch = Transitions(*fields)
+        losses = update_losses(AgentNetwork(self.template, online), AgentNetwork(self.template, target), isv, weights,
+                               batch, windows, next_windows, next_return, taus, taus_target)  # fmt: skip
+        return (losses.total, losses.c51.per_branch, losses.c51.target_mean, losses.iqn.total, losses.cql.total,
+                losses.next_return)  # fmt: skip
+
+    # -- the step -------------------------------------------------------------------------------
+    def _each_agent(self, body: Callable[[int], T]) -> list[T]:
+        """``body(i)`` for every agent: on CUDA each on its own stream, forked from the current stream
+        and joined back into it (a captured step holds them as parallel branches: the per-agent work
+        is small kernels that overlap), on the CPU one after another.
+
+        Tensors a body returns are made on its agent's stream and read on the current one after the
+        join; ``record_stream`` tells the allocator so, or it could hand their memory to that agent's
+        next allocation while the current stream still reads it. (Tensors the current stream made
+        and a body reads stay referenced until the join, and reuse of their blocks happens after it.)
+        """
+        if not self.agent_streams:
+            return [body(agent) for agent in range(self.agents)]
+        origin = torch.cuda.current_stream(self.device)
+        results = []
+        for agent, stream in enumerate(self.agent_streams):
+            stream.wait_stream(origin)  # fork: after everything the step did so far
+            with torch.cuda.stream(stream):
+                result = body(agent)
+            for tensor in _tensors_of(result):
+                tensor.record_stream(origin)
+            results.append(result)
+        for stream in self.agent_streams:
+            origin.wait_stream(stream)  # join: the stacked work waits for every agent
+        return results
+
+    def _observe(self, agent: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Agent ``agent``'s acting inputs: env bars [E], portfolio inputs [E, P_in], windows [E, K, F]."""
+        bar, portfolio = self.steps[agent].observe()  # the ISV copy first: ε and the support of this step
+        return bar, portfolio, self.states[agent].gather_windows(bar)
+
+    def _act_and_sample(self, agent: int, observed: tuple[torch.Tensor, ...], greedy: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Agent ``agent`` explores around its greedy actions [E, D], steps its envs, stores, then draws
+        its update's batch: the Transitions fields, windows (with its feature noise), next windows,
+        return targets, τ and τ′."""
+        step, state = self.steps[agent], self.states[agent]
+        bar, portfolio, _ = observed
+        step.act_and_store(bar, portfolio, step.explore(greedy), store=True)
+        batch, taus, taus_target, noise = step.sample()
+        windows = state.gather_windows(batch.bar_index)  # [B, K, F]
+        if noise is not None:
+            windows = windows + noise.view_as(windows)
+        fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
+        return (*fields, windows, state.gather_windows(batch.next_bar_index), state.next_return[batch.bar_index], taus,
+                taus_target)  # fmt: skip
+
+    @hot_path
+    def __call__(self) -> None:
+        """One training step of every agent: observe, one stacked greedy pass, act and sample per
+        agent, one stacked update, the adaptive kernels per agent, the stacked Polyak update."""
+        observed = self._each_agent(self._observe)
+        windows = torch.stack([agent_windows for _, _, agent_windows in observed])  # [P, E, K, F]
+        portfolio = torch.stack([agent_portfolio for _, agent_portfolio, _ in observed])  # [P, E, P_in]
+        with torch.no_grad():
+            greedy = self._greedy(self.online.stacked, self.isv_local, windows, portfolio)  # [P, E, D]
+        sampled = self._each_agent(lambda agent: self._act_and_sample(agent, observed[agent], greedy[agent]))
+        stacked = [torch.stack(parts) for parts in zip(*sampled, strict=True)]  # each [P, B, …]
+        n_fields = len(TRANSITION_FIELDS)
+        fields, (batch_windows, next_windows, next_return, taus, taus_target) = stacked[:n_fields], stacked[n_fields:]
+        total, c51_per_branch, target_mean, iqn_total, cql_total, return_loss = self._losses(
+            self.online.stacked, self.target.stacked, self.isv_local, self.varying, tuple(fields), batch_windows,
+            next_windows, next_return, taus, taus_target,
+        )  # fmt: skip  # total [P], c51 [P, D], target_mean [P, D, B]
+
+        grad = self.online.grad  # [P, N]
+        grad.zero_()
+        total.sum().backward()  # the agents share no parameter: each row gets exactly its own gradient
+        grad_norm = torch.linalg.vector_norm(grad, dim=1)  # [P]
+        coef = torch.clamp(self.max_norm / (grad_norm + CLIP_EPS), max=1.0)  # [P]
+        coef = torch.where(self.max_norm > 0, coef, torch.ones_like(coef))  # grad_clip = 0: that agent unclipped
+        grad.mul_(coef.unsqueeze(1))
+        self._adam(grad)
+        self._each_agent(
+            lambda agent: self.states[agent].adaptive.after_update(
+                self.states[agent].env.ps, target_mean[agent].t(), grad_norm[agent]
+            )  # the agent's ISV, on the device
+        )
+        tau = self.isv_local[:, ISV_TAU]  # [P]
+        with torch.no_grad():
+            self.target.flat.lerp_(self.online.flat, tau.unsqueeze(1))
+        terms = StackedLossTerms(total=total, c51_per_branch=c51_per_branch, iqn=iqn_total, cql=cql_total,
+                                 next_return=return_loss)  # fmt: skip
+        self.metrics.add_(update_metrics(terms, grad_norm))  # [P, METRIC_STRIDE]
+
+    def _adam(self, grad: torch.Tensor) -> None:
+        """Adam (torch's capturable formulation) over the [P, N] rows: per-agent step, lr and ε."""
+        beta1, beta2 = self.betas
+        with torch.no_grad():
+            self.adam_step.add_(1.0)  # [P]
+            bias_correction1 = 1 - torch.pow(beta1, self.adam_step)  # [P]
+            bias_correction2 = 1 - torch.pow(beta2, self.adam_step)  # [P]
+            step_size_neg = (self.lr / bias_correction1).neg()  # [P]
+            bias_correction2_sqrt = bias_correction2.sqrt()  # [P]
+            self.exp_avg.lerp_(grad, 1 - beta1)  # [P, N]
+            self.exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # [P, N]
+            denom = (self.exp_avg_sq.sqrt() / (bias_correction2_sqrt * step_size_neg).unsqueeze(1)).add_(
+                (self.eps / step_size_neg).unsqueeze(1)
+            )  # [P, N]
+            self.online.flat.addcdiv_(self.exp_avg, denom)
