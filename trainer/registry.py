@@ -488,6 +488,11 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
         reset=_zero_matching(named_of, ("metrics.*",)), covers=("metrics.*",),
     )  # fmt: skip
     registry.add(
+        "adaptive.kelly_record", FoldReset(), StateKind.DEVICE_BUFFER,
+        "the last validation rollout's closed trades the Kelly cap sizes from (a new fold: the prior alone)",
+        reset=machinery.reset_kelly_record,
+    )  # fmt: skip
+    registry.add(
         "adaptive.kelly_workspace", WindowReset(), StateKind.DEVICE_BUFFER,
         "per-block partial sums of the Kelly reduction (rewritten by every launch)",
         reset=_zero_matching(named_of, ("adaptive.kelly_workspace",)),

@@ -33,14 +33,16 @@ def test_cpu_machinery_runs_the_references_in_order():
     isv = Isv("cpu")
     machinery = AdaptiveMachinery(isv, 300)
     ps, update = _inputs("cpu")
-    machinery.begin_epoch(0, 4, ps)
+    machinery.begin_epoch(0, 4)
+    assert isv.read("KELLY_CAP") == pytest.approx(machinery.params.kelly.cap_floor)  # the prior alone: no edge yet
+    machinery.record_trades(ps)
     machinery.after_update(ps, *update)
     assert isv.read("EPOCH_INDEX") == 0.0 and isv.read("TOTAL_EPOCHS") == 4.0
     assert isv.read("GRAD_NORM_EMA") == 1.5
     assert isv.read("KELLY_CAP") > 0.0
     assert len(isv.read("ATOM_CENTRE")) == N_BRANCHES
     with pytest.raises(ValueError, match=r"epoch index out of range \(4 of 4"):
-        machinery.begin_epoch(4, 4, ps)
+        machinery.begin_epoch(4, 4)
 
 
 @pytest.mark.gpu
@@ -49,7 +51,8 @@ def test_captured_adaptive_update_replays_like_eager_without_host_sync():
     eager, graphed = AdaptiveMachinery(eager_isv, 300), AdaptiveMachinery(graph_isv, 300)
     ps, update = _inputs("cuda")
     for machinery in (eager, graphed):
-        machinery.begin_epoch(1, 5, ps)
+        machinery.record_trades(ps)
+        machinery.begin_epoch(1, 5)
     eager.after_update(ps, *update)  # warm-up: compiles and allocates outside any capture
     graphed.after_update(ps, *update)
     torch.cuda.synchronize()

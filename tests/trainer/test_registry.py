@@ -51,7 +51,7 @@ def tiny_state(seed: int = 0) -> tuple[TrainerState, AdaptiveMachinery]:
     close = (100.0 * torch.exp(torch.cumsum(torch.randn(200, generator=generator, dtype=torch.float64) * 1e-3, 0))).float()
     features = torch.randn(200, FEATURE_STRIDE, generator=generator)
     state = TrainerState(config, MarketWindow(close[2:], torch.zeros(198), features, offset=2), torch.device("cpu"))
-    return state, AdaptiveMachinery(state.isv, config.env.n_envs, AdaptiveParams.from_config(config))
+    return state, AdaptiveMachinery(state.isv, params=AdaptiveParams.from_config(config))
 
 
 def _allocations(state: TrainerState, machinery: AdaptiveMachinery) -> list[str]:

@@ -25,9 +25,6 @@ from trainer.layout import (
     ISV_EPISODE_LENGTH,
     ISV_INIT_CASH,
     ISV_KELLY_CAP,
-    ISV_KELLY_PRIOR_LOSSES,
-    ISV_KELLY_PRIOR_MEAN_RETURN,
-    ISV_KELLY_PRIOR_WINS,
     MAX_BARS_F32_EXACT,
     PORTFOLIO_INPUT_DSR_A,
     PORTFOLIO_INPUT_DSR_SIGMA,
@@ -52,6 +49,7 @@ from trainer.layout import (
     PS_STRIDE,
     RNG_STREAM_ENV_RESET,
 )
+from trainer.ops.adaptive_kelly_cap import write_kelly_prior
 from trainer.ops.env_step import env_step
 from trainer.ops.rng import draw_uniform, new_counter
 
@@ -161,10 +159,7 @@ class VectorEnv:
         if keep_kelly:
             ps[:, KELLY_COLUMNS] = kelly
         else:
-            ps[:, PS_KELLY_WINS] = cfg[ISV_KELLY_PRIOR_WINS]
-            ps[:, PS_KELLY_LOSSES] = cfg[ISV_KELLY_PRIOR_LOSSES]
-            ps[:, PS_KELLY_WIN_SUM] = cfg[ISV_KELLY_PRIOR_WINS] * cfg[ISV_KELLY_PRIOR_MEAN_RETURN]
-            ps[:, PS_KELLY_LOSS_SUM] = cfg[ISV_KELLY_PRIOR_LOSSES] * cfg[ISV_KELLY_PRIOR_MEAN_RETURN]
+            write_kelly_prior(ps, cfg)
 
     def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Apply joint actions (int32 [n] for one bar, or [K, n] for K bars with a fixed plan).

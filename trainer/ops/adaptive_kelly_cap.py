@@ -29,6 +29,9 @@ import torch
 
 from trainer.layout import (
     ISV_KELLY_CAP,
+    ISV_KELLY_PRIOR_LOSSES,
+    ISV_KELLY_PRIOR_MEAN_RETURN,
+    ISV_KELLY_PRIOR_WINS,
     ISV_LEARNING_HEALTH,
     ISV_STRIDE,
     PS_KELLY_LOSS_SUM,
@@ -73,6 +76,16 @@ class KellyParams:
                 "invalid Kelly cap parameters (" + "; ".join(problems) + ") — hint: e.g. "
                 "KellyParams(cap_floor=0.1, cap_max=1.0, kelly_fraction=0.5, confidence_z=2.0)"
             )
+
+
+def write_kelly_prior(ps: torch.Tensor, cfg: torch.Tensor) -> None:
+    """Every row's Kelly record of ``ps`` [n, PS_STRIDE] back to the prior the ISV ``cfg`` holds
+    (KELLY_PRIOR_WINS wins and KELLY_PRIOR_LOSSES losses of KELLY_PRIOR_MEAN_RETURN each), in place.
+    Pure tensor ops (no host reads): usable inside a captured graph."""
+    ps[:, PS_KELLY_WINS] = cfg[ISV_KELLY_PRIOR_WINS]
+    ps[:, PS_KELLY_LOSSES] = cfg[ISV_KELLY_PRIOR_LOSSES]
+    ps[:, PS_KELLY_WIN_SUM] = cfg[ISV_KELLY_PRIOR_WINS] * cfg[ISV_KELLY_PRIOR_MEAN_RETURN]
+    ps[:, PS_KELLY_LOSS_SUM] = cfg[ISV_KELLY_PRIOR_LOSSES] * cfg[ISV_KELLY_PRIOR_MEAN_RETURN]
 
 
 def n_partials(n_envs: int) -> int:

@@ -7,6 +7,15 @@ captured in the CUDA graph, no host reads. ``begin_epoch`` runs at the epoch bou
 it writes the CPU-born inputs (epoch index, total epochs — the only host writes besides static
 config and reset bootstraps) and launches the schedule and Kelly kernels, which the next steps
 read through the ISV.
+
+Why the Kelly cap sizes from out-of-sample trades: the training envs' own trades are, once ε has
+decayed, the greedy policy's trades on the very bars it is fitted to — in-sample, biased upward
+by whatever the network memorised — so on a market without an edge any positive lower confidence
+bound sent the cap from its floor to ``cap_max`` (noise, docs/results.md). The machinery keeps
+instead the *trade record* of the last validation rollout (``record_trades``: the validation
+env's final portfolio row, its closed trades on bars no update has seen), starting from the
+prior; the cap is computed from it at the boundary that recorded it (so a checkpoint written
+there holds the cap its own validation sized) and at each epoch start.
 """
 
 from __future__ import annotations
@@ -17,11 +26,13 @@ from dataclasses import dataclass, field
 import torch
 
 from trainer.isv import Isv
+from trainer.layout import PS_STRIDE
 from trainer.ops.adaptive_atom_support import AtomSupportParams, adaptive_atom_support
 from trainer.ops.adaptive_kelly_cap import (
     KellyParams,
     adaptive_kelly_cap,
     kelly_cap_workspace,
+    write_kelly_prior,
 )
 from trainer.ops.adaptive_learning_health import HealthParams, adaptive_learning_health
 from trainer.ops.adaptive_schedule import ScheduleParams, adaptive_schedule
@@ -56,16 +67,41 @@ class AdaptiveParams:
         )
 
 
-class AdaptiveMachinery:
-    """Owns the Kelly reduction workspace; launches the adaptive kernels on the run's ISV."""
+KELLY_RECORD_ROWS = 1  # the validation rollout's one env (a run's validation window is one series)
 
-    def __init__(self, isv: Isv, n_envs: int, params: AdaptiveParams | None = None) -> None:
+
+class AdaptiveMachinery:
+    """Owns the Kelly trade record and its reduction workspace; launches the adaptive kernels on
+    the run's ISV. ``kelly_rows``: the portfolio rows ``record_trades`` is given (one per
+    validation env)."""
+
+    def __init__(self, isv: Isv, kelly_rows: int = KELLY_RECORD_ROWS, params: AdaptiveParams | None = None) -> None:
         self.isv = isv
         self.params = params or AdaptiveParams()
-        self.kelly_workspace = kelly_cap_workspace(n_envs, isv.device)  # [ceil(n_envs / 256)]
+        # The out-of-sample trade record the Kelly cap sizes from [kelly_rows, PS_STRIDE] (portfolio
+        # rows; the kernel reads their Kelly columns): the prior until the first validation.
+        self.kelly_record = torch.zeros(kelly_rows, PS_STRIDE, dtype=torch.float32, device=isv.device)
+        self.kelly_workspace = kelly_cap_workspace(kelly_rows, isv.device)  # [4, ceil(kelly_rows / 256)]
+        self.reset_kelly_record()
 
     def named_tensors(self) -> dict[str, torch.Tensor]:
-        return {"adaptive.kelly_workspace": self.kelly_workspace}
+        return {"adaptive.kelly_record": self.kelly_record, "adaptive.kelly_workspace": self.kelly_workspace}
+
+    def reset_kelly_record(self) -> None:
+        """Back to the prior alone (a fold's start): no out-of-sample trade seen yet."""
+        self.kelly_record.zero_()
+        write_kelly_prior(self.kelly_record, self.isv.tensor.to(self.kelly_record.device))
+
+    def record_trades(self, portfolios: torch.Tensor) -> None:
+        """Keep a validation rollout's final portfolio rows [kelly_rows, PS_STRIDE] (their closed
+        trades, prior included) as the trade record, and size the Kelly cap from it now. Cold path."""
+        if portfolios.shape != self.kelly_record.shape:
+            raise ValueError(
+                f"trade record rows do not match ({tuple(portfolios.shape)} vs {tuple(self.kelly_record.shape)}) "
+                f"— hint: pass the validation env's portfolio rows, one per validation window"
+            )
+        self.kelly_record.copy_(portfolios)
+        adaptive_kelly_cap(self.kelly_record, self.isv.tensor, self.kelly_workspace, self.params.kelly)
 
     def after_update(self, ps: torch.Tensor, td_targets: torch.Tensor, grad_norm: torch.Tensor) -> None:
         """Inside the step, after the optimizer: support per branch, drift EMA, Sharpe/grad EMAs, health.
@@ -77,8 +113,9 @@ class AdaptiveMachinery:
         adaptive_atom_support(td_targets.detach().to(torch.float32).contiguous(), self.isv.tensor, self.params.atoms)
         adaptive_learning_health(ps, grad_norm.detach().to(torch.float32).reshape(1), self.isv.tensor, self.params.health)
 
-    def begin_epoch(self, epoch: int, total_epochs: int, ps: torch.Tensor) -> None:
-        """Cold path at an epoch start: CPU-born inputs, then τ, γ, ε, progress and the Kelly cap."""
+    def begin_epoch(self, epoch: int, total_epochs: int) -> None:
+        """Cold path at an epoch start: CPU-born inputs, then τ, γ, ε, progress and the Kelly cap
+        (from the trade record: the prior, or the last validation's trades)."""
         if total_epochs < 1 or not 0 <= epoch < total_epochs:
             raise ValueError(
                 f"epoch index out of range ({epoch} of {total_epochs} vs 0 ≤ epoch < total ≥ 1) — hint: "
@@ -87,4 +124,4 @@ class AdaptiveMachinery:
         self.isv.write_input("EPOCH_INDEX", float(epoch))
         self.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
         adaptive_schedule(self.isv.tensor, self.params.schedule)
-        adaptive_kelly_cap(ps, self.isv.tensor, self.kelly_workspace, self.params.kelly)
+        adaptive_kelly_cap(self.kelly_record, self.isv.tensor, self.kelly_workspace, self.params.kelly)

@@ -245,6 +245,16 @@ def evaluate(
     ]
 
 
+def boundary_backtests(run: SplitRun, market: PreparedMarket, split: Split) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The epoch boundary's greedy backtests — the validation window and the training tail, one
+    batched rollout — and the Kelly trade record they leave: the validation env's closed trades,
+    out of sample (the cap is sized from them now). Returns (validation, training) reports."""
+    validation_bars = split.validation.stop - split.validation.start
+    (validation, _), (training, _) = evaluate(run, market, [split.validation, training_tail(split, validation_bars)])
+    run.state.adaptive.record_trades(run.rollouts.final_portfolio(0))
+    return validation, training
+
+
 def training_tail(split: Split, validation_bars: int) -> slice:
     """The last training bars, as many as the validation window holds (fewer only when training is
     shorter): the learning curve's in-sample twin of the validation score, rolled out beside it."""
@@ -555,7 +565,6 @@ class AgentTraining:
             self.monitors.restore([record.monitors for record in finished])
         self.bands = bands
         self.watcher = band_watcher(bands, config.run.band_epochs, finished)  # the regression hard-stop, its streaks resumed; None when off
-        self.validation_bars = split.validation.stop - split.validation.start
         self.epochs_this_call = 0
         self.result: SplitResult | None = None  # set once the agent's split is finished (metrics.json written)
 
@@ -576,7 +585,7 @@ class AgentTraining:
         state = self.state
         if not self.epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
             epoch_here = state.epoch - self.fold_start["epoch"]
-            state.adaptive.begin_epoch(epoch_here, self.total_epochs, state.env.ps)  # epoch index; τ, γ, ε, Kelly cap on the device
+            state.adaptive.begin_epoch(epoch_here, self.total_epochs)  # epoch index; τ, γ, ε, Kelly cap on the device
         self.epoch_open = False
 
     def epoch_end(self) -> int:
@@ -593,7 +602,7 @@ class AgentTraining:
         state, run = self.state, self.run
         losses, grad_norms, actions = epoch_summary(run.step)  # the boundary's one read: the device has finished the epoch
         self.monitors.observe_all()  # the ISV the epoch's kernels wrote (mapped memory, current after that read)
-        (validation, _), (training, _) = evaluate(run, self.market, [self.split.validation, training_tail(self.split, self.validation_bars)])
+        validation, training = boundary_backtests(run, self.market, self.split)  # and the Kelly record
         record = HealthDiagRecord(
             epoch=state.epoch, fold=self.fold_label, step=state.steps_done, wall_time_s=time.perf_counter() - started,
             losses=losses, grad_norms=grad_norms, isv=state.isv.snapshot(synchronize=True),

@@ -4,7 +4,7 @@ torch profiler ranges, against a stored baseline (> 20 % slower in any phase fai
 Why these phases: they are what an epoch of ``trainer.train.loop.train`` spends its time on — acting
 in the environments, the gradient update, the validation backtest and the checkpoint. The harness
 builds the run with the loop's own parts (``prepare_market``, ``run_splits``, ``start_split``,
-``evaluate``, ``save_checkpoint``) and wraps each phase in a ``torch.profiler.record_function``
+``boundary_backtests``, ``save_checkpoint``) and wraps each phase in a ``torch.profiler.record_function``
 range timed by the wall clock (``--trace`` adds the full per-op torch profiler and its Chrome trace);
 the phases run eagerly, because a captured CUDA graph fuses collect and learn into one replay that
 has no phase boundary to measure. On CUDA each phase ends with a device synchronisation, so its
@@ -48,7 +48,7 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
 
     from trainer.train.checkpoint import save_checkpoint
     from trainer.train.host import prepare_cpu_process
-    from trainer.train.loop import evaluate, prepare_market, resolve_device, run_splits, start_split, training_tail
+    from trainer.train.loop import boundary_backtests, prepare_market, resolve_device, run_splits, start_split
 
     device = resolve_device(config.run.device)
     if device.type == "cpu":
@@ -57,7 +57,6 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
     split = run_splits(config, market)[0]
     run = start_split(config, market, split, device, None)  # the driver's own start: registry fold boundary
     state, step = run.state, run.step
-    windows = [split.validation, training_tail(split, split.validation.stop - split.validation.start)]
     warm_up = (config.loss.n_step - 1) + math.ceil(config.replay.learning_starts / config.env.n_envs)  # as the loop does
     while state.collect_steps < warm_up:
         step.collect()
@@ -76,14 +75,14 @@ def profile_epochs(config: TrainConfig, epochs: int, trace: Path | None = None) 
     profiler = profile(activities=activities) if trace is not None else contextlib.nullcontext()
     with tempfile.TemporaryDirectory() as scratch, profiler:
         for epoch in range(epochs):
-            state.adaptive.begin_epoch(epoch, epochs, state.env.ps)
+            state.adaptive.begin_epoch(epoch, epochs)
             for _ in range(config.run.epoch_steps):
                 with phase("collect"):
                     step.collect()
                 with phase("learn"):
                     step.learn()
             with phase("validation"):
-                evaluate(run, market, windows)  # the epoch boundary's two greedy backtests, as the driver runs them
+                boundary_backtests(run, market, split)  # as the driver runs them
             state.epoch += 1
             with phase("checkpoint"):
                 save_checkpoint(state, Path(scratch), extra={"runner_mode": "eager"}, keep=1)

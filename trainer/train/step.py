@@ -188,8 +188,9 @@ class TrainerState:
         self.metrics = torch.zeros(METRIC_STRIDE, dtype=torch.float32, device=device)  # epoch sums, METRICS layout
         self.action_counts = torch.zeros(N_SUB_ACTIONS, dtype=torch.float32, device=device)  # epoch counts
         self.isv_local = torch.zeros(ISV_STRIDE, dtype=torch.float32, device=device)  # per-step ISV copy
-        # The adaptive kernels (atom support, learning health, schedules, Kelly cap) and their workspace.
-        self.adaptive = AdaptiveMachinery(self.isv, config.env.n_envs, AdaptiveParams.from_config(config))
+        # The adaptive kernels (atom support, learning health, schedules, Kelly cap), the Kelly trade
+        # record (the last validation's trades) and the reduction workspace.
+        self.adaptive = AdaptiveMachinery(self.isv, params=AdaptiveParams.from_config(config))
         # Scratch for the step's random draws (rewritten every step, allocated once for capture).
         n_envs, batch = config.env.n_envs, config.replay.batch_size
         self.explore_draws = torch.zeros(n_envs * (1 + N_BRANCHES), dtype=torch.float32, device=device)

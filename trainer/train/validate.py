@@ -237,6 +237,8 @@ class GreedyRollouts:
         self.capture = (state.config.run.cuda_graph if capture is None else capture) and state.device.type == "cuda"
         # (id(close), id(spread), feature offset, windows, bars) → its rollout (and graph, once captured)
         self.by_shape: dict[tuple[int, int, int, int, int], WindowRollout] = {}
+        # Window i of the last ``validation_curves`` → (the rollout that walked it, its env row).
+        self.walked_by: dict[int, tuple[WindowRollout, int]] = {}
 
     def rollout(self, close: torch.Tensor, spread: torch.Tensor, feature_offset: int, n_windows: int, n_bars: int) -> WindowRollout:
         """The rollout of that shape (it holds its series, so the identities in the key stay unique)."""
@@ -276,6 +278,18 @@ class GreedyRollouts:
                                       actions=action_fractions(trace.actions[:, index])))  # fmt: skip
         return curves
 
+    def final_portfolio(self, window: int) -> torch.Tensor:
+        """The portfolio row [1, PS_STRIDE] (a device view) in which window ``window`` of the last
+        ``validation_curves`` call ended: its closed trades are the Kelly cap's trade record. Valid
+        until the next rollout of that shape."""
+        if window not in self.walked_by:
+            raise ValueError(
+                f"no window {window} in the last validation rollout ({sorted(self.walked_by)} vs {window}) — "
+                f"hint: call validation_curves first and pass the index of one of its windows"
+            )
+        rollout, row = self.walked_by[window]
+        return rollout.env.ps.narrow(0, row, 1)  # [1, PS_STRIDE]
+
     def validation_curves(self, close: torch.Tensor, spread: torch.Tensor, windows: list[slice]) -> list[dict[str, EquityCurve]]:
         """Per window of ``close`` (global bar indices; equal lengths are rolled out together), the
         agent's greedy rollout and both baselines over the same bars (``close[window][:-1]``), keyed as
@@ -285,9 +299,12 @@ class GreedyRollouts:
         by_length: dict[int, list[int]] = {}
         for index, window in enumerate(windows):
             by_length.setdefault(window.stop - window.start, []).append(index)
+        self.walked_by = {}
         for length, members in by_length.items():
             rolled = self.curves(close, spread, 0, [windows[i].start for i in members], length)
             agents.update(zip(members, rolled, strict=True))
+            walked = self.rollout(close, spread, 0, len(members), length)  # the one ``curves`` just ran
+            self.walked_by.update((member, (walked, row)) for row, member in enumerate(members))
         out = []
         for index, window in enumerate(windows):
             hold, flat = baseline_curves(close[window][:-1], fee_rate=env.fee_rate, slippage=env.slippage,

@@ -129,3 +129,41 @@ def test_a_rollout_refuses_starts_it_has_no_env_for_and_bars_past_its_window():
         rollout.advance(9)
     rollout.advance(8)
     assert rollout.read().equity.shape == (48, 2)
+
+
+def test_the_kelly_cap_sizes_from_the_validation_trades_never_the_training_envs():
+    """The training envs' trades are in-sample (the greedy policy on the bars it fits); the cap must
+    come from the validation rollout's closed trades, recorded at the boundary that walked them."""
+    from train_helpers import synthetic_prepared_market
+
+    from trainer.layout import ISV_KELLY_CAP, PS_KELLY_LOSSES, PS_KELLY_WIN_SUM, PS_KELLY_WINS
+    from trainer.ops.adaptive_kelly_cap import KellyParams
+    from trainer.train.loop import boundary_backtests, run_splits, start_split
+
+    config = tiny_config()
+    market = synthetic_prepared_market(400)
+    split = run_splits(config, market)[0]
+    run = start_split(config, market, split, torch.device("cpu"), None)
+    state, floor = run.state, KellyParams().cap_floor
+    perturb_network(state, seed=3)  # a greedy policy that trades
+    state.env.ps[:, PS_KELLY_WINS] = 1_000.0  # an in-sample record of a huge edge, which must not count
+    state.env.ps[:, PS_KELLY_WIN_SUM] = 1_000.0 * 0.05
+    state.adaptive.begin_epoch(0, 2)
+    assert float(state.isv.tensor[ISV_KELLY_CAP]) == pytest.approx(floor)  # the prior alone: the floor
+
+    boundary_backtests(run, market, split)
+    walked = run.rollouts.final_portfolio(0)  # the validation window's env row
+    assert torch.equal(state.adaptive.kelly_record, walked)
+    trades = float(walked[0, PS_KELLY_WINS] + walked[0, PS_KELLY_LOSSES])
+    assert trades > 4.0  # the prior's 2 + 2 and the validation's closed trades
+    state.adaptive.begin_epoch(1, 2)  # the next epoch sizes from the same record: the same cap
+    recorded_cap = float(state.isv.tensor[ISV_KELLY_CAP])
+
+    edge = walked.clone()
+    edge[0, PS_KELLY_WINS], edge[0, PS_KELLY_WIN_SUM] = 400.0, 400.0 * 0.01  # an out-of-sample edge
+    state.adaptive.record_trades(edge)
+    assert float(state.isv.tensor[ISV_KELLY_CAP]) > max(floor, recorded_cap)  # it leaves the floor at once
+    with pytest.raises(ValueError, match=r"trade record rows do not match \(\(2, "):
+        state.adaptive.record_trades(torch.cat([edge, edge]))
+    with pytest.raises(ValueError, match=r"no window 5 in the last validation rollout"):
+        run.rollouts.final_portfolio(5)
