@@ -81,6 +81,17 @@ def test_an_unchanged_file_finding_follows_an_edit_of_another_file(project, tmp_
     assert _stubs(check(_resolved(root), cache_dir=cache)) == [("pkg/base.py", 11)]
 
 
+def test_run_inside_the_package_the_modules_keep_its_name(tmp_path, monkeypatch):
+    # `cd site-packages/pkg && foxaudit check`: the root holds `__init__.py`, so its modules are
+    # `pkg.base` and `pkg.impl` (not `base`, `impl`), and `from pkg.base import ...` reaches them.
+    root = tmp_path / "site" / "pkg"
+    root.mkdir(parents=True)
+    for name, text in {"__init__.py": "", "base.py": BASE, "impl.py": SUBCLASS}.items():
+        (root / name).write_text(text)
+    monkeypatch.chdir(root)
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("base.py", 11)]
+
+
 def test_a_suppressed_hook_stays_suppressed(project, tmp_path):
     suppressed = BASE.replace("    def orphan_hook(self):", "    def orphan_hook(self):  # foxaudit: ignore[FX902] -- plugins implement it")
     root = project({"pkg/__init__.py": "", "pkg/base.py": suppressed, "other/impl.py": SUBCLASS})
