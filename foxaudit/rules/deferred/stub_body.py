@@ -485,20 +485,55 @@ def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
     for clause in statement.named_children:
         if clause.type in _BRANCHES:
             blocks.extend(child for child in clause.named_children if child.type == "block")
-    return any(name in _top_level_bindings(block) for block in blocks if block.id != holder.id)
+    return any({name, "*"} & _top_level_bindings(block) for block in blocks if block.id != holder.id)
 
 
 def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
     """A later `if`/`try` in the same block binds the same name (`def set_allocator(): pass`, then
-    `if has_triton(): set_allocator = triton.set_allocator`): a default for when the feature is absent."""
+    `if has_triton(): set_allocator = triton.set_allocator`) or may bind it (`try: from
+    internal.static_init import *`), or a function of the module rebinds it (`global synchronize`
+    then `synchronize = torch.accelerator.synchronize`): a default for when the feature is absent."""
     statement = function.parent if function.parent is not None and function.parent.type == "decorated_definition" \
         else function
     sibling = statement.next_named_sibling
     while sibling is not None:
-        if sibling.type in _BRANCHING and name in _bindings_within(sibling):
+        if sibling.type in _BRANCHING and ({name, "*"} & _bindings_within(sibling)):
             return True
         sibling = sibling.next_named_sibling
+    return statement.parent is not None and statement.parent.type == "module" and _rebound_through_global(
+        statement.parent, name)
+
+
+def _rebound_through_global(module: tree_sitter.Node, name: str) -> bool:
+    """A function of ``module`` declares ``global name`` and assigns it."""
+    for declaration in tree_sitter.QueryCursor(_global_query()).captures(module).get("g", []):
+        if not any(child.type == "identifier" and child.text.decode() == name for child in declaration.named_children):
+            continue
+        scope = declaration.parent
+        while scope is not None and scope.type != "function_definition":
+            scope = scope.parent
+        if scope is not None and name in _assigned_within(scope):
+            return True
     return False
+
+
+def _assigned_within(scope: tree_sitter.Node) -> set[str]:
+    return {left.text.decode() for assignment in tree_sitter.QueryCursor(_assignment_query()).captures(scope).get("a", [])
+            if (left := assignment.child_by_field_name("left")) is not None and left.type == "identifier"}
+
+
+@functools.cache
+def _global_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(global_statement) @g")
+
+
+@functools.cache
+def _assignment_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(assignment) @a")
 
 
 def _bindings_within(statement: tree_sitter.Node) -> set[str]:
@@ -531,6 +566,8 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
                 alias = imported.child_by_field_name("alias") if imported.type == "aliased_import" else imported
                 if alias is not None:
                     bound.add(alias.text.decode().split(".", 1)[0])
+            if any(child.type == "wildcard_import" for child in statement.children):
+                bound.add("*")  # `from internal import *`: may bind any name
         elif statement.type == "expression_statement" and statement.named_children:
             assignment = statement.named_children[0]
             left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
@@ -962,7 +999,9 @@ class StubBody(Rule):
     an `if`/`try` whose other branch binds the same name
     (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
     feature is absent), or that a later `if`/`try` of the same block rebinds (`def
-    set_allocator(fn): pass` then `if has_triton(): set_allocator = triton.set_allocator`); a
+    set_allocator(fn): pass` then `if has_triton(): set_allocator = triton.set_allocator`) or
+    may rebind (`try: from internal import *`), or that a function of the module rebinds through
+    `global` (`global synchronize` then `synchronize = torch.accelerator.synchronize`); a
     function handed to a decorator call (`@overload(f)` implements `f`);
     in `test-files`, every function that is not a test as pytest collects it (a module-level
     `test*` function, a `test*` method of a `Test*` class): the others are doubles;
@@ -1289,6 +1328,12 @@ class StubBody(Rule):
         Example("def graph_break(msg=''):\n    '''Force a graph break.'''\n\n\n"
                 "def trace(fn, args):\n    if fn is graph_break:\n        return split(args)\n"
                 "    return record(fn, args)\n"),
+        # A default that a function rebinds through `global`, or that a later star import may replace.
+        Example("def synchronize():\n    pass\n\n\ndef profile(fn, devices):\n    global synchronize\n"
+                "    if devices != ['cpu'] and accelerator.is_available():\n"
+                "        synchronize = accelerator.synchronize\n    synchronize()\n    return fn()\n"),
+        Example("def initialize_metrics(cfg=None):\n    pass\n\n\ntry:\n    from metrics.static_init import *\n"
+                "except ModuleNotFoundError:\n    pass\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -1422,6 +1467,9 @@ class StubBody(Rule):
         # Compared by equality, not identity: no marker.
         Example("def graph_break(msg=''):\n    '''Force a graph break.'''\n\n\n"
                 "def trace(fn, args):\n    if fn == graph_break:\n        return split(args)\n", expect=1),
+        # A `global` of another name, or one never assigned, rebinds nothing.
+        Example("def synchronize():\n    pass\n\n\ndef profile(fn):\n    global counter, synchronize\n"
+                "    counter = 1\n    synchronize()\n    return fn()\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
