@@ -593,8 +593,8 @@ _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do n
 _ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|docstring|docs?|an example|wording)\b",
                          re.IGNORECASE)
 # Words of a marker about the function's type annotations, not its body ("not returning a T makes
-# common idioms not type correctly", "mypy cannot check this").
-_ABOUT_TYPES = re.compile(r"\btype[ -]?(?:check\w*|correct\w*|safe\w*)|\btyping\b|\bannotat\w*|\bmypy\b|\bpyright\b"
+# common idioms not type correctly", "mypy cannot check this"; not "type checking", which code may do).
+_ABOUT_TYPES = re.compile(r"\btype[ -]?correct\w*|\btyping\b|\bannotat\w*|\bmypy\b|\bpyright\b"
                           r"|\btype hints?\b|\breturn type\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
 _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now)\b")
@@ -1464,6 +1464,7 @@ class StubBody(Rule):
                 expect=1),
         Example("# TODO: port the backend\n\n\ndef load(path):\n    return None\n", expect=1),
         Example("# TODO: handle the int type\ndef parse(text):\n    pass\n", expect=1),
+        Example("# TODO: implement type checking of the arguments\ndef validate(args):\n    pass\n", expect=1),
         # Compared by equality, not identity: no marker.
         Example("def graph_break(msg=''):\n    '''Force a graph break.'''\n\n\n"
                 "def trace(fn, args):\n    if fn == graph_break:\n        return split(args)\n", expect=1),
