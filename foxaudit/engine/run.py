@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foxaudit.config import generators_allowed
 from foxaudit.diagnostics import Diagnostic
@@ -23,6 +23,9 @@ from foxaudit.engine import cache as cache_module
 from foxaudit.engine.discovery import Discovered, discover
 from foxaudit.engine.findings import UNUSED_SUPPRESSION, unused_suppression
 from foxaudit.engine.resolve import Resolved, registered
+
+if TYPE_CHECKING:
+    from foxaudit.program.model import SourceRoots
 
 # Below this many cache misses, analysing in-process beats starting a worker pool.
 IN_PROCESS_LIMIT = 24
@@ -316,17 +319,18 @@ def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = Fa
         _WORKER["scan_query"] = SCAN_QUERY
 
 
-def _summarised_module(relative: str, source_roots: tuple[str, ...]) -> bool:
+def _summarised_module(relative: str, source_roots: SourceRoots) -> bool:
     """Will the whole-program pass summarise this file as a Python module?"""
     from foxaudit.program.model import module_name_for
 
     return module_name_for(relative, source_roots) is not None
 
 
-def _source_roots(resolved: Resolved) -> tuple[str, ...]:
+def _source_roots(resolved: Resolved) -> SourceRoots:
+    from foxaudit.program.model import SourceRoots
     from foxaudit.program.settings import ProgramSettings
 
-    return tuple(ProgramSettings.from_table(resolved.program).source_roots)
+    return SourceRoots.at(resolved.settings.root, ProgramSettings.from_table(resolved.program).source_roots)
 
 
 def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
@@ -650,7 +654,7 @@ def _inputs_of(
     from foxaudit.program.model import summary_digest
 
     reads = sorted(project.reads.paths)
-    roots = program.settings.source_roots
+    roots = program.source_roots
     summaries: dict[str, list[str]] = {}
     with project.summarising():
         for relative, key in keys.items():

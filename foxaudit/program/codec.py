@@ -356,6 +356,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "call_heads": frozenset[str],
     "transfer_calls": tuple[Call, ...],
     "module_calls": frozenset[tuple[str, str, bool]],
+    "identities": frozenset[str],
     "calls": list[Call],
     "assignments": list[Assignment],
     "subscript_writes": list[SubscriptWrite],

@@ -128,7 +128,7 @@ def scan_file(source: SourceFile, name: str, is_package: bool, captures: dict | 
         return empty, f"{type(error).__name__}: {error}"
 
 
-def summary_key(source: SourceFile, source_roots: Iterable[str]) -> tuple | None:
+def summary_key(source: SourceFile, source_roots: SourceRoots | Iterable[str]) -> tuple | None:
     """The content key of ``source``'s summary (what it is cached and looked up by), or None for
     a file that has none (a ``.pyi``, a path that is no importable module)."""
     digest = hashlib.sha1(source.data).hexdigest()
@@ -178,7 +178,7 @@ class Prepared:
 NO_SUMMARY = "-"
 
 
-def summary_digest(source: SourceFile, source_roots: Iterable[str], prepared: Prepared | None, store: Store | None) -> str | None:
+def summary_digest(source: SourceFile, source_roots: SourceRoots | Iterable[str], prepared: Prepared | None, store: Store | None) -> str | None:
     """What the whole-program analyses see of ``source``: a digest of its summary's content and
     of the module name it was made under — not of the file's bytes, so an edit that leaves the
     summary as it was (a comment) keeps it. ``NO_SUMMARY`` for a file without one; None when the
@@ -206,7 +206,7 @@ class SummaryError(RuntimeError):
     """The scanner raised while the per-file pass summarised a file (a foxaudit bug)."""
 
 
-def prepare_summary(source: SourceFile, source_roots: Iterable[str], store: Store | None, captures: dict | None = None) -> Prepared | None:
+def prepare_summary(source: SourceFile, source_roots: SourceRoots | Iterable[str], store: Store | None, captures: dict | None = None) -> Prepared | None:
     """Summarise an already parsed file and encode it (and store it, when caching): what the
     program pass would do with the same bytes. None for a file without a summary. ``captures``:
     those of ``pyscan.SCAN_QUERY`` on the Python file's tree, when the per-file walk found them."""
@@ -269,12 +269,44 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def module_name_for(path: str, source_roots: Iterable[str]) -> tuple[str, bool] | None:
+@dataclass(frozen=True)
+class SourceRoots:
+    """The directories that module names are relative to, each with the package it lies in.
+
+    A source root is normally a ``sys.path`` entry (``.``, ``src``). Run inside a package
+    (``cd site-packages/torch``: the project root holds ``__init__.py``) the entry is a directory
+    above it, and the root's modules are ``torch._dynamo...``, not ``_dynamo...``: without the
+    prefix absolute imports (``import torch._dynamo``) miss the project's own modules."""
+
+    dirs: tuple[str, ...]
+    packages: tuple[str, ...] = ()  # beside ``dirs``: the dotted package each one is inside of ("" for none)
+
+    @classmethod
+    def at(cls, root: Path | str, dirs: Iterable[str]) -> SourceRoots:
+        dirs = tuple(dirs)
+        return cls(dirs, tuple(enclosing_package(Path(root) / directory.strip("/")) for directory in dirs))
+
+
+def enclosing_package(directory: Path) -> str:
+    """The dotted package ``directory`` is (with the packages above it), as the directories that
+    hold ``__init__.py`` name it from the nearest one without: "" for a directory that is no package."""
+    parts: list[str] = []
+    current = directory.resolve()
+    while (current / "__init__.py").is_file() and current.name.isidentifier() and current.parent != current:
+        parts.append(current.name)
+        current = current.parent
+    return ".".join(reversed(parts))
+
+
+def module_name_for(path: str, source_roots: SourceRoots | Iterable[str]) -> tuple[str, bool] | None:
     """(dotted module name, is_package) for a .py path, or None when it is not importable."""
     if not path.endswith(".py"):
         return None
+    if not isinstance(source_roots, SourceRoots):
+        source_roots = SourceRoots(tuple(source_roots))
     best = None
-    for root in source_roots:
+    package = ""
+    for index, root in enumerate(source_roots.dirs):
         prefix = root.strip("/")
         if prefix in ("", "."):
             relative = path
@@ -284,12 +316,15 @@ def module_name_for(path: str, source_roots: Iterable[str]) -> tuple[str, bool] 
             continue
         if best is None or len(relative) < len(best):
             best = relative
+            package = source_roots.packages[index] if index < len(source_roots.packages) else ""
     if best is None:
         return None
     parts = best[:-3].split("/")
     is_package = parts[-1] == "__init__"
     if is_package:
         parts = parts[:-1]
+    if package:
+        parts = [*package.split("."), *parts]
     if not parts or not all(part.isidentifier() for part in parts):
         return None
     return ".".join(parts), is_package
@@ -302,6 +337,7 @@ class Program:
         self.project = project
         self.root = Path(project.root)
         self.settings = settings
+        self.source_roots = SourceRoots.at(self.root, settings.source_roots)
         self.modules: dict[str, Module] = {}
         self.by_path: dict[str, Module] = {}
         self.cuda: dict[str, CudaSummary] = {}
@@ -375,7 +411,7 @@ class Program:
         missing: list[tuple[tuple, SourceFile]] = []
         prepared = self.project.summaries
         for source in self.project.files:
-            key = summary_key(source, self.settings.source_roots)
+            key = summary_key(source, self.source_roots)
             if key is None:
                 continue
             if key[0] == "py":

@@ -44,6 +44,7 @@ _QUERY_TEXT = """
 (pair) @pair
 (lambda) @lambda
 (decorated_definition) @decorated
+(comparison_operator) @compare
 [(list) (tuple) (set) (dictionary)] @container
 ((if_statement condition: (_) @condition consequence: (_) @type_checking)
  (#any-of? @condition "TYPE_CHECKING" "typing.TYPE_CHECKING"))
@@ -301,6 +302,9 @@ class ModuleSummary:
         # (callee, method, bound to a target) of each call at module level (class bodies
         # included): what importing the module runs, readable without the body.
         self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
+        # Dotted names an `is` / `is not` compares against (`fn is markers.graph_break`): values
+        # the code tells apart by identity — sentinels, and marker functions an interpreter intercepts.
+        self.identities: frozenset[str] = frozenset()
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         self._blob: bytes | None = None
 
@@ -688,6 +692,13 @@ class _Scanner:
             if literal.kind in ("str", "int"):
                 scope, _ = self.scope_of(node)
                 summary.dict_entries.append(_built(DictEntry, {"key": literal.value, "value": self.text(value), "scope": scope, "span": self.span(node)}))
+        identities: set[str] = set()
+        for node in captures.get("compare", ()):
+            if any(child.type in ("is", "is not") for child in node.children):
+                identities.update(self.dotted(operand) for operand in node.named_children
+                                  if operand.type in ("identifier", "attribute"))
+        identities.discard("")
+        summary.identities = frozenset(identities)
         for node in captures.get("augassign", ()):
             left = node.child_by_field_name("left")
             operator = node.child_by_field_name("operator")

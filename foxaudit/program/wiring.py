@@ -895,20 +895,40 @@ _SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
 
 def _module_from_other_call(program: Program, module: Module, call: Call) -> bool:
     """``mod.get_function(name)`` where ``mod`` is compiled, by a call that is no RawModule or
-    RawKernel, from a source the enclosing function receives as a parameter
-    (``mod = compiler._compile_module_with_cache(code)``): the source is the callers' and passes
-    through a helper foxaudit does not model, so its kernels' definitions cannot be read here.
-    (A project loader that reads its own file, ``_module().get_function(name)``, is not one.)"""
+    RawKernel, from a source built from what the enclosing function receives: a parameter as it
+    is (``mod = compiler._compile_module_with_cache(code)``), in an expression (``PREAMBLE +
+    code``, ``code.format(t=t)``, ``f"{code}"``) or through the object (``self.code``): the source
+    is the callers' and passes through a helper foxaudit does not model, so its kernels'
+    definitions cannot be read here. (A project loader that reads its own file,
+    ``_module().get_function(name)``, is not one.)"""
     if call.method != "get_function" or call.receiver_kind != "name":
         return False
     function = program.function_at(module, call.scope)
-    params = set(function.params) if function is not None else set()
+    params = frozenset(function.params) if function is not None else frozenset()
     bound = [a for a in module.summary.assignments if a.target == call.receiver and a.scope == call.scope]
     return bool(bound) and all(
         a.call is not None and a.call.method not in _SOURCE_LOADS
-        and any(arg.kind == "name" and arg.text in params for arg in (*a.call.args, *(v for _, v in a.call.kwargs)))
+        and any(_built_from(arg, params) for arg in (*a.call.args, *(v for _, v in a.call.kwargs)))
         for a in bound
     )
+
+
+_QUOTED = re.compile(r"(?s)([\'\"]).*?(?<!\\)\1")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _built_from(arg: Arg, params: frozenset[str]) -> bool:
+    """The argument's value is computed from one of ``params`` (the names in its code, not in
+    its string literals: `"code" + x` is not built from a parameter `code`)."""
+    if arg.kind in ("str", "int", "float"):
+        return False
+    if arg.kind == "concat":
+        return any(_built_from(part, params) for part in arg.value or ())
+    if arg.kind == "fstring":
+        code = " ".join(re.findall(r"\{([^{}]*)\}", arg.text))
+    else:
+        code = _QUOTED.sub(" ", arg.text)
+    return not params.isdisjoint(_IDENTIFIER.findall(code))
 
 
 def _names_project_source(program: Program, module: Module, call: Call) -> bool:

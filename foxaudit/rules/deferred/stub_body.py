@@ -25,7 +25,7 @@ from foxaudit.sources.placeholders import (
 from foxaudit.sources.placeholders import function_name as python_function_name
 
 if TYPE_CHECKING:
-    from foxaudit.program.model import Program
+    from foxaudit.program.model import Module, Program
     from foxaudit.program.project import Project
 
 CODE = "FX902"
@@ -129,6 +129,8 @@ class _FileNames:
     inert: set[str] = field(default_factory=set)
     # class → the names its implemented methods use through `self.`/`cls.` (the class calls them).
     used_by_self: dict[str, set[str]] = field(default_factory=dict)
+    # Names an `is` / `is not` of the file compares against (`fn is graph_break`).
+    identities: set[str] = field(default_factory=set)
 
 
 def _file_names(ctx: FileContext) -> _FileNames:
@@ -193,8 +195,11 @@ def _file_names(ctx: FileContext) -> _FileNames:
         inert = {klass for klass, methods in methods_of.items()
                  if len(methods) >= 2 and all(placeholder_body(method) is not None and not constant_answer(method)
                                               for method in methods)}
+        identities = {operand.text.decode() for comparison in captures.get("is", [])
+                      if any(child.type in ("is", "is not") for child in comparison.children)
+                      for operand in comparison.named_children if operand.type == "identifier"}
         state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
-                                             used_by_self)
+                                             used_by_self, identities)
     return state
 
 
@@ -220,7 +225,7 @@ def _self_query() -> tree_sitter.Query:
 def _class_query() -> tree_sitter.Query:
     from foxaudit.sources.base import ts_language
 
-    return tree_sitter.Query(ts_language("python"), "(class_definition) @c (decorator) @d")
+    return tree_sitter.Query(ts_language("python"), "(class_definition) @c (decorator) @d (comparison_operator) @is")
 
 
 def _implemented_in_family(
@@ -338,6 +343,59 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
                                   implements, unreadable)
 
 
+FUNCTION = "function"  # the last fact of a module-level or nested function's finding
+
+
+def _compared_by_identity(program: Program) -> frozenset[str]:
+    """Keys of the project's functions that some module compares by identity (`fn is
+    markers.graph_break`): marker functions, whose body is not what a call does — an interpreter
+    or tracer recognises the function and acts in its place."""
+    memo = program.project.memo
+    found = memo.get(f"{CODE}:identities")
+    if found is None:
+        keys = set()
+        for module in program.modules.values():
+            for dotted in module.summary.identities:
+                if dotted.partition(".")[0] in ("self", "cls"):
+                    continue
+                kind, key = program.lookup(program.canonical(module, dotted))
+                if kind == "function":
+                    keys.add(key)
+        found = memo[f"{CODE}:identities"] = frozenset(keys)
+    return found
+
+
+def _answered_in_parallel_module(program: Program, module: Module, name: str, answer: str) -> bool:
+    """A parallel module implements the module-level function ``name`` (or answers it with
+    another constant): modules whose dotted names differ in one package only (`torch.mtia` and
+    `torch.cuda`, `db.backends.sqlite.features` and `db.backends.mysql.features`) are backends of
+    one interface by convention, and this module's placeholder is its answer (MTIA's
+    `is_bf16_supported` returns True where CUDA's asks the device), as a subclass's is."""
+    if "." in name:
+        return False
+    memo = program.project.memo
+    index = memo.get(f"{CODE}:module-functions")
+    if index is None:
+        index = {}
+        for owner, function in program.functions.values():
+            if not function.class_name and "." not in function.qualname:
+                index.setdefault(function.qualname, []).append((owner, function))
+        memo[f"{CODE}:module-functions"] = index
+    return any(_parallel(module, other) and (not function.placeholder or _another_answer(function.answer, answer))
+               for other, function in index.get(name, ()) if other is not module)
+
+
+def _parallel(one: Module, other: Module) -> bool:
+    """The two modules' names differ in exactly one part below the top, a package on both sides."""
+    first, second = one.name.split("."), other.name.split(".")
+    if len(first) != len(second):
+        return False
+    differing = [index for index, (a, b) in enumerate(zip(first, second)) if a != b]
+    if len(differing) != 1 or differing[0] == 0:
+        return False
+    return differing[0] < len(first) - 1 or (one.is_package and other.is_package)
+
+
 def _file_ancestors(klass: str, names: _FileNames) -> set[str]:
     """The classes of the file above ``klass`` (bases, their bases, ...)."""
     found: set[str] = set()
@@ -427,20 +485,55 @@ def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
     for clause in statement.named_children:
         if clause.type in _BRANCHES:
             blocks.extend(child for child in clause.named_children if child.type == "block")
-    return any(name in _top_level_bindings(block) for block in blocks if block.id != holder.id)
+    return any({name, "*"} & _top_level_bindings(block) for block in blocks if block.id != holder.id)
 
 
 def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
     """A later `if`/`try` in the same block binds the same name (`def set_allocator(): pass`, then
-    `if has_triton(): set_allocator = triton.set_allocator`): a default for when the feature is absent."""
+    `if has_triton(): set_allocator = triton.set_allocator`) or may bind it (`try: from
+    internal.static_init import *`), or a function of the module rebinds it (`global synchronize`
+    then `synchronize = torch.accelerator.synchronize`): a default for when the feature is absent."""
     statement = function.parent if function.parent is not None and function.parent.type == "decorated_definition" \
         else function
     sibling = statement.next_named_sibling
     while sibling is not None:
-        if sibling.type in _BRANCHING and name in _bindings_within(sibling):
+        if sibling.type in _BRANCHING and ({name, "*"} & _bindings_within(sibling)):
             return True
         sibling = sibling.next_named_sibling
+    return statement.parent is not None and statement.parent.type == "module" and _rebound_through_global(
+        statement.parent, name)
+
+
+def _rebound_through_global(module: tree_sitter.Node, name: str) -> bool:
+    """A function of ``module`` declares ``global name`` and assigns it."""
+    for declaration in tree_sitter.QueryCursor(_global_query()).captures(module).get("g", []):
+        if not any(child.type == "identifier" and child.text.decode() == name for child in declaration.named_children):
+            continue
+        scope = declaration.parent
+        while scope is not None and scope.type != "function_definition":
+            scope = scope.parent
+        if scope is not None and name in _assigned_within(scope):
+            return True
     return False
+
+
+def _assigned_within(scope: tree_sitter.Node) -> set[str]:
+    return {left.text.decode() for assignment in tree_sitter.QueryCursor(_assignment_query()).captures(scope).get("a", [])
+            if (left := assignment.child_by_field_name("left")) is not None and left.type == "identifier"}
+
+
+@functools.cache
+def _global_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(global_statement) @g")
+
+
+@functools.cache
+def _assignment_query() -> tree_sitter.Query:
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), "(assignment) @a")
 
 
 def _bindings_within(statement: tree_sitter.Node) -> set[str]:
@@ -473,6 +566,8 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
                 alias = imported.child_by_field_name("alias") if imported.type == "aliased_import" else imported
                 if alias is not None:
                     bound.add(alias.text.decode().split(".", 1)[0])
+            if any(child.type == "wildcard_import" for child in statement.children):
+                bound.add("*")  # `from internal import *`: may bind any name
         elif statement.type == "expression_statement" and statement.named_children:
             assignment = statement.named_children[0]
             left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
@@ -497,6 +592,10 @@ _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do n
 # Words of a marker that asks for documentation, not code ("Better explain how ...", "provide an example").
 _ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|docstring|docs?|an example|wording)\b",
                          re.IGNORECASE)
+# Words of a marker about the function's type annotations, not its body ("not returning a T makes
+# common idioms not type correctly", "mypy cannot check this"; not "type checking", which code may do).
+_ABOUT_TYPES = re.compile(r"\btype[ -]?correct\w*|\btyping\b|\bannotat\w*|\bmypy\b|\bpyright\b"
+                          r"|\btype hints?\b|\breturn type\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
 _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
@@ -512,7 +611,8 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
                            r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
-                           r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?)\b", re.IGNORECASE)
+                           r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
+                           r"|legacy|backwards? compat\w*)\b", re.IGNORECASE)
 # ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
 _SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|(?:as|is|a|just) placeholder)\b",
                             re.IGNORECASE)
@@ -595,8 +695,10 @@ def _marked_pending(function: tree_sitter.Node) -> bool:
                   and child.named_children[0].type in ("string", "concatenated_string")] if body is not None else []
     texts = [*_comments(function), *_comments_above(function), *docstrings,
              _not_implemented_message(body) if body is not None else ""]
-    # (A `TODO` about the documentation — "explain", "provide an example" — is no pending work in the body.)
-    if any(_SAYS_DEFERRED.search(text) and not _ABOUT_DOCS.search(text) for text in texts):
+    # (A `TODO` about the documentation — "explain", "provide an example" — or about the type
+    # annotations — "not type correctly", "mypy" — is no pending work in the body.)
+    if any(_SAYS_DEFERRED.search(text) and not _ABOUT_DOCS.search(text) and not _ABOUT_TYPES.search(text)
+           for text in texts):
         return True
     return bool(_NAME_DEFERRED.search(" ".join(_words(python_function_name(function)))))
 
@@ -611,7 +713,9 @@ def _comments(function: tree_sitter.Node) -> list[str]:
 
 
 def _comments_above(function: tree_sitter.Node) -> list[str]:
-    """The comment lines right above the definition (or its decorators): `# TODO: ...` then `def f`."""
+    """The comment right above the definition (or its decorators), its lines joined in one text
+    (a marker and what it is about may sit on different lines): `# TODO: ...` then `def f`; then
+    the module's header when the function is the module's only definition."""
     node = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
     found = []
     sibling = node.prev_sibling
@@ -625,7 +729,34 @@ def _comments_above(function: tree_sitter.Node) -> list[str]:
         found.append(sibling.text.decode(errors="replace"))
         line = sibling.start_point[0]
         sibling = sibling.prev_sibling
+    block = [" ".join(reversed(found))] if found else []
+    return block + _module_header(node)
+
+
+def _module_header(definition: tree_sitter.Node) -> list[str]:
+    """The module's opening comments and docstring when ``definition`` is the module's only
+    definition: a one-function module's header speaks for that function ("this is for historical
+    pickle deserialization, it is not used otherwise")."""
+    module = definition.parent
+    if module is None or module.type != "module":
+        return []
+    if sum(child.type in _DEFINITIONS for child in module.named_children) != 1:
+        return []
+    found = []
+    docstring_possible = True
+    for child in module.named_children:
+        if child.type == "comment":
+            found.append(child.text.decode(errors="replace"))
+        elif (docstring_possible and child.type == "expression_statement" and child.named_child_count == 1
+              and child.named_children[0].type in ("string", "concatenated_string")):
+            found.append(child.text.decode(errors="replace"))  # the module docstring
+            docstring_possible = False
+        else:
+            break
     return found
+
+
+_DEFINITIONS = frozenset({"function_definition", "class_definition", "decorated_definition"})
 
 
 def _trails_code(comment: tree_sitter.Node) -> bool:
@@ -673,13 +804,17 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
 
 
 def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
-    """``function`` is nested in a function that passes it to a call (`loop(stop_hook=stop_hook)`,
-    `inspect.signature(deque_signature)`) or returns it (a factory's no-op logger) and never calls it: a callback, whose signature is what
-    its callee expects and whose trivial body is the answer it wants (as a test's doubles are)."""
+    """``function`` is passed to a call (`loop(stop_hook=stop_hook)`, `register_autograd(op,
+    setup_context=setup)`, `_make_prim(meta=_sink_tokens_aten)`), returned (a factory's no-op
+    logger, also in a tuple: `return wrapper, f`) or stored as the value of a dict literal (a
+    dispatch table written by hand: `{LOCAL: _local_post_load_hook, FULL: ...}`), and never
+    called where it is defined (its enclosing function, or its module for a module-level
+    function): a callback, whose signature is what its caller expects and whose trivial body is
+    the answer it wants (as a test's doubles are)."""
     enclosing = function.parent
     while enclosing is not None and enclosing.type not in ("function_definition", "class_definition", "module"):
         enclosing = enclosing.parent  # through `if`/`with`/`try` blocks: `if name == "flatten": def _sig(...)`
-    if enclosing is None or enclosing.type != "function_definition":
+    if enclosing is None or enclosing.type == "class_definition":
         return False
     handed = False
     for identifier in tree_sitter.QueryCursor(_identifier_query()).captures(enclosing).get("i", []):
@@ -690,9 +825,11 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
             continue
         if parent.type == "call" and parent.child_by_field_name("function") == identifier:
             return False  # called here: its result is used, so its body is its work
+        if parent.type in ("expression_list", "tuple") and parent.parent is not None:
+            parent = parent.parent  # `return wrapper, f`, `register(op, (fwd, bwd))`
         if parent.type in ("argument_list", "return_statement") or (
-                parent.type == "keyword_argument" and parent.child_by_field_name("value") == identifier):
-            handed = True  # passed to a call, or returned by a factory: a value someone else calls
+                parent.type in ("keyword_argument", "pair") and parent.child_by_field_name("value") == identifier):
+            handed = True  # passed to a call, returned by a factory, a dispatch table's value: someone else calls it
     return handed
 
 
@@ -862,7 +999,9 @@ class StubBody(Rule):
     an `if`/`try` whose other branch binds the same name
     (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
     feature is absent), or that a later `if`/`try` of the same block rebinds (`def
-    set_allocator(fn): pass` then `if has_triton(): set_allocator = triton.set_allocator`); a
+    set_allocator(fn): pass` then `if has_triton(): set_allocator = triton.set_allocator`) or
+    may rebind (`try: from internal import *`), or that a function of the module rebinds through
+    `global` (`global synchronize` then `synchronize = torch.accelerator.synchronize`); a
     function handed to a decorator call (`@overload(f)` implements `f`);
     in `test-files`, every function that is not a test as pytest collects it (a module-level
     `test*` function, a `test*` method of a `Test*` class): the others are doubles;
@@ -873,8 +1012,10 @@ class StubBody(Rule):
     Placeholders that the code itself makes deliberate are not stubs either:
     - what the function says of itself, unless it also says the work is pending (`TODO`, "yet",
       "NYI", "for now", "as a placeholder", in its comments, docstring, the comment right above it,
-      its `NotImplementedError` message or its name): "no-op", "nothing to do", a reason in a
-      comment (`pass  # handled by the caller`), a docstring that calls it a hook or a default
+      its `NotImplementedError` message or its name; a marker about the documentation or the
+      type annotations — "explain", "not type correct", "mypy" — is not about the body; the
+      header of a module whose only definition it is speaks for it): "no-op", "nothing to do", a
+      reason in a comment (`pass  # handled by the caller`, "it is not used otherwise"), a docstring that calls it a hook or a default
       ("Override this method to ...", "Default: True", "only exists to facilitate
       device-agnostic code"), a `NotImplementedError` that states a
       limitation ("deletion not supported", "please use add() instead", "should never be
@@ -884,8 +1025,17 @@ class StubBody(Rule):
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
       `@lru_cache(128)`), the fallback of `functools.singledispatch`;
-    - a nested function passed to a call or returned, never called where it is defined (a
-      callback shaped by its callee);
+    - a function passed to a call, returned (also in a tuple: `return wrapper, f`) or stored as a
+      dict literal's value (a dispatch table by hand), never called where it is defined — its
+      enclosing function, or its module for a module-level function (a callback shaped by its
+      callee: `_make_prim(meta=_sink_tokens)`, `register_autograd(op, setup_context=setup)`);
+    - a marker function: a module-level function that the code compares by identity
+      (`fn is markers.graph_break`, in any file of the project): an interpreter or tracer
+      recognises it and acts in its place;
+    - a module-level function that a parallel module implements or answers with another
+      constant — modules whose names differ in one package (`pkg.cuda` and `pkg.mtia`), backends
+      of one interface by convention, checked by the whole-project pass: MTIA's
+      `is_bf16_supported` returning True is its answer where CUDA's asks the device;
     - what its class makes deliberate: a class whose two or more methods are all placeholders
       without a constant (an interface by convention, a null object), a class named a stand-in
       or an interface (`NopReader`, `UnsupportedSpec`, `OptimizerInterface`), an empty
@@ -1150,6 +1300,40 @@ class StubBody(Rule):
         Example("def measure(loop):\n    def stop_hook(times):\n        return True\n    return loop(stop_hook=stop_hook)\n\n"
                 "def bind(args):\n    def deque_signature(iterable=None, maxlen=None):\n        pass\n"
                 "    return inspect.signature(deque_signature).bind(*args)\n"),
+        # A module-level function handed to a call or stored in a dispatch table, never called in
+        # its module: a callback (an op's meta function, an autograd `setup_context` with nothing
+        # to save, the no-op arm of a hook table).
+        Example("def _sink_meta(tokens) -> None:\n    pass\n\n"
+                "sink = make_prim(schema='sink(Tensor[] tokens) -> ()', meta=_sink_meta, impl=_sink_meta)\n\n"
+                "def setup_context(ctx, inputs, output):\n    '''Save state for backward.'''\n    return\n\n"
+                "register_autograd('wait', backward, setup_context=setup_context)\n"),
+        Example("def _full_post_load(module, state):\n    module.unshard(state)\n\n"
+                "def _local_post_load(module, state):\n    pass\n\n"
+                "def post_load(module, state, kind):\n"
+                "    return {FULL: _full_post_load, LOCAL: _local_post_load}[kind](module, state)\n"),
+        # Nested functions returned in a tuple: fixtures whose signature is the point.
+        Example("class Cases:\n    @classmethod\n    def make(cls):\n"
+                "        def f(a: 'an annotation'):\n            '''A docstring to copy.'''\n\n"
+                "        def wrapper(b: 'another'):\n            pass\n\n        return wrapper, f\n"),
+        # A marker about the type annotations is no pending work in the body.
+        Example("class Handler:\n    def load(self, name):\n        return self.values[name]\n\n"
+                "    # TODO: this returns None in practice, but a T keeps\n    # __getattr__ idioms type correct.\n"
+                "    def store(self, name, value) -> None:\n        raise NotImplementedError\n\n"
+                "class Recorder(Handler):\n    def store(self, name, value) -> None:\n"
+                "        self.log.append((name, value))\n"),
+        # A one-function module's header speaks for its function.
+        Example("# Kept so that old pickles which name this function still load; it is not used otherwise.\n\n\n"
+                "def _get_backend():\n    pass\n"),
+        # A marker function: the code tells it apart by identity, a tracer acts in its place.
+        Example("def graph_break(msg=''):\n    '''Force a graph break.'''\n\n\n"
+                "def trace(fn, args):\n    if fn is graph_break:\n        return split(args)\n"
+                "    return record(fn, args)\n"),
+        # A default that a function rebinds through `global`, or that a later star import may replace.
+        Example("def synchronize():\n    pass\n\n\ndef profile(fn, devices):\n    global synchronize\n"
+                "    if devices != ['cpu'] and accelerator.is_available():\n"
+                "        synchronize = accelerator.synchronize\n    synchronize()\n    return fn()\n"),
+        Example("def initialize_metrics(cfg=None):\n    pass\n\n\ntry:\n    from metrics.static_init import *\n"
+                "except ModuleNotFoundError:\n    pass\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -1273,6 +1457,20 @@ class StubBody(Rule):
         # The mixin beside the judged class is no subclass: the placeholder is still the base's.
         Example("class Node:\n    def allocate(self, block):\n        return False\n    def size(self):\n        return 0\n\n"
                 "class Mixin:\n    def allocate(self, block):\n        self.used.append(block)\n        return True\n", options={"unmarked-methods": True}, expect=1),
+        # A function handed on but also called in its module does its work here; a module's
+        # header speaks only for a module of one definition; a marker about a type is no reason.
+        Example("def validate(x):\n    pass\n\nregister(validate)\nvalidate(3)\n", expect=1),
+        Example("# Helpers, not used by the CLI.\n\n\ndef scale(x):\n    return 2 * x\n\n\ndef shift(x):\n    pass\n",
+                expect=1),
+        Example("# TODO: port the backend\n\n\ndef load(path):\n    return None\n", expect=1),
+        Example("# TODO: handle the int type\ndef parse(text):\n    pass\n", expect=1),
+        Example("# TODO: implement type checking of the arguments\ndef validate(args):\n    pass\n", expect=1),
+        # Compared by equality, not identity: no marker.
+        Example("def graph_break(msg=''):\n    '''Force a graph break.'''\n\n\n"
+                "def trace(fn, args):\n    if fn == graph_break:\n        return split(args)\n", expect=1),
+        # A `global` of another name, or one never assigned, rebinds nothing.
+        Example("def synchronize():\n    pass\n\n\ndef profile(fn):\n    global counter, synchronize\n"
+                "    counter = 1\n    synchronize()\n    return fn()\n", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -1337,8 +1535,11 @@ class StubBody(Rule):
             return None  # a dispatch table's entry: doing nothing or a constant is its answer for that key
         if len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED:
             return None  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
+        if owner is None and "." not in _qualified_name(node) and label in names.identities:
+            return None  # a marker function: the code tells it apart by identity, a tracer acts in its place
         if owner is None:
-            return ()
+            # A function's callers and sibling modules may live in other files: the whole program decides.
+            return ("", _qualified_name(node), constant_answer(node), FUNCTION)
         abstract = _is_abstract_base(owner, names)
         if abstract and _is_empty(placeholder):
             # An empty method of an abstract base class is reported whatever its subclasses do, as
@@ -1371,6 +1572,13 @@ class StubBody(Rule):
         program = analysis_for(project).program
         module = program.by_path.get(path)
         class_name, method, answer, called = (*facts, "", "")[:4]
+        if called == FUNCTION:
+            if module is None:
+                return True
+            key = function_key(module.name, method)
+            if key in _compared_by_identity(program):
+                return False  # a marker function: code tells it apart by identity (an interpreter intercepts calls to it)
+            return not _answered_in_parallel_module(program, module, method, answer)
         class_key = function_key(module.name, class_name) if module is not None else ""
         if class_key not in program.classes:
             return True

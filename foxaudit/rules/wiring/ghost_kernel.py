@@ -74,9 +74,37 @@ class GhostKernel(AnalysisRule):
             ),
         }, note="A module compiled by a helper (`_compile_module_with_cache`), from a source this file builds with"
                 " `.format()`: which kernels it defines is that call's business — not a ghost (FX205's note covers it)."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/helpers.py": (
+                "from cupy.cuda import compiler\n\n\n"
+                "def run_with_preamble(code, out):\n"
+                "    mod = compiler._compile_module_with_cache(PREAMBLE + code)\n"
+                "    mod.get_function('scale')((1,), (1,), (out,))\n\n\n"
+                "def run_typed(code, out):\n"
+                "    mod = compiler._compile_module_with_cache(code.format(t='float'))\n"
+                "    mod.get_function('shift')((1,), (1,), (out,))\n\n\n"
+                "class Program:\n    def __init__(self, code):\n        self.code = code\n\n"
+                "    def run(self, out):\n"
+                "        mod = compiler._compile_module_with_cache(source=self.code)\n"
+                "        mod.get_function('main')((1,), (1,), (out,))\n"
+            ),
+        }, note="A helper compiles a source built from what the function receives (`PREAMBLE + code`,"
+                " `code.format(...)`, the object's `self.code`): the kernels are the callers' — not ghosts."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample(kernel_project({"ops/scale.py": scale_module("scael")}), expect=1, note="A typo: `scael` is defined nowhere."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["ops.*"]\n',
+            "ops/__init__.py": "",
+            "ops/helpers.py": (
+                "from cupy.cuda import compiler\n\n\n"
+                "def run(code, out):\n"
+                "    mod = compiler._compile_module_with_cache('// the code comes later')\n"
+                "    mod.get_function('missing')((1,), (1,), (out,))\n"
+            ),
+        }, expect=1, note="A parameter's name inside a string literal is no source built from the parameter."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:

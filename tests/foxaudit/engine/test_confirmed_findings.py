@@ -81,6 +81,17 @@ def test_an_unchanged_file_finding_follows_an_edit_of_another_file(project, tmp_
     assert _stubs(check(_resolved(root), cache_dir=cache)) == [("pkg/base.py", 11)]
 
 
+def test_run_inside_the_package_the_modules_keep_its_name(tmp_path, monkeypatch):
+    # `cd site-packages/pkg && foxaudit check`: the root holds `__init__.py`, so its modules are
+    # `pkg.base` and `pkg.impl` (not `base`, `impl`), and `from pkg.base import ...` reaches them.
+    root = tmp_path / "site" / "pkg"
+    root.mkdir(parents=True)
+    for name, text in {"__init__.py": "", "base.py": BASE, "impl.py": SUBCLASS}.items():
+        (root / name).write_text(text)
+    monkeypatch.chdir(root)
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("base.py", 11)]
+
+
 def test_a_suppressed_hook_stays_suppressed(project, tmp_path):
     suppressed = BASE.replace("    def orphan_hook(self):", "    def orphan_hook(self):  # foxaudit: ignore[FX902] -- plugins implement it")
     root = project({"pkg/__init__.py": "", "pkg/base.py": suppressed, "other/impl.py": SUBCLASS})
@@ -198,3 +209,29 @@ def test_a_step_the_base_calls_is_a_hook_across_files(project, tmp_path):
     # Without the subclass, the base's step is unfinished work like the other.
     (root / "pkg/uniform.py").unlink()
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/folder.py", 5), ("pkg/folder.py", 8)]
+
+
+def test_a_function_compared_by_identity_in_another_module_is_a_marker(project, tmp_path):
+    # A tracer recognises `graph_break` by identity and acts in its place: its docstring-only body
+    # is not what a call does. Compared with `==` (or not at all) it is a stub like any other.
+    decorators = "def graph_break(msg=''):\n    '''Force a graph break.'''\n\n\ndef skip(msg=''):\n    '''Skip.'''\n"
+    tracer = ("import pkg\n\n\ndef step(fn):\n    if fn is pkg.graph_break:\n        return 1\n"
+              "    if fn == pkg.skip:\n        return 2\n    return fn()\n")
+    root = project({"pkg/__init__.py": "from pkg.decorators import graph_break, skip\n",
+                    "pkg/decorators.py": decorators, "pkg/tracer.py": tracer})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/decorators.py", 5)]
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c", project=False)) == [
+        ("pkg/decorators.py", 1), ("pkg/decorators.py", 5)]
+
+
+def test_a_backend_module_answers_what_its_parallel_modules_implement(project, tmp_path):
+    # `pkg.cuda` and `pkg.mtia` differ in one package: backends of one interface by convention.
+    # MTIA's constant is its answer; a function no parallel module has, or a module that is not
+    # parallel (`pkg.utils` is no package), stays reported.
+    cuda = "def is_bf16_supported(including_emulation=True):\n    return capability() >= (8, 0)\n"
+    mtia = ("def is_bf16_supported(including_emulation=True):\n    return True\n\n\n"
+            "def memory_stats(device):\n    return {}\n")
+    utils = "def is_bf16_supported(including_emulation=True):\n    return True\n"
+    root = project({"pkg/__init__.py": "", "pkg/cuda/__init__.py": cuda, "pkg/mtia/__init__.py": mtia,
+                    "pkg/utils.py": utils})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/mtia/__init__.py", 5), ("pkg/utils.py", 1)]

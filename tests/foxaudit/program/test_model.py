@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foxaudit.program.model import Program, module_name_for
+from foxaudit.program.model import Program, SourceRoots, module_name_for
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import scan_python
 from foxaudit.program.settings import ProgramSettings
@@ -26,6 +26,17 @@ def test_module_names_follow_source_roots() -> None:
     assert module_name_for("src/pkg/mod.py", ("src", ".")) == ("pkg.mod", False)
     assert module_name_for("scripts/my-tool.py", (".",)) is None  # not importable
     assert module_name_for("pkg/mod.pyi", (".",)) is None
+
+
+def test_a_source_root_inside_a_package_keeps_the_package_name(tmp_path: Path) -> None:
+    root = tmp_path / "site" / "torch"
+    (root / "_dynamo").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    roots = SourceRoots.at(root, (".",))
+    assert roots.packages == ("torch",)
+    assert module_name_for("_dynamo/decorators.py", roots) == ("torch._dynamo.decorators", False)
+    assert module_name_for("__init__.py", roots) == ("torch", True)
+    assert SourceRoots.at(tmp_path / "site", (".",)).packages == ("",)  # no `__init__.py`: a sys.path entry
 
 
 def test_broken_python_still_yields_what_parsed() -> None:
