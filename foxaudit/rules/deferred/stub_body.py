@@ -40,6 +40,15 @@ DEFAULT_EXEMPT_DECORATORS = (
 _NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "NamedTuple", "TypedDict"})
 
 
+@functools.cache
+def _query(pattern: str) -> tree_sitter.Query:
+    """A tree-sitter query over Python, compiled once per pattern."""
+    from foxaudit.sources.base import ts_language
+
+    return tree_sitter.Query(ts_language("python"), pattern)
+
+
+
 def _unreadable_base(qualified: str) -> bool:
     """A base outside the sources that may implement a project's method: not a neutral one and
     not the standard library's (`abc.Iterator` supplies `__iter__`, not `_process_header`)."""
@@ -144,7 +153,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
         used_by_self: dict[str, set[str]] = {}
         methods_of: dict[str, list[tree_sitter.Node]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
-        captures = tree_sitter.QueryCursor(_class_query()).captures(root)
+        captures = tree_sitter.QueryCursor(_query("(class_definition) @c (decorator) @d (comparison_operator) @is")).captures(root)
         for definition in captures.get("c", []):
             name = definition.child_by_field_name("name")
             if name is None:
@@ -206,7 +215,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
 def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
     """`self.hook(...)`, `cls.hook`, `self.hook` handed on: the members a method reaches on its own object."""
     used: set[str] = set()
-    for attribute in tree_sitter.QueryCursor(_self_query()).captures(method).get("a", []):
+    for attribute in tree_sitter.QueryCursor(_query("(attribute object: (identifier)) @a")).captures(method).get("a", []):
         receiver = attribute.child_by_field_name("object")
         member = attribute.child_by_field_name("attribute")
         if receiver is not None and member is not None and receiver.text in (b"self", b"cls"):
@@ -214,18 +223,6 @@ def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
     return used
 
 
-@functools.cache
-def _self_query() -> tree_sitter.Query:
-    from foxaudit.sources.base import ts_language
-
-    return tree_sitter.Query(ts_language("python"), "(attribute object: (identifier)) @a")
-
-
-@functools.cache
-def _class_query() -> tree_sitter.Query:
-    from foxaudit.sources.base import ts_language
-
-    return tree_sitter.Query(ts_language("python"), "(class_definition) @c (decorator) @d (comparison_operator) @is")
 
 
 def _implemented_in_family(
@@ -506,7 +503,7 @@ def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
 
 def _rebound_through_global(module: tree_sitter.Node, name: str) -> bool:
     """A function of ``module`` declares ``global name`` and assigns it."""
-    for declaration in tree_sitter.QueryCursor(_global_query()).captures(module).get("g", []):
+    for declaration in tree_sitter.QueryCursor(_query("(global_statement) @g")).captures(module).get("g", []):
         if not any(child.type == "identifier" and child.text.decode() == name for child in declaration.named_children):
             continue
         scope = declaration.parent
@@ -518,22 +515,10 @@ def _rebound_through_global(module: tree_sitter.Node, name: str) -> bool:
 
 
 def _assigned_within(scope: tree_sitter.Node) -> set[str]:
-    return {left.text.decode() for assignment in tree_sitter.QueryCursor(_assignment_query()).captures(scope).get("a", [])
+    return {left.text.decode() for assignment in tree_sitter.QueryCursor(_query("(assignment) @a")).captures(scope).get("a", [])
             if (left := assignment.child_by_field_name("left")) is not None and left.type == "identifier"}
 
 
-@functools.cache
-def _global_query() -> tree_sitter.Query:
-    from foxaudit.sources.base import ts_language
-
-    return tree_sitter.Query(ts_language("python"), "(global_statement) @g")
-
-
-@functools.cache
-def _assignment_query() -> tree_sitter.Query:
-    from foxaudit.sources.base import ts_language
-
-    return tree_sitter.Query(ts_language("python"), "(assignment) @a")
 
 
 def _bindings_within(statement: tree_sitter.Node) -> set[str]:
@@ -817,7 +802,7 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
     if enclosing is None or enclosing.type == "class_definition":
         return False
     handed = False
-    for identifier in tree_sitter.QueryCursor(_identifier_query()).captures(enclosing).get("i", []):
+    for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(enclosing).get("i", []):
         if identifier.text.decode() != label:
             continue
         parent = identifier.parent
@@ -832,12 +817,6 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
             handed = True  # passed to a call, returned by a factory, a dispatch table's value: someone else calls it
     return handed
 
-
-@functools.cache
-def _identifier_query() -> tree_sitter.Query:
-    from foxaudit.sources.base import ts_language
-
-    return tree_sitter.Query(ts_language("python"), "(identifier) @i")
 
 
 def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
