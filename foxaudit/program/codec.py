@@ -16,10 +16,13 @@ frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too long f
 decimal form (hex text), ``c`` a complex number (real, imaginary), or a class name followed by
 the field values. Sets are written sorted, so one summary always encodes to the same bytes.
 
-A Python summary file holds ``key\\n py\\n index\\n body``: the key it was written for (a file
-copied under another name is a miss), the summary's index (a JSON object, one member per index
-field) and its body (the same, for the lists ``ModuleSummary`` keeps encoded until an analysis
-first reads one). A CUDA summary file holds ``key\\n cuda\\n record``.
+A Python summary file holds ``key\\n py\\n index\\n lazy…\\n body``: the key it was written for
+(a file copied under another name is a miss), the summary's index (a JSON object, one member per
+index field except the lazy ones), one line per field of ``ModuleSummary.LAZY`` (its JSON value,
+in that order: parsed only when an analysis first reads the field) and its body (a JSON object,
+for the lists ``ModuleSummary`` keeps encoded until an analysis first reads one). JSON text holds
+no raw line break, so the lines split unambiguously. A CUDA summary file holds
+``key\\n cuda\\n record``.
 """
 
 from __future__ import annotations
@@ -356,6 +359,10 @@ _INDEX_TYPES: dict[str, Any] = {
     "call_heads": frozenset[str],
     "transfer_calls": tuple[Call, ...],
     "module_calls": frozenset[tuple[str, str, bool]],
+    "function_names": frozenset[str],
+    "method_names": frozenset[str],
+    "decorators": frozenset[str],
+    "with_funcs": frozenset[str],
     "calls": list[Call],
     "assignments": list[Assignment],
     "subscript_writes": list[SubscriptWrite],
@@ -375,30 +382,29 @@ def _member(name: str) -> _Schema:
 def _encode_members(members: dict[str, Any]) -> bytes:
     payload = {}
     for name, value in members.items():
-        if type(value) is Encoded:
-            payload[name] = value.raw  # still in this format: as it was read
-            continue
         write = _member(name)[0]
         payload[name] = value if write is None else write(value)
     return _dumps(payload).encode()
 
 
-def _decode_members(data: bytes, lazy: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The members of ``data``; those named in ``lazy`` stay ``Encoded`` (decoded on first read)."""
+def _encode_member(name: str, value: Any) -> bytes:
+    """One lazy index field's line: as it was read when it was never decoded."""
+    if type(value) is Encoded:
+        return value.raw  # type: ignore[no-any-return]
+    write = _member(name)[0]
+    return _dumps(value if write is None else write(value)).encode()
+
+
+def _decode_members(data: bytes) -> dict[str, Any]:
+    """The members of ``data`` (a JSON object), each rebuilt from the type its name declares."""
     try:
         payload = json.loads(data)
         if type(payload) is not dict:
             raise CodecError("summary members that are not an object")
         for name, value in payload.items():
             read = _member(name)[1]
-            if read is None:
-                continue
-            if name in lazy:
-                if type(value) is not list:
-                    raise CodecError(f"summary member {name} that is not an array")
-                payload[name] = Encoded(value, read, typing.get_origin(_INDEX_TYPES[name])())
-                continue
-            payload[name] = read(value)
+            if read is not None:
+                payload[name] = read(value)
     except CodecError:
         raise
     except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
@@ -417,13 +423,16 @@ def decode_body(data: bytes) -> dict[str, list]:
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
         return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
-    index = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
-    return b"\n".join((key.encode(), b"py", _encode_members(index), summary.body_bytes()))
+    fields = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+    index = {name: value for name, value in fields.items() if name not in ModuleSummary.LAZY}
+    lazy = [_encode_member(name, fields[name]) for name in ModuleSummary.LAZY]
+    return b"\n".join((key.encode(), b"py", _encode_members(index), *lazy, summary.body_bytes()))
 
 
 def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
     """The summary stored in ``data`` for ``key``; raises CodecError for anything else."""
-    parts = data.split(b"\n", 3)
+    lazy = ModuleSummary.LAZY
+    parts = data.split(b"\n", 3 + len(lazy))
     if len(parts) < 3 or parts[0] != key.encode():
         raise CodecError("not the entry of this key")
     if parts[1] == b"cuda" and len(parts) == 3:
@@ -433,9 +442,18 @@ def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
             raise
         except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
             raise CodecError(f"{type(error).__name__}: {error}") from None
-    if parts[1] != b"py" or len(parts) != 4:
+    if parts[1] != b"py" or len(parts) != 4 + len(lazy):
         raise CodecError("a malformed summary")
+    index = _decode_members(parts[2])
+    for name, raw in zip(lazy, parts[3:-1]):
+        if name in index:
+            raise CodecError(f"summary member {name} in the index and on its own line")
+        index[name] = Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
     try:
-        return ModuleSummary.from_index(_decode_members(parts[2], ModuleSummary.LAZY), parts[3])
+        return ModuleSummary.from_index(index, parts[-1])
     except ValueError as error:  # CodecError included
         raise CodecError(str(error)) from None
+
+
+def _identity(value: Any) -> Any:
+    return value

@@ -188,14 +188,27 @@ def hot_path(program: Program) -> HotPath:
     # 1. decorators and qualified names
     matched_patterns: set[str] = set()
     out_of_scope = {m.name for m in program.modules.values() if first_path_match(m.path, settings.out_of_scope)}
-    for key, (module, function) in sorted(program.functions.items()):
-        if module.is_test or module.name in out_of_scope:
-            continue
+    decorators = set(settings.hot_path_decorators)
+
+    def names_a_root(module: Module, decorator: str) -> bool:
+        canonical = program.canonical(module, decorator)
+        # `@hot_path`, `@markers.hot_path`, and an alias `from m import hot_path as hot` (`@hot`).
+        return bool({decorator.rsplit(".", 1)[-1], canonical.rsplit(".", 1)[-1], canonical} & decorators)
+
+    # Only the functions of a module some decorator of which names a root are read (all of them
+    # when roots are also configured by name: every function key is matched against them).
+    decorated = [
+        module
+        for module in program.modules.values()
+        if not module.is_test
+        and module.name not in out_of_scope
+        and (settings.hot_path_roots or any(names_a_root(module, decorator) for decorator in module.summary.decorators))
+    ]
+    candidates = {function_key(module.name, function.qualname) for module in decorated for function in module.summary.functions}
+    for key in sorted(candidates):
+        module, function = program.functions[key]
         for decorator in function.decorators:
-            canonical = program.canonical(module, decorator)
-            # `@hot_path`, `@markers.hot_path`, and an alias `from m import hot_path as hot` (`@hot`).
-            names = {decorator.rsplit(".", 1)[-1], canonical.rsplit(".", 1)[-1], canonical}
-            if names & set(settings.hot_path_decorators):
+            if names_a_root(module, decorator):
                 roots.append(Root(f"@{decorator}", key, Site(module.path, function.span, function.qualname)))
                 break
         for pattern in settings.hot_path_roots:
@@ -232,7 +245,7 @@ def hot_path(program: Program) -> HotPath:
                 elif call.method in settings.capture_end_methods and call.receiver:
                     end_lines.setdefault(call.scope, []).append(call.span.line)
         has_capture = False
-        for block in summary.withs:
+        for block in summary.withs if _may_capture(program, module, capture_helpers) else ():
             for context in block.contexts:
                 label = _capture_label(program, module, context, capture_helpers)
                 if label:
@@ -512,6 +525,18 @@ def _capture_label(program: Program, module: Module, context: Call, helpers: dic
     return None
 
 
+def _may_capture(program: Program, module: Module, helpers: dict[str, int]) -> bool:
+    """Could ``_capture_label`` name a ``with`` of ``module``? Answered from the summary's index
+    (the callees its ``with`` statements enter), so the blocks are decoded only where one could."""
+    funcs = module.summary.with_funcs
+    if not funcs:
+        return False
+    if -1 in helpers.values():
+        return True  # a context-manager helper exists: resolution decides, block by block
+    contexts = program.settings.capture_contexts
+    return any(func and program.canonical(module, func) in contexts for func in funcs)
+
+
 def _capture_helpers(program: Program) -> dict[str, int]:
     """function key → -1 for a context-manager helper that captures, or the index of the callable
     parameter it calls inside a capture."""
@@ -534,7 +559,7 @@ def _capture_helpers(program: Program) -> dict[str, int]:
         changed = False
         for module in program.modules.values():
             capture_ids: set[int] = set()
-            for block in module.summary.withs:
+            for block in module.summary.withs if _may_capture(program, module, helpers) else ():
                 for context in block.contexts:
                     if _capture_label(program, module, context, helpers):
                         capture_ids.add(block.id)
@@ -545,7 +570,7 @@ def _capture_helpers(program: Program) -> dict[str, int]:
                     if function is not None and function.is_generator and key not in helpers:
                         helpers[key] = -1
                         changed = True
-            for block in module.summary.withs:
+            for block in module.summary.withs if capture_ids else ():
                 if block.id not in capture_ids or not block.scope:
                     continue
                 key = function_key(module.name, block.scope)

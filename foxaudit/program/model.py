@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +74,53 @@ class Resolution:
 
 def function_key(module: str, qualname: str) -> str:
     return f"{module}:{qualname}"
+
+
+class Functions(Mapping[str, tuple[Module, Function]]):
+    """Function key → (module, function) over every module of the program, as a dict built from
+    every module's functions in order would be (a qualname defined twice: the last definition),
+    but a module's functions are decoded only when a key of that module is first asked for: after
+    an edit most modules' functions are never read. Iterating decodes every module."""
+
+    def __init__(self, modules: dict[str, Module]):
+        self._modules = modules
+        self._tables: dict[str, dict[str, tuple[Module, Function]]] = {}
+
+    def _table(self, name: str) -> dict[str, tuple[Module, Function]] | None:
+        table = self._tables.get(name)
+        if table is None:
+            module = self._modules.get(name)
+            if module is None:
+                return None
+            table = self._tables[name] = {function.qualname: (module, function) for function in module.summary.functions}
+        return table
+
+    def __getitem__(self, key: str) -> tuple[Module, Function]:
+        name, _, qualname = key.partition(":")
+        table = self._tables.get(name) or self._table(name)
+        if table is None or qualname not in table:
+            raise KeyError(key)
+        return table[qualname]
+
+    def __contains__(self, key: object) -> bool:
+        if type(key) is not str:
+            return False
+        name, _, qualname = key.partition(":")
+        table = self._tables.get(name) or self._table(name)
+        return table is not None and qualname in table
+
+    def get(self, key: str, default: tuple[Module, Function] | None = None) -> tuple[Module, Function] | None:  # type: ignore[override]
+        name, _, qualname = key.partition(":")
+        table = self._tables.get(name) or self._table(name)
+        return default if table is None else table.get(qualname, default)
+
+    def __iter__(self) -> Iterator[str]:
+        for name in list(self._modules):
+            for qualname in self._table(name) or ():
+                yield function_key(name, qualname)
+
+    def __len__(self) -> int:
+        return sum(len(self._table(name) or ()) for name in list(self._modules))
 
 
 class _SummaryCache:
@@ -306,7 +353,7 @@ class Program:
         self.by_path: dict[str, Module] = {}
         self.cuda: dict[str, CudaSummary] = {}
         self.sources: dict[str, SourceFile] = {source.path: source for source in project.files}
-        self.functions: dict[str, tuple[Module, Function]] = {}
+        self.functions = Functions(self.modules)
         self.classes: dict[str, tuple[Module, ClassDef]] = {}
         self.method_names: set[str] = set()
         # Files the scanner could not summarise (path → reason): left out of every analysis and
@@ -360,10 +407,7 @@ class Program:
             self.by_path[source.path] = module
         self._top_packages = {name.split(".")[0] for name in self.modules}
         for module in self.modules.values():
-            for function in module.summary.functions:
-                self.functions[function_key(module.name, function.qualname)] = (module, function)
-                if function.class_name:
-                    self.method_names.add(function.name)
+            self.method_names.update(module.summary.method_names)
             for klass in module.summary.classes:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
 
@@ -783,7 +827,7 @@ class Program:
     def _function_names(self) -> set[str]:
         names = getattr(self, "_fn_names", None)
         if names is None:
-            names = {function.name for _, function in self.functions.values()}
+            names = set().union(*(module.summary.function_names for module in self.modules.values()))
             self._fn_names = names
         return names
 

@@ -234,8 +234,8 @@ _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
 class Encoded:
-    """An index field as the codec read it from a cache entry (JSON arrays), decoded on first use
-    by ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
+    """An index field as the codec read it from a cache entry (its JSON text, not yet parsed),
+    decoded on first use by ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
 
     __slots__ = ("raw", "read", "empty")
 
@@ -256,12 +256,12 @@ class _DecodedOnRead:
             return self
         value = instance.__dict__[self.name]
         if type(value) is Encoded:
-            from foxaudit.program.codec import CodecError
+            import json
 
             try:
-                value = value.read(value.raw)
-            except CodecError:
-                value = value.empty
+                value = value.read(json.loads(value.raw))
+            except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError):
+                value = value.empty  # CodecError included: a damaged member reads empty
             instance.__dict__[self.name] = value
         return value
 
@@ -281,9 +281,16 @@ class ModuleSummary:
     hold the same facts.
     """
 
-    # Index fields left encoded in a loaded summary until an analysis reads them: the hot path
-    # reads the transfer calls only when something is hot.
-    LAZY = ("transfer_calls",)
+    # Index fields left encoded (not even parsed) in a loaded summary until an analysis reads
+    # them: they are most of an index's bytes, and after an edit the analyses read them for few
+    # modules. The program model names functions from ``function_names``/``method_names`` and
+    # decodes a module's functions when a lookup first reaches it; the hot path reads the
+    # decorators and ``with`` contexts' callees from ``decorators``/``with_funcs`` and decodes
+    # ``functions``/``withs`` only where one could make a root or a captured region; it reads the
+    # transfer calls only when something is hot.
+    LAZY = ("functions", "withs", "transfer_calls")
+    functions = _DecodedOnRead()
+    withs = _DecodedOnRead()
     transfer_calls = _DecodedOnRead()
 
     def __init__(self, path: str):
@@ -301,6 +308,11 @@ class ModuleSummary:
         # (callee, method, bound to a target) of each call at module level (class bodies
         # included): what importing the module runs, readable without the body.
         self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
+        # Over the lazy fields, read without them (see LAZY):
+        self.function_names: frozenset[str] = frozenset()  # ``name`` of every function
+        self.method_names: frozenset[str] = frozenset()  # ``name`` of every method
+        self.decorators: frozenset[str] = frozenset()  # every decorator text of every function
+        self.with_funcs: frozenset[str] = frozenset()  # the callee of every call a ``with`` enters
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         self._blob: bytes | None = None
 
@@ -342,6 +354,11 @@ class ModuleSummary:
             or call.func in TRANSFER_BUILTINS
             or ("." not in call.func and renamed.get(call.func) in TRANSFER_METHODS)
         )
+        functions = self.functions
+        self.function_names = frozenset(function.name for function in functions)
+        self.method_names = frozenset(function.name for function in functions if function.class_name)
+        self.decorators = frozenset(decorator for function in functions for decorator in function.decorators)
+        self.with_funcs = frozenset(context.func for block in self.withs for context in block.contexts)
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:

@@ -199,19 +199,30 @@ def test_codec_writes_records_by_their_declared_types() -> None:
     assert again == cuda and [c.value for c in again.constants] == [1 << 40, 0.5]
 
 
-def test_transfer_calls_are_decoded_on_first_read_and_a_damaged_array_reads_empty() -> None:
+def test_lazy_index_fields_are_parsed_on_first_read_and_a_damaged_one_reads_empty() -> None:
     from foxaudit.program.codec import dump_summary, load_summary
-    from foxaudit.program.pyscan import Encoded
+    from foxaudit.program.pyscan import Encoded, ModuleSummary
 
-    text = "import torch\n\n\ndef read(x):\n    print('start')\n    return x.item(), x.cpu()\n"
+    text = (
+        "import torch\n\n\n@torch.no_grad()\ndef read(x):\n    print('start')\n"
+        "    with torch.cuda.graph(g):\n        return x.item(), x.cpu()\n"
+    )
     summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
     assert [call.method for call in summary.transfer_calls] == ["print", "item", "cpu"]
+    assert summary.decorators == {"torch.no_grad"} and summary.with_funcs == {"torch.cuda.graph"}
+    assert summary.function_names == {"read"} and summary.method_names == frozenset()
     data = dump_summary("k", summary)
     loaded = load_summary("k", data)
-    assert type(loaded.__dict__["transfer_calls"]) is Encoded  # not decoded with the index
+    for name in ModuleSummary.LAZY:
+        assert type(loaded.__dict__[name]) is Encoded, name  # not even parsed with the index
     assert dump_summary("k", loaded) == data  # written back as it was read
-    assert loaded == summary  # compares the decoded records
     assert loaded.transfer_calls == summary.transfer_calls
     assert type(loaded.__dict__["transfer_calls"]) is tuple  # decoded once, kept
-    damaged = data.replace(b'"transfer_calls":[[', b'"transfer_calls":[["not a call"],[', 1)
+    assert type(loaded.__dict__["withs"]) is Encoded  # the others stay as they were
+    assert loaded == summary  # compares the decoded records
+    lines = data.split(b"\n")
+    lazy = 3 + ModuleSummary.LAZY.index("transfer_calls")
+    damaged = b"\n".join([*lines[:lazy], lines[lazy].replace(b"[[", b'[["not a call"],[', 1), *lines[lazy + 1 :]])
     assert load_summary("k", damaged).transfer_calls == ()
+    unparsable = b"\n".join([*lines[:3], b"[[", *lines[4:]])
+    assert load_summary("k", unparsable).functions == [] and load_summary("k", unparsable).withs == summary.withs
