@@ -16,13 +16,15 @@ frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too long f
 decimal form (hex text), ``c`` a complex number (real, imaginary), or a class name followed by
 the field values. Sets are written sorted, so one summary always encodes to the same bytes.
 
-A Python summary file holds ``key\\n py\\n index\\n lazy…\\n body``: the key it was written for
-(a file copied under another name is a miss), the summary's index (a JSON object, one member per
-index field except the lazy ones), one line per field of ``ModuleSummary.LAZY`` (its JSON value,
-in that order: parsed only when an analysis first reads the field) and its body (a JSON object,
-for the lists ``ModuleSummary`` keeps encoded until an analysis first reads one). JSON text holds
-no raw line break, so the lines split unambiguously. A CUDA summary file holds
-``key\\n cuda\\n record``.
+A Python summary file holds ``key\\n py LENGTHS\\n index\\n lazy…\\n body``: the key it was
+written for (a file copied under another name is a miss), the byte lengths of the lines that
+follow up to the body, the summary's index (a JSON object, one member per index field except the
+lazy ones), one line per field of ``ModuleSummary.LAZY`` (its JSON value, in that order: parsed
+only when an analysis first reads the field) and its body (a JSON object, for the lists
+``ModuleSummary`` keeps encoded until an analysis first reads one). JSON text holds no raw line
+break, so the lines split unambiguously; the lengths let ``read_summary`` read an entry's index
+alone (a twentieth of its bytes on pandas) and the rest only when a lazy field or the body is
+first read. A CUDA summary file holds ``key\\n cuda\\n record``.
 """
 
 from __future__ import annotations
@@ -424,35 +426,119 @@ def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
         return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
     fields = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
-    index = {name: value for name, value in fields.items() if name not in ModuleSummary.LAZY}
-    lazy = [_encode_member(name, fields[name]) for name in ModuleSummary.LAZY]
-    return b"\n".join((key.encode(), b"py", _encode_members(index), *lazy, summary.body_bytes()))
+    lines = [_encode_members({name: value for name, value in fields.items() if name not in ModuleSummary.LAZY})]
+    lines.extend(_encode_member(name, fields[name]) for name in ModuleSummary.LAZY)
+    lengths = b" ".join(str(len(line)).encode() for line in lines)
+    return b"\n".join((key.encode(), b"py " + lengths, *lines, summary.body_bytes()))
 
 
-def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
-    """The summary stored in ``data`` for ``key``; raises CodecError for anything else."""
-    lazy = ModuleSummary.LAZY
-    parts = data.split(b"\n", 3 + len(lazy))
-    if len(parts) < 3 or parts[0] != key.encode():
+def _header(key: str, data: bytes) -> tuple[bytes, int]:
+    """(the kind line, the offset just after it) of an entry's first bytes; CodecError when they
+    are not those of ``key``'s entry."""
+    first = data.find(b"\n")
+    if first < 0 or data[:first] != key.encode():
         raise CodecError("not the entry of this key")
-    if parts[1] == b"cuda" and len(parts) == 3:
-        try:
-            return _record_decoder(CudaSummary)(json.loads(parts[2]))
-        except CodecError:
-            raise
-        except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
-            raise CodecError(f"{type(error).__name__}: {error}") from None
-    if parts[1] != b"py" or len(parts) != 4 + len(lazy):
+    second = data.find(b"\n", first + 1)
+    if second < 0:
         raise CodecError("a malformed summary")
-    index = _decode_members(parts[2])
-    for name, raw in zip(lazy, parts[3:-1]):
+    return data[first + 1 : second], second + 1
+
+
+def _py_lengths(kind: bytes) -> list[int]:
+    """The line lengths a Python entry's kind line gives (index, then each lazy field)."""
+    words = kind.split(b" ")
+    if words[0] != b"py" or len(words) != 2 + len(ModuleSummary.LAZY) or not all(word.isdigit() for word in words[1:]):
+        raise CodecError("a malformed summary")
+    return [int(word) for word in words[1:]]
+
+
+def _load_cuda(data: bytes) -> CudaSummary:
+    if b"\n" in data:
+        raise CodecError("a malformed summary")
+    try:
+        return _record_decoder(CudaSummary)(json.loads(data))  # type: ignore[no-any-return]
+    except CodecError:
+        raise
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
+        raise CodecError(f"{type(error).__name__}: {error}") from None
+
+
+def _python_summary(index_line: bytes, lazy: list[bytes | Callable[[], bytes]], body: bytes | Callable[[], bytes]) -> ModuleSummary:
+    index = _decode_members(index_line)
+    for name, raw in zip(ModuleSummary.LAZY, lazy):
         if name in index:
             raise CodecError(f"summary member {name} in the index and on its own line")
         index[name] = Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
     try:
-        return ModuleSummary.from_index(index, parts[-1])
+        return ModuleSummary.from_index(index, body)
     except ValueError as error:  # CodecError included
         raise CodecError(str(error)) from None
+
+
+def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
+    """The summary stored in ``data`` for ``key``; raises CodecError for anything else."""
+    kind, offset = _header(key, data)
+    if kind == b"cuda":
+        return _load_cuda(data[offset:])
+    lines: list[bytes] = []
+    for length in _py_lengths(kind):
+        end = offset + length
+        if data[end : end + 1] != b"\n":
+            raise CodecError("a malformed summary")
+        lines.append(data[offset:end])
+        offset = end + 1
+    return _python_summary(lines[0], lines[1:], data[offset:])  # type: ignore[arg-type]
+
+
+# An entry's first read: most pandas entries' key, kind line and index fit.
+_HEAD_BYTES = 16384
+
+
+def read_summary(key: str, path: str) -> ModuleSummary | CudaSummary | None:
+    """The summary of ``key`` in the entry at ``path``, reading its index alone: the lazy fields
+    and the body are read from the file when first needed (an entry is content-addressed and
+    replaced only by an identical one; one gone or changed meanwhile reads as damaged: empty).
+    None when there is no entry; raises CodecError for one that is not ``key``'s."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(_HEAD_BYTES)
+            if len(data) < _HEAD_BYTES:
+                return load_summary(key, data)  # the whole entry
+            kind, offset = _header(key, data)
+            if kind == b"cuda":
+                return _load_cuda(data[offset:] + handle.read())
+            lengths = _py_lengths(kind)
+            end = offset + lengths[0]
+            if len(data) < end + 1:
+                data += handle.read(end + 1 - len(data))
+    except OSError:
+        return None
+    if data[end : end + 1] != b"\n":
+        raise CodecError("a malformed summary")
+    lazy: list[bytes | Callable[[], bytes]] = []
+    start = end + 1
+    for length in lengths[1:]:
+        lazy.append(_part_of(path, start, length))
+        start += length + 1
+    return _python_summary(data[offset:end], lazy, _part_of(path, start, -1))
+
+
+def _part_of(path: str, offset: int, length: int) -> Callable[[], bytes]:
+    """A function that reads ``length`` bytes (and the line break after them; -1: the rest of the
+    file) of the entry at ``path`` from ``offset``; b"" when they are not there."""
+
+    def read() -> bytes:
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                if length < 0:
+                    return handle.read()
+                data = handle.read(length + 1)
+        except OSError:
+            return b""
+        return data[:-1] if len(data) == length + 1 and data.endswith(b"\n") else b""
+
+    return read
 
 
 def _identity(value: Any) -> Any:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from foxaudit import __version__
-from foxaudit.program.codec import CodecError, dump_summary, load_summary
+from foxaudit.program.codec import CodecError, dump_summary, load_summary, read_summary
 from foxaudit.program.cudascan import CudaSummary, scan_cuda
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import Call, ClassDef, Function, ModuleSummary, scan_python
@@ -86,18 +86,23 @@ class Functions(Mapping[str, tuple[Module, Function]]):
         self._modules = modules
         self._tables: dict[str, dict[str, tuple[Module, Function]]] = {}
 
-    def _table(self, name: str) -> dict[str, tuple[Module, Function]] | None:
+    def _table(self, name: str, qualname: str | None = None) -> dict[str, tuple[Module, Function]] | None:
+        """Module ``name``'s functions by qualname; None when there is no such module, or when
+        ``qualname`` is given and the module's index says no function has its name (the
+        functions then stay undecoded)."""
         table = self._tables.get(name)
         if table is None:
             module = self._modules.get(name)
             if module is None:
+                return None
+            if qualname is not None and qualname.rpartition(".")[2] not in module.summary.function_names:
                 return None
             table = self._tables[name] = {function.qualname: (module, function) for function in module.summary.functions}
         return table
 
     def __getitem__(self, key: str) -> tuple[Module, Function]:
         name, _, qualname = key.partition(":")
-        table = self._tables.get(name) or self._table(name)
+        table = self._table(name, qualname)
         if table is None or qualname not in table:
             raise KeyError(key)
         return table[qualname]
@@ -106,12 +111,12 @@ class Functions(Mapping[str, tuple[Module, Function]]):
         if type(key) is not str:
             return False
         name, _, qualname = key.partition(":")
-        table = self._tables.get(name) or self._table(name)
+        table = self._table(name, qualname)
         return table is not None and qualname in table
 
     def get(self, key: str, default: tuple[Module, Function] | None = None) -> tuple[Module, Function] | None:  # type: ignore[override]
         name, _, qualname = key.partition(":")
-        table = self._tables.get(name) or self._table(name)
+        table = self._table(name, qualname)
         return default if table is None else table.get(qualname, default)
 
     def __iter__(self) -> Iterator[str]:
@@ -147,11 +152,9 @@ class _SummaryCache:
         if self.store is None:
             return None
         name = self.name(key)
-        data = self.store.get_bytes(name, self.SUFFIX)
-        if data is None:
-            return None
         try:
-            return load_summary(name, data)
+            # The entry's index alone: the rest is read from it when an analysis asks.
+            return read_summary(name, self.store.path(name, self.SUFFIX))
         except CodecError:
             return None
 

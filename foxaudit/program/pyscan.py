@@ -234,15 +234,22 @@ _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
 class Encoded:
-    """An index field as the codec read it from a cache entry (its JSON text, not yet parsed),
-    decoded on first use by ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
+    """An index field as the codec read it from a cache entry (its JSON text, not yet parsed; or
+    a function that reads that text from the entry when first asked), decoded on first use by
+    ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
 
-    __slots__ = ("raw", "read", "empty")
+    __slots__ = ("_raw", "read", "empty")
 
-    def __init__(self, raw: object, read: Callable[[object], object], empty: object):
-        self.raw = raw
+    def __init__(self, raw: bytes | Callable[[], bytes], read: Callable[[object], object], empty: object):
+        self._raw = raw
         self.read = read
         self.empty = empty
+
+    @property
+    def raw(self) -> bytes:
+        if type(self._raw) is not bytes:
+            self._raw = self._raw()  # type: ignore[operator]
+        return self._raw  # type: ignore[return-value]
 
 
 class _DecodedOnRead:
@@ -287,10 +294,11 @@ class ModuleSummary:
     # decodes a module's functions when a lookup first reaches it; the hot path reads the
     # decorators and ``with`` contexts' callees from ``decorators``/``with_funcs`` and decodes
     # ``functions``/``withs`` only where one could make a root or a captured region; it reads the
-    # transfer calls only when something is hot.
-    LAZY = ("functions", "withs", "transfer_calls")
+    # transfer calls only when something is hot; constants are read where a name is resolved.
+    LAZY = ("functions", "withs", "constants", "transfer_calls")
     functions = _DecodedOnRead()
     withs = _DecodedOnRead()
+    constants = _DecodedOnRead()
     transfer_calls = _DecodedOnRead()
 
     def __init__(self, path: str):
@@ -314,10 +322,11 @@ class ModuleSummary:
         self.decorators: frozenset[str] = frozenset()  # every decorator text of every function
         self.with_funcs: frozenset[str] = frozenset()  # the callee of every call a ``with`` enters
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
-        self._blob: bytes | None = None
+        # The encoded body (or a function that reads it from the cache entry) until first read.
+        self._blob: bytes | Callable[[], bytes] | None = None
 
     @classmethod
-    def from_index(cls, index: dict[str, object], body: bytes) -> ModuleSummary:
+    def from_index(cls, index: dict[str, object], body: bytes | Callable[[], bytes]) -> ModuleSummary:
         """A summary from decoded index fields and the still-encoded body (a cache entry).
 
         Every index field must be present with the type a scan gives it; anything else is a
@@ -338,7 +347,11 @@ class ModuleSummary:
         """The body in the codec's format (what a cache entry stores)."""
         from foxaudit.program.codec import encode_body
 
-        return self._blob if self._body is None else encode_body(self._body)  # type: ignore[return-value]
+        if self._body is None:
+            if type(self._blob) is not bytes:
+                self._blob = self._blob()  # type: ignore[misc]
+            return self._blob  # type: ignore[return-value]
+        return encode_body(self._body)
 
     def finish(self) -> None:
         """Compute the index over the body (after scanning)."""
@@ -365,7 +378,7 @@ class ModuleSummary:
             from foxaudit.program.codec import CodecError, decode_body
 
             try:
-                body = decode_body(self._blob)  # type: ignore[arg-type]
+                body = decode_body(self.body_bytes())
             except CodecError:
                 # A damaged cache entry whose index decoded: its body reads as empty (the file's
                 # next change, or --no-cache, rescans it) rather than failing every analysis.

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from foxaudit.program.codec import CodecError
 from foxaudit.program.model import Program, module_name_for
 from foxaudit.program.project import Project
-from foxaudit.program.pyscan import scan_python
+from foxaudit.program.pyscan import ModuleSummary, scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
 from foxaudit.store import Store
@@ -220,9 +223,43 @@ def test_lazy_index_fields_are_parsed_on_first_read_and_a_damaged_one_reads_empt
     assert type(loaded.__dict__["transfer_calls"]) is tuple  # decoded once, kept
     assert type(loaded.__dict__["withs"]) is Encoded  # the others stay as they were
     assert loaded == summary  # compares the decoded records
-    lines = data.split(b"\n")
     lazy = 3 + ModuleSummary.LAZY.index("transfer_calls")
-    damaged = b"\n".join([*lines[:lazy], lines[lazy].replace(b"[[", b'[["not a call"],[', 1), *lines[lazy + 1 :]])
+    damaged = replaced_line(data, lazy, lambda line: line.replace(b"[[", b'[["not a call"],[', 1))
     assert load_summary("k", damaged).transfer_calls == ()
-    unparsable = b"\n".join([*lines[:3], b"[[", *lines[4:]])
+    unparsable = replaced_line(data, 3, lambda line: b"[[")
     assert load_summary("k", unparsable).functions == [] and load_summary("k", unparsable).withs == summary.withs
+    # A line whose length is not the one the entry's header gives: the entry is malformed (a miss).
+    lines = data.split(b"\n")
+    with pytest.raises(CodecError):
+        load_summary("k", b"\n".join([*lines[:3], lines[3] + b" ", *lines[4:]]))
+
+
+def replaced_line(data: bytes, number: int, change) -> bytes:
+    """A Python summary entry with line ``number`` (0-based) changed and its header's lengths kept
+    true: a damaged field that still parses as an entry."""
+    lines = data.split(b"\n", 3 + len(ModuleSummary.LAZY))
+    lines[number] = change(lines[number])
+    lines[1] = b"py " + b" ".join(str(len(line)).encode() for line in lines[2:-1])
+    return b"\n".join(lines)
+
+
+def test_an_entry_read_from_its_file_reads_its_index_first_and_the_rest_when_asked(tmp_path: Path) -> None:
+    from foxaudit.program.codec import dump_summary, read_summary
+
+    # Large enough that the entry's first read is not the whole file.
+    text = "import torch\n\n\n" + "".join(f"def f{n}(x):\n    with torch.cuda.graph(g):\n        return x.item() + {n}\n\n\n" for n in range(400))
+    summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
+    data = dump_summary("k", summary)
+    entry = tmp_path / "entry"
+    entry.write_bytes(data)
+    assert len(data) > 4 * 16384
+    loaded = read_summary("k", str(entry))
+    assert callable(loaded._blob) and all(callable(loaded.__dict__[name]._raw) for name in ModuleSummary.LAZY)
+    assert loaded == summary and dump_summary("k", read_summary("k", str(entry))) == data
+    assert read_summary("k", str(tmp_path / "missing")) is None
+    with pytest.raises(CodecError):
+        read_summary("other", str(entry))
+    # The file replaced by something else after its index was read: the rest reads as damaged (empty).
+    early = read_summary("k", str(entry))
+    entry.write_bytes(b"\n".join(data.split(b"\n", 3)[:3]))  # its key, header and index alone
+    assert early.withs == [] and early.calls == [] and early.function_names == summary.function_names
