@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import functools
 import gc
 import hashlib
 import os
@@ -102,7 +103,9 @@ class Functions(Mapping[str, tuple[Module, Function]]):
 
     def __getitem__(self, key: str) -> tuple[Module, Function]:
         name, _, qualname = key.partition(":")
-        table = self._table(name, qualname)
+        # No shortcut: a caller that names a key it read from the functions themselves finds it
+        # even when the index (data anyone may write) disagrees with them.
+        table = self._table(name)
         if table is None or qualname not in table:
             raise KeyError(key)
         return table[qualname]
@@ -358,7 +361,6 @@ class Program:
         self.sources: dict[str, SourceFile] = {source.path: source for source in project.files}
         self.functions = Functions(self.modules)
         self.classes: dict[str, tuple[Module, ClassDef]] = {}
-        self.method_names: set[str] = set()
         # Files the scanner could not summarise (path → reason): left out of every analysis and
         # reported as FX001 on the file itself.
         self.scan_failures: dict[str, str] = {}
@@ -410,7 +412,6 @@ class Program:
             self.by_path[source.path] = module
         self._top_packages = {name.split(".")[0] for name in self.modules}
         for module in self.modules.values():
-            self.method_names.update(module.summary.method_names)
             for klass in module.summary.classes:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
 
@@ -826,6 +827,11 @@ class Program:
         if call.method and (call.method in self.method_names or call.method in self._function_names()):
             return Resolution("unresolved", canonical=call.func or call.method, note=why)
         return Resolution("external", canonical=call.func or call.method, note=why)
+
+    @functools.cached_property
+    def method_names(self) -> set[str]:
+        """The name of every method of the program (read from the modules' indexes when first asked)."""
+        return set().union(*(module.summary.method_names for module in self.modules.values()))
 
     def _function_names(self) -> set[str]:
         names = getattr(self, "_fn_names", None)

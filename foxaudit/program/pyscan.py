@@ -295,11 +295,16 @@ class ModuleSummary:
     # decorators and ``with`` contexts' callees from ``decorators``/``with_funcs`` and decodes
     # ``functions``/``withs`` only where one could make a root or a captured region; it reads the
     # transfer calls only when something is hot; constants are read where a name is resolved.
-    LAZY = ("functions", "withs", "constants", "transfer_calls")
+    # The names of functions and methods and the callee heads are read for a module only where a
+    # lookup reaches it (or an analysis asks about ``sys`` calls), so they are lazy too.
+    LAZY = ("functions", "withs", "constants", "transfer_calls", "function_names", "method_names", "call_heads")
     functions = _DecodedOnRead()
     withs = _DecodedOnRead()
     constants = _DecodedOnRead()
     transfer_calls = _DecodedOnRead()
+    function_names = _DecodedOnRead()
+    method_names = _DecodedOnRead()
+    call_heads = _DecodedOnRead()
 
     def __init__(self, path: str):
         self.path = path

@@ -14,6 +14,7 @@ import pytest
 from foxaudit.config import Settings
 from foxaudit.engine.resolve import resolve
 from foxaudit.engine.run import check
+from foxaudit.program.pyscan import ModuleSummary
 
 MARKERS = """\
 def hot_path(function):
@@ -100,12 +101,10 @@ def test_findings_after_summary_changing_edits_are_those_of_a_cold_run(project, 
     assert _findings(root, cache) == before
 
 
-@pytest.mark.parametrize("lazy", ["functions", "withs", "constants", "transfer_calls"])
+@pytest.mark.parametrize("lazy", ModuleSummary.LAZY)
 def test_a_cached_summary_with_a_damaged_lazy_field_is_read_not_trusted(project, tmp_path: Path, lazy: str) -> None:
     """A damaged lazy line in a cache entry (data anyone may write) reads as empty, never fails
     the run; a cold run is unaffected."""
-    from foxaudit.program.pyscan import ModuleSummary
-
     root = project({"pkg/__init__.py": "", "pkg/markers.py": MARKERS, "pkg/step.py": STEP.replace("def step(x):", "@hot_path\ndef step(x):")})
     cache = tmp_path / "c"
     cold = _findings(root, cache)

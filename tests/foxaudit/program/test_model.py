@@ -262,4 +262,4 @@ def test_an_entry_read_from_its_file_reads_its_index_first_and_the_rest_when_ask
     # The file replaced by something else after its index was read: the rest reads as damaged (empty).
     early = read_summary("k", str(entry))
     entry.write_bytes(b"\n".join(data.split(b"\n", 3)[:3]))  # its key, header and index alone
-    assert early.withs == [] and early.calls == [] and early.function_names == summary.function_names
+    assert early.withs == [] and early.calls == [] and early.decorators == summary.decorators
