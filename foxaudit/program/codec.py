@@ -102,10 +102,27 @@ def encode(value: Any) -> Any:
             flat.append(encode(key))
             flat.append(encode(item))
         return flat
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        raise TypeError(f"cannot encode a {kind.__name__} in a summary")
-    return [kind.__name__, *[encode(getattr(value, name)) for name in fields]]
+    getter = _TAGGED_GETTERS.get(kind)
+    if getter is None:
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            raise TypeError(f"cannot encode a {kind.__name__} in a summary")
+        getter = _TAGGED_GETTERS[kind] = _getter(fields)
+    # A record: its class name, then its fields (scalars inline, as for a tuple).
+    return [kind.__name__, *[
+        item if type(item) in _SCALARS and type(item) is not int else encode(item) for item in getter(value)
+    ]]
+
+
+def _getter(fields: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The field values of a record, as a tuple (one C call)."""
+    if len(fields) > 1:
+        return operator.attrgetter(*fields)
+    return lambda record: (getattr(record, fields[0]),)
+
+
+# Per record class: ``_getter`` of its fields (the tagged form's records).
+_TAGGED_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 
 
 def decode(value: Any) -> Any:
@@ -306,7 +323,7 @@ def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, C
     if found is None:
         fields = _FIELDS[cls]
         hints = _hints(cls)
-        getter = operator.attrgetter(*fields) if len(fields) > 1 else (lambda record: (getattr(record, fields[0]),))
+        getter = _getter(fields)
         plan = tuple((index, write) for index, name in enumerate(fields) if (write := _schema(hints[name])[0]) is not None)
         found = (getter, plan)
         _RECORD_ENCODERS[cls] = found
@@ -321,6 +338,22 @@ def _record_array(kind: type) -> Callable[[Any], Any]:
     getter, plan = _record_encoder(kind)
     if not plan:
         return getter  # the field values as they are (a tuple: a JSON array)
+
+    if len(plan) == 1 and plan[0][1] is _tagged_field:
+        index = plan[0][0]
+
+        def one_tagged(value: Any) -> Any:
+            # Most such fields (Arg.value) hold None or a string, which the tagged form writes as
+            # they are: the fields' tuple is then the array (JSON writes a tuple as one).
+            values = getter(value)
+            item = values[index]
+            if item is None or type(item) is str:
+                return values
+            listed = list(values)
+            listed[index] = _tagged_field(item)
+            return listed
+
+        return one_tagged
 
     def converted(value: Any) -> Any:
         values = list(getter(value))
