@@ -398,6 +398,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "method_names": frozenset[str],
     "decorators": frozenset[str],
     "with_funcs": frozenset[str],
+    "imported_names": frozenset[str],
     "calls": list[Call],
     "assignments": list[Assignment],
     "subscript_writes": list[SubscriptWrite],

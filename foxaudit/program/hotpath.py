@@ -195,14 +195,29 @@ def hot_path(program: Program) -> HotPath:
         # `@hot_path`, `@markers.hot_path`, and an alias `from m import hot_path as hot` (`@hot`).
         return bool({decorator.rsplit(".", 1)[-1], canonical.rsplit(".", 1)[-1], canonical} & decorators)
 
+    dotted = any("." in name for name in decorators)
+
+    def may_decorate_a_root(module: Module) -> bool:
+        """Does a decorator of ``module`` name a root? Answered from the index where it can be:
+        with no dotted root decorator configured, a decorator names one only by its own last name
+        or through an import that binds another name to one (``from m import hot_path as hot``);
+        resolving the names (which reads the module's imports) is left for those modules."""
+        summary = module.summary
+        if not summary.decorators:
+            return False
+        if not dotted:
+            if any(decorator.rpartition(".")[2] in decorators for decorator in summary.decorators):
+                return True
+            if summary.imported_names.isdisjoint(decorators):
+                return False
+        return any(names_a_root(module, decorator) for decorator in summary.decorators)
+
     # Only the functions of a module some decorator of which names a root are read (all of them
     # when roots are also configured by name: every function key is matched against them).
     decorated = [
         module
         for module in program.modules.values()
-        if not module.is_test
-        and module.name not in out_of_scope
-        and (settings.hot_path_roots or any(names_a_root(module, decorator) for decorator in module.summary.decorators))
+        if not module.is_test and module.name not in out_of_scope and (settings.hot_path_roots or may_decorate_a_root(module))
     ]
     candidates = {function_key(module.name, function.qualname) for module in decorated for function in module.summary.functions}
     for key in sorted(candidates):
@@ -534,6 +549,12 @@ def _may_capture(program: Program, module: Module, helpers: dict[str, int]) -> b
     if -1 in helpers.values():
         return True  # a context-manager helper exists: resolution decides, block by block
     contexts = program.settings.capture_contexts
+    # A callee canonicalises to a capture context only if its own last name, or (an undotted
+    # one) that of what an import binds it to, is one's last name: most modules' names need no
+    # resolving (which would read their imports).
+    tails = {context.rpartition(".")[2] for context in contexts}
+    if all(func.rpartition(".")[2] not in tails for func in funcs) and module.summary.imported_names.isdisjoint(tails):
+        return False
     return any(func and program.canonical(module, func) in contexts for func in funcs)
 
 
@@ -767,8 +788,10 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
 
 
 def _imports_named(module: Module, names: frozenset[str]) -> bool:
-    """Does ``module`` from-import one of ``names`` (possibly under another local name)?"""
-    return any(imported in names for ref in module.summary.imports for imported, _ in ref.names)
+    """Does ``module`` from-import one of ``names`` (possibly under another local name)? (Or
+    import a module of one of those names under an alias: the index does not tell them apart, and
+    this only decides whether the module's calls are read.)"""
+    return not module.summary.imported_names.isdisjoint(names)
 
 
 def _uses_device_library(program: Program, module: Module) -> bool:

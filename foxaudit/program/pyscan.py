@@ -295,9 +295,13 @@ class ModuleSummary:
     # decorators and ``with`` contexts' callees from ``decorators``/``with_funcs`` and decodes
     # ``functions``/``withs`` only where one could make a root or a captured region; it reads the
     # transfer calls only when something is hot; constants are read where a name is resolved.
-    # The names of functions and methods and the callee heads are read for a module only where a
-    # lookup reaches it (or an analysis asks about ``sys`` calls), so they are lazy too.
-    LAZY = ("functions", "withs", "constants", "transfer_calls", "function_names", "method_names", "call_heads")
+    # The names of functions and methods, the callee heads, the imports and the names a module
+    # binds are read for a module only where a lookup or a name's resolution reaches it (the hot
+    # path asks ``imported_names`` whether a module from-imports a name), so they are lazy too.
+    LAZY = (
+        "functions", "withs", "constants", "transfer_calls", "function_names", "method_names", "call_heads",
+        "imports", "defined_names",
+    )  # fmt: skip
     functions = _DecodedOnRead()
     withs = _DecodedOnRead()
     constants = _DecodedOnRead()
@@ -305,6 +309,8 @@ class ModuleSummary:
     function_names = _DecodedOnRead()
     method_names = _DecodedOnRead()
     call_heads = _DecodedOnRead()
+    imports = _DecodedOnRead()
+    defined_names = _DecodedOnRead()
 
     def __init__(self, path: str):
         self.path = path
@@ -326,6 +332,9 @@ class ModuleSummary:
         self.method_names: frozenset[str] = frozenset()  # ``name`` of every method
         self.decorators: frozenset[str] = frozenset()  # every decorator text of every function
         self.with_funcs: frozenset[str] = frozenset()  # the callee of every call a ``with`` enters
+        # The last name of what an import binds under a name of its own: each name a from-import
+        # imports, and an aliased module's (``import a.b as c``: ``b``).
+        self.imported_names: frozenset[str] = frozenset()
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         # The encoded body (or a function that reads it from the cache entry) until first read.
         self._blob: bytes | Callable[[], bytes] | None = None
@@ -377,6 +386,10 @@ class ModuleSummary:
         self.method_names = frozenset(function.name for function in functions if function.class_name)
         self.decorators = frozenset(decorator for function in functions for decorator in function.decorators)
         self.with_funcs = frozenset(context.func for block in self.withs for context in block.contexts)
+        self.imported_names = frozenset(
+            [imported for ref in self.imports for imported, _ in ref.names]
+            + [ref.module.rpartition(".")[2] for ref in self.imports if ref.alias and not ref.names]
+        )
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:

@@ -69,6 +69,15 @@ EDITS = [
         "import torch\n\n\ndef capture(g, x):\n    with torch.cuda.graph(g):\n        return x.cpu()\n\n\nclass Reader:",
         ("pkg/base.py", "FX301"),
     ),
+    # Both again under other names: a root decorator and a capture context imported under an alias
+    # (the index's own last names do not name them; the imports do).
+    (
+        "pkg/impl.py",
+        "from pkg.base import Reader\n",
+        "import torch\nfrom torch.cuda import graph as recording\n\nfrom pkg.base import Reader\nfrom pkg.markers import hot_path as hot\n"
+        "\n\n@hot\ndef sync(x):\n    return x.item()\n\n\ndef record(g, x):\n    with recording(g):\n        return x.tolist()\n",
+        ("pkg/impl.py", "FX301"),
+    ),
     # The subclass stops implementing the hook: the base's placeholder is a stub again (FX902).
     ("pkg/impl.py", "return self.handle.read(n)", "raise NotImplementedError", ("pkg/base.py", "FX902")),
     # And back (the family's earlier state is a cached one).
@@ -96,6 +105,9 @@ def test_findings_after_summary_changing_edits_are_those_of_a_cold_run(project, 
         assert incremental == cold, f"after edit {number} ({path}): incremental vs cold"
         # The edit reached the analysis the index guards (not a vacuous comparison).
         assert brought is None or brought in {(found[0], found[2]) for found in incremental}, (number, incremental)
+    # The aliased root and the aliased capture each bring their own finding.
+    lines = {found[1] for found in incremental if found[:1] == ("pkg/impl.py",) and found[2] == "FX301"}
+    assert len(lines) == 2, incremental
     for path, text in files.items():  # every summary as it was at the start
         (root / path).write_text(text)
     assert _findings(root, cache) == before
