@@ -16,10 +16,15 @@ frozenset, ``d`` dict (keys and values alternating), ``i`` an integer too long f
 decimal form (hex text), ``c`` a complex number (real, imaginary), or a class name followed by
 the field values. Sets are written sorted, so one summary always encodes to the same bytes.
 
-A Python summary file holds ``key\\n py\\n index\\n body``: the key it was written for (a file
-copied under another name is a miss), the summary's index (a JSON object, one member per index
-field) and its body (the same, for the lists ``ModuleSummary`` keeps encoded until an analysis
-first reads one). A CUDA summary file holds ``key\\n cuda\\n record``.
+A Python summary file holds ``key\\n py LENGTHS\\n index\\n lazy…\\n body``: the key it was
+written for (a file copied under another name is a miss), the byte lengths of the lines that
+follow up to the body, the summary's index (a JSON object, one member per index field except the
+lazy ones), one line per field of ``ModuleSummary.LAZY`` (its JSON value, in that order: parsed
+only when an analysis first reads the field) and its body (a JSON object, for the lists
+``ModuleSummary`` keeps encoded until an analysis first reads one). JSON text holds no raw line
+break, so the lines split unambiguously; the lengths let ``read_summary`` read an entry's index
+alone (a twentieth of its bytes on pandas) and the rest only when a lazy field or the body is
+first read. A CUDA summary file holds ``key\\n cuda\\n record``.
 """
 
 from __future__ import annotations
@@ -97,10 +102,27 @@ def encode(value: Any) -> Any:
             flat.append(encode(key))
             flat.append(encode(item))
         return flat
-    fields = _FIELDS.get(kind)
-    if fields is None:
-        raise TypeError(f"cannot encode a {kind.__name__} in a summary")
-    return [kind.__name__, *[encode(getattr(value, name)) for name in fields]]
+    getter = _TAGGED_GETTERS.get(kind)
+    if getter is None:
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            raise TypeError(f"cannot encode a {kind.__name__} in a summary")
+        getter = _TAGGED_GETTERS[kind] = _getter(fields)
+    # A record: its class name, then its fields (scalars inline, as for a tuple).
+    return [kind.__name__, *[
+        item if type(item) in _SCALARS and type(item) is not int else encode(item) for item in getter(value)
+    ]]
+
+
+def _getter(fields: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The field values of a record, as a tuple (one C call)."""
+    if len(fields) > 1:
+        return operator.attrgetter(*fields)
+    return lambda record: (getattr(record, fields[0]),)
+
+
+# Per record class: ``_getter`` of its fields (the tagged form's records).
+_TAGGED_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
 
 
 def decode(value: Any) -> Any:
@@ -301,7 +323,7 @@ def _record_encoder(cls: type) -> tuple[Callable[[Any], Any], tuple[tuple[int, C
     if found is None:
         fields = _FIELDS[cls]
         hints = _hints(cls)
-        getter = operator.attrgetter(*fields) if len(fields) > 1 else (lambda record: (getattr(record, fields[0]),))
+        getter = _getter(fields)
         plan = tuple((index, write) for index, name in enumerate(fields) if (write := _schema(hints[name])[0]) is not None)
         found = (getter, plan)
         _RECORD_ENCODERS[cls] = found
@@ -316,6 +338,22 @@ def _record_array(kind: type) -> Callable[[Any], Any]:
     getter, plan = _record_encoder(kind)
     if not plan:
         return getter  # the field values as they are (a tuple: a JSON array)
+
+    if len(plan) == 1 and plan[0][1] is _tagged_field:
+        index = plan[0][0]
+
+        def one_tagged(value: Any) -> Any:
+            # Most such fields (Arg.value) hold None or a string, which the tagged form writes as
+            # they are: the fields' tuple is then the array (JSON writes a tuple as one).
+            values = getter(value)
+            item = values[index]
+            if item is None or type(item) is str:
+                return values
+            listed = list(values)
+            listed[index] = _tagged_field(item)
+            return listed
+
+        return one_tagged
 
     def converted(value: Any) -> Any:
         values = list(getter(value))
@@ -357,6 +395,11 @@ _INDEX_TYPES: dict[str, Any] = {
     "transfer_calls": tuple[Call, ...],
     "module_calls": frozenset[tuple[str, str, bool]],
     "identities": frozenset[str],
+    "function_names": frozenset[str],
+    "method_names": frozenset[str],
+    "decorators": frozenset[str],
+    "with_funcs": frozenset[str],
+    "imported_names": frozenset[str],
     "calls": list[Call],
     "assignments": list[Assignment],
     "subscript_writes": list[SubscriptWrite],
@@ -376,30 +419,29 @@ def _member(name: str) -> _Schema:
 def _encode_members(members: dict[str, Any]) -> bytes:
     payload = {}
     for name, value in members.items():
-        if type(value) is Encoded:
-            payload[name] = value.raw  # still in this format: as it was read
-            continue
         write = _member(name)[0]
         payload[name] = value if write is None else write(value)
     return _dumps(payload).encode()
 
 
-def _decode_members(data: bytes, lazy: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The members of ``data``; those named in ``lazy`` stay ``Encoded`` (decoded on first read)."""
+def _encode_member(name: str, value: Any) -> bytes:
+    """One lazy index field's line: as it was read when it was never decoded."""
+    if type(value) is Encoded:
+        return value.raw  # type: ignore[no-any-return]
+    write = _member(name)[0]
+    return _dumps(value if write is None else write(value)).encode()
+
+
+def _decode_members(data: bytes) -> dict[str, Any]:
+    """The members of ``data`` (a JSON object), each rebuilt from the type its name declares."""
     try:
         payload = json.loads(data)
         if type(payload) is not dict:
             raise CodecError("summary members that are not an object")
         for name, value in payload.items():
             read = _member(name)[1]
-            if read is None:
-                continue
-            if name in lazy:
-                if type(value) is not list:
-                    raise CodecError(f"summary member {name} that is not an array")
-                payload[name] = Encoded(value, read, typing.get_origin(_INDEX_TYPES[name])())
-                continue
-            payload[name] = read(value)
+            if read is not None:
+                payload[name] = read(value)
     except CodecError:
         raise
     except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
@@ -418,25 +460,121 @@ def decode_body(data: bytes) -> dict[str, list]:
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
         return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
-    index = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
-    return b"\n".join((key.encode(), b"py", _encode_members(index), summary.body_bytes()))
+    fields = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+    lines = [_encode_members({name: value for name, value in fields.items() if name not in ModuleSummary.LAZY})]
+    lines.extend(_encode_member(name, fields[name]) for name in ModuleSummary.LAZY)
+    lengths = b" ".join(str(len(line)).encode() for line in lines)
+    return b"\n".join((key.encode(), b"py " + lengths, *lines, summary.body_bytes()))
+
+
+def _header(key: str, data: bytes) -> tuple[bytes, int]:
+    """(the kind line, the offset just after it) of an entry's first bytes; CodecError when they
+    are not those of ``key``'s entry."""
+    first = data.find(b"\n")
+    if first < 0 or data[:first] != key.encode():
+        raise CodecError("not the entry of this key")
+    second = data.find(b"\n", first + 1)
+    if second < 0:
+        raise CodecError("a malformed summary")
+    return data[first + 1 : second], second + 1
+
+
+def _py_lengths(kind: bytes) -> list[int]:
+    """The line lengths a Python entry's kind line gives (index, then each lazy field)."""
+    words = kind.split(b" ")
+    if words[0] != b"py" or len(words) != 2 + len(ModuleSummary.LAZY) or not all(word.isdigit() for word in words[1:]):
+        raise CodecError("a malformed summary")
+    return [int(word) for word in words[1:]]
+
+
+def _load_cuda(data: bytes) -> CudaSummary:
+    if b"\n" in data:
+        raise CodecError("a malformed summary")
+    try:
+        return _record_decoder(CudaSummary)(json.loads(data))  # type: ignore[no-any-return]
+    except CodecError:
+        raise
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
+        raise CodecError(f"{type(error).__name__}: {error}") from None
+
+
+def _python_summary(index_line: bytes, lazy: list[bytes | Callable[[], bytes]], body: bytes | Callable[[], bytes]) -> ModuleSummary:
+    index = _decode_members(index_line)
+    for name, raw in zip(ModuleSummary.LAZY, lazy):
+        if name in index:
+            raise CodecError(f"summary member {name} in the index and on its own line")
+        index[name] = Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
+    try:
+        return ModuleSummary.from_index(index, body)
+    except ValueError as error:  # CodecError included
+        raise CodecError(str(error)) from None
 
 
 def load_summary(key: str, data: bytes) -> ModuleSummary | CudaSummary:
     """The summary stored in ``data`` for ``key``; raises CodecError for anything else."""
-    parts = data.split(b"\n", 3)
-    if len(parts) < 3 or parts[0] != key.encode():
-        raise CodecError("not the entry of this key")
-    if parts[1] == b"cuda" and len(parts) == 3:
-        try:
-            return _record_decoder(CudaSummary)(json.loads(parts[2]))
-        except CodecError:
-            raise
-        except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError) as error:
-            raise CodecError(f"{type(error).__name__}: {error}") from None
-    if parts[1] != b"py" or len(parts) != 4:
-        raise CodecError("a malformed summary")
+    kind, offset = _header(key, data)
+    if kind == b"cuda":
+        return _load_cuda(data[offset:])
+    lines: list[bytes] = []
+    for length in _py_lengths(kind):
+        end = offset + length
+        if data[end : end + 1] != b"\n":
+            raise CodecError("a malformed summary")
+        lines.append(data[offset:end])
+        offset = end + 1
+    return _python_summary(lines[0], lines[1:], data[offset:])  # type: ignore[arg-type]
+
+
+# An entry's first read: most pandas entries' key, kind line and index fit.
+_HEAD_BYTES = 16384
+
+
+def read_summary(key: str, path: str) -> ModuleSummary | CudaSummary | None:
+    """The summary of ``key`` in the entry at ``path``, reading its index alone: the lazy fields
+    and the body are read from the file when first needed (an entry is content-addressed and
+    replaced only by an identical one; one gone or changed meanwhile reads as damaged: empty).
+    None when there is no entry; raises CodecError for one that is not ``key``'s."""
     try:
-        return ModuleSummary.from_index(_decode_members(parts[2], ModuleSummary.LAZY), parts[3])
-    except ValueError as error:  # CodecError included
-        raise CodecError(str(error)) from None
+        with open(path, "rb") as handle:
+            data = handle.read(_HEAD_BYTES)
+            if len(data) < _HEAD_BYTES:
+                return load_summary(key, data)  # the whole entry
+            kind, offset = _header(key, data)
+            if kind == b"cuda":
+                return _load_cuda(data[offset:] + handle.read())
+            lengths = _py_lengths(kind)
+            end = offset + lengths[0]
+            if len(data) < end + 1:
+                data += handle.read(end + 1 - len(data))
+    except OSError:
+        return None
+    if data[end : end + 1] != b"\n":
+        raise CodecError("a malformed summary")
+    lazy: list[bytes | Callable[[], bytes]] = []
+    start = end + 1
+    for length in lengths[1:]:
+        lazy.append(_part_of(path, start, length))
+        start += length + 1
+    return _python_summary(data[offset:end], lazy, _part_of(path, start, -1))
+
+
+def _part_of(path: str, offset: int, length: int) -> Callable[[], bytes]:
+    """A function that reads ``length`` bytes (and the line break after them; -1: the rest of the
+    file) of the entry at ``path`` from ``offset``; b"" when they are not there."""
+
+    def read() -> bytes:
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(offset)
+                if length < 0:
+                    return handle.read()
+                data = handle.read(length + 1)
+        except OSError:
+            return b""
+        return data[:-1] if len(data) == length + 1 and data.endswith(b"\n") else b""
+
+    return read
+
+
+def _identity(value: Any) -> Any:
+    return value

@@ -188,14 +188,42 @@ def hot_path(program: Program) -> HotPath:
     # 1. decorators and qualified names
     matched_patterns: set[str] = set()
     out_of_scope = {m.name for m in program.modules.values() if first_path_match(m.path, settings.out_of_scope)}
-    for key, (module, function) in sorted(program.functions.items()):
-        if module.is_test or module.name in out_of_scope:
-            continue
+    decorators = set(settings.hot_path_decorators)
+
+    def names_a_root(module: Module, decorator: str) -> bool:
+        canonical = program.canonical(module, decorator)
+        # `@hot_path`, `@markers.hot_path`, and an alias `from m import hot_path as hot` (`@hot`).
+        return bool({decorator.rsplit(".", 1)[-1], canonical.rsplit(".", 1)[-1], canonical} & decorators)
+
+    dotted = any("." in name for name in decorators)
+
+    def may_decorate_a_root(module: Module) -> bool:
+        """Does a decorator of ``module`` name a root? Answered from the index where it can be:
+        with no dotted root decorator configured, a decorator names one only by its own last name
+        or through an import that binds another name to one (``from m import hot_path as hot``);
+        resolving the names (which reads the module's imports) is left for those modules."""
+        summary = module.summary
+        if not summary.decorators:
+            return False
+        if not dotted:
+            if any(decorator.rpartition(".")[2] in decorators for decorator in summary.decorators):
+                return True
+            if summary.imported_names.isdisjoint(decorators):
+                return False
+        return any(names_a_root(module, decorator) for decorator in summary.decorators)
+
+    # Only the functions of a module some decorator of which names a root are read (all of them
+    # when roots are also configured by name: every function key is matched against them).
+    decorated = [
+        module
+        for module in program.modules.values()
+        if not module.is_test and module.name not in out_of_scope and (settings.hot_path_roots or may_decorate_a_root(module))
+    ]
+    candidates = {function_key(module.name, function.qualname) for module in decorated for function in module.summary.functions}
+    for key in sorted(candidates):
+        module, function = program.functions[key]
         for decorator in function.decorators:
-            canonical = program.canonical(module, decorator)
-            # `@hot_path`, `@markers.hot_path`, and an alias `from m import hot_path as hot` (`@hot`).
-            names = {decorator.rsplit(".", 1)[-1], canonical.rsplit(".", 1)[-1], canonical}
-            if names & set(settings.hot_path_decorators):
+            if names_a_root(module, decorator):
                 roots.append(Root(f"@{decorator}", key, Site(module.path, function.span, function.qualname)))
                 break
         for pattern in settings.hot_path_roots:
@@ -232,7 +260,7 @@ def hot_path(program: Program) -> HotPath:
                 elif call.method in settings.capture_end_methods and call.receiver:
                     end_lines.setdefault(call.scope, []).append(call.span.line)
         has_capture = False
-        for block in summary.withs:
+        for block in summary.withs if _may_capture(program, module, capture_helpers) else ():
             for context in block.contexts:
                 label = _capture_label(program, module, context, capture_helpers)
                 if label:
@@ -512,6 +540,24 @@ def _capture_label(program: Program, module: Module, context: Call, helpers: dic
     return None
 
 
+def _may_capture(program: Program, module: Module, helpers: dict[str, int]) -> bool:
+    """Could ``_capture_label`` name a ``with`` of ``module``? Answered from the summary's index
+    (the callees its ``with`` statements enter), so the blocks are decoded only where one could."""
+    funcs = module.summary.with_funcs
+    if not funcs:
+        return False
+    if -1 in helpers.values():
+        return True  # a context-manager helper exists: resolution decides, block by block
+    contexts = program.settings.capture_contexts
+    # A callee canonicalises to a capture context only if its own last name, or (an undotted
+    # one) that of what an import binds it to, is one's last name: most modules' names need no
+    # resolving (which would read their imports).
+    tails = {context.rpartition(".")[2] for context in contexts}
+    if all(func.rpartition(".")[2] not in tails for func in funcs) and module.summary.imported_names.isdisjoint(tails):
+        return False
+    return any(func and program.canonical(module, func) in contexts for func in funcs)
+
+
 def _capture_helpers(program: Program) -> dict[str, int]:
     """function key → -1 for a context-manager helper that captures, or the index of the callable
     parameter it calls inside a capture."""
@@ -534,7 +580,7 @@ def _capture_helpers(program: Program) -> dict[str, int]:
         changed = False
         for module in program.modules.values():
             capture_ids: set[int] = set()
-            for block in module.summary.withs:
+            for block in module.summary.withs if _may_capture(program, module, helpers) else ():
                 for context in block.contexts:
                     if _capture_label(program, module, context, helpers):
                         capture_ids.add(block.id)
@@ -545,7 +591,7 @@ def _capture_helpers(program: Program) -> dict[str, int]:
                     if function is not None and function.is_generator and key not in helpers:
                         helpers[key] = -1
                         changed = True
-            for block in module.summary.withs:
+            for block in module.summary.withs if capture_ids else ():
                 if block.id not in capture_ids or not block.scope:
                     continue
                 key = function_key(module.name, block.scope)
@@ -742,8 +788,10 @@ def _transfer_kind(program: Program, module: Module, call: Call, evidence: _Evid
 
 
 def _imports_named(module: Module, names: frozenset[str]) -> bool:
-    """Does ``module`` from-import one of ``names`` (possibly under another local name)?"""
-    return any(imported in names for ref in module.summary.imports for imported, _ in ref.names)
+    """Does ``module`` from-import one of ``names`` (possibly under another local name)? (Or
+    import a module of one of those names under an alias: the index does not tell them apart, and
+    this only decides whether the module's calls are read.)"""
+    return not module.summary.imported_names.isdisjoint(names)
 
 
 def _uses_device_library(program: Program, module: Module) -> bool:

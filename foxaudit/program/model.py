@@ -18,15 +18,16 @@ from __future__ import annotations
 import builtins
 import contextlib
 import dataclasses
+import functools
 import gc
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from foxaudit import __version__
-from foxaudit.program.codec import CodecError, dump_summary, load_summary
+from foxaudit.program.codec import CodecError, dump_summary, load_summary, read_summary
 from foxaudit.program.cudascan import CudaSummary, scan_cuda
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import Call, ClassDef, Function, ModuleSummary, scan_python
@@ -76,6 +77,60 @@ def function_key(module: str, qualname: str) -> str:
     return f"{module}:{qualname}"
 
 
+class Functions(Mapping[str, tuple[Module, Function]]):
+    """Function key → (module, function) over every module of the program, as a dict built from
+    every module's functions in order would be (a qualname defined twice: the last definition),
+    but a module's functions are decoded only when a key of that module is first asked for: after
+    an edit most modules' functions are never read. Iterating decodes every module."""
+
+    def __init__(self, modules: dict[str, Module]):
+        self._modules = modules
+        self._tables: dict[str, dict[str, tuple[Module, Function]]] = {}
+
+    def _table(self, name: str, qualname: str | None = None) -> dict[str, tuple[Module, Function]] | None:
+        """Module ``name``'s functions by qualname; None when there is no such module, or when
+        ``qualname`` is given and the module's index says no function has its name (the
+        functions then stay undecoded)."""
+        table = self._tables.get(name)
+        if table is None:
+            module = self._modules.get(name)
+            if module is None:
+                return None
+            if qualname is not None and qualname.rpartition(".")[2] not in module.summary.function_names:
+                return None
+            table = self._tables[name] = {function.qualname: (module, function) for function in module.summary.functions}
+        return table
+
+    def __getitem__(self, key: str) -> tuple[Module, Function]:
+        name, _, qualname = key.partition(":")
+        # No shortcut: a caller that names a key it read from the functions themselves finds it
+        # even when the index (data anyone may write) disagrees with them.
+        table = self._table(name)
+        if table is None or qualname not in table:
+            raise KeyError(key)
+        return table[qualname]
+
+    def __contains__(self, key: object) -> bool:
+        if type(key) is not str:
+            return False
+        name, _, qualname = key.partition(":")
+        table = self._table(name, qualname)
+        return table is not None and qualname in table
+
+    def get(self, key: str, default: tuple[Module, Function] | None = None) -> tuple[Module, Function] | None:  # type: ignore[override]
+        name, _, qualname = key.partition(":")
+        table = self._table(name, qualname)
+        return default if table is None else table.get(qualname, default)
+
+    def __iter__(self) -> Iterator[str]:
+        for name in list(self._modules):
+            for qualname in self._table(name) or ():
+                yield function_key(name, qualname)
+
+    def __len__(self) -> int:
+        return sum(len(self._table(name) or ()) for name in list(self._modules))
+
+
 class _SummaryCache:
     """Summaries keyed by (kind, path, module name, sha1 of content): hit on a fresh checkout too.
 
@@ -100,11 +155,9 @@ class _SummaryCache:
         if self.store is None:
             return None
         name = self.name(key)
-        data = self.store.get_bytes(name, self.SUFFIX)
-        if data is None:
-            return None
         try:
-            return load_summary(name, data)
+            # The entry's index alone: the rest is read from it when an analysis asks.
+            return read_summary(name, self.store.path(name, self.SUFFIX))
         except CodecError:
             return None
 
@@ -342,9 +395,8 @@ class Program:
         self.by_path: dict[str, Module] = {}
         self.cuda: dict[str, CudaSummary] = {}
         self.sources: dict[str, SourceFile] = {source.path: source for source in project.files}
-        self.functions: dict[str, tuple[Module, Function]] = {}
+        self.functions = Functions(self.modules)
         self.classes: dict[str, tuple[Module, ClassDef]] = {}
-        self.method_names: set[str] = set()
         # Files the scanner could not summarise (path → reason): left out of every analysis and
         # reported as FX001 on the file itself.
         self.scan_failures: dict[str, str] = {}
@@ -396,10 +448,6 @@ class Program:
             self.by_path[source.path] = module
         self._top_packages = {name.split(".")[0] for name in self.modules}
         for module in self.modules.values():
-            for function in module.summary.functions:
-                self.functions[function_key(module.name, function.qualname)] = (module, function)
-                if function.class_name:
-                    self.method_names.add(function.name)
             for klass in module.summary.classes:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
 
@@ -816,10 +864,15 @@ class Program:
             return Resolution("unresolved", canonical=call.func or call.method, note=why)
         return Resolution("external", canonical=call.func or call.method, note=why)
 
+    @functools.cached_property
+    def method_names(self) -> set[str]:
+        """The name of every method of the program (read from the modules' indexes when first asked)."""
+        return set().union(*(module.summary.method_names for module in self.modules.values()))
+
     def _function_names(self) -> set[str]:
         names = getattr(self, "_fn_names", None)
         if names is None:
-            names = {function.name for _, function in self.functions.values()}
+            names = set().union(*(module.summary.function_names for module in self.modules.values()))
             self._fn_names = names
         return names
 

@@ -235,15 +235,22 @@ _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 
 
 class Encoded:
-    """An index field as the codec read it from a cache entry (JSON arrays), decoded on first use
-    by ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
+    """An index field as the codec read it from a cache entry (its JSON text, not yet parsed; or
+    a function that reads that text from the entry when first asked), decoded on first use by
+    ``read``; a damaged one reads as ``empty`` (as a damaged body does)."""
 
-    __slots__ = ("raw", "read", "empty")
+    __slots__ = ("_raw", "read", "empty")
 
-    def __init__(self, raw: object, read: Callable[[object], object], empty: object):
-        self.raw = raw
+    def __init__(self, raw: bytes | Callable[[], bytes], read: Callable[[object], object], empty: object):
+        self._raw = raw
         self.read = read
         self.empty = empty
+
+    @property
+    def raw(self) -> bytes:
+        if type(self._raw) is not bytes:
+            self._raw = self._raw()  # type: ignore[operator]
+        return self._raw  # type: ignore[return-value]
 
 
 class _DecodedOnRead:
@@ -257,12 +264,12 @@ class _DecodedOnRead:
             return self
         value = instance.__dict__[self.name]
         if type(value) is Encoded:
-            from foxaudit.program.codec import CodecError
+            import json
 
             try:
-                value = value.read(value.raw)
-            except CodecError:
-                value = value.empty
+                value = value.read(json.loads(value.raw))
+            except (ValueError, TypeError, AttributeError, IndexError, KeyError, RecursionError):
+                value = value.empty  # CodecError included: a damaged member reads empty
             instance.__dict__[self.name] = value
         return value
 
@@ -282,10 +289,29 @@ class ModuleSummary:
     hold the same facts.
     """
 
-    # Index fields left encoded in a loaded summary until an analysis reads them: the hot path
-    # reads the transfer calls only when something is hot.
-    LAZY = ("transfer_calls",)
+    # Index fields left encoded (not even parsed) in a loaded summary until an analysis reads
+    # them: they are most of an index's bytes, and after an edit the analyses read them for few
+    # modules. The program model names functions from ``function_names``/``method_names`` and
+    # decodes a module's functions when a lookup first reaches it; the hot path reads the
+    # decorators and ``with`` contexts' callees from ``decorators``/``with_funcs`` and decodes
+    # ``functions``/``withs`` only where one could make a root or a captured region; it reads the
+    # transfer calls only when something is hot; constants are read where a name is resolved.
+    # The names of functions and methods, the callee heads, the imports and the names a module
+    # binds are read for a module only where a lookup or a name's resolution reaches it (the hot
+    # path asks ``imported_names`` whether a module from-imports a name), so they are lazy too.
+    LAZY = (
+        "functions", "withs", "constants", "transfer_calls", "function_names", "method_names", "call_heads",
+        "imports", "defined_names",
+    )  # fmt: skip
+    functions = _DecodedOnRead()
+    withs = _DecodedOnRead()
+    constants = _DecodedOnRead()
     transfer_calls = _DecodedOnRead()
+    function_names = _DecodedOnRead()
+    method_names = _DecodedOnRead()
+    call_heads = _DecodedOnRead()
+    imports = _DecodedOnRead()
+    defined_names = _DecodedOnRead()
 
     def __init__(self, path: str):
         self.path = path
@@ -305,11 +331,20 @@ class ModuleSummary:
         # Dotted names an `is` / `is not` compares against (`fn is markers.graph_break`): values
         # the code tells apart by identity — sentinels, and marker functions an interpreter intercepts.
         self.identities: frozenset[str] = frozenset()
+        # Over the lazy fields, read without them (see LAZY):
+        self.function_names: frozenset[str] = frozenset()  # ``name`` of every function
+        self.method_names: frozenset[str] = frozenset()  # ``name`` of every method
+        self.decorators: frozenset[str] = frozenset()  # every decorator text of every function
+        self.with_funcs: frozenset[str] = frozenset()  # the callee of every call a ``with`` enters
+        # The last name of what an import binds under a name of its own: each name a from-import
+        # imports, and an aliased module's (``import a.b as c``: ``b``).
+        self.imported_names: frozenset[str] = frozenset()
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
-        self._blob: bytes | None = None
+        # The encoded body (or a function that reads it from the cache entry) until first read.
+        self._blob: bytes | Callable[[], bytes] | None = None
 
     @classmethod
-    def from_index(cls, index: dict[str, object], body: bytes) -> ModuleSummary:
+    def from_index(cls, index: dict[str, object], body: bytes | Callable[[], bytes]) -> ModuleSummary:
         """A summary from decoded index fields and the still-encoded body (a cache entry).
 
         Every index field must be present with the type a scan gives it; anything else is a
@@ -330,7 +365,11 @@ class ModuleSummary:
         """The body in the codec's format (what a cache entry stores)."""
         from foxaudit.program.codec import encode_body
 
-        return self._blob if self._body is None else encode_body(self._body)  # type: ignore[return-value]
+        if self._body is None:
+            if type(self._blob) is not bytes:
+                self._blob = self._blob()  # type: ignore[misc]
+            return self._blob  # type: ignore[return-value]
+        return encode_body(self._body)
 
     def finish(self) -> None:
         """Compute the index over the body (after scanning)."""
@@ -346,13 +385,22 @@ class ModuleSummary:
             or call.func in TRANSFER_BUILTINS
             or ("." not in call.func and renamed.get(call.func) in TRANSFER_METHODS)
         )
+        functions = self.functions
+        self.function_names = frozenset(function.name for function in functions)
+        self.method_names = frozenset(function.name for function in functions if function.class_name)
+        self.decorators = frozenset(decorator for function in functions for decorator in function.decorators)
+        self.with_funcs = frozenset(context.func for block in self.withs for context in block.contexts)
+        self.imported_names = frozenset(
+            [imported for ref in self.imports for imported, _ in ref.names]
+            + [ref.module.rpartition(".")[2] for ref in self.imports if ref.alias and not ref.names]
+        )
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:
             from foxaudit.program.codec import CodecError, decode_body
 
             try:
-                body = decode_body(self._blob)  # type: ignore[arg-type]
+                body = decode_body(self.body_bytes())
             except CodecError:
                 # A damaged cache entry whose index decoded: its body reads as empty (the file's
                 # next change, or --no-cache, rescans it) rather than failing every analysis.

@@ -421,6 +421,8 @@ def _program_ancestors(program: Program, class_key: str) -> set[str]:
 def _calls_through_self(program: Program, class_key: str, method: str) -> bool:
     """A method of ``class_key`` calls ``self.<method>(...)`` (or ``cls.``): the class runs that step itself."""
     module, klass = program.classes[class_key]
+    if method not in module.summary.call_methods:
+        return False  # no call of the module names it (the index says so: the body stays unread)
     scope = klass.qualname + "."
     return any(call.method == method and call.receiver in ("self", "cls") and call.scope.startswith(scope)
                for call in module.summary.calls)

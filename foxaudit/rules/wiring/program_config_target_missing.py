@@ -92,8 +92,9 @@ class ProgramConfigTargetMissing(AnalysisRule):
             if f"{module}:{qual}" not in program.functions:
                 out.append(diagnostic_at(self.code, pyproject, f"`kernel-loaders` names no function ({target!r} vs 'module:function' of the project)", "fix the qualified name"))
         # A glob that matches nothing silently disables what it configures (a renamed class, a typo).
-        function_keys = list(program.functions)
-        class_keys = list(program.classes)
+        # Every function key: listed (every module's functions decoded) only when a glob needs it.
+        function_keys = program.functions
+        class_keys = program.classes
         globs = [
             ("state-classes", settings.state_classes, class_keys),
             ("pinned-functions", tuple(settings.pinned_functions), function_keys),

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from foxaudit.program.codec import CodecError
 from foxaudit.program.model import Program, SourceRoots, module_name_for
 from foxaudit.program.project import Project
-from foxaudit.program.pyscan import scan_python
+from foxaudit.program.pyscan import ModuleSummary, scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
 from foxaudit.store import Store
@@ -196,7 +199,8 @@ def test_codec_writes_records_by_their_declared_types() -> None:
     summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
     data = dump_summary("k", summary)
     index = json.loads(data.split(b"\n")[2])
-    assert index["imports"][0][0] == "torch" and type(index["imports"][0][1]) is list  # no "t" tags
+    imports = json.loads(data.split(b"\n")[3 + ModuleSummary.LAZY.index("imports")])  # a lazy line
+    assert imports[0][0] == "torch" and type(imports[0][1]) is list  # no "t" tags
     # Module-level calls: (callee, method, bound) arrays in sorted order, no "f"/"t" tags.
     assert index["module_calls"] == [["torch.zeros", "zeros", False], ["torch.zeros().item", "item", True]]
     copy = load_summary("k", data)
@@ -210,19 +214,64 @@ def test_codec_writes_records_by_their_declared_types() -> None:
     assert again == cuda and [c.value for c in again.constants] == [1 << 40, 0.5]
 
 
-def test_transfer_calls_are_decoded_on_first_read_and_a_damaged_array_reads_empty() -> None:
+def test_lazy_index_fields_are_parsed_on_first_read_and_a_damaged_one_reads_empty() -> None:
     from foxaudit.program.codec import dump_summary, load_summary
-    from foxaudit.program.pyscan import Encoded
+    from foxaudit.program.pyscan import Encoded, ModuleSummary
 
-    text = "import torch\n\n\ndef read(x):\n    print('start')\n    return x.item(), x.cpu()\n"
+    text = (
+        "import torch\n\n\n@torch.no_grad()\ndef read(x):\n    print('start')\n"
+        "    with torch.cuda.graph(g):\n        return x.item(), x.cpu()\n"
+    )
     summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
     assert [call.method for call in summary.transfer_calls] == ["print", "item", "cpu"]
+    assert summary.decorators == {"torch.no_grad"} and summary.with_funcs == {"torch.cuda.graph"}
+    assert summary.function_names == {"read"} and summary.method_names == frozenset()
     data = dump_summary("k", summary)
     loaded = load_summary("k", data)
-    assert type(loaded.__dict__["transfer_calls"]) is Encoded  # not decoded with the index
+    for name in ModuleSummary.LAZY:
+        assert type(loaded.__dict__[name]) is Encoded, name  # not even parsed with the index
     assert dump_summary("k", loaded) == data  # written back as it was read
-    assert loaded == summary  # compares the decoded records
     assert loaded.transfer_calls == summary.transfer_calls
     assert type(loaded.__dict__["transfer_calls"]) is tuple  # decoded once, kept
-    damaged = data.replace(b'"transfer_calls":[[', b'"transfer_calls":[["not a call"],[', 1)
+    assert type(loaded.__dict__["withs"]) is Encoded  # the others stay as they were
+    assert loaded == summary  # compares the decoded records
+    lazy = 3 + ModuleSummary.LAZY.index("transfer_calls")
+    damaged = replaced_line(data, lazy, lambda line: line.replace(b"[[", b'[["not a call"],[', 1))
     assert load_summary("k", damaged).transfer_calls == ()
+    unparsable = replaced_line(data, 3, lambda line: b"[[")
+    assert load_summary("k", unparsable).functions == [] and load_summary("k", unparsable).withs == summary.withs
+    # A line whose length is not the one the entry's header gives: the entry is malformed (a miss).
+    lines = data.split(b"\n")
+    with pytest.raises(CodecError):
+        load_summary("k", b"\n".join([*lines[:3], lines[3] + b" ", *lines[4:]]))
+
+
+def replaced_line(data: bytes, number: int, change) -> bytes:
+    """A Python summary entry with line ``number`` (0-based) changed and its header's lengths kept
+    true: a damaged field that still parses as an entry."""
+    lines = data.split(b"\n", 3 + len(ModuleSummary.LAZY))
+    lines[number] = change(lines[number])
+    lines[1] = b"py " + b" ".join(str(len(line)).encode() for line in lines[2:-1])
+    return b"\n".join(lines)
+
+
+def test_an_entry_read_from_its_file_reads_its_index_first_and_the_rest_when_asked(tmp_path: Path) -> None:
+    from foxaudit.program.codec import dump_summary, read_summary
+
+    # Large enough that the entry's first read is not the whole file.
+    text = "import torch\n\n\n" + "".join(f"def f{n}(x):\n    with torch.cuda.graph(g):\n        return x.item() + {n}\n\n\n" for n in range(400))
+    summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
+    data = dump_summary("k", summary)
+    entry = tmp_path / "entry"
+    entry.write_bytes(data)
+    assert len(data) > 4 * 16384
+    loaded = read_summary("k", str(entry))
+    assert callable(loaded._blob) and all(callable(loaded.__dict__[name]._raw) for name in ModuleSummary.LAZY)
+    assert loaded == summary and dump_summary("k", read_summary("k", str(entry))) == data
+    assert read_summary("k", str(tmp_path / "missing")) is None
+    with pytest.raises(CodecError):
+        read_summary("other", str(entry))
+    # The file replaced by something else after its index was read: the rest reads as damaged (empty).
+    early = read_summary("k", str(entry))
+    entry.write_bytes(b"\n".join(data.split(b"\n", 3)[:3]))  # its key, header and index alone
+    assert early.withs == [] and early.calls == [] and early.decorators == summary.decorators

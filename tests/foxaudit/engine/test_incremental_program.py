@@ -1,0 +1,135 @@
+"""After an edit that changes a module's whole-program summary, a run over the cache reports what
+a cold run of the edited tree reports. Unchanged modules' summaries come from the cache with
+their functions, ``with`` blocks and transfer calls still unparsed, and the analyses decide from
+each summary's index which of them to decode; every edit below makes a module matter that the
+previous state let them skip (a decorator that names a root, a ``with`` that captures, a method
+a confirmation looks up), so a wrong skip or a stale cached part shows as a difference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from foxaudit.config import Settings
+from foxaudit.engine.resolve import resolve
+from foxaudit.engine.run import check
+from foxaudit.program.pyscan import ModuleSummary
+
+MARKERS = """\
+def hot_path(function):
+    return function
+"""
+
+STEP = """\
+import torch
+
+from pkg.markers import hot_path
+
+
+def read(x):
+    return x.item()
+
+
+def step(x):
+    return read(x)
+"""
+
+BASE = """\
+class Reader:
+    def read(self, n):
+        raise NotImplementedError
+"""
+
+IMPL = """\
+from pkg.base import Reader
+
+
+class FileReader(Reader):
+    def read(self, n):
+        return self.handle.read(n)
+"""
+
+MAIN = """\
+from pkg import base, impl, step
+
+if __name__ == "__main__":
+    step.step(None)
+"""
+
+# (file, old text, new text, a finding the edit brings as (path, code), or None): each changes
+# that module's summary.
+EDITS = [
+    # A decorator that names a root: step() and what it calls are now hot (FX301 on read's .item()).
+    ("pkg/step.py", "def step(x):", "@hot_path\ndef step(x):", ("pkg/step.py", "FX301")),
+    # A captured region in a module that had no `with` at all.
+    (
+        "pkg/base.py",
+        "class Reader:",
+        "import torch\n\n\ndef capture(g, x):\n    with torch.cuda.graph(g):\n        return x.cpu()\n\n\nclass Reader:",
+        ("pkg/base.py", "FX301"),
+    ),
+    # Both again under other names: a root decorator and a capture context imported under an alias
+    # (the index's own last names do not name them; the imports do).
+    (
+        "pkg/impl.py",
+        "from pkg.base import Reader\n",
+        "import torch\nfrom torch.cuda import graph as recording\n\nfrom pkg.base import Reader\nfrom pkg.markers import hot_path as hot\n"
+        "\n\n@hot\ndef sync(x):\n    return x.item()\n\n\ndef record(g, x):\n    with recording(g):\n        return x.tolist()\n",
+        ("pkg/impl.py", "FX301"),
+    ),
+    # The subclass stops implementing the hook: the base's placeholder is a stub again (FX902).
+    ("pkg/impl.py", "return self.handle.read(n)", "raise NotImplementedError", ("pkg/base.py", "FX902")),
+    # And back (the family's earlier state is a cached one).
+    ("pkg/impl.py", "raise NotImplementedError", "return self.handle.read(n)", None),
+]
+
+
+def _findings(root: Path, cache: Path) -> list[tuple[str, int, str, str]]:
+    resolved = resolve(Settings(root=root, rules={"FX902": {"unmarked-methods": True}}))
+    return [(d.path, d.line, d.code, d.message) for d in check(resolved, cache_dir=cache).diagnostics]
+
+
+def test_findings_after_summary_changing_edits_are_those_of_a_cold_run(project, tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/markers.py": MARKERS, "pkg/step.py": STEP, "pkg/base.py": BASE, "pkg/impl.py": IMPL, "main.py": MAIN}
+    root = project(files)
+    cache = tmp_path / "incremental"
+    before = _findings(root, cache)
+    assert not [f for f in before if f[2] in ("FX301", "FX902")]
+    for number, (path, old, new, brought) in enumerate(EDITS):
+        text = (root / path).read_text()
+        assert old in text, (path, old)
+        (root / path).write_text(text.replace(old, new, 1))
+        incremental = _findings(root, cache)
+        cold = _findings(root, tmp_path / f"cold-{number}")
+        assert incremental == cold, f"after edit {number} ({path}): incremental vs cold"
+        # The edit reached the analysis the index guards (not a vacuous comparison).
+        assert brought is None or brought in {(found[0], found[2]) for found in incremental}, (number, incremental)
+    # The aliased root and the aliased capture each bring their own finding.
+    lines = {found[1] for found in incremental if found[:1] == ("pkg/impl.py",) and found[2] == "FX301"}
+    assert len(lines) == 2, incremental
+    for path, text in files.items():  # every summary as it was at the start
+        (root / path).write_text(text)
+    assert _findings(root, cache) == before
+
+
+@pytest.mark.parametrize("lazy", ModuleSummary.LAZY)
+def test_a_cached_summary_with_a_damaged_lazy_field_is_read_not_trusted(project, tmp_path: Path, lazy: str) -> None:
+    """A damaged lazy line in a cache entry (data anyone may write) reads as empty, never fails
+    the run; a cold run is unaffected."""
+    root = project({"pkg/__init__.py": "", "pkg/markers.py": MARKERS, "pkg/step.py": STEP.replace("def step(x):", "@hot_path\ndef step(x):")})
+    cache = tmp_path / "c"
+    cold = _findings(root, cache)
+    assert any(code == "FX301" for _, _, code, _ in cold)
+    line = 3 + ModuleSummary.LAZY.index(lazy)
+    for entry in cache.rglob("*.summary"):
+        lines = entry.read_bytes().split(b"\n", 3 + len(ModuleSummary.LAZY))
+        if lines[1] == b"cuda":
+            continue
+        lines[line] = b"[["  # unparsable, with the header's lengths kept true: read, not a miss
+        lines[1] = b"py " + b" ".join(str(len(part)).encode() for part in lines[2:-1])
+        entry.chmod(0o644)
+        entry.write_bytes(b"\n".join(lines))
+    (root / "pkg/markers.py").write_text(MARKERS + "\n\nOTHER = 1\n")  # a summary changes: the program is rebuilt
+    _findings(root, cache)  # no exception, no internal-error finding
+    assert not [f for f in _findings(root, cache) if "internal error" in f[3]]
