@@ -28,14 +28,15 @@
 
 // One env's portfolio state, held in registers across the K bars (the PS slots, by name).
 struct EnvState {
-    float pos, cash, pv, entry, dsr_a, dsr_b, wins, losses, win_sum, loss_sum;
+    float pos, cash, pv, entry, trip_pnl, trip_basis, dsr_a, dsr_b, wins, losses, win_sum, loss_sum;
     float bar, episode_start, steps, last_reward, last_return, last_cost, trades;
 };
 
 __device__ __forceinline__ EnvState load_state(const float* __restrict__ row) {
     EnvState s;
     s.pos = row[PS_POSITION]; s.cash = row[PS_CASH]; s.pv = row[PS_PORTFOLIO_VALUE];
-    s.entry = row[PS_ENTRY_PRICE]; s.dsr_a = row[PS_DSR_A]; s.dsr_b = row[PS_DSR_B];
+    s.entry = row[PS_ENTRY_PRICE]; s.trip_pnl = row[PS_TRIP_PNL]; s.trip_basis = row[PS_TRIP_BASIS];
+    s.dsr_a = row[PS_DSR_A]; s.dsr_b = row[PS_DSR_B];
     s.wins = row[PS_KELLY_WINS]; s.losses = row[PS_KELLY_LOSSES];
     s.win_sum = row[PS_KELLY_WIN_SUM]; s.loss_sum = row[PS_KELLY_LOSS_SUM];
     s.bar = row[PS_BAR_INDEX]; s.episode_start = row[PS_EPISODE_START]; s.steps = row[PS_EPISODE_STEPS];
@@ -46,7 +47,8 @@ __device__ __forceinline__ EnvState load_state(const float* __restrict__ row) {
 
 __device__ __forceinline__ void store_state(float* __restrict__ row, const EnvState& s) {
     row[PS_POSITION] = s.pos; row[PS_CASH] = s.cash; row[PS_PORTFOLIO_VALUE] = s.pv;
-    row[PS_ENTRY_PRICE] = s.entry; row[PS_DSR_A] = s.dsr_a; row[PS_DSR_B] = s.dsr_b;
+    row[PS_ENTRY_PRICE] = s.entry; row[PS_TRIP_PNL] = s.trip_pnl; row[PS_TRIP_BASIS] = s.trip_basis;
+    row[PS_DSR_A] = s.dsr_a; row[PS_DSR_B] = s.dsr_b;
     row[PS_KELLY_WINS] = s.wins; row[PS_KELLY_LOSSES] = s.losses;
     row[PS_KELLY_WIN_SUM] = s.win_sum; row[PS_KELLY_LOSS_SUM] = s.loss_sum;
     row[PS_BAR_INDEX] = s.bar; row[PS_EPISODE_START] = s.episode_start; row[PS_EPISODE_STEPS] = s.steps;
@@ -119,24 +121,36 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         s.cash = s.cash - delta * fill - fee;
         s.last_cost = delta * (fill - price) + fee;
 
-        // Kelly statistics on the closed part of the position (reduce, close or flip).
+        // Kelly statistics count round trips (flat or a flip to the next flat or flip), each once:
+        // a reduce adds its realised P&L to the trip, the fill that closes the position records
+        // the trip's return, its P&L over the notional it opened. (Counting each reduce as a trade
+        // at the full return since entry made one position scaled out in steps many trades.)
         if (delta != 0.0f && s.pos != 0.0f && (delta > 0.0f) != (s.pos > 0.0f) && s.entry > 0.0f) {
-            const float trade_return = (s.pos > 0.0f ? fill - s.entry : s.entry - fill) / s.entry;
-            if (trade_return > 0.0f) {
-                s.wins = s.wins + 1.0f;
-                s.win_sum = s.win_sum + trade_return;
-            } else {
-                s.losses = s.losses + 1.0f;
-                s.loss_sum = s.loss_sum - trade_return;
+            const float closed = fminf(traded, fabsf(s.pos));
+            s.trip_pnl = s.trip_pnl + closed * (s.pos > 0.0f ? fill - s.entry : s.entry - fill);
+            if (closed == fabsf(s.pos) && s.trip_basis > 0.0f) {
+                const float trade_return = s.trip_pnl / s.trip_basis;
+                if (trade_return > 0.0f) {
+                    s.wins = s.wins + 1.0f;
+                    s.win_sum = s.win_sum + trade_return;
+                } else {
+                    s.losses = s.losses + 1.0f;
+                    s.loss_sum = s.loss_sum - trade_return;
+                }
             }
         }
         const float new_pos = s.pos + delta;
         if (new_pos == 0.0f) {
             s.entry = 0.0f;
+            s.trip_pnl = 0.0f;
+            s.trip_basis = 0.0f;
         } else if (s.pos == 0.0f || (new_pos > 0.0f) != (s.pos > 0.0f)) {
             s.entry = fill;
+            s.trip_pnl = 0.0f;
+            s.trip_basis = fabsf(new_pos) * fill;
         } else if (fabsf(new_pos) > fabsf(s.pos)) {
             s.entry = (s.entry * fabsf(s.pos) + fill * traded) / fabsf(new_pos);
+            s.trip_basis = s.trip_basis + traded * fill;
         }
         if (delta != 0.0f) s.trades = s.trades + 1.0f;
 
@@ -170,6 +184,8 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
             s.cash = init_cash;
             s.pv = init_cash;
             s.entry = 0.0f;
+            s.trip_pnl = 0.0f;
+            s.trip_basis = 0.0f;
             s.dsr_a = 0.0f;
             s.dsr_b = 0.0f;
             s.steps = 0.0f;

@@ -255,6 +255,10 @@ class OptimConfig:
     """Adam ε (Dopamine's C51 uses 0.01/32 ≈ 3e-4; Rainbow 1.5e-4)."""
     grad_clip: float = _bounded(10.0, Bound(0.0, 1e6))
     """Global gradient-norm clip; 0 disables clipping."""
+    weight_decay: float = _bounded(0.0, Bound(0.0, 100.0))
+    """Decoupled weight decay (AdamW, Loshchilov & Hutter 2019) on every parameter: each update first
+    multiplies the weights by 1 − lr · weight_decay. 0 = plain Adam. A regulariser against fitting
+    the training bars (docs/results.md §0, session 20)."""
 
 
 @dataclass(frozen=True)
@@ -533,6 +537,11 @@ def _cross_checks(config: TrainConfig) -> list[str]:
             f"replay.capacity = {config.replay.capacity} is smaller than env.n_envs = "
             f"{config.env.n_envs} (vs capacity ≥ n_envs: one step stores n_envs transitions)"
         )
+    if config.optim.lr * config.optim.weight_decay >= 1.0:
+        problems.append(
+            f"optim.lr × optim.weight_decay = {config.optim.lr!r} × {config.optim.weight_decay!r} reaches 1 "
+            f"(vs < 1: each update multiplies the weights by 1 − lr · weight_decay)"
+        )
     if config.replay.learning_starts > config.replay.capacity:
         problems.append(
             f"replay.learning_starts = {config.replay.learning_starts} exceeds replay.capacity = "
@@ -568,8 +577,9 @@ def _cross_checks(config: TrainConfig) -> list[str]:
 
 
 POPULATION_GRID_KEYS = (
-    "optim.lr", "optim.adam_eps", "optim.grad_clip", "loss.gamma", "loss.iqn_weight", "loss.huber_kappa",
-    "loss.cql_alpha", "loss.reward_scale", "replay.feature_noise", "schedule.epsilon", "schedule.tau",
+    "optim.lr", "optim.adam_eps", "optim.grad_clip", "optim.weight_decay", "loss.gamma", "loss.iqn_weight",
+    "loss.huber_kappa", "loss.cql_alpha", "loss.reward_scale", "replay.feature_noise", "schedule.epsilon",
+    "schedule.tau",
 )  # fmt: skip
 """Keys a population's agents may differ in (``run.agent_grid``): values the step reads, never a
 tensor shape, the market, the windows or the epoch cadence that the agents share in lockstep."""

@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0xCA1E6A52DACD76E6ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xDACD76E6u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xCA1E6A52u
+#define FOXHUNT_LAYOUT_FINGERPRINT 0xC9AD518AE98BB446ULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xE98BB446u
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xC9AD518Au
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -81,20 +81,22 @@ constexpr int PS_POSITION = 0;
 constexpr int PS_CASH = 1;
 constexpr int PS_PORTFOLIO_VALUE = 2;
 constexpr int PS_ENTRY_PRICE = 3;
-constexpr int PS_DSR_A = 4;
-constexpr int PS_DSR_B = 5;
-constexpr int PS_KELLY_WINS = 6;
-constexpr int PS_KELLY_LOSSES = 7;
-constexpr int PS_KELLY_WIN_SUM = 8;
-constexpr int PS_KELLY_LOSS_SUM = 9;
-constexpr int PS_BAR_INDEX = 10;
-constexpr int PS_EPISODE_START = 11;
-constexpr int PS_EPISODE_STEPS = 12;
-constexpr int PS_LAST_REWARD = 13;
-constexpr int PS_LAST_RETURN = 14;
-constexpr int PS_LAST_COST = 15;
-constexpr int PS_TRADE_COUNT = 16;
-constexpr int PS_STRIDE = 17;
+constexpr int PS_TRIP_PNL = 4;
+constexpr int PS_TRIP_BASIS = 5;
+constexpr int PS_DSR_A = 6;
+constexpr int PS_DSR_B = 7;
+constexpr int PS_KELLY_WINS = 8;
+constexpr int PS_KELLY_LOSSES = 9;
+constexpr int PS_KELLY_WIN_SUM = 10;
+constexpr int PS_KELLY_LOSS_SUM = 11;
+constexpr int PS_BAR_INDEX = 12;
+constexpr int PS_EPISODE_START = 13;
+constexpr int PS_EPISODE_STEPS = 14;
+constexpr int PS_LAST_REWARD = 15;
+constexpr int PS_LAST_RETURN = 16;
+constexpr int PS_LAST_COST = 17;
+constexpr int PS_TRADE_COUNT = 18;
+constexpr int PS_STRIDE = 19;
 
 // portfolio inputs to the network
 constexpr int PORTFOLIO_INPUT_POSITION_FRACTION = 0;

@@ -7,21 +7,31 @@ import torch
 
 from trainer.isv import Isv
 from trainer.layout import (
+    DIRECTION_FLAT,
     DIRECTION_LONG,
     DIRECTION_SHORT,
     ISV_DSR_WARMUP_BARS,
     ISV_EPISODE_LENGTH,
     ISV_KELLY_CAP,
     MAGNITUDE_FULL,
+    MAGNITUDE_QUARTER,
     N_JOINT_ACTIONS,
     ORDER_TYPE_MARKET,
     PS,
     PS_BAR_INDEX,
     PS_CASH,
     PS_EPISODE_START,
+    PS_ENTRY_PRICE,
     PS_EPISODE_STEPS,
+    PS_KELLY_LOSS_SUM,
+    PS_KELLY_LOSSES,
+    PS_KELLY_WIN_SUM,
+    PS_KELLY_WINS,
     PS_PORTFOLIO_VALUE,
+    PS_POSITION,
     PS_STRIDE,
+    PS_TRIP_BASIS,
+    PS_TRIP_PNL,
     URGENCY_NORMAL,
     encode_joint_action,
 )
@@ -166,6 +176,65 @@ def test_long_full_in_one_env_by_hand():
     assert float(case["ps"][0, PS_PORTFOLIO_VALUE]) == pytest.approx(cash + units * 110.0, abs=1e-6)
     # First step: A = B = 0, so the variance floor (1e-10) bounds the ratio and the clip (5) applies.
     assert float(case["rewards"][0, 0]) == 0.0  # B·ΔA − ½A·ΔB = 0 when A = B = 0
+
+
+def _one_bar_at_a_time(case, plan):
+    """Step one env through ``plan`` (joint actions), one launch per bar; the ps rows after each."""
+    rows = [case["ps"][0].clone()]
+    for action in plan:
+        case["actions"][0, 0] = action
+        env_step_reference(**case)
+        rows.append(case["ps"][0].clone())
+    return rows
+
+
+def _round_trip_case(n_bars):
+    case = _case(n_envs=1, k_steps=1, n_bars=n_bars, kelly_cap=1.0)
+    case["close"] = torch.tensor([100.0 + 10.0 * i for i in range(n_bars)])  # rising: a long wins
+    case["spread"] = torch.zeros(n_bars)
+    case["ps"][0, PS_BAR_INDEX] = 0.0
+    case["isv"][ISV_EPISODE_LENGTH] = 0.0
+    return case
+
+
+def test_a_position_scaled_out_in_steps_is_one_round_trip_for_kelly():
+    # Before, each reduce counted as one trade at the full return since entry: scaling out of one
+    # long in two steps made two "wins" (docs/results.md, session 19).
+    case = _round_trip_case(6)
+    long_full = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    long_quarter = encode_joint_action(DIRECTION_LONG, MAGNITUDE_QUARTER, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    flat = encode_joint_action(DIRECTION_FLAT, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    before, opened, reduced, closed = _one_bar_at_a_time(case, [long_full, long_quarter, flat])
+    entry = float(opened[PS_ENTRY_PRICE])
+    assert 0.0 < float(reduced[PS_POSITION]) < float(opened[PS_POSITION])  # the quarter reduces the long
+    assert float(reduced[PS_ENTRY_PRICE]) == entry  # a reduce keeps the averaged entry
+    assert float(opened[PS_TRIP_BASIS]) == pytest.approx(float(opened[PS_POSITION]) * entry, rel=1e-6)
+    assert float(reduced[PS_TRIP_PNL]) > 0.0 and float(reduced[PS_KELLY_WINS]) == float(before[PS_KELLY_WINS])
+    # One round trip recorded when the flat closes it: its P&L (both closes) over what it opened.
+    slip = 1e-4  # market order, Normal urgency, no spread: fill = close × (1 ∓ slippage)
+    units_1 = float(opened[PS_POSITION]) - float(reduced[PS_POSITION])
+    units_2 = float(reduced[PS_POSITION])
+    pnl = units_1 * (110.0 * (1 - slip) - entry) + units_2 * (120.0 * (1 - slip) - entry)
+    trip_return = pnl / (float(opened[PS_POSITION]) * entry)
+    assert float(closed[PS_KELLY_WINS]) == float(before[PS_KELLY_WINS]) + 1.0
+    assert float(closed[PS_KELLY_LOSSES]) == float(before[PS_KELLY_LOSSES])
+    assert float(closed[PS_KELLY_WIN_SUM] - before[PS_KELLY_WIN_SUM]) == pytest.approx(trip_return, rel=1e-4)
+    assert float(closed[PS_KELLY_LOSS_SUM]) == float(before[PS_KELLY_LOSS_SUM])
+    assert float(closed[PS_TRIP_PNL]) == 0.0 and float(closed[PS_TRIP_BASIS]) == 0.0  # flat: no trip open
+
+
+def test_a_flip_ends_one_round_trip_and_opens_the_next():
+    case = _round_trip_case(5)
+    long_full = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    short_full = encode_joint_action(DIRECTION_SHORT, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    before, _, flipped, _ = _one_bar_at_a_time(case, [long_full, short_full, long_full])
+    assert float(flipped[PS_KELLY_WINS]) == float(before[PS_KELLY_WINS]) + 1.0  # the long, won
+    short_units = -float(flipped[PS_POSITION])
+    assert short_units > 0.0 and float(flipped[PS_TRIP_PNL]) == 0.0
+    assert float(flipped[PS_TRIP_BASIS]) == pytest.approx(short_units * float(flipped[PS_ENTRY_PRICE]), rel=1e-6)
+    after = case["ps"][0]  # the short, flipped back to long as the price rose: a loss
+    assert float(after[PS_KELLY_LOSSES]) == float(before[PS_KELLY_LOSSES]) + 1.0
+    assert float(after[PS_KELLY_LOSS_SUM]) > float(before[PS_KELLY_LOSS_SUM])
 
 
 def test_time_limits_truncate_and_ruin_terminates():

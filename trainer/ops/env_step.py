@@ -61,6 +61,8 @@ from trainer.layout import (
     PS_POSITION,
     PS_STRIDE,
     PS_TRADE_COUNT,
+    PS_TRIP_BASIS,
+    PS_TRIP_PNL,
     RNG_STREAM_ENV,
     decode_joint_action,
 )
@@ -173,6 +175,7 @@ def env_step_reference(
 
     pos, cash, pv = ps[:, PS_POSITION].clone(), ps[:, PS_CASH].clone(), ps[:, PS_PORTFOLIO_VALUE].clone()
     entry, dsr_a, dsr_b = ps[:, PS_ENTRY_PRICE].clone(), ps[:, PS_DSR_A].clone(), ps[:, PS_DSR_B].clone()
+    trip_pnl, trip_basis = ps[:, PS_TRIP_PNL].clone(), ps[:, PS_TRIP_BASIS].clone()
     wins, losses = ps[:, PS_KELLY_WINS].clone(), ps[:, PS_KELLY_LOSSES].clone()
     win_sum, loss_sum = ps[:, PS_KELLY_WIN_SUM].clone(), ps[:, PS_KELLY_LOSS_SUM].clone()
     bar, episode_start, steps = ps[:, PS_BAR_INDEX].clone(), ps[:, PS_EPISODE_START].clone(), ps[:, PS_EPISODE_STEPS].clone()
@@ -203,18 +206,30 @@ def env_step_reference(
         cash = cash - delta * fill - fee
         last_cost = delta * (fill - price) + fee
 
+        # Round trips, each counted once when the fill that closes the position records it (kernel).
         closing = (delta != 0) & (pos != 0) & ((delta > 0) != (pos > 0)) & (entry > 0)
-        trade_return = torch.where(pos > 0, fill - entry, entry - fill) / entry
-        won, lost = closing & (trade_return > 0), closing & ~(trade_return > 0)
+        closed = torch.minimum(traded, pos.abs())
+        trip_pnl = torch.where(closing, trip_pnl + closed * torch.where(pos > 0, fill - entry, entry - fill), trip_pnl)
+        trip_ends = closing & (closed == pos.abs()) & (trip_basis > 0)
+        trade_return = trip_pnl / trip_basis  # read only where trip_ends (trip_basis > 0)
+        won, lost = trip_ends & (trade_return > 0), trip_ends & ~(trade_return > 0)
         wins = torch.where(won, wins + 1.0, wins)
         win_sum = torch.where(won, win_sum + trade_return, win_sum)
         losses = torch.where(lost, losses + 1.0, losses)
         loss_sum = torch.where(lost, loss_sum - trade_return, loss_sum)
         new_pos = pos + delta
         averaged = (entry * pos.abs() + fill * traded) / new_pos.abs()
-        entry = torch.where(new_pos.abs() > pos.abs(), averaged, entry)
-        entry = torch.where((pos == 0) | ((new_pos > 0) != (pos > 0)), fill, entry)
-        entry = torch.where(new_pos == 0, zero, entry)
+        grows = new_pos.abs() > pos.abs()
+        opens = (pos == 0) | ((new_pos > 0) != (pos > 0))
+        entry = torch.where(grows, averaged, entry)
+        trip_basis = torch.where(grows, trip_basis + traded * fill, trip_basis)
+        entry = torch.where(opens, fill, entry)
+        trip_pnl = torch.where(opens, zero, trip_pnl)
+        trip_basis = torch.where(opens, new_pos.abs() * fill, trip_basis)
+        flat = new_pos == 0
+        entry = torch.where(flat, zero, entry)
+        trip_pnl = torch.where(flat, zero, trip_pnl)
+        trip_basis = torch.where(flat, zero, trip_basis)
         trades = torch.where(delta != 0, trades + 1.0, trades)
 
         t_next = t + 1
@@ -232,7 +247,7 @@ def env_step_reference(
         bar = t_next.to(torch.float32)
         reached = {
             PS_POSITION: new_pos, PS_CASH: cash, PS_PORTFOLIO_VALUE: pv_next, PS_ENTRY_PRICE: entry,
-            PS_DSR_A: dsr_a, PS_DSR_B: dsr_b, PS_KELLY_WINS: wins, PS_KELLY_LOSSES: losses,
+            PS_TRIP_PNL: trip_pnl, PS_TRIP_BASIS: trip_basis, PS_DSR_A: dsr_a, PS_DSR_B: dsr_b, PS_KELLY_WINS: wins, PS_KELLY_LOSSES: losses,
             PS_KELLY_WIN_SUM: win_sum, PS_KELLY_LOSS_SUM: loss_sum, PS_BAR_INDEX: bar,
             PS_EPISODE_START: episode_start, PS_EPISODE_STEPS: steps, PS_LAST_REWARD: last_reward,
             PS_LAST_RETURN: last_return, PS_LAST_COST: last_cost, PS_TRADE_COUNT: trades,
@@ -250,6 +265,8 @@ def env_step_reference(
         cash = torch.where(done, init_cash, cash)
         pv = torch.where(done, init_cash, pv_next)
         entry = torch.where(done, zero, entry)
+        trip_pnl = torch.where(done, zero, trip_pnl)
+        trip_basis = torch.where(done, zero, trip_basis)
         dsr_a = torch.where(done, zero, dsr_a)
         dsr_b = torch.where(done, zero, dsr_b)
         steps = torch.where(done, zero, steps)
@@ -260,7 +277,7 @@ def env_step_reference(
 
     columns = {
         PS_POSITION: pos, PS_CASH: cash, PS_PORTFOLIO_VALUE: pv, PS_ENTRY_PRICE: entry,
-        PS_DSR_A: dsr_a, PS_DSR_B: dsr_b, PS_KELLY_WINS: wins, PS_KELLY_LOSSES: losses,
+        PS_TRIP_PNL: trip_pnl, PS_TRIP_BASIS: trip_basis, PS_DSR_A: dsr_a, PS_DSR_B: dsr_b, PS_KELLY_WINS: wins, PS_KELLY_LOSSES: losses,
         PS_KELLY_WIN_SUM: win_sum, PS_KELLY_LOSS_SUM: loss_sum, PS_BAR_INDEX: bar,
         PS_EPISODE_START: episode_start, PS_EPISODE_STEPS: steps, PS_LAST_REWARD: last_reward,
         PS_LAST_RETURN: last_return, PS_LAST_COST: last_cost, PS_TRADE_COUNT: trades,

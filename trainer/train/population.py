@@ -70,18 +70,18 @@ T = TypeVar("T")
 
 
 def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[float, float]:
-    """The betas the agents' Adam share; the stacked Adam implements plain Adam only (what
-    ``TrainerState`` builds), so anything else is refused rather than silently changed."""
+    """The betas the agents' Adam share; the stacked Adam implements Adam with decoupled weight
+    decay only (what ``TrainerState`` builds), so anything else is refused rather than silently changed."""
     groups = [optimizer.param_groups for optimizer in optimizers]
     plain = all(
-        len(group) == 1 and group[0]["weight_decay"] == 0 and not group[0]["amsgrad"] and not group[0]["maximize"]
-        and group[0]["betas"] == groups[0][0]["betas"]
+        len(group) == 1 and (group[0]["weight_decay"] == 0 or group[0]["decoupled_weight_decay"])
+        and not group[0]["amsgrad"] and not group[0]["maximize"] and group[0]["betas"] == groups[0][0]["betas"]
         for group in groups
     )  # fmt: skip
     if not plain:
         raise ValueError(
-            "the agents' optimizers are not one plain Adam (vs one parameter group, no weight decay, no AMSGrad, "
-            "shared betas) — hint: a stacked population steps TrainerState's Adam only"
+            "the agents' optimizers are not one plain Adam (vs one parameter group, weight decay decoupled or none, "
+            "no AMSGrad, shared betas) — hint: a stacked population steps TrainerState's Adam only"
         )
     beta1, beta2 = groups[0][0]["betas"]
     return float(beta1), float(beta2)
@@ -238,6 +238,9 @@ class PopulationStep:
             self.adam_step = torch.stack(steps_taken)  # [P]: every parameter of an agent shares one count
         self.eps = _per_agent([config.optim.adam_eps for config in configs], self.device)  # [P]
         self.max_norm = _per_agent([config.optim.grad_clip for config in configs], self.device)  # [P], 0 = off
+        decay = [config.optim.weight_decay for config in configs]
+        # [P] decoupled weight decay, or None when no agent decays (then no op: plain Adam's update).
+        self.weight_decay = _per_agent(decay, self.device) if any(decay) else None
         self.isv_local = torch.stack([state.isv_local for state in states])  # [P, ISV_STRIDE]
         self.metrics = torch.stack([state.metrics for state in states])  # [P, METRIC_STRIDE]
         for agent, state in enumerate(states):
@@ -268,7 +271,7 @@ class PopulationStep:
         group = state.optimizer.param_groups[0]
         optimizer = torch.optim.Adam(
             state.online.parameters(), lr=state.lr, eps=group["eps"], capturable=group["capturable"],
-            fused=group["fused"], foreach=False,
+            fused=group["fused"], foreach=False, weight_decay=group["weight_decay"], decoupled_weight_decay=True,
         )  # fmt: skip
         for name, param in state.online.named_parameters():
             optimizer.state[param] = {
@@ -383,9 +386,12 @@ class PopulationStep:
         self.metrics.add_(update_metrics(terms, grad_norm))  # [P, METRIC_STRIDE]
 
     def _adam(self, grad: torch.Tensor) -> None:
-        """Adam (torch's capturable formulation) over the [P, N] rows: per-agent step, lr and ε."""
+        """Adam (torch's capturable formulation) over the [P, N] rows: per-agent step, lr, ε and
+        decoupled weight decay (AdamW: the weights shrink by 1 − lr · decay before the step)."""
         beta1, beta2 = self.betas
         with torch.no_grad():
+            if self.weight_decay is not None:
+                self.online.flat.mul_((1 - self.lr * self.weight_decay).unsqueeze(1))  # [P, N]
             self.adam_step.add_(1.0)  # [P]
             bias_correction1 = 1 - torch.pow(beta1, self.adam_step)  # [P]
             bias_correction2 = 1 - torch.pow(beta2, self.adam_step)  # [P]

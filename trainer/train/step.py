@@ -178,10 +178,11 @@ class TrainerState:
         capturable = device.type == "cuda"
         self.lr = torch.tensor(config.optim.lr, dtype=torch.float32, device=device)
         # On CUDA: the fused Adam kernel (a handful of launches for every parameter, capturable,
-        # device-tensor learning rate); on the CPU the plain per-parameter loop.
+        # device-tensor learning rate); on the CPU the plain per-parameter loop. Weight decay is
+        # decoupled (AdamW); at 0 torch skips it, so the update is plain Adam's, bit for bit.
         self.optimizer = torch.optim.Adam(
             self.online.parameters(), lr=self.lr, eps=config.optim.adam_eps, capturable=capturable,
-            fused=capturable, foreach=False,
+            fused=capturable, foreach=False, weight_decay=config.optim.weight_decay, decoupled_weight_decay=True,
         )  # fmt: skip
         self.replay = ReplayBuffer(config.replay.capacity, config.loss.n_step, PORTFOLIO_INPUT_STRIDE, N_BRANCHES, device)
         self.window = NStepWindow(config.env.n_envs, config.loss.n_step, PORTFOLIO_INPUT_STRIDE, N_BRANCHES, device)

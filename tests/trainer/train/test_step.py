@@ -81,6 +81,25 @@ def test_step_updates_weights_target_and_metrics():
     assert float(state.action_counts.sum()) == (8 + 3) * state.config.env.n_envs * 4
 
 
+def test_weight_decay_shrinks_every_weight_by_lr_times_decay_before_the_adam_step():
+    # AdamW (decoupled): from the same state, one update with decay w differs from the update
+    # without it by exactly −lr · w · the weights before the update (the gradients are the same).
+    torch.set_num_threads(1)
+    updated = {}
+    for decay in (0.0, 0.5):
+        config = tiny_config(optim={"lr": 1e-3, "weight_decay": decay})
+        state = TrainerState(config, synthetic_market(), torch.device("cpu"))
+        step = TrainStep(state)
+        for _ in range(8):
+            step.collect()
+        before = {name: param.detach().clone() for name, param in state.online.named_parameters()}
+        StepRunner(step, use_graph=False).run(1)
+        updated[decay] = {name: param.detach().clone() for name, param in state.online.named_parameters()}
+    for name, weights in before.items():
+        shrink = updated[0.5][name] - updated[0.0][name]
+        torch.testing.assert_close(shrink, -1e-3 * 0.5 * weights, rtol=1e-3, atol=1e-7, msg=name)
+
+
 def test_training_step_functions_are_hot_path_roots():
     assert is_hot_path(TrainStep.__call__)
     assert is_hot_path(TrainStep.learn)

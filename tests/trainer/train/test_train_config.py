@@ -47,6 +47,8 @@ def test_cross_field_checks():
         TrainConfig().replace(replay={"capacity": 8, "learning_starts": 8})
     with pytest.raises(ConfigError, match="scan_channels × model.scan_state = 48"):
         TrainConfig().replace(model={"scan_channels": 3, "scan_state": 16})
+    with pytest.raises(ConfigError, match=r"optim.lr × optim.weight_decay = 0.1 × 10.0 reaches 1 \(vs < 1"):
+        TrainConfig().replace(optim={"lr": 0.1, "weight_decay": 10.0})
 
 
 def test_toml_round_trip(tmp_path):
