@@ -176,9 +176,20 @@ def run_task(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def has_checkpoint(cell_dir: Path) -> bool:
     """Whether an earlier, killed driver left the cell half-trained (it resumes from there)."""
+    return resume_point(cell_dir) is not None
+
+
+def resume_point(cell_dir: Path) -> str | None:
+    """Where a half-trained cell resumes: its newest periodic checkpoint manifest, relative to the
+    cell directory (``fold-02/checkpoints/step-00006000.json``), or None for a cell never checkpointed.
+    Cells with the same resume point stand at the same fold and step, so they can resume as one
+    population (their agents must share every step from there)."""
+    from trainer.train.checkpoint import CHECKPOINT_PREFIX, MANIFEST_SUFFIX
     from trainer.train.loop import CHECKPOINT_DIRNAME
 
-    return any(cell_dir.glob(f"**/{CHECKPOINT_DIRNAME}/step-*.json"))
+    manifests = sorted(cell_dir.glob(f"**/{CHECKPOINT_DIRNAME}/{CHECKPOINT_PREFIX}*{MANIFEST_SUFFIX}"),
+                       key=lambda path: (path.parent.as_posix(), path.name))  # fmt: skip
+    return manifests[-1].relative_to(cell_dir).as_posix() if manifests else None
 
 
 def run_pack(specs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ from trainer.validate.cells import (
     Cell,
     cell_config,
     cell_spec,
-    has_checkpoint,
+    resume_point,
     pid_alive,
     plan_cells,
     read_result,
@@ -271,18 +271,16 @@ def _auto_population(plan: SweepPlan, config: TrainConfig) -> int:
 
 def pack_cells(cells: Sequence[Cell], out: Path, population: int) -> list[list[Cell]]:
     """The sweep's tasks: cells of one (variant, grid point, fold) that differ only in their seed, in
-    populations of at most ``population``; a cell an earlier driver left half-trained runs alone
-    (it resumes from its own checkpoint, at its own step)."""
+    populations of at most ``population``. Cells an earlier driver left half-trained are packed only
+    with cells that resume from the same point (the same checkpoint step: a killed population's
+    agents resume together, as one population again); fresh cells only with fresh ones."""
     if population < 1:
         raise UserError("bad --population", got=str(population), expected="≥ 1 agents per task (0 = automatic)",
                         hint="e.g. --population 5: the five seeds of a fold in one step")  # fmt: skip
-    groups: dict[tuple[str, int, int], list[Cell]] = {}
-    packs: list[list[Cell]] = []
+    groups: dict[tuple[str, int, int, str | None], list[Cell]] = {}
     for cell in cells:
-        if population == 1 or has_checkpoint(out / CELLS_DIRNAME / cell.id):
-            packs.append([cell])
-        else:
-            groups.setdefault((cell.variant, cell.grid, cell.fold), []).append(cell)
+        groups.setdefault((cell.variant, cell.grid, cell.fold, resume_point(out / CELLS_DIRNAME / cell.id)), []).append(cell)
+    packs: list[list[Cell]] = []
     for group in groups.values():
         packs.extend(group[start : start + population] for start in range(0, len(group), population))
     return packs

@@ -29,12 +29,23 @@ def test_variants_never_share_a_population(tmp_path):
         assert len({(cell.variant, cell.grid, cell.fold) for cell in pack}) == 1
 
 
-def test_a_half_trained_cell_resumes_alone(tmp_path):
-    cells = plan_cells(n_seeds=3, n_folds=1, n_grid=1, base_seed=0, robustness=False)
-    checkpoints = tmp_path / CELLS_DIRNAME / "base-g0-s1-f0" / "fold-00" / "checkpoints"
-    checkpoints.mkdir(parents=True)
-    (checkpoints / "step-00000010.json").write_text("{}")
-    assert ids(pack_cells(cells, tmp_path, population=3)) == [["base-g0-s1-f0"], ["base-g0-s0-f0", "base-g0-s2-f0"]]
+def _checkpoint(tmp_path, cell_id, step):
+    checkpoints = tmp_path / CELLS_DIRNAME / cell_id / "fold-00" / "checkpoints"
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    (checkpoints / f"step-{step:08d}.json").write_text("{}")
+
+
+def test_half_trained_cells_resume_together_only_from_the_same_step(tmp_path):
+    # A killed driver leaves a population's agents checkpointed at one step: re-run, they train as
+    # one population again (before, each resumed alone: 5 × the device time of a packed fold).
+    cells = plan_cells(n_seeds=5, n_folds=1, n_grid=1, base_seed=0, robustness=False)
+    for seed in (0, 1):
+        _checkpoint(tmp_path, f"base-g0-s{seed}-f0", 10)
+        _checkpoint(tmp_path, f"base-g0-s{seed}-f0", 20)  # the newest checkpoint is where it resumes
+    _checkpoint(tmp_path, "base-g0-s2-f0", 10)  # cut at another step: its own population
+    assert ids(pack_cells(cells, tmp_path, population=5)) == [
+        ["base-g0-s0-f0", "base-g0-s1-f0"], ["base-g0-s2-f0"], ["base-g0-s3-f0", "base-g0-s4-f0"],
+    ]  # fmt: skip
 
 
 def test_population_below_one_is_refused(tmp_path):
