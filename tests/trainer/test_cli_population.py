@@ -6,34 +6,11 @@ import json
 
 import pytest
 
+from test_cli_train import tiny_config_toml
+
 from trainer.cli import EXIT_USER_ERROR, main
 
-TINY_TOML = """
-[data]
-validation_fraction = 0.05
-[env]
-n_envs = 8
-episode_length = 48
-[model]
-window = 4
-scan_channels = 8
-scan_state = 4
-hidden = 32
-head_hidden = 16
-n_atoms = 11
-iqn_embedding = 16
-[loss]
-iqn_tau_samples = 4
-iqn_target_samples = 4
-[replay]
-capacity = 256
-batch_size = 16
-learning_starts = 32
-[run]
-steps = 4
-epoch_steps = 2
-device = "cpu"
-"""
+TINY_TOML = tiny_config_toml(steps=4, epoch_steps=2, device="cpu")
 
 
 @pytest.fixture

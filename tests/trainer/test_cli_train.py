@@ -10,7 +10,10 @@ from trainer.cli import main
 
 pytestmark = pytest.mark.slow
 
-TINY_TOML = """
+def tiny_config_toml(steps: int = 20, epoch_steps: int = 10, device: str | None = None) -> str:
+    """The tiny config the CLI tests train (seconds on the CPU), as a TOML file's text."""
+    device_line = "" if device is None else f'device = "{device}"\n'
+    return f"""
 [data]
 validation_fraction = 0.05
 [env]
@@ -32,9 +35,12 @@ capacity = 256
 batch_size = 16
 learning_starts = 32
 [run]
-steps = 20
-epoch_steps = 10
-"""
+steps = {steps}
+epoch_steps = {epoch_steps}
+{device_line}"""
+
+
+TINY_TOML = tiny_config_toml()
 
 
 @pytest.fixture

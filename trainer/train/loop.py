@@ -486,38 +486,6 @@ class SplitResult:
     epochs_this_call: int
 
 
-def train_split(
-    config: TrainConfig,
-    market: PreparedMarket,
-    split: Split,
-    out: Path,
-    device: torch.device,
-    *,
-    previous: TrainerState | None = None,
-    resume: bool = False,
-    resume_from: str | Path | None = None,
-    progress: ProgressCallback | None = None,
-    progress_offset: int = 0,
-    progress_total: int | None = None,
-    stop_after_epochs: int | None = None,
-    make_plots: bool = True,
-    adjust: Callable[[SplitRun], None] | None = None,
-    control: RunControl | None = None,
-    tensorboard: bool = False,
-    bands: BandChoice | None = None,
-) -> SplitResult:
-    """The epoch driver of one agent: train on ``split.train`` in epochs, validate and select after
-    each, then backtest the selected checkpoint once on ``split.test``; writes a complete run
-    directory. A single run is a population of one (``train_population_split``)."""
-    (result,) = train_population_split(
-        [config], market, split, [out], device, previous=None if previous is None else [previous], resume=[resume],
-        resume_from=resume_from, progress=progress, progress_offset=progress_offset, progress_total=progress_total,
-        stop_after_epochs=stop_after_epochs, make_plots=make_plots, adjust=adjust, control=control,
-        tensorboard=tensorboard, bands=None if bands is None else [bands],
-    )  # fmt: skip
-    return result
-
-
 class AgentTraining:
     """One agent's side of a split: its state and step, run directory, selection, HEALTH_DIAG, bands.
 

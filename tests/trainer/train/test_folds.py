@@ -15,7 +15,7 @@ from trainer.errors import UserError
 from trainer.eval.health_diag import read_health_diag
 from trainer.layout import PS_DSR_A, PS_ENTRY_PRICE, PS_KELLY_LOSS_SUM, PS_POSITION
 from trainer.registry import FoldReset, SoftReset, TrainingPersist, WindowReset
-from trainer.train.loop import prepare_market, run_splits, start_split, train, train_split
+from trainer.train.loop import prepare_market, run_splits, start_split, train, train_population_split
 from train_helpers import file_config
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_one_fold_of_many_is_the_same_windows(market_file):
 def test_fold_boundary_leaves_no_trace_of_the_previous_fold(market_file, tmp_path):
     config, market, (first, second) = folds_of(tiny_config(market_file), 2)
     device = torch.device("cpu")
-    result = train_split(config, market, first, tmp_path / "fold-00", device, make_plots=False)
+    (result,) = train_population_split([config], market, first, [tmp_path / "fold-00"], device, make_plots=False)
     run = result.run
     trained = {name: tensor.clone() for name, tensor in run.state.named_tensors().items()}
     assert float(trained["replay.size"].sum()) > 0  # fold 0 did fill its replay

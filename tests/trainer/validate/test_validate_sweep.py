@@ -18,37 +18,14 @@ from trainer.eval.bands import bands_from_records, write_bands
 from trainer.validate.report import cell_history
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "train"))  # the population tolerance lives beside the training tests
+sys.path.insert(0, str(Path(__file__).parents[1]))  # the CLI tests' tiny config
+from test_cli_train import tiny_config_toml  # noqa: E402
 from train_helpers import close_json_differences  # noqa: E402
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[3]
 
-TINY_TOML = """
-[data]
-validation_fraction = 0.05
-[env]
-n_envs = 8
-episode_length = 48
-[model]
-window = 4
-scan_channels = 8
-scan_state = 4
-hidden = 32
-head_hidden = 16
-n_atoms = 11
-iqn_embedding = 16
-[loss]
-iqn_tau_samples = 4
-iqn_target_samples = 4
-[replay]
-capacity = 256
-batch_size = 16
-learning_starts = 32
-[run]
-steps = 20
-epoch_steps = 10
-device = "cpu"
-"""
+TINY_TOML = tiny_config_toml(device="cpu")
 
 
 @pytest.fixture(scope="module")
