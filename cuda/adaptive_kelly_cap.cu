@@ -9,7 +9,7 @@
 // Reads  (ps):  KELLY_WINS, KELLY_LOSSES, KELLY_WIN_SUM, KELLY_LOSS_SUM per env (clamped ≥ 0). They
 //               carry the Bayesian prior: VectorEnv.reset seeds every env with ISV KELLY_PRIOR_WINS
 //               (2) wins and KELLY_PRIOR_LOSSES (2) losses of size KELLY_PRIOR_MEAN_RETURN, and the
-//               env kernel adds each closed trade (return per unit of position) to them.
+//               env kernel adds each closed round trip (its P&L per unit of notional opened) to them.
 // Reads  (ISV): LEARNING_HEALTH.
 // Writes (ISV): KELLY_CAP.
 //

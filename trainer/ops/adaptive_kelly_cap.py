@@ -1,7 +1,7 @@
 """adaptive_kelly_cap: the position cap from the environments' own win/loss record.
 
 Why: the cap on |position| must grow only as the agent proves an edge, and shrink while learning
-is sick. The closed trades of every env (with a Bayesian prior of 2 wins and 2 losses per env so a
+is sick. The closed trades (round trips: env_step) of every env (with a Bayesian prior of 2 wins and 2 losses per env so a
 cold start is neither zero nor reckless) are pooled; the mean trade return enters at its lower
 confidence bound (so the sampling noise of a market without an edge does not look like one); the
 continuous Kelly position μ/E[r²] — the binary stake p − q/b divided by the loss per unit of
