@@ -39,6 +39,7 @@ from typing import Any
 
 from foxaudit.program.cudascan import CudaConstant, CudaSummary, Kernel, Launch, Memcpy
 from foxaudit.program.pyscan import (
+    LONG_INT_BITS,
     Arg,
     Assignment,
     Call,
@@ -67,8 +68,6 @@ _FIELDS: dict[type, tuple[str, ...]] = {
 _TUPLE_RECORDS = frozenset(cls for cls in _CLASSES.values() if issubclass(cls, tuple))
 _new = object.__new__
 _new_tuple = tuple.__new__
-# Integers past this many bits print with more than CPython's 4,300-digit limit.
-_LONG_INT_BITS = 14_000
 _CONTAINERS = {"t": tuple, "l": list, "s": set, "f": frozenset}
 
 
@@ -83,7 +82,7 @@ _SCALARS = frozenset({str, int, bool, float, type(None)})
 def encode(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
-        if kind is int and value.bit_length() >= _LONG_INT_BITS:
+        if kind is int and value.bit_length() >= LONG_INT_BITS:
             return ["i", hex(value)]
         return value
     if kind is tuple or kind is list:
@@ -171,7 +170,7 @@ def _tagged_field(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is float or kind is bool or value is None:
         return value
-    if kind is int and value.bit_length() < _LONG_INT_BITS:
+    if kind is int and value.bit_length() < LONG_INT_BITS:
         return value
     return encode(value)
 
@@ -377,6 +376,9 @@ def _fields_of(value: Any) -> Any:
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=_fields_of).encode
+# For what the scanner already built as arrays (``pyscan._KIND``): JSON values only, so anything
+# else (a record object) is a TypeError rather than a silently different encoding.
+_dumps_raw = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 # -- ModuleSummary's index and body: their fields' declared types -------------------------------
@@ -457,6 +459,21 @@ def decode_body(data: bytes) -> dict[str, list]:
     return _decode_members(data)
 
 
+def raw_member(name: str, value: Any) -> Encoded:
+    """A lazy index field from the arrays the scanner built (the records' encoded form): encoded
+    now, decoded into records when an analysis first reads it."""
+    return _encoded(name, _dumps_raw(value).encode())
+
+
+def raw_body(body: dict[str, list]) -> bytes:
+    """The body (``encode_body``'s bytes) from the arrays the scanner built."""
+    return _dumps_raw(body).encode()
+
+
+def _encoded(name: str, raw: bytes | Callable[[], bytes]) -> Encoded:
+    return Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
+
+
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
         return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
@@ -503,7 +520,7 @@ def _python_summary(index_line: bytes, lazy: list[bytes | Callable[[], bytes]], 
     for name, raw in zip(ModuleSummary.LAZY, lazy):
         if name in index:
             raise CodecError(f"summary member {name} in the index and on its own line")
-        index[name] = Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
+        index[name] = _encoded(name, raw)
     try:
         return ModuleSummary.from_index(index, body)
     except ValueError as error:  # CodecError included

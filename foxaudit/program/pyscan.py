@@ -220,8 +220,27 @@ def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
     return _new_tuple(Span, (line, column, end_line, end_column))
 
 
-def _arg(kind: str, text: str, value: object = None, dotted: str = "") -> Arg:
-    return _built(Arg, {"kind": kind, "text": text, "value": value, "dotted": dotted})
+# The scanner builds calls, arguments, assignments, subscript writes, dict entries and `with`
+# blocks as the arrays the codec writes for those records (their fields in declaration order,
+# a literal's value in the tagged form: ``foxaudit.program.codec``), so a summary is encoded by
+# the C JSON encoder without a call back into Python per record, and no record object is built
+# in the worker that only encodes it; ``foxaudit.program.codec.raw_member`` turns them into the
+# lazy fields a ModuleSummary decodes when an analysis reads them (a test checks these
+# positions against the records' fields).
+_KIND, _TEXT, _VALUE = 0, 1, 2  # of an Arg: kind, text, value, dotted
+_FUNC, _METHOD, _SCOPE, _BOUND_TO = 0, 1, 8, 11  # of a Call
+_CONTEXTS = 2  # of a WithBlock
+# Integers of this many bits or more are written in the tagged form as hex text (["i", "0x…"]):
+# their decimal form passes CPython's 4,300-digit limit.
+LONG_INT_BITS = 14_000
+_RECEIVER_KINDS = {"identifier": "name", "attribute": "attribute", "call": "call", "subscript": "subscript"}
+
+
+def _tagged_number(value: float) -> object:
+    """A literal number as the codec's tagged form writes it."""
+    if type(value) is int and value.bit_length() >= LONG_INT_BITS:
+        return ["i", hex(value)]
+    return value
 
 
 # Methods and names whose calls may be host transfers or syncs (hotpath._transfer_kind decides);
@@ -357,9 +376,14 @@ class ModuleSummary:
         ):
             raise ValueError("summary index fields differ from this version's")
         summary.__dict__.update(index)
-        summary._body = None
-        summary._blob = body
+        summary.encoded_body(body)  # type: ignore[arg-type]
         return summary
+
+    def encoded_body(self, blob: bytes | Callable[[], bytes]) -> None:
+        """Hold ``blob`` (the codec's body, or a function that reads it from a cache entry) as
+        the body, decoded when an analysis first reads it."""
+        self._body = None
+        self._blob = blob
 
     def body_bytes(self) -> bytes:
         """The body in the codec's format (what a cache entry stores)."""
@@ -370,30 +394,6 @@ class ModuleSummary:
                 self._blob = self._blob()  # type: ignore[misc]
             return self._blob  # type: ignore[return-value]
         return encode_body(self._body)
-
-    def finish(self) -> None:
-        """Compute the index over the body (after scanning)."""
-        calls = self.calls
-        self.call_methods = frozenset(call.method for call in calls)
-        self.call_heads = frozenset(call.func.partition(".")[0] for call in calls if call.func)
-        self.module_calls = frozenset((call.func, call.method, bool(call.bound_to)) for call in calls if not call.scope)
-        renamed = {alias: imported for ref in self.imports for imported, alias in ref.names if alias != imported}
-        self.transfer_calls = tuple(
-            call
-            for call in calls
-            if call.method in TRANSFER_METHODS
-            or call.func in TRANSFER_BUILTINS
-            or ("." not in call.func and renamed.get(call.func) in TRANSFER_METHODS)
-        )
-        functions = self.functions
-        self.function_names = frozenset(function.name for function in functions)
-        self.method_names = frozenset(function.name for function in functions if function.class_name)
-        self.decorators = frozenset(decorator for function in functions for decorator in function.decorators)
-        self.with_funcs = frozenset(context.func for block in self.withs for context in block.contexts)
-        self.imported_names = frozenset(
-            [imported for ref in self.imports for imported, _ in ref.names]
-            + [ref.module.rpartition(".")[2] for ref in self.imports if ref.alias and not ref.names]
-        )
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:
@@ -475,6 +475,13 @@ class _Scanner:
         # lambda, innermost first: (with id, body start, body end).
         self.with_chains: dict[int, tuple[tuple[int, int, int], ...]] = {}
         self.type_checking: list[tuple[int, int]] = []  # byte ranges of `if TYPE_CHECKING:` bodies
+        # The records the codec writes as arrays (see ``_KIND``), kept as those arrays:
+        self.calls: list[list] = []
+        self.withs: list[list] = []
+        self.constants: dict[str, list] = {}  # module-level NAME = literal
+        self.assignments: list[list] = []
+        self.subscript_writes: list[list] = []
+        self.dict_entries: list[list] = []
 
     # -- helpers ------------------------------------------------------------------------
     def text(self, node: tree_sitter.Node) -> str:
@@ -548,7 +555,8 @@ class _Scanner:
         self.dotted_memo[node.id] = found
         return found
 
-    def arg(self, node: tree_sitter.Node) -> Arg:
+    def arg(self, node: tree_sitter.Node) -> list:
+        """The ``Arg`` of an expression, as the codec writes it (see ``_RawArg``)."""
         kind = node.type
         text = self.text(node)
         if len(text) > _MAX_TEXT and kind not in ("string", "concatenated_string"):
@@ -557,59 +565,64 @@ class _Scanner:
         if kind == "string" or kind == "concatenated_string":
             # An interpolation needs a brace: most strings skip the walk over their parts.
             if "{" in text and any(child.type == "interpolation" for child in _descendants_shallow(node)):
-                return _arg("fstring", text)
+                return ["fstring", text, None, ""]
             value = _plain_string(text)
             if value is None:
                 try:
                     value = ast.literal_eval(text)
                 except (ValueError, SyntaxError):
-                    return _arg("other", text)
+                    return ["other", text, None, ""]
             if isinstance(value, bytes):
                 value = value.decode("utf-8", errors="replace")
-            return _arg("str", text, value)
+            return ["str", text, value, ""]
         if kind == "integer":
             if text.isdigit():
-                return _arg("int", text, int(text))
+                return ["int", text, _tagged_number(int(text)), ""]
             try:
                 value = ast.literal_eval(text)
             except (ValueError, SyntaxError):
-                return _arg("other", text)
+                return ["other", text, None, ""]
             # tree-sitter calls `1j` an integer too: an imaginary literal is no int constant.
-            return _arg("int", text, value) if type(value) is int else _arg("other", text)
+            return ["int", text, _tagged_number(value), ""] if type(value) is int else ["other", text, None, ""]
         if kind == "float":
             try:
-                return _arg("float", text, float(text.replace("_", "")))
+                return ["float", text, float(text.replace("_", "")), ""]
             except ValueError:
-                return _arg("other", text)
+                return ["other", text, None, ""]
         if kind == "unary_operator" and text.startswith("-"):
             inner = node.named_children[0] if node.named_children else None
             if inner is not None and inner.type in ("integer", "float"):
-                value = self.arg(inner).value
+                value = self.arg(inner)[_VALUE]
+                if type(value) is list:  # a long integer in the tagged form
+                    value = int(value[1], 16)
                 if isinstance(value, (int, float)):
-                    return _arg(inner.type if inner.type == "float" else "int", text, -value)
+                    return [inner.type if inner.type == "float" else "int", text, _tagged_number(-value), ""]
         if kind == "identifier":
-            return _arg("name", text, None, text)
+            return ["name", text, None, text]
         if kind == "attribute":
-            return _arg("attribute", text, None, self.dotted(node))
+            return ["attribute", text, None, self.dotted(node)]
         if kind == "call":
-            return _arg("call", text, None, self.dotted(node.child_by_field_name("function")))
+            return ["call", text, None, self.dotted(node.child_by_field_name("function"))]
         if kind in ("list", "tuple"):
             if node.named_child_count > _MAX_ITEMS:
-                return _arg("large", text)
-            items = tuple(self.arg(child) for child in node.named_children if child.type != "comment")
-            return _arg("list", text, items)
+                return ["large", text, None, ""]
+            items = ["t", *(["Arg", *self.arg(child)] for child in node.named_children if child.type != "comment")]
+            return ["list", text, items, ""]
         if kind == "binary_operator" and node.child_by_field_name("operator") is not None:
             operator = node.child_by_field_name("operator")
             if operator is not None and operator.type == "+":
                 # PREAMBLE + r"""...""" (CuPy sources), ['a'] + [f'k<{t}>' for t in T] (names):
                 # the operands, flattened, so the analyses can join what is literal.
-                parts: list[Arg] = []
+                parts: list = ["t"]
                 for side in (node.child_by_field_name("left"), node.child_by_field_name("right")):
                     if side is None:
-                        return _arg("other", text)
+                        return ["other", text, None, ""]
                     part = self.arg(side)
-                    parts.extend(part.value if part.kind == "concat" else (part,))  # type: ignore[arg-type]
-                return _arg("concat", text, tuple(parts))
+                    if part[_KIND] == "concat":
+                        parts.extend(part[_VALUE][1:])  # its operands, already in the nested form
+                    else:
+                        parts.append(["Arg", *part])
+                return ["concat", text, parts, ""]
         if kind in ("list_comprehension", "generator_expression"):
             # [f'k<{t}>' for t in TYPES]: the element and, for one `for` clause, its variable and
             # iterable (a literal list expands; anything else stays unresolved).
@@ -622,12 +635,12 @@ class _Scanner:
                 right = clauses[0].child_by_field_name("right")
                 if left is not None and right is not None:
                     single = len(clauses) == 1 and left.type == "identifier"
-                    variable = _arg("name", self.text(left) if single else "")
-                    return _arg("comprehension", text, (self.arg(body), variable, self.arg(right)))
+                    variable = ["Arg", "name", self.text(left) if single else "", None, ""]
+                    return ["comprehension", text, ["t", ["Arg", *self.arg(body)], variable, ["Arg", *self.arg(right)]], ""]
         if kind == "parenthesized_expression" and len(node.named_children) == 1:
             inner = self.arg(node.named_children[0])
-            return inner if inner.kind in ("concat", "comprehension", "str", "fstring", "list") else _arg("other", text)
-        return _arg("other", text)
+            return inner if inner[_KIND] in ("concat", "comprehension", "str", "fstring", "list") else ["other", text, None, ""]
+        return ["other", text, None, ""]
 
     def decorator_text(self, node: tree_sitter.Node) -> str:
         expr = next((c for c in node.named_children if c.type != "comment"), None)
@@ -668,6 +681,42 @@ class _Scanner:
                     found = ((ident, body.start_byte, body.end_byte), *outer)
             self.with_chains[index] = found
         return found
+
+    def finish(self) -> None:
+        """The index over what was scanned, and the array records encoded into the summary."""
+        from foxaudit.program.codec import raw_body, raw_member
+
+        summary = self.summary
+        calls = self.calls
+        summary.call_methods = frozenset([call[_METHOD] for call in calls])
+        summary.call_heads = frozenset([call[_FUNC].partition(".")[0] for call in calls if call[_FUNC]])
+        summary.module_calls = frozenset([(call[_FUNC], call[_METHOD], bool(call[_BOUND_TO])) for call in calls if not call[_SCOPE]])
+        renamed = {alias: imported for ref in summary.imports for imported, alias in ref.names if alias != imported}
+        transfer_calls = [
+            call
+            for call in calls
+            if call[_METHOD] in TRANSFER_METHODS
+            or call[_FUNC] in TRANSFER_BUILTINS
+            or ("." not in call[_FUNC] and renamed.get(call[_FUNC]) in TRANSFER_METHODS)
+        ]
+        functions = summary.functions
+        summary.function_names = frozenset(function.name for function in functions)
+        summary.method_names = frozenset(function.name for function in functions if function.class_name)
+        summary.decorators = frozenset(decorator for function in functions for decorator in function.decorators)
+        summary.with_funcs = frozenset([context[_FUNC] for block in self.withs for context in block[_CONTEXTS]])
+        summary.imported_names = frozenset(
+            [imported for ref in summary.imports for imported, _ in ref.names]
+            + [ref.module.rpartition(".")[2] for ref in summary.imports if ref.alias and not ref.names]
+        )
+        summary.withs = raw_member("withs", self.withs)
+        summary.constants = raw_member("constants", self.constants)
+        summary.transfer_calls = raw_member("transfer_calls", transfer_calls)
+        summary.encoded_body(raw_body({
+            "calls": calls,
+            "assignments": self.assignments,
+            "subscript_writes": self.subscript_writes,
+            "dict_entries": self.dict_entries,
+        }))  # fmt: skip
 
     def absolute(self, level: int, name: str) -> str:
         if level == 0:
@@ -737,9 +786,9 @@ class _Scanner:
             if key is None or value is None:
                 continue
             literal = self.arg(key)
-            if literal.kind in ("str", "int"):
+            if literal[_KIND] in ("str", "int"):
                 scope, _ = self.scope_of(node)
-                summary.dict_entries.append(_built(DictEntry, {"key": literal.value, "value": self.text(value), "scope": scope, "span": self.span(node)}))
+                self.dict_entries.append([literal[_VALUE], self.text(value), scope, self.span(node)])  # DictEntry's fields
         identities: set[str] = set()
         for node in captures.get("compare", ()):
             if any(child.type in ("is", "is not") for child in node.children):
@@ -766,7 +815,7 @@ class _Scanner:
                 name = definition.child_by_field_name("name") if definition is not None else None
                 if name is not None:
                     summary.defined_names.add(self.text(name))
-        summary.finish()
+        self.finish()
         return summary
 
     def import_statement(self, node: tree_sitter.Node) -> None:
@@ -884,18 +933,19 @@ class _Scanner:
         if function is None:
             return
         arguments = node.child_by_field_name("arguments")
-        args: list[Arg] = []
-        kwargs: list[tuple[str, Arg]] = []
+        args: list[list] = []
+        kwargs: list[list] = []
         if arguments is not None and arguments.type == "argument_list":
             for child in arguments.named_children:
-                if child.type == "keyword_argument":
+                child_type = child.type
+                if child_type == "keyword_argument":
                     key = child.child_by_field_name("name")
                     value = child.child_by_field_name("value")
                     if key is not None and value is not None:
-                        kwargs.append((self.text(key), self.arg(value)))
-                elif child.type in ("list_splat", "dictionary_splat"):
-                    args.append(_arg("splat", self.text(child)))
-                elif child.type != "comment":
+                        kwargs.append([self.text(key), self.arg(value)])
+                elif child_type == "list_splat" or child_type == "dictionary_splat":
+                    args.append(["splat", self.text(child), None, ""])
+                elif child_type != "comment":
                     args.append(self.arg(child))
         func = self.dotted(function)
         method = ""
@@ -904,7 +954,8 @@ class _Scanner:
         receiver_call = ""
         subscript_base = ""
         subscript_index = ""
-        if function.type == "attribute":
+        function_type = function.type
+        if function_type == "attribute":
             attr = function.child_by_field_name("attribute")
             obj = function.child_by_field_name("object")
             method = self.text(attr) if attr is not None else ""
@@ -912,52 +963,40 @@ class _Scanner:
                 receiver = self.text(obj)
                 if len(receiver) > _MAX_TEXT:
                     receiver = receiver[:_MAX_TEXT] + "…"
-                receiver_kind = obj.type if obj.type in ("identifier", "attribute", "call", "subscript") else "other"
-                if receiver_kind == "identifier":
-                    receiver_kind = "name"
-                if obj.type == "call":
+                obj_type = obj.type
+                receiver_kind = _RECEIVER_KINDS.get(obj_type, "other")
+                if obj_type == "call":
                     receiver_call = self.dotted(obj.child_by_field_name("function"))
-                if obj.type == "subscript":
+                elif obj_type == "subscript":
                     base = obj.child_by_field_name("value")
                     subscript_base = self.text(base) if base is not None else ""
                     subscript_index = ", ".join(self.text(c) for c in obj.children_by_field_name("subscript"))
-                if not func:
-                    func = ""
-        elif function.type == "identifier":
+        elif function_type == "identifier":
             method = self.text(function)
         scope, _ = self.scope_of(node)
         where = (node.start_byte, node.end_byte)
-        record = _built(Call, {
-            "func": func,
-            "method": method,
-            "receiver": receiver,
-            "receiver_kind": receiver_kind,
-            "receiver_call": receiver_call,
-            "args": tuple(args),
-            "kwargs": tuple(kwargs),
-            "span": self.span(node),
-            "scope": scope,
-            "withs": self.enclosing_withs(node),
-            "called": where in self.called,
-            "bound_to": self.bound_to.get(where, ""),
-            "subscript_base": subscript_base,
-            "subscript_index": subscript_index,
-        })
-        self.summary.calls.append(record)
+        # Call's fields in declaration order: the codec's array of a Call (see ``_KIND``).
+        record = [
+            func, method, receiver, receiver_kind, receiver_call, args, kwargs, self.span(node), scope,
+            self.enclosing_withs(node), where in self.called, self.bound_to.get(where, ""), subscript_base,
+            subscript_index,
+        ]  # fmt: skip
+        self.calls.append(record)
         self.calls_by_range[where] = record
         if subscript_base and method.endswith("_") and not method.startswith("_"):
             obj = function.child_by_field_name("object")
             if obj is not None:
                 self.subscript_write(obj, method)
-        if func in ("importlib.import_module", "import_module", "__import__") and args and args[0].kind == "str":
-            target = str(args[0].value)
+        if func in ("importlib.import_module", "import_module", "__import__") and args and args[0][_KIND] == "str":
+            target = str(args[0][_VALUE])
             level = len(target) - len(target.lstrip("."))
             if level:
-                package_arg = record.kwarg("package") or (args[1] if len(args) > 1 else None)
-                if package_arg is not None and package_arg.kind == "name" and package_arg.text in ("__name__", "__package__"):
+                package = next((value for key, value in kwargs if key == "package"), None)
+                package_arg = package or (args[1] if len(args) > 1 else None)
+                if package_arg is not None and package_arg[_KIND] == "name" and package_arg[_TEXT] in ("__name__", "__package__"):
                     target = self.absolute(level, target[level:])
-                elif package_arg is not None and package_arg.kind == "str":
-                    base = str(package_arg.value)
+                elif package_arg is not None and package_arg[_KIND] == "str":
+                    base = str(package_arg[_VALUE])
                     parts = base.split(".")
                     target = ".".join([*parts[: len(parts) - (level - 1)], target[level:]]).strip(".")
                 else:
@@ -968,7 +1007,7 @@ class _Scanner:
                 )
 
     def with_statement(self, node: tree_sitter.Node) -> None:
-        contexts: list[Call] = []
+        contexts: list[list] = []
         names: list[str] = []
         ident = self.with_ids.setdefault(node.id, len(self.with_ids))
         for clause in node.children:
@@ -987,7 +1026,7 @@ class _Scanner:
                 elif value.type in ("identifier", "attribute"):
                     names.append(self.dotted(value))
         scope, _ = self.scope_of(node)
-        self.summary.withs.append(WithBlock(ident, scope, tuple(contexts), tuple(names), self.span(node)))
+        self.withs.append([ident, scope, contexts, names, self.span(node)])  # WithBlock's fields
 
     def assignment(self, node: tree_sitter.Node) -> None:
         left = node.child_by_field_name("left")
@@ -1015,10 +1054,10 @@ class _Scanner:
         call = None
         if right.type == "call":
             call = self.calls_by_range.get((right.start_byte, right.end_byte))
-        if not scope and not class_scope and left.type == "identifier" and value.kind in ("str", "int", "float", "name", "attribute", "other", "list", "large", "call", "concat", "comprehension"):
-            self.summary.constants[target] = value
-        if value.kind in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
-            self.summary.assignments.append(_built(Assignment, {"target": target, "scope": scope, "value": value, "call": call, "span": self.span(node)}))
+        if not scope and not class_scope and left.type == "identifier" and value[_KIND] in ("str", "int", "float", "name", "attribute", "other", "list", "large", "call", "concat", "comprehension"):
+            self.constants[target] = value
+        if value[_KIND] in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
+            self.assignments.append([target, scope, value, call, self.span(node)])  # Assignment's fields
 
     def subscript_write(self, node: tree_sitter.Node, how: str, value: str = "") -> None:
         base = node.child_by_field_name("value")
@@ -1028,16 +1067,15 @@ class _Scanner:
         key = None
         if len(indices) == 1:
             literal = self.arg(indices[0])
-            if literal.kind in ("str", "int"):
-                key = literal.value
+            if literal[_KIND] in ("str", "int"):
+                key = literal[_VALUE]
         index_text = ", ".join(self.text(i) for i in indices)
         names: list[str] = []
         for index in indices:
             names.extend(_identifiers(self, index))
         scope, _ = self.scope_of(node)
-        self.summary.subscript_writes.append(
-            SubscriptWrite(self.text(base), index_text, tuple(names), scope, self.span(node), how, value, key)
-        )
+        # SubscriptWrite's fields
+        self.subscript_writes.append([self.text(base), index_text, names, scope, self.span(node), how, value, key])
 
 
 class _Nesting:
