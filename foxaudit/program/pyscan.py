@@ -220,6 +220,21 @@ def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
     return _new_tuple(Span, (line, column, end_line, end_column))
 
 
+def _ascii_text(text: str) -> Callable[[tree_sitter.Node], str]:
+    """A node's text in a file whose byte offsets are character offsets: a slice of ``text``."""
+
+    def node_text(node: tree_sitter.Node) -> str:
+        return text[node.start_byte : node.end_byte]
+
+    return node_text
+
+
+def _ascii_span(node: tree_sitter.Node) -> Span:
+    """A node's span in such a file: tree-sitter's (row, byte column) is (line - 1, column - 1)."""
+    (row, column), (end_row, end_column) = node.start_point, node.end_point
+    return _new_tuple(Span, (row + 1, column + 1, end_row + 1, end_column + 1))
+
+
 # The scanner builds calls, arguments, assignments, subscript writes, dict entries and `with`
 # blocks as the arrays the codec writes for those records (their fields in declaration order,
 # a literal's value in the tagged form: ``foxaudit.program.codec``), so a summary is encoded by
@@ -460,10 +475,12 @@ class _Scanner:
         # Most source files are ASCII: positions and texts then come without decoding bytes.
         # (A lone carriage return may count as a line break for tree-sitter: such files take the
         # byte-offset path.)
-        self.ascii = len(source.text) == len(source.data) and b"\r" not in source.data
+        if len(source.text) == len(source.data) and b"\r" not in source.data:
+            self.text = _ascii_text(source.text)  # type: ignore[method-assign]
+            self.span = _ascii_span  # type: ignore[method-assign]
         self.with_ids: dict[int, int] = {}
         self.scopes: dict[int, tuple[str, str]] = {}
-        self.calls_by_range: dict[tuple[int, int], Call] = {}
+        self.calls_by_range: dict[tuple[int, int], list] = {}  # the array of each call (see _KIND)
         # Facts about a node's parent, gathered from the parents' side before the calls are read:
         # ``node.parent`` costs tree-sitter a descent from the root (≈ 15 µs per call site).
         self.called: set[tuple[int, int]] = set()  # calls that are the callee of a call: f(x)(y)
@@ -484,15 +501,12 @@ class _Scanner:
         self.dict_entries: list[list] = []
 
     # -- helpers ------------------------------------------------------------------------
+    # ``text`` and ``span`` are called for most nodes the scan reads: an ASCII file's are
+    # closures over its text chosen once (``_ascii_text``, ``_ascii_span``), not a test per call.
     def text(self, node: tree_sitter.Node) -> str:
-        if self.ascii:  # byte offsets are character offsets: slice the decoded text
-            return self.source.text[node.start_byte : node.end_byte]
         return self.source.node_text(node)
 
     def span(self, node: tree_sitter.Node) -> Span:
-        if self.ascii:  # tree-sitter's (row, byte column) is (line - 1, column - 1)
-            (row, column), (end_row, end_column) = node.start_point, node.end_point
-            return _span(row + 1, column + 1, end_row + 1, end_column + 1)
         line, column = self.source.position(node.start_byte)
         end_line, end_column = self.source.position(node.end_byte)
         return _span(line, column, end_line, end_column)
@@ -556,7 +570,7 @@ class _Scanner:
         return found
 
     def arg(self, node: tree_sitter.Node) -> list:
-        """The ``Arg`` of an expression, as the codec writes it (see ``_RawArg``)."""
+        """The ``Arg`` of an expression, as the codec writes it (see ``_KIND``)."""
         kind = node.type
         text = self.text(node)
         if len(text) > _MAX_TEXT and kind not in ("string", "concatenated_string"):
@@ -575,6 +589,13 @@ class _Scanner:
             if isinstance(value, bytes):
                 value = value.decode("utf-8", errors="replace")
             return ["str", text, value, ""]
+        # (The kinds below are tested by how often they occur.)
+        if kind == "identifier":
+            return ["name", text, None, text]
+        if kind == "attribute":
+            return ["attribute", text, None, self.dotted(node)]
+        if kind == "call":
+            return ["call", text, None, self.dotted(node.child_by_field_name("function"))]
         if kind == "integer":
             if text.isdigit():
                 return ["int", text, _tagged_number(int(text)), ""]
@@ -597,12 +618,6 @@ class _Scanner:
                     value = int(value[1], 16)
                 if isinstance(value, (int, float)):
                     return [inner.type if inner.type == "float" else "int", text, _tagged_number(-value), ""]
-        if kind == "identifier":
-            return ["name", text, None, text]
-        if kind == "attribute":
-            return ["attribute", text, None, self.dotted(node)]
-        if kind == "call":
-            return ["call", text, None, self.dotted(node.child_by_field_name("function"))]
         if kind in ("list", "tuple"):
             if node.named_child_count > _MAX_ITEMS:
                 return ["large", text, None, ""]
@@ -655,8 +670,10 @@ class _Scanner:
         start = node.start_byte
         return any(body_start <= start < body_end for body_start, body_end in self.type_checking)
 
-    def enclosing_withs(self, node: tree_sitter.Node) -> tuple[int, ...]:
-        chain = self.with_chain(self.nesting.innermost(node))
+    def enclosing_withs(self, node: tree_sitter.Node, enclosing: int) -> tuple[int, ...]:
+        """The ids of the `with` blocks whose body holds ``node``, innermost first;
+        ``enclosing``: the nesting index of what encloses it (``_Nesting.innermost``)."""
+        chain = self.with_chain(enclosing)
         if not chain:
             return ()
         start, end = node.start_byte, node.end_byte
@@ -933,6 +950,7 @@ class _Scanner:
         if function is None:
             return
         arguments = node.child_by_field_name("arguments")
+        text, arg = self.text, self.arg
         args: list[list] = []
         kwargs: list[list] = []
         if arguments is not None and arguments.type == "argument_list":
@@ -942,12 +960,12 @@ class _Scanner:
                     key = child.child_by_field_name("name")
                     value = child.child_by_field_name("value")
                     if key is not None and value is not None:
-                        kwargs.append([self.text(key), self.arg(value)])
+                        kwargs.append([text(key), arg(value)])
                 elif child_type == "list_splat" or child_type == "dictionary_splat":
-                    args.append(["splat", self.text(child), None, ""])
+                    args.append(["splat", text(child), None, ""])
                 elif child_type != "comment":
-                    args.append(self.arg(child))
-        func = self.dotted(function)
+                    args.append(arg(child))
+        func = ""
         method = ""
         receiver = ""
         receiver_kind = ""
@@ -958,9 +976,16 @@ class _Scanner:
         if function_type == "attribute":
             attr = function.child_by_field_name("attribute")
             obj = function.child_by_field_name("object")
-            method = self.text(attr) if attr is not None else ""
+            method = text(attr) if attr is not None else ""
+            # ``dotted(function)``, from the children already at hand.
+            found = self.dotted_memo.get(function.id)
+            if found is None:
+                head = self.dotted(obj)
+                found = f"{head}.{method}" if head and attr is not None else ""
+                self.dotted_memo[function.id] = found
+            func = found
             if obj is not None:
-                receiver = self.text(obj)
+                receiver = text(obj)
                 if len(receiver) > _MAX_TEXT:
                     receiver = receiver[:_MAX_TEXT] + "…"
                 obj_type = obj.type
@@ -969,16 +994,19 @@ class _Scanner:
                     receiver_call = self.dotted(obj.child_by_field_name("function"))
                 elif obj_type == "subscript":
                     base = obj.child_by_field_name("value")
-                    subscript_base = self.text(base) if base is not None else ""
-                    subscript_index = ", ".join(self.text(c) for c in obj.children_by_field_name("subscript"))
+                    subscript_base = text(base) if base is not None else ""
+                    subscript_index = ", ".join(text(c) for c in obj.children_by_field_name("subscript"))
         elif function_type == "identifier":
-            method = self.text(function)
-        scope, _ = self.scope_of(node)
+            method = func = text(function)
+        elif function_type == "call":
+            func = self.dotted(function)
+        enclosing = self.nesting.innermost(node)
+        scope = self.scope_at(enclosing)[0]
         where = (node.start_byte, node.end_byte)
         # Call's fields in declaration order: the codec's array of a Call (see ``_KIND``).
         record = [
             func, method, receiver, receiver_kind, receiver_call, args, kwargs, self.span(node), scope,
-            self.enclosing_withs(node), where in self.called, self.bound_to.get(where, ""), subscript_base,
+            self.enclosing_withs(node, enclosing), where in self.called, self.bound_to.get(where, ""), subscript_base,
             subscript_index,
         ]  # fmt: skip
         self.calls.append(record)
