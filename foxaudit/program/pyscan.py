@@ -16,6 +16,7 @@ import ast
 import bisect
 import functools
 import operator
+import re
 from collections.abc import Iterable
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -273,6 +274,51 @@ def _ascii_span(node: tree_sitter.Node) -> Span:
     return _new_tuple(Span, (row + 1, column + 1, end_row + 1, end_column + 1))
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _char_offsets(text: str) -> Callable[[int], int]:
+    """Byte offset (in ``text`` encoded as UTF-8) → character offset in ``text``, for offsets on
+    character boundaries (where tree-sitter's nodes start and end)."""
+    after: list[int] = []  # the byte offset just after each non-ASCII character
+    extra: list[int] = []  # the bytes beyond one per character up to there
+    total = 0
+    for match in _NON_ASCII.finditer(text):
+        size = len(match.group().encode("utf-8"))
+        after.append(match.start() + total + size)
+        total += size - 1
+        extra.append(total)
+
+    def char_at(offset: int) -> int:
+        index = bisect.bisect_right(after, offset) - 1
+        return offset if index < 0 else offset - extra[index]
+
+    return char_at
+
+
+def _mapped_text(text: str, char_at: Callable[[int], int]) -> Callable[[tree_sitter.Node], str]:
+    """A node's text in a file with non-ASCII characters: a slice of ``text``."""
+
+    def node_text(node: tree_sitter.Node) -> str:
+        return text[char_at(node.start_byte) : char_at(node.end_byte)]
+
+    return node_text
+
+
+def _mapped_span(char_at: Callable[[int], int]) -> Callable[[tree_sitter.Node], Span]:
+    """A node's span in such a file without carriage returns: tree-sitter's row is the line - 1,
+    and its byte column is where the line starts."""
+
+    def span(node: tree_sitter.Node) -> Span:
+        start, end = node.start_byte, node.end_byte
+        (row, column), (end_row, end_column) = node.start_point, node.end_point
+        return _new_tuple(Span, (
+            row + 1, char_at(start) - char_at(start - column) + 1, end_row + 1, char_at(end) - char_at(end - end_column) + 1,
+        ))  # fmt: skip
+
+    return span
+
+
 # The scanner builds calls, arguments, assignments, subscript writes, dict entries and `with`
 # blocks as the arrays the codec writes for those records (their fields in declaration order,
 # a literal's value in the tagged form: ``foxaudit.program.codec``), so a summary is encoded by
@@ -511,12 +557,19 @@ class _Scanner:
         self.module = module
         self.package = module if is_package else module.rpartition(".")[0]
         self.summary = ModuleSummary(path=source.path)
-        # Most source files are ASCII: positions and texts then come without decoding bytes.
-        # (A lone carriage return may count as a line break for tree-sitter: such files take the
-        # byte-offset path.)
-        if len(source.text) == len(source.data) and b"\r" not in source.data:
+        # Texts and positions come from the decoded text, not by decoding bytes per node: an
+        # ASCII file's byte offsets are character offsets, and another's are mapped through its
+        # non-ASCII characters. (A lone carriage return may count as a line break for
+        # tree-sitter: such a file's positions take the byte-offset path of SourceFile.position.)
+        if len(source.text) == len(source.data):
             self.text = _ascii_text(source.text)  # type: ignore[method-assign]
-            self.span = _ascii_span  # type: ignore[method-assign]
+            if b"\r" not in source.data:
+                self.span = _ascii_span  # type: ignore[method-assign]
+        else:
+            char_at = _char_offsets(source.text)
+            self.text = _mapped_text(source.text, char_at)  # type: ignore[method-assign]
+            if b"\r" not in source.data:
+                self.span = _mapped_span(char_at)  # type: ignore[method-assign]
         self.with_ids: dict[int, int] = {}
         self.scopes: dict[int, tuple[str, str]] = {}
         self.calls_by_range: dict[tuple[int, int], list] = {}  # the array of each call (see _KIND)

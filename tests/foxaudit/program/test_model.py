@@ -314,3 +314,25 @@ def test_the_scanners_arrays_are_what_the_record_encoder_writes() -> None:
         pyscan._FUNC, pyscan._METHOD, pyscan._SCOPE, pyscan._BOUND_TO,
     ]  # fmt: skip
     assert fields[pyscan.WithBlock].index("contexts") == pyscan._CONTEXTS
+
+
+def test_node_texts_and_spans_from_the_decoded_text_match_decoding_bytes() -> None:
+    """The scanner slices a file's decoded text (mapping byte offsets through its non-ASCII
+    characters) instead of decoding each node's bytes: every node's text and span agree with
+    ``SourceFile.node_text`` and ``SourceFile.position``, for 2-, 3- and 4-byte characters."""
+    from foxaudit.program import pyscan
+
+    text = "é = '中文' + f'{x}→🙂'  # ünïcode\nclass Ω:\n    def ƒ(self, 🙂=None):\n        return \"𝔘\" * 2\nx = 1\n"
+    source = SourceFile.from_text("pkg/u.py", text)
+    char_at = pyscan._char_offsets(source.text)
+    node_text = pyscan._mapped_text(source.text, char_at)
+    span = pyscan._mapped_span(char_at)
+    stack = [source.tree.root_node]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        seen += 1
+        assert node_text(node) == source.node_text(node), node
+        assert span(node) == (*source.position(node.start_byte), *source.position(node.end_byte)), node
+    assert seen > 50
