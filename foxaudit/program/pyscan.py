@@ -573,6 +573,7 @@ class _Scanner:
         self.with_ids: dict[int, int] = {}
         self.scopes: dict[int, tuple[str, str]] = {}
         self.calls_by_range: dict[tuple[int, int], list] = {}  # the array of each call (see _KIND)
+        self.call_positions: dict[tuple[int, int], int] = {}  # each call's position in ``calls``
         # Facts about a node's parent, gathered from the parents' side before the calls are read:
         # ``node.parent`` costs tree-sitter a descent from the root (≈ 15 µs per call site).
         self.called: set[tuple[int, int]] = set()  # calls that are the callee of a call: f(x)(y)
@@ -1101,6 +1102,7 @@ class _Scanner:
             self.enclosing_withs(node, enclosing), where in self.called, self.bound_to.get(where, ""), subscript_base,
             subscript_index,
         ]  # fmt: skip
+        self.call_positions[where] = len(self.calls)
         self.calls.append(record)
         self.calls_by_range[where] = record
         if subscript_base and method.endswith("_") and not method.startswith("_"):
@@ -1173,11 +1175,12 @@ class _Scanner:
         value = self.arg(right)
         call = None
         if right.type == "call":
-            call = self.calls_by_range.get((right.start_byte, right.end_byte))
+            call = self.call_positions.get((right.start_byte, right.end_byte))
         if not scope and not class_scope and left.type == "identifier" and value[_KIND] in ("str", "int", "float", "name", "attribute", "other", "list", "large", "call", "concat", "comprehension"):
             self.constants[target] = value
         if value[_KIND] in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
-            self.assignments.append([target, scope, value, call, self.span(node)])  # Assignment's fields
+            # Assignment's fields, the call it binds by its position in ``calls`` (codec.encode_body)
+            self.assignments.append([target, scope, value, call, self.span(node)])
 
     def subscript_write(self, node: tree_sitter.Node, how: str, value: str = "") -> None:
         base = node.child_by_field_id(self.f.value)

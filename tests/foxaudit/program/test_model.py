@@ -308,6 +308,9 @@ def test_the_scanners_arrays_are_what_the_record_encoder_writes() -> None:
     # A literal's text is capped, so no scanned integer is long; the tagged form would still hold one.
     assert pyscan._tagged_number(-(1 << 15_000)) == encode(-(1 << 15_000))
     assert dump_summary("k", copy) == data  # every record written again by the record encoder
+    # An assignment names the call it binds by position, and reads back as that very call.
+    bound = [a.call for a in copy.assignments if a.call is not None]
+    assert bound and all(any(call is other for other in copy.calls) for call in bound)
     fields = {cls: _FIELDS[cls] for cls in (pyscan.Arg, pyscan.Call, pyscan.WithBlock)}
     assert [fields[pyscan.Arg].index(name) for name in ("kind", "text", "value")] == [pyscan._KIND, pyscan._TEXT, pyscan._VALUE]
     assert [fields[pyscan.Call].index(name) for name in ("func", "method", "scope", "bound_to")] == [
