@@ -39,6 +39,7 @@ from typing import Any
 
 from foxaudit.program.cudascan import CudaConstant, CudaSummary, Kernel, Launch, Memcpy
 from foxaudit.program.pyscan import (
+    LONG_INT_BITS,
     Arg,
     Assignment,
     Call,
@@ -67,8 +68,6 @@ _FIELDS: dict[type, tuple[str, ...]] = {
 _TUPLE_RECORDS = frozenset(cls for cls in _CLASSES.values() if issubclass(cls, tuple))
 _new = object.__new__
 _new_tuple = tuple.__new__
-# Integers past this many bits print with more than CPython's 4,300-digit limit.
-_LONG_INT_BITS = 14_000
 _CONTAINERS = {"t": tuple, "l": list, "s": set, "f": frozenset}
 
 
@@ -83,7 +82,7 @@ _SCALARS = frozenset({str, int, bool, float, type(None)})
 def encode(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
-        if kind is int and value.bit_length() >= _LONG_INT_BITS:
+        if kind is int and value.bit_length() >= LONG_INT_BITS:
             return ["i", hex(value)]
         return value
     if kind is tuple or kind is list:
@@ -171,7 +170,7 @@ def _tagged_field(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is float or kind is bool or value is None:
         return value
-    if kind is int and value.bit_length() < _LONG_INT_BITS:
+    if kind is int and value.bit_length() < LONG_INT_BITS:
         return value
     return encode(value)
 
@@ -377,6 +376,9 @@ def _fields_of(value: Any) -> Any:
 
 
 _dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False, default=_fields_of).encode
+# For what the scanner already built as arrays (``pyscan._KIND``): JSON values only, so anything
+# else (a record object) is a TypeError rather than a silently different encoding.
+_dumps_raw = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 # -- ModuleSummary's index and body: their fields' declared types -------------------------------
@@ -411,9 +413,39 @@ _MEMBER_SCHEMAS: dict[str, _Schema] = {}
 def _member(name: str) -> _Schema:
     found = _MEMBER_SCHEMAS.get(name)
     if found is None:
-        found = _schema(_INDEX_TYPES[name]) if name in _INDEX_TYPES else _TAGGED
+        if name == "assignments":
+            found = _body_assignments()
+        else:
+            found = _schema(_INDEX_TYPES[name]) if name in _INDEX_TYPES else _TAGGED
         _MEMBER_SCHEMAS[name] = found
     return found
+
+
+def _body_assignments() -> _Schema:
+    """The body's ``list[Assignment]``, each call read as the position ``decode_body`` resolves."""
+    fields = _FIELDS[Assignment]
+    count = len(fields)
+    hints = _hints(Assignment)
+    converters = [
+        (index, convert) for index, name in enumerate(fields)
+        if name != "call" and (convert := _schema(hints[name])[1]) is not None
+    ]  # fmt: skip
+
+    def read_one(value: Any) -> Any:
+        if type(value) is not list or len(value) != count:
+            raise CodecError(f"an Assignment that is not an array of its {count} fields")
+        for index, convert in converters:
+            value[index] = convert(value[index])
+        record = _new(Assignment)
+        record.__dict__.update(zip(fields, value))
+        return record
+
+    def read(value: Any) -> Any:
+        if type(value) is not list:
+            raise CodecError("assignments that are not an array")
+        return [read_one(item) for item in value]
+
+    return (None, read)
 
 
 def _encode_members(members: dict[str, Any]) -> bytes:
@@ -449,12 +481,51 @@ def _decode_members(data: bytes) -> dict[str, Any]:
     return payload
 
 
+# An assignment in the body names the call it binds by the call's position in the body's calls
+# (the call is written once; an assignment repeating it was 18 % of a pandas summary's bytes), and
+# reads back as that same Call object.
+_ASSIGNMENT_CALL = _FIELDS[Assignment].index("call")
+
+
 def encode_body(body: dict[str, list]) -> bytes:
-    return _encode_members(body)
+    positions = {id(call): index for index, call in enumerate(body.get("calls", ()))}
+    assignments = []
+    for assignment in body.get("assignments", ()):
+        fields = list(_record_encoder(Assignment)[0](assignment))
+        call = fields[_ASSIGNMENT_CALL]
+        if call is not None:
+            if id(call) not in positions:
+                raise TypeError("an assignment's call is not one of the body's calls")
+            fields[_ASSIGNMENT_CALL] = positions[id(call)]
+        assignments.append(fields)
+    return _encode_members({**body, "assignments": assignments} if "assignments" in body else body)
 
 
 def decode_body(data: bytes) -> dict[str, list]:
-    return _decode_members(data)
+    body = _decode_members(data)
+    calls = body.get("calls", [])
+    for assignment in body.get("assignments", ()):
+        position = assignment.call
+        if position is not None:
+            if type(position) is not int or not 0 <= position < len(calls):
+                raise CodecError("an assignment's call is no position in the body's calls")
+            assignment.__dict__["call"] = calls[position]
+    return body
+
+
+def raw_member(name: str, value: Any) -> Encoded:
+    """A lazy index field from the arrays the scanner built (the records' encoded form): encoded
+    now, decoded into records when an analysis first reads it."""
+    return _encoded(name, _dumps_raw(value).encode())
+
+
+def raw_body(body: dict[str, list]) -> bytes:
+    """The body (``encode_body``'s bytes) from the arrays the scanner built."""
+    return _dumps_raw(body).encode()
+
+
+def _encoded(name: str, raw: bytes | Callable[[], bytes]) -> Encoded:
+    return Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
 
 
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
@@ -503,7 +574,7 @@ def _python_summary(index_line: bytes, lazy: list[bytes | Callable[[], bytes]], 
     for name, raw in zip(ModuleSummary.LAZY, lazy):
         if name in index:
             raise CodecError(f"summary member {name} in the index and on its own line")
-        index[name] = Encoded(raw, _member(name)[1] or _identity, typing.get_origin(_INDEX_TYPES[name])())
+        index[name] = _encoded(name, raw)
     try:
         return ModuleSummary.from_index(index, body)
     except ValueError as error:  # CodecError included

@@ -176,8 +176,7 @@ def scan_file(source: SourceFile, name: str, is_package: bool, captures: dict | 
         if source.language == "cuda":
             empty = CudaSummary(path=source.path)
         else:
-            empty = ModuleSummary(source.path)
-            empty.finish()
+            empty = ModuleSummary(source.path)  # an empty index, and an empty body
         return empty, f"{type(error).__name__}: {error}"
 
 

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Iterable
 
 import tree_sitter
 
-from foxaudit.sources.base import ts_language
 
-
-@functools.cache
-def _import_query() -> tree_sitter.Query:
-    return tree_sitter.Query(ts_language("python"), "[(import_statement) (import_from_statement)] @i")
-
-
-def import_aliases(root: tree_sitter.Node) -> dict[str, str]:
-    """Local name → qualified name for every import in the file (at any depth):
+def aliases_of(statements: Iterable[tree_sitter.Node]) -> dict[str, str]:
+    """Local name → qualified name for these import statements (a file's, at any depth, in source
+    order: a later import of a name wins; a rule is handed them by the file's walk):
     ``from abc import abstractmethod as abstract`` → ``{"abstract": "abc.abstractmethod"}``,
     ``import typing as t`` → ``{"t": "typing"}``, ``import os.path`` → ``{"os": "os"}``."""
     aliases: dict[str, str] = {}
-    for statement in tree_sitter.QueryCursor(_import_query()).captures(root).get("i", []):
+    for statement in statements:
         module = ""
         if statement.type == "import_from_statement":
             module_node = statement.child_by_field_name("module_name")

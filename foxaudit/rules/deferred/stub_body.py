@@ -14,7 +14,7 @@ import tree_sitter
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
-from foxaudit.rules._support.python_names import import_aliases, resolve
+from foxaudit.rules._support.python_names import aliases_of, resolve
 from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
 from foxaudit.sources.placeholders import (
     DOCSTRING,
@@ -142,19 +142,45 @@ class _FileNames:
     identities: set[str] = field(default_factory=set)
 
 
-def _file_names(ctx: FileContext) -> _FileNames:
-    state = ctx.state.get(CODE)
+# Nodes the file's walk hands FX902 besides functions: what its names are read from, so no
+# second walk of the file looks for them.
+_NAME_NODES = ("import_statement", "import_from_statement", "class_definition", "decorator", "comparison_operator")
+
+
+@dataclass
+class _Walked:
+    """What the walk of one Python file handed FX902 (in source order): the nodes of its names,
+    and the functions whose bodies are placeholders, judged in ``finish`` once the whole file is
+    walked (an import or a class below a function counts for it)."""
+
+    imports: list[tree_sitter.Node] = field(default_factory=list)
+    classes: list[tree_sitter.Node] = field(default_factory=list)
+    decorators: list[tree_sitter.Node] = field(default_factory=list)
+    comparisons: list[tree_sitter.Node] = field(default_factory=list)
+    placeholders: list[tuple[tree_sitter.Node, str]] = field(default_factory=list)
+    aliases: dict[str, str] | None = None
+    names: _FileNames | None = None
+
+
+def _file_aliases(walked: _Walked) -> dict[str, str]:
+    """The file's import aliases: all that ``_is_declaration`` reads, so a file whose placeholders
+    are all declarations (`@overload`, `@abstractmethod`: most of pandas') is not read further."""
+    if walked.aliases is None:
+        walked.aliases = aliases_of(walked.imports)
+    return walked.aliases
+
+
+def _file_names(walked: _Walked) -> _FileNames:
+    state = walked.names
     if state is None:
-        root = ctx.source.tree.root_node
-        aliases = import_aliases(root)
+        aliases = _file_aliases(walked)
         bases: dict[str, set[str]] = {}
         implemented: dict[str, set[str]] = {}
         answers: dict[str, dict[str, str]] = {}
         used_by_self: dict[str, set[str]] = {}
         methods_of: dict[str, list[tree_sitter.Node]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
-        captures = tree_sitter.QueryCursor(_query("(class_definition) @c (decorator) @d (comparison_operator) @is")).captures(root)
-        for definition in captures.get("c", []):
+        for definition in walked.classes:
             name = definition.child_by_field_name("name")
             if name is None:
                 continue
@@ -190,7 +216,7 @@ def _file_names(ctx: FileContext) -> _FileNames:
                     if left is not None and left.type == "identifier" and assignment.child_by_field_name("right") is not None:
                         members.add(left.text.decode())
         handed: set[str] = set()
-        for decorator in captures.get("d", []):
+        for decorator in walked.decorators:
             call = next((child for child in decorator.named_children if child.type == "call"), None)
             arguments = call.child_by_field_name("arguments") if call is not None else None
             for argument in arguments.named_children if arguments is not None else ():
@@ -204,10 +230,10 @@ def _file_names(ctx: FileContext) -> _FileNames:
         inert = {klass for klass, methods in methods_of.items()
                  if len(methods) >= 2 and all(placeholder_body(method) is not None and not constant_answer(method)
                                               for method in methods)}
-        identities = {operand.text.decode() for comparison in captures.get("is", [])
+        identities = {operand.text.decode() for comparison in walked.comparisons
                       if any(child.type in ("is", "is not") for child in comparison.children)
                       for operand in comparison.named_children if operand.type == "identifier"}
-        state = ctx.state[CODE] = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
+        state = walked.names = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
                                              used_by_self, identities)
     return state
 
@@ -370,16 +396,21 @@ def _answered_in_parallel_module(program: Program, module: Module, name: str, an
     `is_bf16_supported` returns True where CUDA's asks the device), as a subclass's is."""
     if "." in name:
         return False
-    memo = program.project.memo
-    index = memo.get(f"{CODE}:module-functions")
-    if index is None:
-        index = {}
-        for owner, function in program.functions.values():
-            if not function.class_name and "." not in function.qualname:
-                index.setdefault(function.qualname, []).append((owner, function))
-        memo[f"{CODE}:module-functions"] = index
+    # The module-level functions of that name, per name: ``program.functions.get`` answers "none"
+    # from a module's index of function names, so only modules that define the name have their
+    # functions decoded (decoding every module's made this a tenth of the serial pass on pandas).
+    index = program.project.memo.setdefault(f"{CODE}:module-functions", {})
+    found = index.get(name)
+    if found is None:
+        from foxaudit.program.model import function_key
+
+        found = index[name] = [
+            entry
+            for other in program.modules.values()
+            if (entry := program.functions.get(function_key(other.name, name))) is not None and not entry[1].class_name
+        ]
     return any(_parallel(module, other) and (not function.placeholder or _another_answer(function.answer, answer))
-               for other, function in index.get(name, ()) if other is not module)
+               for other, function in found if other is not module)
 
 
 def _parallel(one: Module, other: Module) -> bool:
@@ -891,7 +922,7 @@ def _qualified_name(definition: tree_sitter.Node) -> str:
     return ".".join(reversed(parts))
 
 
-def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names: _FileNames) -> bool:
+def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, aliases: dict[str, str]) -> bool:
     """Abstract/overload members, Protocol members and `if TYPE_CHECKING:` definitions."""
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
@@ -901,7 +932,7 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names:
             # abstractmethod as abstract`, and torch's `from torch._jit_internal import _overload as overload`.
             written = _decorator_expression(decorator)
             if decorator.type == "decorator" and (
-                    decorators.match(written) or decorators.match(resolve(written, names.aliases))):
+                    decorators.match(written) or decorators.match(resolve(written, aliases))):
                 return True
         holder = holder.parent
     # holder is now the block the definition sits in.
@@ -909,7 +940,7 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, names:
     if owner is not None and owner.type == "class_definition":
         bases = owner.child_by_field_name("superclasses")
         for base in bases.named_children if bases is not None else ():
-            if _is_protocol(resolve(base.text.decode(), names.aliases), options.protocol_bases):
+            if _is_protocol(resolve(base.text.decode(), aliases), options.protocol_bases):
                 return True
     while owner is not None:
         if owner.type == "if_statement" and holder is not None and holder.type == "block":
@@ -1082,7 +1113,7 @@ class StubBody(Rule):
     summary = "Function body is a placeholder (pass, ..., raise NotImplementedError, constant return)"
     invariant = 9
     languages = frozenset({"python", "cuda"})
-    python_nodes = ("function_definition",)
+    python_nodes = ("function_definition", *_NAME_NODES)
     cuda_nodes = ("function_definition",)
     options_class = StubBodyOptions
     confirms_in_project = True
@@ -1454,6 +1485,9 @@ class StubBody(Rule):
                 "    counter = 1\n    synchronize()\n    return fn()\n", expect=1),
     ]
 
+    def begin(self, ctx: FileContext) -> None:
+        ctx.state[CODE] = _Walked()
+
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         options: StubBodyOptions = ctx.options(CODE)
         if ctx.language == "cuda":
@@ -1461,13 +1495,38 @@ class StubBody(Rule):
             return
         if ctx.source.is_stub_file:
             return
+        walked: _Walked = ctx.state[CODE]
+        kind = node.type
+        if kind != "function_definition":
+            if kind == "class_definition":
+                walked.classes.append(node)
+            elif kind == "decorator":
+                walked.decorators.append(node)
+            elif kind == "comparison_operator":
+                walked.comparisons.append(node)
+            else:  # import_statement, import_from_statement
+                walked.imports.append(node)
+            return
         placeholder = placeholder_body(node)
         if placeholder is None or (placeholder == DOCSTRING and not options.docstring_only):
             return
-        # The file's names are read only once a placeholder body is found (most files have none).
-        names = _file_names(ctx)
-        if _is_declaration(node, options, names):
+        walked.placeholders.append((node, placeholder))
+
+    def finish(self, ctx: FileContext) -> None:
+        walked: _Walked | None = ctx.state.get(CODE)
+        if walked is None or not walked.placeholders:
             return
+        options: StubBodyOptions = ctx.options(CODE)
+        for node, placeholder in walked.placeholders:
+            self._judge(node, placeholder, walked, ctx, options)
+
+    def _judge(self, node: tree_sitter.Node, placeholder: str, walked: _Walked, ctx: FileContext, options: StubBodyOptions) -> None:
+        """Report the function ``node`` whose body is only ``placeholder``, unless it is deliberate."""
+        # The file's names are read only once a placeholder body is found (most files have none),
+        # and past its imports only once one is no declaration.
+        if _is_declaration(node, options, _file_aliases(walked)):
+            return
+        names = _file_names(walked)
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
         owner = _owner_class(node)

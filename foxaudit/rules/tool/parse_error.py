@@ -161,6 +161,7 @@ def python_syntax_error(source: SourceFile) -> tuple[tuple[int, int, int, int], 
 # strings or comments count too, which costs a compile, never a false report.
 _CPYTHON_MAX_BRACKETS = 200
 _DEEP_INDENT = re.compile(rb"^[ \t]{100,}\S", re.MULTILINE)
+_HUNDRED_SPACES = b" " * 100
 _LONG_LINE = 10_000
 _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"()[]{}")))
 _BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
@@ -169,13 +170,28 @@ _BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
 def may_exceed_cpython_limits(data: bytes) -> bool:
     """True when ``data`` may nest deeper than CPython compiles (C-speed scans, no parse)."""
     brackets = data.translate(None, _NOT_BRACKETS)
-    if len(brackets) > _CPYTHON_MAX_BRACKETS:
-        steps = map(int.__sub__, brackets.translate(_BRACKET_STEP), itertools.repeat(1))
-        if max(itertools.accumulate(steps)) >= _CPYTHON_MAX_BRACKETS:
-            return True
+    if len(brackets) > _CPYTHON_MAX_BRACKETS and _depth_reaches(brackets, _CPYTHON_MAX_BRACKETS):
+        return True
     if len(data) > _LONG_LINE and max(map(len, data.split(b"\n"))) > _LONG_LINE:
         return True
-    return _DEEP_INDENT.search(data) is not None
+    # (The pattern needs a run of 100 blanks: most files have neither that run nor a tab.)
+    return (_HUNDRED_SPACES in data or b"\t" in data) and _DEEP_INDENT.search(data) is not None
+
+
+def _depth_reaches(brackets: bytes, limit: int) -> bool:
+    """Whether the running depth of ``brackets`` (+1 per opening, -1 per closing one) reaches
+    ``limit``. A chunk of ``limit`` brackets is stepped through one by one only when its opening
+    brackets could lift the depth it starts at that far (in most files none can)."""
+    depth = 0
+    for start in range(0, len(brackets), limit):
+        chunk = brackets[start : start + limit]
+        opening = chunk.count(b"(") + chunk.count(b"[") + chunk.count(b"{")
+        if depth + opening >= limit:
+            steps = map(int.__sub__, chunk.translate(_BRACKET_STEP), itertools.repeat(1))
+            if depth + max(itertools.accumulate(steps)) >= limit:
+                return True
+        depth += opening - (len(chunk) - opening)
+    return False
 
 
 @functools.cache

@@ -158,3 +158,24 @@ def test_latin1_file_positions_and_fixes_keep_its_encoding(project, magic_rule):
     result = check(resolve(Settings(root=root, select=("FX001", "FX099"))), use_cache=False, fix=True)
     assert result.fixed == 1 and [d.code for d in result.diagnostics] == []
     assert (root / "legacy.py").read_bytes() == "# -*- coding: latin-1 -*-\ns = 'é'; x = MAGIC\n".encode("latin-1")
+
+
+def test_the_bracket_depth_scan_steps_only_through_chunks_that_could_reach_the_limit():
+    """``_depth_reaches`` skips a chunk whose opening brackets cannot lift the depth to the limit;
+    it agrees with the running depth stepped bracket by bracket, at and around chunk edges."""
+    import itertools
+    import random
+
+    from foxaudit.rules.tool.parse_error import _BRACKET_STEP, _depth_reaches
+
+    def stepped(brackets: bytes, limit: int) -> bool:
+        steps = map(int.__sub__, brackets.translate(_BRACKET_STEP), itertools.repeat(1))
+        return max(itertools.accumulate(steps)) >= limit
+
+    cases = [b"(" * 200, b"(" * 199 + b")", b")" * 150 + b"(" * 349, b"()" * 150 + b"[" * 199 + b"{", b"{" * 199 + b")" + b"(" * 2]
+    generator = random.Random(14)
+    for _ in range(500):
+        share = generator.choice([0.3, 0.5, 0.52, 0.6, 0.8])
+        cases.append(bytes(generator.choice(b"([{" if generator.random() < share else b")]}") for _ in range(generator.randint(1, 1500))))
+    for brackets in cases:
+        assert _depth_reaches(brackets, 200) == stepped(brackets, 200), brackets[:40]

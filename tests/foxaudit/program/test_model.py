@@ -275,3 +275,67 @@ def test_an_entry_read_from_its_file_reads_its_index_first_and_the_rest_when_ask
     early = read_summary("k", str(entry))
     entry.write_bytes(b"\n".join(data.split(b"\n", 3)[:3]))  # its key, header and index alone
     assert early.withs == [] and early.calls == [] and early.decorators == summary.decorators
+
+
+def test_the_scanners_arrays_are_what_the_record_encoder_writes() -> None:
+    """The scanner builds calls, arguments and the body's records as the codec's arrays (no record
+    objects, no call back per record when encoding): decoded into records and written again by
+    the record encoder, a summary has the same bytes — literals of every kind, nested lists,
+    concatenations, comprehensions, keys, kwargs, ``with``
+    contexts and transfer calls included."""
+    from foxaudit.program import pyscan
+    from foxaudit.program.codec import _FIELDS, dump_summary, encode, load_summary
+
+    text = (
+        "import torch\nimport importlib\nfrom numpy import asarray as arr\n"
+        "H = -0x10\nF = -2.5e3\nB = b'\\xff'\nS = 'a' 'b'\nE = '\\n'\n"
+        "L = [1, 'a', [2.5, None], -3]\nC = PRE + r'''x''' + ('y' + Z)\nK = [f'k<{t}>' for t in (1, 2)]\n"
+        "D = {'key': v, 7: w, x: y}\nI = 3j\nP = ('a', 'b')\nG = (q for q, r in z if r)\n"
+        "importlib.import_module('.sub', package=__name__)\n"
+        "def f(x, *a, **k):\n"
+        "    with torch.cuda.graph(g) as c, lock:\n"
+        "        y = x.to('cuda', non_blocking=True).item()\n"
+        "        buf['slot'] = 1\n        buf[0] += 2\n        buf[i, j].fill_(0)\n"
+        "        arr(x)(y)\n        print(*a, **k)\n"
+        "    self.z = make(F, L, key=-1, other=[1, 2])\n"
+    )
+    summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", True)
+    data = dump_summary("k", summary)
+    copy = load_summary("k", data)
+    for name in ModuleSummary.LAZY:
+        getattr(copy, name)
+    assert copy.calls and copy.assignments and copy.subscript_writes and copy.dict_entries and copy.withs
+    # A literal's text is capped, so no scanned integer is long; the tagged form would still hold one.
+    assert pyscan._tagged_number(-(1 << 15_000)) == encode(-(1 << 15_000))
+    assert dump_summary("k", copy) == data  # every record written again by the record encoder
+    # An assignment names the call it binds by position, and reads back as that very call.
+    bound = [a.call for a in copy.assignments if a.call is not None]
+    assert bound and all(any(call is other for other in copy.calls) for call in bound)
+    fields = {cls: _FIELDS[cls] for cls in (pyscan.Arg, pyscan.Call, pyscan.WithBlock)}
+    assert [fields[pyscan.Arg].index(name) for name in ("kind", "text", "value")] == [pyscan._KIND, pyscan._TEXT, pyscan._VALUE]
+    assert [fields[pyscan.Call].index(name) for name in ("func", "method", "scope", "bound_to")] == [
+        pyscan._FUNC, pyscan._METHOD, pyscan._SCOPE, pyscan._BOUND_TO,
+    ]  # fmt: skip
+    assert fields[pyscan.WithBlock].index("contexts") == pyscan._CONTEXTS
+
+
+def test_node_texts_and_spans_from_the_decoded_text_match_decoding_bytes() -> None:
+    """The scanner slices a file's decoded text (mapping byte offsets through its non-ASCII
+    characters) instead of decoding each node's bytes: every node's text and span agree with
+    ``SourceFile.node_text`` and ``SourceFile.position``, for 2-, 3- and 4-byte characters."""
+    from foxaudit.program import pyscan
+
+    text = "é = '中文' + f'{x}→🙂'  # ünïcode\nclass Ω:\n    def ƒ(self, 🙂=None):\n        return \"𝔘\" * 2\nx = 1\n"
+    source = SourceFile.from_text("pkg/u.py", text)
+    char_at = pyscan._char_offsets(source.text)
+    node_text = pyscan._mapped_text(source.text, char_at)
+    span = pyscan._mapped_span(char_at)
+    stack = [source.tree.root_node]
+    seen = 0
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        seen += 1
+        assert node_text(node) == source.node_text(node), node
+        assert span(node) == (*source.position(node.start_byte), *source.position(node.end_byte)), node
+    assert seen > 50
