@@ -255,10 +255,10 @@ class OptimConfig:
     """Adam ε (Dopamine's C51 uses 0.01/32 ≈ 3e-4; Rainbow 1.5e-4)."""
     grad_clip: float = _bounded(10.0, Bound(0.0, 1e6))
     """Global gradient-norm clip; 0 disables clipping."""
-    weight_decay: float = _bounded(0.0, Bound(0.0, 100.0))
+    weight_decay: float = _bounded(1.0, Bound(0.0, 100.0))
     """Decoupled weight decay (AdamW, Loshchilov & Hutter 2019) on every parameter: each update first
     multiplies the weights by 1 − lr · weight_decay. 0 = plain Adam. A regulariser against fitting
-    the training bars (docs/results.md §0, session 20)."""
+    the training bars: 1.0 lifted garch_trend and ou on fresh seeds (docs/results.md §0, session 20)."""
 
 
 @dataclass(frozen=True)

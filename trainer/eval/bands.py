@@ -135,19 +135,13 @@ class BandScope:
     """Content hash of the data file (the feature cache's source key)."""
     config: dict[str, Any]
     """Flat ``section.key`` → value of every configuration key inside the scope."""
-    defaults: dict[str, Any] = field(default_factory=dict, compare=False)
-    """A run's scope only: the default of each of its keys, which stands for a key the bands' file
-    does not name (a key added after the bands were measured keeps, at its default, the behaviour
-    they saw: new keys default to the old behaviour)."""
 
     @classmethod
     def of(cls, config: Any, data: str, data_sha256: str) -> BandScope:
         """The scope of a run: its resolved configuration (a TrainConfig) and its data."""
-
-        def kept(flat: dict[str, Any]) -> dict[str, Any]:
-            return {key: value for key, value in flat.items() if not key.startswith("run.") and key not in SCOPE_EXCLUDED}
-
-        return cls(data, data_sha256, kept(_flat_config(config.to_dict())), kept(_flat_config(type(config)().to_dict())))
+        flat = _flat_config(config.to_dict())
+        kept = {key: value for key, value in flat.items() if not key.startswith("run.") and key not in SCOPE_EXCLUDED}
+        return cls(data, data_sha256, kept)
 
     def differences(self, run: BandScope) -> list[str]:
         """What separates ``run`` from this scope, one line each (empty: the same scope)."""
@@ -155,14 +149,9 @@ class BandScope:
         if run.data_sha256 != self.data_sha256:
             out.append(f"data ({run.data} vs {self.data} the bands were measured on)")
         for key in sorted(set(self.config) | set(run.config)):
-            theirs = run.config.get(key, "absent")
-            if key in self.config:
-                mine, shown = self.config[key], repr(self.config[key])
-            else:  # the bands predate the key: they saw its default's behaviour
-                mine = run.defaults.get(key, "absent")
-                shown = f"{mine!r}, its default: the bands predate the key" if key in run.defaults else repr(mine)
+            mine, theirs = self.config.get(key, "absent"), run.config.get(key, "absent")
             if mine != theirs:
-                out.append(f"{key} ({theirs!r} vs {shown})")
+                out.append(f"{key} ({theirs!r} vs {mine!r})")
         return out
 
     def to_toml(self) -> list[str]:
