@@ -239,7 +239,8 @@ def test_the_return_head_learns_the_next_return_and_only_when_weighted():
     market = MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
     results = {}
     for weight in (0.0, 1.0):
-        config = tiny_config(loss={"return_weight": weight}, replay={"feature_noise": 0.0})
+        # No weight decay: it shrinks every weight, the unweighted head's too (no gradient is what is tested).
+        config = tiny_config(loss={"return_weight": weight}, replay={"feature_noise": 0.0}, optim={"weight_decay": 0.0})
         state = TrainerState(config, market, torch.device("cpu"))
         step = TrainStep(state)
         head_before = state.online.return_head.weight.detach().clone()
