@@ -40,10 +40,10 @@ from trainer.validate.cells import (
     Cell,
     cell_config,
     cell_spec,
-    resume_point,
     pid_alive,
     plan_cells,
     read_result,
+    resume_point,
 )
 from trainer.validate.executors import make_executor
 from trainer.validate.report import build_report, cell_history, report_markdown
