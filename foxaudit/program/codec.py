@@ -281,6 +281,24 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+def _fields_reader(cls: type, converters: list[tuple[int, Callable[[Any], Any]]]) -> Callable[[Any], Any]:
+    """A decoder of ``cls`` from the array of its fields (JSON as read), each field at an index of
+    ``converters`` converted first."""
+    fields = _FIELDS[cls]
+    count = len(fields)
+
+    def read(value: Any) -> Any:
+        if type(value) is not list or len(value) != count:
+            raise CodecError(f"a {cls.__name__} record that is not an array of its {count} fields")
+        for index, convert in converters:
+            value[index] = convert(value[index])
+        record = _new(cls)
+        record.__dict__.update(zip(fields, value))
+        return record
+
+    return read
+
+
 def _record_decoder(cls: type) -> Callable[[Any], Any]:
     found = _RECORD_DECODERS.get(cls)
     if found is not None:
@@ -298,16 +316,9 @@ def _record_decoder(cls: type) -> Callable[[Any], Any]:
         _RECORD_DECODERS[cls] = read_tuple
         return read_tuple
 
-    def read_value(value: Any) -> Any:
-        if type(value) is not list or len(value) != count:
-            raise CodecError(f"a {cls.__name__} that is not an array of its {count} fields")
-        for index, convert in converters:
-            value[index] = convert(value[index])
-        record = _new(cls)
-        record.__dict__.update(zip(fields, value))
-        return record
-
-    # Registered before the fields' schemas are built, so a recursive type finds it.
+    read_value = _fields_reader(cls, converters)
+    # Registered before the fields' schemas are built (into ``converters``, which the reader reads
+    # when called), so a recursive type finds it.
     _RECORD_DECODERS[cls] = read_value
     hints = _hints(cls)
     for index, name in enumerate(fields):
@@ -424,21 +435,13 @@ def _member(name: str) -> _Schema:
 def _body_assignments() -> _Schema:
     """The body's ``list[Assignment]``, each call read as the position ``decode_body`` resolves."""
     fields = _FIELDS[Assignment]
-    count = len(fields)
     hints = _hints(Assignment)
     converters = [
         (index, convert) for index, name in enumerate(fields)
         if name != "call" and (convert := _schema(hints[name])[1]) is not None
     ]  # fmt: skip
 
-    def read_one(value: Any) -> Any:
-        if type(value) is not list or len(value) != count:
-            raise CodecError(f"an Assignment that is not an array of its {count} fields")
-        for index, convert in converters:
-            value[index] = convert(value[index])
-        record = _new(Assignment)
-        record.__dict__.update(zip(fields, value))
-        return record
+    read_one = _fields_reader(Assignment, converters)
 
     def read(value: Any) -> Any:
         if type(value) is not list:
