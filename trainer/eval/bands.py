@@ -20,7 +20,8 @@ them legitimately (another market's Sharpe, another learning rate's losses). A b
 therefore records its :class:`BandScope` — the data's sha256 and every configuration value
 that shapes the metrics (``SCOPE_EXCLUDED`` are the ones that do not: seeds, lengths,
 devices, cadences). The shipped bands (``run.bands = "default"``) only watch a run of their own
-scope; any other run is told once, with the differences, that no bands watch it. A bands file
+scope (the CPU default's or the GPU config's, ``SHIPPED_BANDS_PATHS``); any other run is told
+once, with the differences from the nearest, that no bands watch it. A bands file
 named explicitly (``run.bands = PATH``) always applies — the user chose it — and the
 differences are reported beside it.
 """
@@ -40,6 +41,10 @@ from trainer.files import write_text_atomic
 from trainer.layout import ISV, Writer
 
 DEFAULT_BANDS_PATH = Path(__file__).resolve().parent.parent.parent / "config" / "metric-bands.toml"
+GPU_BANDS_PATH = DEFAULT_BANDS_PATH.with_name("metric-bands-gpu.toml")
+SHIPPED_BANDS_PATHS = (DEFAULT_BANDS_PATH, GPU_BANDS_PATH)
+"""What ``run.bands = "default"`` chooses from: the bands of ``config/train/default.toml``'s and of
+``config/train/gpu.toml``'s passing validations (each file's header says how it was written)."""
 BAND_WIDTH_SIGMAS = 3.0
 BANDS_SCHEMA = 2
 """2: with the [scope] table; schema-1 files (no scope) still load and apply to every run."""
@@ -295,17 +300,25 @@ class BandChoice:
 
 
 def choose_bands(config: Any, scope: BandScope) -> BandChoice:
-    """The bands of a run: ``run.bands`` = "default" → ``config/metric-bands.toml`` when the run is
-    of its scope, "" → none, a path → that file (always)."""
+    """The bands of a run: ``run.bands`` = "default" → the shipped file of the run's scope
+    (``SHIPPED_BANDS_PATHS``; none when no file is, and the run is told how the nearest differs),
+    "" → none, a path → that file (always)."""
     choice = config.run.bands
     if not choice:
         return BandChoice(None, "")
-    path = DEFAULT_BANDS_PATH if choice == "default" else Path(choice)
-    bands = load_bands(path)
-    differences = tuple(bands.scope.differences(scope)) if bands.scope is not None else ()
-    if choice == "default" and differences:
-        return BandChoice(None, str(path), differences)
-    return BandChoice(bands, str(path), differences)
+    if choice != "default":
+        bands = load_bands(choice)
+        return BandChoice(bands, choice, tuple(bands.scope.differences(scope)) if bands.scope is not None else ())
+    nearest: BandChoice | None = None
+    for path in SHIPPED_BANDS_PATHS:
+        bands = load_bands(path)
+        differences = tuple(bands.scope.differences(scope)) if bands.scope is not None else ()
+        if not differences:
+            return BandChoice(bands, str(path))
+        if nearest is None or len(differences) < len(nearest.differences):
+            nearest = BandChoice(None, str(path), differences)
+    assert nearest is not None  # SHIPPED_BANDS_PATHS is not empty
+    return nearest
 
 
 def write_bands(bands: MetricBands, path: str | Path, header: str) -> Path:

@@ -233,7 +233,7 @@ def run_pack(specs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 result.update(
                     status="stopped" if termination else "ok", resumed=resume, metrics=out_of_sample_metrics(metrics),
                     validation=out_of_sample_metrics(metrics.get("validation", {})), selection=metrics.get("selection"),
-                    termination=termination, error=None,
+                    termination=termination, bands=metrics.get("bands"), error=None,
                 )  # fmt: skip
         except Exception as error:  # a failed cell (or population) is a result, not the end of the sweep
             for result in running:

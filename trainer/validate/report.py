@@ -192,7 +192,7 @@ def tier_convergence(
             silent.setdefault(name, []).append(cell["id"])
     if silent:
         reasons.append("adaptive value(s) never fired: " + ", ".join(f"{name} in {len(ids)} cell(s)" for name, ids in silent.items()))
-    detail = "every cell finished, no NaN, " + ("inside the bands, " if bands is not None else "no bands checked (--no-bands), ")
+    detail = "every cell finished, no NaN, " + ("inside the bands, " if bands is not None else "no bands applied (--no-bands, or no shipped bands of this scope), ")
     return {"tier": 1, "name": "convergence", "passed": not reasons, "reason": "; ".join(reasons) or detail + "every adaptive value fired"}
 
 

@@ -25,7 +25,6 @@ from typing import Any
 from trainer.config import TrainConfig, config_from_mapping, deep_merge, parse_overrides
 from trainer.errors import UserError
 from trainer.eval.bands import (
-    DEFAULT_BANDS_PATH,
     BandScope,
     MetricBands,
     bands_from_records,
@@ -319,18 +318,23 @@ def load_results(out: Path, cells: Sequence[Cell]) -> tuple[list[dict[str, Any]]
     return results, histories
 
 
-def _plan_bands(config: TrainConfig) -> MetricBands | None:
+def _plan_bands(config: TrainConfig, results: Sequence[Mapping[str, Any]]) -> MetricBands | None:
+    """The bands the report checks the cells' last epochs against: the ones their runs applied
+    (``run.bands = "default"`` applies a shipped file only to runs of its scope, trainer.eval.bands)."""
     choice = config.run.bands
     if not choice:
         return None
-    return load_bands(DEFAULT_BANDS_PATH if choice == "default" else Path(choice))
+    if choice != "default":
+        return load_bands(choice)
+    applied = {result["bands"]["path"] for result in results if (result.get("bands") or {}).get("applied")}
+    return load_bands(applied.pop()) if len(applied) == 1 else None
 
 
 def write_report(plan: SweepPlan, out: Path, cells: Sequence[Cell]) -> dict[str, Any]:
     from trainer.validate.plots import write_report_plots
 
     results, histories = load_results(out, cells)
-    report = build_report(results, histories, plan.to_dict(), _plan_bands(plan.config))
+    report = build_report(results, histories, plan.to_dict(), _plan_bands(plan.config, results))
     for point in report["grid_points"]:
         point["overrides_flat"] = flatten(point["overrides"])
     try:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from trainer.config import TrainConfig
+from trainer.config import TrainConfig, load_config
 from trainer.eval import bands as bands_module
 from trainer.eval.bands import (
     DEFAULT_BANDS_PATH,
+    GPU_BANDS_PATH,
     BandScope,
     choose_bands,
     KNOWN_METRICS,
@@ -21,6 +24,9 @@ from trainer.eval.bands import (
     metric_value,
     write_bands,
 )
+
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def record(epoch: int, total: float | None = 1.0, sharpe: float | None = 0.5, tau: float = 0.005) -> dict:
@@ -132,6 +138,27 @@ def test_the_default_run_is_in_the_shipped_bands_scope():
     assert shipped.scope.differences(run) == []
 
 
+def test_the_gpu_run_is_in_the_shipped_gpu_bands_scope_and_gets_them_by_default():
+    # config/train/gpu.toml says run.bands = "default": a GPU run on the embedded bars must be watched
+    # by the GPU config's own bands, not the CPU default's, and a default CPU run by the CPU bands.
+    gpu = load_config(REPO / "config" / "train" / "gpu.toml")
+    shipped = load_bands(GPU_BANDS_PATH)
+    scope = BandScope.of(gpu, shipped.scope.data, shipped.scope.data_sha256)
+    assert shipped.scope.differences(scope) == []
+    choice = choose_bands(gpu, scope)
+    assert choice.path == str(GPU_BANDS_PATH) and choice.bands is not None and choice.note is None
+    cpu = choose_bands(TrainConfig(), BandScope.of(TrainConfig(), shipped.scope.data, shipped.scope.data_sha256))
+    assert cpu.path == str(DEFAULT_BANDS_PATH) and cpu.bands is not None
+
+
+def test_a_default_run_of_no_shipped_scope_is_told_the_nearest_file_and_watched_by_none():
+    shipped = load_bands(DEFAULT_BANDS_PATH)
+    config = TrainConfig().replace(optim={"lr": 0.01})
+    choice = choose_bands(config, BandScope.of(config, shipped.scope.data, shipped.scope.data_sha256))
+    assert choice.bands is None and choice.path == str(DEFAULT_BANDS_PATH)
+    assert choice.differences == ("optim.lr (0.01 vs 0.0003)",)
+
+
 def scoped_bands(tmp_path, config: TrainConfig, sha: str = "aa" * 32):
     scope = BandScope.of(config, "eurusd", sha)
     bands = bands_from_records([record(0, total=1.0), record(1, total=2.0)], source="report.json", scope=scope)
@@ -155,7 +182,7 @@ def test_the_scope_round_trips_and_names_every_difference(tmp_path):
 def test_default_bands_watch_only_runs_of_their_scope_and_an_explicit_file_always(tmp_path, monkeypatch):
     config = TrainConfig()
     path = scoped_bands(tmp_path, config)
-    monkeypatch.setattr(bands_module, "DEFAULT_BANDS_PATH", path)
+    monkeypatch.setattr(bands_module, "SHIPPED_BANDS_PATHS", (path,))
     foreign = BandScope.of(config.replace(optim={"lr": 0.01}), "mine.csv", "bb" * 32)
     skipped = choose_bands(config, foreign)
     assert skipped.bands is None and skipped.to_dict() == {"path": str(path), "applied": False, "differences": list(skipped.differences)}
