@@ -116,10 +116,10 @@ class DataConfig:
     by the selected checkpoint (metrics.json). Single split only."""
     embargo_bars: int = _bounded(24, Bound(0, 10_000))
     """Bars skipped between consecutive windows (train | validation | test) so no sample straddles two."""
-    folds: int = _bounded(0, Bound(0, 100))
+    folds: int = _bounded(0, Bound(0, 1_000))
     """Walk-forward folds; 0 = one train | validation | test split. Fold k trains on every bar before its
     out-of-sample window (minus the embargo) and halves that window into validation | test."""
-    fold: int = _bounded(-1, Bound(-1, 99))
+    fold: int = _bounded(-1, Bound(-1, 999))
     """With folds > 0: -1 trains every fold in turn, carrying the agent from fold to fold; k trains and
     tests fold k only, from scratch (one cell of a seeds × folds validation)."""
     fold_train_fraction: float = _bounded(0.5, Bound(0.1, 0.9))
@@ -127,10 +127,14 @@ class DataConfig:
     out-of-sample windows."""
     periods_per_year: float = _bounded(0.0, Bound(0.0, 1e7))
     """Bars per year used to annualise metrics; 0 = estimate from the timestamps."""
-    folds: int = _bounded(0, Bound(0, 1_000))
-    """Walk-forward folds over the series; 0 = one split (training, embargo, validation)."""
-    fold: int = _bounded(-1, Bound(-1, 999))
-    """With data.folds > 0: -1 = every fold in sequence, k = only fold k (one cell of a validation)."""
+    linear_forecast: bool = True
+    """Fill the LINEAR_FORECAST feature column: a ridge regression of the next bar's return on the bar's
+    other columns, fitted per split on its training bars only, and used only where a fit on the earlier
+    training bars predicts the latest quarter of them (trainer.data.forecast); false = the column is 0."""
+    forecast_ridge: float = _bounded(1e-3, Bound(0.0, 1e3))
+    """Ridge penalty of the linear forecast per training row (the columns are unit-scale features)."""
+    forecast_min_z: float = _bounded(2.0, Bound(0.0, 10.0))
+    """Standard errors above 0 the forecast's held-out correlation must reach before it is used."""
 
 
 @dataclass(frozen=True)
@@ -763,4 +767,6 @@ def reference_table() -> str:
 def _unbounded_text(type_name: str) -> str:
     if type_name == "str":
         return "any string"
+    if type_name == "bool":
+        return "true or false"
     return f"{_TYPE_NAMES.get(type_name, type_name)} (checked by the kernel's parameters)"

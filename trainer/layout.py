@@ -225,6 +225,7 @@ MARKET_FEATURES = (
     Slot("AUTOCORR_64", doc="lag-1 autocorrelation of 1-bar returns over 64 bars"),
     Slot("AR1_FORECAST_16", doc="rolling AR(1) one-step forecast AUTOCORR_16 × RET_1 / REALIZED_VOL_16"),
     Slot("AR1_FORECAST_64", doc="rolling AR(1) one-step forecast over 64 bars"),
+    Slot("LINEAR_FORECAST", doc="ridge forecast of the next return from the other columns, fitted per split on its training bars (trainer.data.forecast); 0 until a run fits it"),
 )  # fmt: skip
 ORDER_FLOW_FEATURES = (
     Slot("OFI", width=10, doc="multi-level OFI, depth-normalised, levels 1..10"),
@@ -236,7 +237,7 @@ FEATURE = Layout("FEATURE", MARKET_FEATURES + ORDER_FLOW_FEATURES, doc="per-bar 
 FEATURE_GROUPS = Layout(
     "FEATURE_GROUP",
     (
-        Slot("MARKET", width=19),
+        Slot("MARKET", width=20),
         Slot("ORDER_FLOW", width=14),
     ),
     doc="feature groups (offset + width into FEATURE)",
@@ -454,6 +455,7 @@ FEATURE_AUTOCORR_16: int = FEATURE.offsets["AUTOCORR_16"]
 FEATURE_AUTOCORR_64: int = FEATURE.offsets["AUTOCORR_64"]
 FEATURE_AR1_FORECAST_16: int = FEATURE.offsets["AR1_FORECAST_16"]
 FEATURE_AR1_FORECAST_64: int = FEATURE.offsets["AR1_FORECAST_64"]
+FEATURE_LINEAR_FORECAST: int = FEATURE.offsets["LINEAR_FORECAST"]
 FEATURE_OFI: int = FEATURE.offsets["OFI"]
 FEATURE_OFI_WIDTH: int = FEATURE.slot("OFI").width
 FEATURE_QUEUE_IMBALANCE: int = FEATURE.offsets["QUEUE_IMBALANCE"]

@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0xC9AD518AE98BB446ULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xE98BB446u
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xC9AD518Au
+#define FOXHUNT_LAYOUT_FINGERPRINT 0xD01ABD9E3B2188BBULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x3B2188BBu
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xD01ABD9Eu
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -127,20 +127,21 @@ constexpr int FEATURE_AUTOCORR_16 = 15;
 constexpr int FEATURE_AUTOCORR_64 = 16;
 constexpr int FEATURE_AR1_FORECAST_16 = 17;
 constexpr int FEATURE_AR1_FORECAST_64 = 18;
-constexpr int FEATURE_OFI = 19;
+constexpr int FEATURE_LINEAR_FORECAST = 19;
+constexpr int FEATURE_OFI = 20;
 constexpr int FEATURE_OFI_WIDTH = 10;
-constexpr int FEATURE_QUEUE_IMBALANCE = 29;
-constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 30;
-constexpr int FEATURE_SPREAD_REL = 31;
-constexpr int FEATURE_BOOK_COM = 32;
-constexpr int FEATURE_STRIDE = 33;
+constexpr int FEATURE_QUEUE_IMBALANCE = 30;
+constexpr int FEATURE_QUEUE_IMBALANCE_ALL = 31;
+constexpr int FEATURE_SPREAD_REL = 32;
+constexpr int FEATURE_BOOK_COM = 33;
+constexpr int FEATURE_STRIDE = 34;
 
 // feature groups (offset + width into FEATURE)
 constexpr int FEATURE_GROUP_MARKET = 0;
-constexpr int FEATURE_GROUP_MARKET_WIDTH = 19;
-constexpr int FEATURE_GROUP_ORDER_FLOW = 19;
+constexpr int FEATURE_GROUP_MARKET_WIDTH = 20;
+constexpr int FEATURE_GROUP_ORDER_FLOW = 20;
 constexpr int FEATURE_GROUP_ORDER_FLOW_WIDTH = 14;
-constexpr int FEATURE_GROUP_STRIDE = 33;
+constexpr int FEATURE_GROUP_STRIDE = 34;
 
 // RNG stream ids
 constexpr int RNG_STREAM_ENV = 0;

@@ -15,13 +15,13 @@ FIXTURES = Path(__file__).parent / "data"
 def test_info_on_the_default_dataset(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["data", "info", "default", "--cache-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    for expected in ("6,225", "2017-01-01T22:00:00Z", "3600 s", "Time, Open, High", "none (order-flow", "33 columns", "missing", "Sharpe 1.86"):
+    for expected in ("6,225", "2017-01-01T22:00:00Z", "3600 s", "Time, Open, High", "none (order-flow", "34 columns", "missing", "Sharpe 1.86"):
         assert expected in out
 
 
 def test_build_then_info_reports_a_cache_hit(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["data", "build", "default", "--out", str(tmp_path)]) == 0
-    assert "built: 6,225 bars × 33 features" in capsys.readouterr().out
+    assert "built: 6,225 bars × 34 features" in capsys.readouterr().out
     assert main(["data", "build", "default", "--out", str(tmp_path)]) == 0
     assert "hit: 6,225 bars" in capsys.readouterr().out
     assert main(["data", "build", "default", "--out", str(tmp_path), "--force"]) == 0

@@ -54,6 +54,27 @@ def test_eval_on_other_data_backtests_every_usable_bar(finished_run, tmp_path):
     assert main(["eval", str(checkpoint), "--out", str(out), "--device", "cpu"]) == 2  # results are never mixed
 
 
+def test_eval_applies_the_forecast_the_run_fitted(tmp_path, monkeypatch):
+    # On an AR(1) market the run's LINEAR_FORECAST column is on; `trainer eval` must rebuild it from
+    # the checkpoint's record, or the policy would read a zero column and the test backtest differ.
+    from trainer.data.synthetic import make_signal_market, write_market_csv
+
+    monkeypatch.setenv("FXCACHE_DIR", str(tmp_path / "fxcache"))
+    data = write_market_csv(make_signal_market(3000, seed=1), tmp_path / "ar1.csv")
+    config = tmp_path / "tiny.toml"
+    config.write_text(TINY_TOML)
+    run = tmp_path / "run"
+    assert main(["train", "--config", str(config), "--data", str(data), "--device", "cpu", "--out", str(run),
+                 "--no-progress", "--no-bands"]) == 0  # fmt: skip
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["linear_forecast"]["active"] is True
+    best = json.loads((run / "checkpoints" / "best.json").read_text())
+    assert best["extra"]["linear_forecast"] == metrics["linear_forecast"]
+    out = tmp_path / "eval"
+    assert main(["eval", str(run / "checkpoints" / "best.json"), "--out", str(out), "--device", "cpu", "--no-plots"]) == 0
+    assert json.loads((out / "metrics.json").read_text()) == {name: metrics[name] for name in ("agent", "buy_and_hold", "flat")}
+
+
 def test_eval_errors_are_one_line(finished_run, tmp_path, capsys):
     missing = finished_run / "checkpoints" / "step-0000000099.json"
     assert main(["eval", str(missing), "--out", str(tmp_path / "e")]) == 2

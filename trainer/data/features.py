@@ -15,7 +15,8 @@ raw column goes through one of three treatments over a trailing window of ``norm
 * ``zscore`` — subtract the rolling mean, divide by the rolling std (ddof 0); for positive level
   quantities (volatility, range, spread). A zero std gives 0.
 * ``none``   — already unit-free (queue imbalance and return autocorrelation in [-1, 1], the
-  volume z-scores, the AR(1) forecast in units of realised volatility).
+  volume z-scores, the AR(1) forecast in units of realised volatility, the linear forecast in
+  units of its own training-window std — 0 here: a run fills it per split, ``trainer.data.forecast``).
 
 then clipping to ``±clip``. Undefined values (warm-up rows, a one-sided book) become 0 and are
 flagged in ``FeatureSet.valid``; ``valid_from`` is the first row with every column defined.
@@ -251,6 +252,7 @@ NORMALISATION: dict[str, str] = {
     "VOLUME_Z_16": _NONE, "VOLUME_Z_64": _NONE, "MOMENTUM_16": _SCALE, "MOMENTUM_64": _SCALE,
     "MTF_RET_4X": _SCALE, "MTF_VOL_4X": _ZSCORE, "MTF_RET_16X": _SCALE, "MTF_VOL_16X": _ZSCORE,
     "AUTOCORR_16": _NONE, "AUTOCORR_64": _NONE, "AR1_FORECAST_16": _NONE, "AR1_FORECAST_64": _NONE,
+    "LINEAR_FORECAST": _NONE,
     "OFI": _SCALE, "QUEUE_IMBALANCE": _NONE, "QUEUE_IMBALANCE_ALL": _NONE, "SPREAD_REL": _ZSCORE, "BOOK_COM": _SCALE,
 }  # fmt: skip
 
@@ -269,6 +271,9 @@ def raw_features(bars: Bars) -> dict[str, np.ndarray]:
         out[f"AUTOCORR_{window}"] = _autocorrelation(log_close, window)
         out[f"AR1_FORECAST_{window}"] = _ar1_forecast(log_close, window)
     out["LOG_RANGE"] = np.log(bars.high / bars.low)
+    # Needs a run's training window: 0 here, filled per split (trainer.data.forecast) — the cached,
+    # split-free feature set must not depend on where a run puts its windows.
+    out["LINEAR_FORECAST"] = np.zeros(len(close))
     for factor in MTF_FACTORS:
         out[f"MTF_RET_{factor}X"], out[f"MTF_VOL_{factor}X"] = _coarse_bars(bars, factor)
     out.update(_order_flow(bars))

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from trainer.config import TrainConfig, config_from_mapping
+from trainer.data.forecast import LinearForecast
 from trainer.eval.backtest import backtest_report
 from trainer.files import write_text_atomic
 from trainer.train.checkpoint import load_checkpoint, read_manifest
@@ -64,6 +65,9 @@ def evaluate_checkpoint(
     if torch_device.type == "cpu":
         prepare_cpu_process(config.run.cpu_threads)
     market = prepare_market(config)
+    fitted = manifest.get("extra", {}).get("linear_forecast")
+    if fitted is not None:  # the forecast the run fitted on its training bars, applied as it was (also to other data)
+        market = market.with_forecast_applied(LinearForecast.from_dict(fitted))
     window = evaluation_window(config, market, manifest_path, data is not None)
     state = TrainerState(config, market.window(window), torch_device)
     step = TrainStep(state)

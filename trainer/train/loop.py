@@ -18,6 +18,7 @@ a single run is a population of one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import sys
@@ -30,7 +31,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from trainer.config import TrainConfig, agent_config, agent_grid_point
+from trainer.config import DataConfig, TrainConfig, agent_config, agent_grid_point
+from trainer.data.features import FeatureConfig
+from trainer.data.forecast import LinearForecast, fit_linear_forecast
 from trainer.errors import UserError
 from trainer.eval.backtest import EquityCurve, backtest_report
 from trainer.eval.bands import BandChoice, BandScope, band_watcher, choose_bands
@@ -47,6 +50,7 @@ from trainer.layout import (
     BRANCH_CHOICES,
     BRANCH_SIZES,
     BRANCHES,
+    FEATURE_LINEAR_FORECAST,
     METRIC_C51,
     METRIC_CQL,
     METRIC_GRAD_NORM,
@@ -98,6 +102,23 @@ class PreparedMarket:
     @property
     def n_bars(self) -> int:
         return int(self.close.shape[0])
+
+    def with_forecast(self, split: Split, data: DataConfig) -> tuple[PreparedMarket, LinearForecast | None]:
+        """This market with its LINEAR_FORECAST column fitted on ``split.train`` (data.linear_forecast;
+        trainer.data.forecast), and the fit (None when off). Every bar's column comes from the one fit,
+        so the training envs, the validation rollouts and the test backtest read the same forecast."""
+        if not data.linear_forecast:
+            return self, None
+        features = self.features.numpy()
+        forecast = fit_linear_forecast(features, self.close.double().numpy(), split.train, ridge=data.forecast_ridge,
+                                       min_z=data.forecast_min_z, exclude=FEATURE_LINEAR_FORECAST)  # fmt: skip
+        return self.with_forecast_applied(forecast), forecast
+
+    def with_forecast_applied(self, forecast: LinearForecast) -> PreparedMarket:
+        """This market with the LINEAR_FORECAST column computed by an already fitted ``forecast``."""
+        features = self.features.numpy().copy()  # [T, F]
+        features[:, FEATURE_LINEAR_FORECAST] = forecast.column(features, FeatureConfig().clip)  # the features' own clip
+        return dataclasses.replace(self, features=torch.from_numpy(features))
 
     def window(self, bars: slice) -> MarketWindow:
         """The environments' market: the bars of one window, with the whole feature history."""
@@ -495,9 +516,11 @@ class AgentTraining:
 
     def __init__(self, config: TrainConfig, market: PreparedMarket, split: Split, out: Path, device: torch.device, *,
                  previous: TrainerState | None, resume: bool, resume_from: str | Path | None, tensorboard: bool,
-                 bands: BandChoice, adjust: Callable[[SplitRun], None] | None) -> None:  # fmt: skip
+                 bands: BandChoice, adjust: Callable[[SplitRun], None] | None,
+                 forecast: LinearForecast | None = None) -> None:  # fmt: skip
         out.mkdir(parents=True, exist_ok=True)
         self.config, self.market, self.split, self.out = config, market, split, out
+        self.forecast = forecast  # the split's LINEAR_FORECAST fit (None: data.linear_forecast off)
         self.run = start_split(config, market, split, device, previous)
         if adjust is not None:
             adjust(self.run)
@@ -561,7 +584,9 @@ class AgentTraining:
         return min(self.total_steps, state.steps_done + epoch_steps - (state.steps_done - self.fold_start["steps"]) % epoch_steps)
 
     def extra(self, runner_mode: str, **more: Any) -> dict[str, Any]:
-        return {"runner_mode": runner_mode, "selection": self.selection.to_dict(), "fold_start": self.fold_start, **more}
+        forecast = None if self.forecast is None else self.forecast.to_dict()  # `trainer evaluate` re-applies it
+        return {"runner_mode": runner_mode, "selection": self.selection.to_dict(), "fold_start": self.fold_start,
+                "linear_forecast": forecast, **more}  # fmt: skip
 
     def end_epoch(self, saver: CheckpointWriter, runner_mode: str, started: float) -> tuple[dict[str, Any], dict[str, Any], Path]:
         """The boundary of one agent: one device read, validation, HEALTH_DIAG, selection, checkpoint.
@@ -606,6 +631,7 @@ class AgentTraining:
             "source": market.source,
             "data_sha256": market.source_sha256,
             "bands": self.bands.to_dict(),
+            "linear_forecast": None if self.forecast is None else self.forecast.to_dict(),
         }
         if self.stopped_by is not None:
             metrics["termination"] = self.stopped_by
@@ -659,12 +685,13 @@ def train_population_split(
     metrics.json at that boundary and writes nothing more, while the captured step keeps stepping
     its state (it cannot be cut out of the graph; its outputs are final). Progress reports the
     first agent still training. Returns one result per agent (metrics ``{}`` when interrupted)."""
+    market, forecast = market.with_forecast(split, configs[0].data)  # data.* is shared by a population
     bands = bands if bands is not None else [run_bands(config, market) for config in configs]
     resume = resume if resume is not None else [False] * len(configs)
     agents = [
         AgentTraining(config, market, split, out, device, previous=None if previous is None else previous[index],
                       resume=resume[index], resume_from=resume_from, tensorboard=tensorboard, bands=bands[index],
-                      adjust=adjust)
+                      adjust=adjust, forecast=forecast)
         for index, (config, out) in enumerate(zip(configs, outs, strict=True))
     ]  # fmt: skip
     runner = StepRunner([agent.run.step for agent in agents], use_graph=configs[0].run.cuda_graph)

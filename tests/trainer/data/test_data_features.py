@@ -111,8 +111,9 @@ def test_output_is_finite_float32_clipped_with_warm_up() -> None:
     assert 64 <= feats.valid_from < 400 and feats.valid[feats.valid_from :].all()
     assert np.all(feats.group("market")[0] == 0) and not feats.valid[0]  # undefined warm-up values are zero
     assert feats.has_order_flow
-    body = feats.values[feats.valid_from :]
+    body = np.delete(feats.values[feats.valid_from :], layout.FEATURE_LINEAR_FORECAST, axis=1)
     assert np.all(body.std(axis=0) > 0.1)  # every column carries signal once warmed up
+    assert not feats.values[:, layout.FEATURE_LINEAR_FORECAST].any()  # but the forecast: a run fits it per split
 
 
 def test_order_flow_columns_by_hand() -> None:
