@@ -69,12 +69,13 @@ class SweepPlan:
     executor: str
 
     def identity(self) -> dict[str, Any]:
-        """The part of the plan that decides the cells (the executor may change between runs)."""
-        return {"config": self.config.to_dict(), "seeds": self.seeds, "folds": self.folds, "grid": list(self.grid),
-                "tiers": list(self.tiers)}  # fmt: skip
+        """The part of the plan that decides what each cell is. Neither the executor nor the tiers
+        belong to it: tiers 1 and 2 read the base cells, tier 3 adds cells of their own, so a finished
+        sweep re-read with other tiers trains only the cells it lacks."""
+        return {"config": self.config.to_dict(), "seeds": self.seeds, "folds": self.folds, "grid": list(self.grid)}
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.identity(), "config_source": self.config_source, "executor": self.executor}
+        return {**self.identity(), "tiers": list(self.tiers), "config_source": self.config_source, "executor": self.executor}
 
 
 def parse_grid(specs: Sequence[str]) -> tuple[dict[str, Any], ...]:
@@ -148,8 +149,10 @@ def _check_plan(root: Path, plan: SweepPlan) -> None:
     if different:
         raise UserError(
             f"{root} holds a different sweep", got=f"{', '.join(different)} differ from {PLAN_FILENAME}",
-            expected="the same config, seeds, folds, grid and tiers to resume", hint="pass another --out for a new sweep",
+            expected="the same config, seeds, folds and grid to resume", hint="pass another --out for a new sweep",
         )  # fmt: skip
+    if stored != json.loads(json.dumps(plan.to_dict())):  # other tiers or executor: the plan of the newest report
+        write_text_atomic(stored_path, json.dumps(plan.to_dict(), indent=2) + "\n")
 
 
 class _Display:

@@ -78,6 +78,15 @@ def test_a_finished_sweep_is_not_rerun(ray_sweep, workspace, capsys):
     again = _validate(workspace, out, "--seeds", "2", "--folds", "2", "--tiers", "1,2", "--executor", "local", "--no-bands")
     assert again == code
     assert {path: path.read_bytes() for path in (out / "cells").glob("*/cell.json")} == before
+    # Other tiers re-read the same cells (tiers 1 and 2 add none): nothing trains, the report follows.
+    assert _validate(workspace, out, "--seeds", "2", "--folds", "2", "--tiers", "1", "--executor", "local", "--no-bands") in (0, 1)
+    assert "[1/" not in capsys.readouterr().out  # no cell ran
+    report = json.loads((out / "report.json").read_text())
+    assert [tier["tier"] for tier in report["grid_points"][0]["tiers"]] == [1]
+    assert json.loads((out / "sweep.json").read_text())["tiers"] == [1]
+    assert {path: path.read_bytes() for path in (out / "cells").glob("*/cell.json")} == before
+    assert _validate(workspace, out, "--seeds", "2", "--folds", "2", "--tiers", "1,2", "--executor", "local", "--no-bands") == code
+    assert [tier["tier"] for tier in json.loads((out / "report.json").read_text())["grid_points"][0]["tiers"]] == [1, 2]
     assert "[1/4]" not in capsys.readouterr().out  # no cell ran
 
 
@@ -158,7 +167,7 @@ def test_two_sweeps_never_share_a_directory(workspace, capsys):
     (out / "sweep.json").write_text(json.dumps({"seeds": 9}))
     assert _validate(workspace, out, "--seeds", "1", "--folds", "1", "--executor", "local") == EXIT_USER_ERROR
     err = capsys.readouterr().err
-    assert f"{out} holds a different sweep (config, seeds, folds, grid, tiers differ from sweep.json" in err
+    assert f"{out} holds a different sweep (config, seeds, folds, grid differ from sweep.json" in err
     assert "hint: pass another --out" in err
 
 
