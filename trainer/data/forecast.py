@@ -89,24 +89,27 @@ def fit_linear_forecast(features: np.ndarray, close: np.ndarray, train: slice, *
         features = features.copy()
         features[:, exclude] = 0.0  # a constant column: centred away, its ridge weight is exactly 0
     n_columns = features.shape[1]
+
+    def off(holdout_corr: float = 0.0, holdout_rows: int = 0) -> LinearForecast:
+        return LinearForecast((0.0,) * n_columns, 0.0, 0.0, holdout_corr, holdout_rows, min_z)
+
     rows = np.arange(train.start, train.stop - 1)  # [N] bars whose next close is a training bar
-    off = LinearForecast((0.0,) * n_columns, 0.0, 0.0, 0.0, 0, min_z)
     if len(rows) < max(MIN_FIT_ROWS, 2 * n_columns):
-        return off
+        return off()
     design = features[rows].astype(np.float64)  # [N, F]
     next_return = np.diff(np.log(close.astype(np.float64)))[rows]  # [N] log(close[t+1] / close[t])
     scale = next_return.std()
     if not math.isfinite(scale) or scale == 0.0:
-        return off
+        return off()
     target = next_return / scale  # in units of the training bars' return std
     split = int(len(rows) * (1.0 - HOLDOUT_FRACTION))
     early_w, early_b = _ridge(design[:split], target[:split], ridge)
     held = len(rows) - split
     holdout_corr = _corr(design[split:] @ early_w + early_b, target[split:])
     if held < 2 or holdout_corr * math.sqrt(held) < min_z:
-        return LinearForecast((0.0,) * n_columns, 0.0, 0.0, holdout_corr, held, min_z)
+        return off(holdout_corr, held)
     weights, intercept = _ridge(design, target, ridge)
     fitted_std = float((design @ weights + intercept).std())
     if fitted_std == 0.0:
-        return LinearForecast((0.0,) * n_columns, 0.0, 0.0, holdout_corr, held, min_z)
+        return off(holdout_corr, held)
     return LinearForecast(tuple(float(w) for w in weights), intercept, 1.0 / fitted_std, holdout_corr, held, min_z)

@@ -520,7 +520,9 @@ class AgentTraining:
                  forecast: LinearForecast | None = None) -> None:  # fmt: skip
         out.mkdir(parents=True, exist_ok=True)
         self.config, self.market, self.split, self.out = config, market, split, out
-        self.forecast = forecast  # the split's LINEAR_FORECAST fit (None: data.linear_forecast off)
+        # The split's LINEAR_FORECAST fit as metrics.json and every checkpoint record it (None: off);
+        # `trainer eval` re-applies it from the checkpoint.
+        self.forecast_record = None if forecast is None else forecast.to_dict()
         self.run = start_split(config, market, split, device, previous)
         if adjust is not None:
             adjust(self.run)
@@ -584,9 +586,8 @@ class AgentTraining:
         return min(self.total_steps, state.steps_done + epoch_steps - (state.steps_done - self.fold_start["steps"]) % epoch_steps)
 
     def extra(self, runner_mode: str, **more: Any) -> dict[str, Any]:
-        forecast = None if self.forecast is None else self.forecast.to_dict()  # `trainer evaluate` re-applies it
         return {"runner_mode": runner_mode, "selection": self.selection.to_dict(), "fold_start": self.fold_start,
-                "linear_forecast": forecast, **more}  # fmt: skip
+                "linear_forecast": self.forecast_record, **more}  # fmt: skip
 
     def end_epoch(self, saver: CheckpointWriter, runner_mode: str, started: float) -> tuple[dict[str, Any], dict[str, Any], Path]:
         """The boundary of one agent: one device read, validation, HEALTH_DIAG, selection, checkpoint.
@@ -631,7 +632,7 @@ class AgentTraining:
             "source": market.source,
             "data_sha256": market.source_sha256,
             "bands": self.bands.to_dict(),
-            "linear_forecast": None if self.forecast is None else self.forecast.to_dict(),
+            "linear_forecast": self.forecast_record,
         }
         if self.stopped_by is not None:
             metrics["termination"] = self.stopped_by
