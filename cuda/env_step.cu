@@ -6,8 +6,9 @@
 // trader (market: half spread + slippage × impact[urgency]; limit: earns capture[urgency] × half
 // spread, fills with probability fill_prob[urgency] drawn from Philox), fees are
 // fee_rate × |units| × fill, equity = cash + position × close (vectorbt from_orders accounting,
-// trainer/env/accounting.py). The reward is the differential Sharpe ratio of the per-bar net
-// return, zero during the warm-up, with a variance floor and a clip. Episodes end at the data
+// trainer/env/accounting.py). The reward (ISV REWARD_MODE) is the differential Sharpe ratio of the
+// per-bar net return, zero during the warm-up, with a variance floor, or that net return in units of
+// RETURN_SCALE (the training bars' return std, no warm-up); either is clipped. Episodes end at the data
 // end, at the configured length or at ruin, and restart at a random bar drawn from Philox. Only
 // ruin is a terminal (nothing follows it); the data end and the time limit truncate an episode
 // whose value goes on (Pardo et al. 2018), so the learner bootstraps from the state the episode
@@ -76,6 +77,8 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
     const float warmup = cfg[ISV_DSR_WARMUP_BARS];
     const float var_floor = cfg[ISV_DSR_VARIANCE_FLOOR];
     const float clip = cfg[ISV_DSR_CLIP];
+    const bool return_reward = cfg[ISV_REWARD_MODE] != 0.0f;
+    const float return_scale = cfg[ISV_RETURN_SCALE];
     const float init_cash = cfg[ISV_INIT_CASH];
     const float episode_length = cfg[ISV_EPISODE_LENGTH];
     const int max_start = episode_length > 0.0f ? max(n_bars - 1 - (int)episode_length, 0) : n_bars - 2;
@@ -154,7 +157,9 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         }
         if (delta != 0.0f) s.trades = s.trades + 1.0f;
 
-        // Mark to the next bar; differential Sharpe ratio of the net return.
+        // Mark to the next bar; the reward is the differential Sharpe ratio of the net return or the
+        // net return in units of the training bars' return std (REWARD_MODE). The DSR EMAs run in
+        // both modes: the network reads them as portfolio inputs.
         const int t_next = t + 1;
         const float pv_next = s.cash + new_pos * close[t_next];
         const float ret = pv_next / s.pv - 1.0f;
@@ -163,7 +168,9 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         const float variance = fmaxf(s.dsr_b - s.dsr_a * s.dsr_a, var_floor);
         const float dsr = (s.dsr_b * delta_a - 0.5f * s.dsr_a * delta_b) / (variance * sqrtf(variance));
         s.steps = s.steps + 1.0f;
-        const float reward = s.steps <= warmup ? 0.0f : fminf(fmaxf(dsr, -clip), clip);
+        const float raw = return_reward ? ret / return_scale : dsr;
+        const bool warming = !return_reward && s.steps <= warmup;  // only the DSR's EMAs need a warm-up
+        const float reward = warming ? 0.0f : fminf(fmaxf(raw, -clip), clip);
         s.dsr_a = s.dsr_a + eta * delta_a;
         s.dsr_b = s.dsr_b + eta * delta_b;
         s.last_reward = reward;

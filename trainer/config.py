@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer.errors import UserError
-from trainer.layout import ISV
+from trainer.layout import ISV, REWARD_MODES
 from trainer.ops.adaptive_atom_support import AtomSupportParams
 from trainer.ops.adaptive_kelly_cap import KellyParams
 from trainer.ops.adaptive_learning_health import HealthParams
@@ -151,6 +151,8 @@ class EnvConfig:
     """Commission as a fraction of traded notional (fee = rate × |units| × fill price)."""
     slippage: float = _bounded(1e-5, Bound(0.0, 0.1))
     """Base price slippage against the trader for a market order (fraction of price)."""
+    reward: str = _bounded("dsr", Bound(choices=REWARD_MODES))
+    """Per-bar reward: "dsr" = the differential Sharpe ratio of the net return (Moody & Saffell; its scale comes from each env's own EMAs, so it swells when an env has been flat), "return" = the net return ÷ the std of one-bar log returns over the training bars (one fixed scale per run, no warm-up)."""
     dsr_eta: float = _bounded(0.01, Bound(0.0, 1.0, open_low=True))
     """EMA rate of the differential Sharpe ratio reward (Moody & Saffell's η)."""
     time_limit_terminal: bool = _bounded(False, Bound(choices=(True, False)))
@@ -247,6 +249,11 @@ class ReplayConfig:
     thousands of times, each with the same realised next return: without noise the network can
     memorise bar → return; with it no two visits look alike. Targets and acting stay clean.
     1.0 by default: at 0.3 the validation Sharpe still fell with 4× the steps (docs/results.md §0)."""
+    forecast_noise_share: float = _bounded(1.0, Bound(0.0, 1.0))
+    """Share of replay.feature_noise's std put on the LINEAR_FORECAST column (data.linear_forecast;
+    1 = the same as every column). That column is one ridge fit that passed a held-out check, not a
+    raw feature the network could memorise bars through; 0 and 0.5 were measured and not adopted
+    (docs/results.md §0, session 22)."""
 
 
 @dataclass(frozen=True)

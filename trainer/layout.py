@@ -160,6 +160,8 @@ ISV = Layout(
         Slot("DSR_WARMUP_BARS", writer=_S, bootstrap=16.0, doc="bars of zero reward while the EMAs warm up"),
         Slot("DSR_VARIANCE_FLOOR", writer=_S, bootstrap=1e-10, doc="floor under B − A² (never divide by 0)"),
         Slot("DSR_CLIP", writer=_S, bootstrap=5.0, doc="|reward| bound"),
+        Slot("REWARD_MODE", writer=_S, bootstrap=0.0, doc="0 = differential Sharpe ratio, 1 = net return ÷ RETURN_SCALE"),
+        Slot("RETURN_SCALE", writer=_S, bootstrap=1.0, doc="std of one-bar log returns over the training bars (unit of the return reward)"),
         Slot("KELLY_PRIOR_WINS", writer=_S, bootstrap=2.0, doc="Bayesian prior wins per env"),
         Slot("KELLY_PRIOR_LOSSES", writer=_S, bootstrap=2.0, doc="Bayesian prior losses per env"),
         Slot("KELLY_PRIOR_MEAN_RETURN", writer=_S, bootstrap=0.01, doc="prior mean |return| per trade"),
@@ -358,6 +360,9 @@ ISV_DSR_ETA: int = ISV.offsets["DSR_ETA"]
 ISV_DSR_WARMUP_BARS: int = ISV.offsets["DSR_WARMUP_BARS"]
 ISV_DSR_VARIANCE_FLOOR: int = ISV.offsets["DSR_VARIANCE_FLOOR"]
 ISV_DSR_CLIP: int = ISV.offsets["DSR_CLIP"]
+ISV_REWARD_MODE: int = ISV.offsets["REWARD_MODE"]
+REWARD_MODES = ("dsr", "return")  # env.reward's values; the ISV REWARD_MODE slot holds the index
+ISV_RETURN_SCALE: int = ISV.offsets["RETURN_SCALE"]
 ISV_KELLY_PRIOR_WINS: int = ISV.offsets["KELLY_PRIOR_WINS"]
 ISV_KELLY_PRIOR_LOSSES: int = ISV.offsets["KELLY_PRIOR_LOSSES"]
 ISV_KELLY_PRIOR_MEAN_RETURN: int = ISV.offsets["KELLY_PRIOR_MEAN_RETURN"]

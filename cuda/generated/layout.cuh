@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0xD01ABD9E3B2188BBULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x3B2188BBu
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xD01ABD9Eu
+#define FOXHUNT_LAYOUT_FINGERPRINT 0xDABC8118ED4780CBULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xED4780CBu
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xDABC8118u
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -69,12 +69,14 @@ constexpr int ISV_DSR_ETA = 36;
 constexpr int ISV_DSR_WARMUP_BARS = 37;
 constexpr int ISV_DSR_VARIANCE_FLOOR = 38;
 constexpr int ISV_DSR_CLIP = 39;
-constexpr int ISV_KELLY_PRIOR_WINS = 40;
-constexpr int ISV_KELLY_PRIOR_LOSSES = 41;
-constexpr int ISV_KELLY_PRIOR_MEAN_RETURN = 42;
-constexpr int ISV_FINGERPRINT_LO = 43;
-constexpr int ISV_FINGERPRINT_HI = 44;
-constexpr int ISV_STRIDE = 45;
+constexpr int ISV_REWARD_MODE = 40;
+constexpr int ISV_RETURN_SCALE = 41;
+constexpr int ISV_KELLY_PRIOR_WINS = 42;
+constexpr int ISV_KELLY_PRIOR_LOSSES = 43;
+constexpr int ISV_KELLY_PRIOR_MEAN_RETURN = 44;
+constexpr int ISV_FINGERPRINT_LO = 45;
+constexpr int ISV_FINGERPRINT_HI = 46;
+constexpr int ISV_STRIDE = 47;
 
 // per-env portfolio state
 constexpr int PS_POSITION = 0;

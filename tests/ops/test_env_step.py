@@ -13,6 +13,8 @@ from trainer.layout import (
     ISV_DSR_WARMUP_BARS,
     ISV_EPISODE_LENGTH,
     ISV_KELLY_CAP,
+    ISV_RETURN_SCALE,
+    ISV_REWARD_MODE,
     MAGNITUDE_FULL,
     MAGNITUDE_QUARTER,
     N_JOINT_ACTIONS,
@@ -40,7 +42,7 @@ from trainer.ops.rng import new_counter
 
 
 def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7, warmup=4.0, flat_prices=False,
-          ruin=False, device="cpu"):  # fmt: skip
+          ruin=False, return_reward=False, device="cpu"):  # fmt: skip
     g = torch.Generator().manual_seed(seed)
     if flat_prices:
         close = torch.full((n_bars,), 50.0)
@@ -51,6 +53,9 @@ def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7,
     spread = torch.rand(n_bars, generator=g) * 0.05
     isv = Isv("cpu", config={"EPISODE_LENGTH": episode_length, "DSR_WARMUP_BARS": warmup, "FEE_RATE": 3e-4})
     isv.tensor[ISV_KELLY_CAP] = kelly_cap
+    if return_reward:
+        isv.tensor[ISV_REWARD_MODE] = 1.0
+        isv.tensor[ISV_RETURN_SCALE] = 0.004  # small enough that the clip binds on some bars
     ps = torch.zeros(n_envs, PS_STRIDE)
     ps[:, PS_CASH] = 1.0
     ps[:, PS_PORTFOLIO_VALUE] = 1.0
@@ -97,6 +102,7 @@ CASES = {
     "zero_variance_no_warmup": {"n_envs": 256, "k_steps": 12, "n_bars": 32, "warmup": 0.0, "flat_prices": True},
     "many_bars_per_launch": {"n_envs": 4096, "k_steps": 64, "n_bars": 500, "episode_length": 32.0},
     "ruin_is_terminal": {"n_envs": 64, "k_steps": 6, "n_bars": 32, "kelly_cap": 1.0, "ruin": True},
+    "return_reward": {"n_envs": 1000, "k_steps": 24, "n_bars": 64, "episode_length": 8.0, "return_reward": True},
 }
 
 
@@ -176,6 +182,31 @@ def test_long_full_in_one_env_by_hand():
     assert float(case["ps"][0, PS_PORTFOLIO_VALUE]) == pytest.approx(cash + units * 110.0, abs=1e-6)
     # First step: A = B = 0, so the variance floor (1e-10) bounds the ratio and the clip (5) applies.
     assert float(case["rewards"][0, 0]) == 0.0  # B·ΔA − ½A·ΔB = 0 when A = B = 0
+
+
+def test_the_return_reward_is_the_net_return_in_training_volatilities_from_the_first_bar():
+    """env.reward = "return": reward = net return ÷ RETURN_SCALE, clipped, with no DSR warm-up —
+    the same action and bars give the same reward at every point of an episode."""
+    case = _case(n_envs=1, k_steps=1, n_bars=5, return_reward=True)
+    case["close"] = torch.tensor([100.0, 100.5, 100.0, 130.0, 130.0])
+    case["spread"] = torch.zeros(5)
+    case["ps"][0, PS_BAR_INDEX] = 0.0
+    case["isv"][ISV_KELLY_CAP] = 1.0
+    case["isv"][ISV_DSR_WARMUP_BARS] = 16.0  # would zero every reward below in DSR mode
+    case["isv"][ISV_RETURN_SCALE] = 0.005
+    long_full = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    rewards, returns = [], []
+    for _ in range(3):
+        case["actions"][0, 0] = long_full
+        env_step_reference(**case)
+        rewards.append(float(case["rewards"][0, 0]))
+        returns.append(float(case["ps"][0, PS_PORTFOLIO_VALUE]))
+    equity = [1.0, *returns]
+    net = [equity[i + 1] / equity[i] - 1.0 for i in range(3)]
+    assert net[0] > 0 > net[1]  # bought at 100 (plus costs), marked at 100.5, then at 100
+    assert rewards[0] == pytest.approx(net[0] / 0.005, rel=1e-4)
+    assert rewards[1] == pytest.approx(net[1] / 0.005, rel=1e-4)
+    assert rewards[2] == 5.0  # +30 %: 60 training volatilities, clipped at DSR_CLIP
 
 
 def _one_bar_at_a_time(case, plan):

@@ -9,7 +9,8 @@ Physics (see docs/trainer-env.md): target position from the joint action, the ma
 times the ISV Kelly cap; fills at close moved against the trader (market: half spread + slippage × impact per
 urgency; limit: earns a share of the half spread and fills with a probability per urgency);
 fee = fee_rate × |units| × fill; equity = cash + position × close (trainer.env.accounting); reward
-= differential Sharpe ratio of the per-bar net return with warm-up, variance floor and clip.
+(ISV REWARD_MODE) = differential Sharpe ratio of the per-bar net return with warm-up and variance
+floor, or that net return ÷ RETURN_SCALE (the training bars' return std); either is clipped.
 Episodes end at the data end, at the time limit or at ruin; only ruin is a terminal
 (``terminals``), and ``final_ps`` keeps, for the bars that end an episode, the state it reached
 before the restart — what a truncated episode bootstraps from (Pardo et al. 2018); its other rows
@@ -39,6 +40,8 @@ from trainer.layout import (
     ISV_LIMIT_SPREAD_CAPTURE_WIDTH,
     ISV_MARKET_IMPACT,
     ISV_MARKET_IMPACT_WIDTH,
+    ISV_RETURN_SCALE,
+    ISV_REWARD_MODE,
     ISV_SLIPPAGE,
     ISV_STRIDE,
     MAGNITUDE_FRACTIONS,
@@ -161,6 +164,7 @@ def env_step_reference(
     fee_rate, slippage = cfg[ISV_FEE_RATE], cfg[ISV_SLIPPAGE]
     eta, warmup = cfg[ISV_DSR_ETA], cfg[ISV_DSR_WARMUP_BARS]
     var_floor, clip = cfg[ISV_DSR_VARIANCE_FLOOR], cfg[ISV_DSR_CLIP]
+    return_reward, return_scale = cfg[ISV_REWARD_MODE] != 0, cfg[ISV_RETURN_SCALE]
     init_cash, episode_length = cfg[ISV_INIT_CASH], cfg[ISV_EPISODE_LENGTH]
     has_length = episode_length > 0
     max_start = torch.where(
@@ -240,7 +244,9 @@ def env_step_reference(
         variance = torch.maximum(dsr_b - dsr_a * dsr_a, var_floor)
         dsr = (dsr_b * delta_a - 0.5 * dsr_a * delta_b) / (variance * torch.sqrt(variance))
         steps = steps + 1.0
-        reward = torch.where(steps <= warmup, zero, torch.minimum(torch.maximum(dsr, -clip), clip))
+        raw = torch.where(return_reward, ret / return_scale, dsr)
+        warming = ~return_reward & (steps <= warmup)  # only the DSR's EMAs need a warm-up
+        reward = torch.where(warming, zero, torch.minimum(torch.maximum(raw, -clip), clip))
         dsr_a = dsr_a + eta * delta_a
         dsr_b = dsr_b + eta * delta_b
         last_reward, last_return = reward, ret

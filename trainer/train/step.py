@@ -23,6 +23,7 @@ from trainer.env.vector_env import VectorEnv
 from trainer.isv import Isv
 from trainer.layout import (
     BRANCH_SIZES,
+    FEATURE_LINEAR_FORECAST,
     ISV_ATOM_CENTRE,
     ISV_ATOM_HALF_WIDTH,
     ISV_CQL_ALPHA,
@@ -35,6 +36,7 @@ from trainer.layout import (
     METRICS,
     N_BRANCHES,
     PORTFOLIO_INPUT_STRIDE,
+    REWARD_MODES,
     RNG_STREAM_AUGMENT,
     RNG_STREAM_EXPLORE,
     RNG_STREAM_IQN_TAU,
@@ -120,6 +122,14 @@ class MarketWindow:
 RETURN_TARGET_CLIP = 5.0  # |next return| bound of the auxiliary target, in training volatilities
 
 
+def return_scale(close: torch.Tensor) -> torch.Tensor:
+    """[T] close → the std of its one-bar log returns (f64 scalar; 1 where it is 0 or undefined):
+    the unit of the return head's target and of the ``env.reward = "return"`` reward."""
+    log_returns = torch.diff(torch.log(close.double()))  # [T − 1]
+    scale = log_returns.std() if log_returns.numel() > 1 else torch.ones((), dtype=torch.float64, device=close.device)
+    return torch.where(scale > 0, scale, torch.ones_like(scale))
+
+
 def next_return_targets(close: torch.Tensor) -> torch.Tensor:
     """[T] close → [T] the auxiliary regression target of each env bar: log(close[t+1]/close[t])
     divided by the std of the window's 1-bar log returns, clipped to ±RETURN_TARGET_CLIP; the last
@@ -130,8 +140,7 @@ def next_return_targets(close: torch.Tensor) -> torch.Tensor:
     bars: the training window is all the step may see (the splits' embargo holds the rest back).
     """
     log_returns = torch.diff(torch.log(close.double()))  # [T − 1]
-    scale = log_returns.std() if log_returns.numel() > 1 else torch.ones((), dtype=torch.float64)
-    scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+    scale = return_scale(close)
     target = torch.zeros(close.shape[0], dtype=torch.float64, device=close.device)
     target[:-1] = (log_returns / scale).clamp(-RETURN_TARGET_CLIP, RETURN_TARGET_CLIP)
     return target.to(torch.float32)
@@ -159,6 +168,8 @@ class TrainerState:
                 "DSR_WARMUP_BARS": config.env.dsr_warmup_bars,
                 "DSR_VARIANCE_FLOOR": config.env.dsr_variance_floor,
                 "DSR_CLIP": config.env.dsr_clip,
+                "REWARD_MODE": float(REWARD_MODES.index(config.env.reward)),
+                "RETURN_SCALE": float(return_scale(market.close)),
                 "CQL_ALPHA": config.loss.cql_alpha,
             },
         )
@@ -207,6 +218,8 @@ class TrainerState:
             if config.replay.feature_noise > 0
             else None
         )
+        self.noise_scale = torch.full((self.features.shape[1],), config.replay.feature_noise, dtype=torch.float32, device=device)  # [F]
+        self.noise_scale[FEATURE_LINEAR_FORECAST] = config.replay.feature_noise * config.replay.forecast_noise_share
         self._init_optimizer_state()
         # Host-side counters (plain ints: the loop knows them without reading the device).
         self.steps_done = 0  # training steps (collect + update)
@@ -438,7 +451,7 @@ class TrainStep:
         if state.noise_draws is not None:
             rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
             count = self.batch_size * config.model.window * state.features.shape[1]
-            noise = config.replay.feature_noise * gaussian_from_uniform(state.noise_draws)[:count]
+            noise = (gaussian_from_uniform(state.noise_draws)[:count].view(-1, state.features.shape[1]) * state.noise_scale).view(-1)
         return batch, taus, taus_target, noise
 
     def losses(

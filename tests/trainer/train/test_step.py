@@ -193,6 +193,27 @@ def test_feature_noise_runs_are_bitwise_reproducible():
     assert all(torch.equal(a[name], b[name]) for name in a)
 
 
+def test_the_forecast_column_takes_its_share_of_the_feature_noise():
+    from trainer.layout import FEATURE_LINEAR_FORECAST
+
+    torch.set_num_threads(1)
+    spreads = {}
+    for share in (1.0, 0.5, 0.0):
+        config = tiny_config(replay={"feature_noise": 0.4, "forecast_noise_share": share})
+        state = TrainerState(config, synthetic_market(), torch.device("cpu"))
+        step = TrainStep(state)
+        for _ in range(config.loss.n_step - 1 + 4):
+            step.collect()
+        noise = step.sample()[3].view(-1, state.features.shape[1])  # [B·K, F]
+        others = torch.cat([noise[:, :FEATURE_LINEAR_FORECAST], noise[:, FEATURE_LINEAR_FORECAST + 1 :]], dim=1)
+        spreads[share] = (float(noise[:, FEATURE_LINEAR_FORECAST].std()), float(others.std()), noise.shape[0])
+    rows = spreads[1.0][2]  # forecast-column draws per update: its std is known to ± a few / sqrt(rows)
+    tolerance = 4.0 * 0.4 / (2 * rows) ** 0.5
+    assert abs(spreads[1.0][0] - 0.4) < tolerance and abs(spreads[0.5][0] - 0.2) < tolerance / 2
+    assert spreads[0.0][0] == 0.0
+    assert all(abs(spreads[share][1] - 0.4) < 0.02 for share in spreads)  # every other column keeps 0.4
+
+
 def test_the_feature_noise_is_gaussian_with_the_configured_spread():
     from trainer.layout import RNG_STREAM_AUGMENT
     from trainer.ops.rng import gaussian_from_uniform, new_counter, uniform
