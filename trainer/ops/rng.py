@@ -115,14 +115,15 @@ def uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.
 
 
 def gaussian_from_uniform(draws: torch.Tensor) -> torch.Tensor:
-    """Standard normals f32 [n] from n uniforms in [0, 1) (n even), by Box–Muller on the halves.
+    """Standard normals f32 [*, n] from n uniforms in [0, 1) (n even) per row, by Box–Muller on the halves.
 
-    u₁ from the first half, u₂ from the second; 1 − u₁ ∈ (0, 1] keeps the logarithm finite.
+    u₁ from the first half, u₂ from the second; 1 − u₁ ∈ (0, 1] keeps the logarithm finite. Rows
+    (a population's agents, [P, n]) are independent: each is the 1-D result of its own draws.
     """
-    half = draws.shape[0] // 2
-    radius = torch.sqrt(-2.0 * torch.log1p(-draws[:half]))  # [n/2]
-    angle = (2.0 * math.pi) * draws[half : 2 * half]  # [n/2]
-    return torch.cat((radius * torch.cos(angle), radius * torch.sin(angle)))
+    half = draws.shape[-1] // 2
+    radius = torch.sqrt(-2.0 * torch.log1p(-draws[..., :half]))  # [*, n/2]
+    angle = (2.0 * math.pi) * draws[..., half : 2 * half]  # [*, n/2]
+    return torch.cat((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1)
 
 
 def draw_uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:

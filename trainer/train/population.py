@@ -43,15 +43,28 @@ import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from trainer.layout import ISV_TAU
+from trainer.env.vector_env import StackedEnvs, adopt_rows
+from trainer.layout import (
+    ISV_EPSILON,
+    ISV_TAU,
+    PS_BAR_INDEX,
+    RNG_STREAM_AUGMENT,
+    RNG_STREAM_EXPLORE,
+    RNG_STREAM_IQN_TAU,
+    RNG_STREAM_REPLAY,
+)
 from trainer.markers import hot_path
 from trainer.model.network import greedy_actions
-from trainer.train.replay import Transitions
+from trainer.ops.rng import gaussian_from_uniform
+from trainer.ops.rng_uniform import rng_uniform
+from trainer.train.replay import NStepWindow, StackedReplay, Transitions
 from trainer.train.step import (
     LossWeights,
     StackedLossTerms,
     TrainerState,
     TrainStep,
+    action_counts,
+    explore_actions,
     isv_supports,
     update_losses,
     update_metrics,
@@ -245,6 +258,7 @@ class PopulationStep:
         self.metrics = torch.stack([state.metrics for state in states])  # [P, METRIC_STRIDE]
         for agent, state in enumerate(states):
             self._adopt(agent, state)
+        self._stack_agent_state(states)
         # The loss constants: a Python float where every agent shares it (exactly the single run's
         # op), a [P] tensor mapped over the agents where the grid varies it.
         weights = [LossWeights.from_config(config) for config in configs]
@@ -280,6 +294,49 @@ class PopulationStep:
                 "exp_avg_sq": self.online.slice(name, self.exp_avg_sq[agent]),
             }
         state.optimizer = optimizer
+
+    def _stack_agent_state(self, states: Sequence[TrainerState]) -> None:
+        """What each agent owns alone — environments and their Philox counter, n-step window, replay
+        ring, the step's random draws and the action counts — stacked in [P, …] rows too, each
+        agent's state re-pointed at its row (``StackedEnvs``, ``NStepWindow.stacked``,
+        ``StackedReplay``), so the step's bookkeeping is one set of ops for every agent. The agents
+        share the market (one feature tensor, next-return targets and bars; checked)."""
+        first = states[0]
+        for agent, state in enumerate(states):
+            same = (state.feature_offset == first.feature_offset and torch.equal(state.features, first.features)
+                    and torch.equal(state.next_return, first.next_return))  # fmt: skip
+            if not same:
+                raise ValueError(
+                    f"agent {agent}'s market differs from agent 0's (feature rows {tuple(state.features.shape)} from "
+                    f"offset {state.feature_offset} vs {tuple(first.features.shape)} from {first.feature_offset}, or "
+                    f"other values) — hint: a population's agents share the data config"
+                )
+            state.features, state.next_return = first.features, first.next_return  # one copy for every agent
+        self.envs = StackedEnvs([state.env for state in states])
+        for state in states:
+            state.counter = state.env.counter  # the step's draws and the env kernel share one counter per agent
+        self.window = NStepWindow.stacked([state.window for state in states])
+        self.replay = StackedReplay([state.replay for state in states])
+        self.action_counts = adopt_rows([state.action_counts for state in states], states, "action_counts")  # [P, ΣA]
+        self.explore_draws = adopt_rows([state.explore_draws for state in states], states, "explore_draws")  # [P, E(1+D)]
+        self.replay_draws = adopt_rows([state.replay_draws for state in states], states, "replay_draws")  # [P, B]
+        self.tau_draws = adopt_rows([state.tau_draws for state in states], states, "tau_draws")  # [P, B(N + N′)]
+        # Feature noise: drawn by the agents that have it (an agent without it draws none, as alone);
+        # the others' rows stay zero and their windows are taken unchanged.
+        noisy = [state for state in states if state.noise_draws is not None]
+        self.noise_draws = adopt_rows([state.noise_draws for state in noisy], noisy, "noise_draws") if noisy else None
+        if noisy and len(noisy) < len(states):
+            rows = torch.zeros(len(states), self.noise_draws.shape[1], device=self.device)  # [P, count]
+            for agent, state in enumerate(states):
+                if state.noise_draws is not None:
+                    rows[agent].copy_(state.noise_draws)
+                    state.noise_draws = rows[agent]
+            self.noise_draws = rows
+        self.noise_scale = _per_agent([state.config.replay.feature_noise for state in states], self.device).view(-1, 1)  # [P, 1]
+        self.has_noise = (self.noise_scale > 0).view(-1, 1, 1, 1)  # [P, 1, 1, 1]
+        step = self.steps[0]
+        self.sizes, self.joint_strides, self.sub_action_offsets = step.sizes, step.joint_strides, step.sub_action_offsets
+        self.time_limit_terminal = first.config.env.time_limit_terminal
 
     # -- the vmapped per-agent functions --------------------------------------------------------
     def _agent_greedy(self, params: dict[str, torch.Tensor], isv: torch.Tensor, windows: torch.Tensor,
@@ -327,39 +384,56 @@ class PopulationStep:
             origin.wait_stream(stream)  # join: the stacked work waits for every agent
         return results
 
-    def _observe(self, agent: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Agent ``agent``'s acting inputs: env bars [E], portfolio inputs [E, P_in], windows [E, K, F]."""
-        bar, portfolio = self.steps[agent].observe()  # the ISV copy first: ε and the support of this step
-        return bar, portfolio, self.states[agent].gather_windows(bar)
+    def _draw_explore(self, agent: int) -> None:
+        """Agent ``agent``'s step opens: its ISV copy (ε and the support of this step), its exploration draws."""
+        state = self.states[agent]
+        state.isv_local.copy_(state.isv.tensor)  # one read of the mapped ISV per step
+        rng_uniform(state.seed, state.counter, RNG_STREAM_EXPLORE, state.explore_draws)  # counter += 1
 
-    def _act_and_sample(self, agent: int, observed: tuple[torch.Tensor, ...], greedy: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Agent ``agent`` explores around its greedy actions [E, D], steps its envs, stores, then draws
-        its update's batch: the Transitions fields, windows (with its feature noise), next windows,
-        return targets, τ and τ′."""
-        step, state = self.steps[agent], self.states[agent]
-        bar, portfolio, _ = observed
-        step.act_and_store(bar, portfolio, step.explore(greedy), store=True)
-        batch, taus, taus_target, noise = step.sample()
-        windows = state.gather_windows(batch.bar_index)  # [B, K, F]
-        if noise is not None:
-            windows = windows + noise.view_as(windows)
-        fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
-        return (*fields, windows, state.gather_windows(batch.next_bar_index), state.next_return[batch.bar_index], taus,
-                taus_target)  # fmt: skip
+    def _step_env_and_draw_update(self, agent: int, joint: torch.Tensor) -> None:
+        """Agent ``agent``'s env kernel on its joint actions [E], then its update's draws (replay,
+        τ and τ′, feature noise), in the single run's order of its counter."""
+        state = self.states[agent]
+        state.env.step(joint)  # counter += 1
+        rng_uniform(state.seed, state.counter, RNG_STREAM_REPLAY, state.replay_draws)  # counter += 1
+        rng_uniform(state.seed, state.counter, RNG_STREAM_IQN_TAU, state.tau_draws)  # counter += 1
+        if state.noise_draws is not None:
+            rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
 
     @hot_path
     def __call__(self) -> None:
-        """One training step of every agent: observe, one stacked greedy pass, act and sample per
-        agent, one stacked update, the adaptive kernels per agent, the stacked Polyak update."""
-        observed = self._each_agent(self._observe)
-        windows = torch.stack([agent_windows for _, _, agent_windows in observed])  # [P, E, K, F]
-        portfolio = torch.stack([agent_portfolio for _, agent_portfolio, _ in observed])  # [P, E, P_in]
+        """One training step of every agent: the stacked acting pass, env step, n-step window, replay
+        store and sample, one stacked update, the adaptive kernels, the stacked Polyak update."""
+        first, envs = self.states[0], self.envs
+        self._each_agent(self._draw_explore)
+        bar = envs.bar_index()  # [P, E]
+        portfolio = envs.portfolio_inputs(self.isv_local)  # [P, E, P_in]
         with torch.no_grad():
-            greedy = self._greedy(self.online.stacked, self.isv_local, windows, portfolio)  # [P, E, D]
-        sampled = self._each_agent(lambda agent: self._act_and_sample(agent, observed[agent], greedy[agent]))
-        stacked = [torch.stack(parts) for parts in zip(*sampled, strict=True)]  # each [P, B, …]
-        n_fields = len(TRANSITION_FIELDS)
-        fields, (batch_windows, next_windows, next_return, taus, taus_target) = stacked[:n_fields], stacked[n_fields:]
+            greedy = self._greedy(self.online.stacked, self.isv_local, first.gather_windows(bar), portfolio)  # [P, E, D]
+        epsilon = self.isv_local[:, ISV_EPSILON].unsqueeze(1)  # [P, 1]
+        actions = explore_actions(self.explore_draws, epsilon, greedy, self.sizes)  # [P, E, D]
+        joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [P, E]
+        self._each_agent(lambda agent: self._step_env_and_draw_update(agent, joint[agent]))
+        dones = envs.dones[:, 0]  # [P, E]
+        terminals = dones if self.time_limit_terminal else envs.terminals[:, 0]
+        reached = envs.reached_state()  # [P, E, PS_STRIDE]
+        transitions = self.window.push(bar, portfolio, actions, envs.rewards[:, 0], dones, terminals,
+                                       reached[..., PS_BAR_INDEX].to(torch.int64),
+                                       envs.portfolio_inputs(self.isv_local, reached))  # fmt: skip
+        self.replay.add(transitions)
+        self.action_counts.add_(action_counts(actions, self.sub_action_offsets))
+
+        batch = self.replay.sample(self.replay_draws)  # fields [P, B, …]
+        step = self.steps[0]
+        taus = self.tau_draws[:, : step.batch_size * step.n_tau].unflatten(1, (step.batch_size, step.n_tau))  # [P, B, N]
+        taus_target = self.tau_draws[:, step.batch_size * step.n_tau :].unflatten(1, (step.batch_size, step.n_tau_target))
+        batch_windows = first.gather_windows(batch.bar_index)  # [P, B, K, F]
+        if self.noise_draws is not None:
+            noise = self.noise_scale * gaussian_from_uniform(self.noise_draws)[..., : batch_windows[0].numel()]  # [P, B·K·F]
+            batch_windows = torch.where(self.has_noise, batch_windows + noise.view_as(batch_windows), batch_windows)
+        next_windows = first.gather_windows(batch.next_bar_index)  # [P, B, K, F]
+        next_return = first.next_return[batch.bar_index]  # [P, B]
+        fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
         total, c51_per_branch, target_mean, iqn_total, cql_total, return_loss = self._losses(
             self.online.stacked, self.target.stacked, self.isv_local, self.varying, tuple(fields), batch_windows,
             next_windows, next_return, taus, taus_target,

@@ -164,6 +164,38 @@ def test_agent_state_is_its_rows_of_the_stacked_storage():
     assert population.online.grad.abs().sum(1).gt(0).all()
 
 
+def test_agent_buffers_are_their_rows_of_the_stacked_buffers():
+    """Environments, Philox counter, n-step window, replay ring, the step's draws and action counts:
+    every agent's own tensors (what its checkpoints, resets and warm-up steps use) are views of its
+    rows of the stacked buffers one population step works on, and the agents share one market."""
+    states = [stepped_state(agent) for agent in AGENTS[:2]]
+    population = PopulationStep([TrainStep(state) for state in states])
+    for agent, state in enumerate(states):
+        named = state.named_tensors()
+        stacked = {
+            "env.ps": population.envs.ps, "rng.counter": population.envs.counter, "env.rewards": population.envs.rewards,
+            "env.final_ps": population.envs.final_ps, "nstep.portfolio": population.window.portfolio,
+            "replay.actions": population.replay.storage.actions, "replay.size": population.replay.size,
+            "scratch.explore_draws": population.explore_draws, "scratch.tau_draws": population.tau_draws,
+            "scratch.noise_draws": population.noise_draws, "metrics.action_counts": population.action_counts,
+        }  # fmt: skip
+        for name, rows in stacked.items():
+            assert named[name].data_ptr() == rows[agent].data_ptr(), name
+        assert state.env.counter is state.counter and state.features is states[0].features
+    portfolios = population.envs.ps  # [P, E, PS_STRIDE]
+    before = portfolios.clone()
+    states[1].env.reset()  # a fold reset of agent 1 writes its rows only
+    assert torch.equal(portfolios[:1], before[:1]) and not torch.equal(portfolios[1:], before[1:])
+
+
+def test_agents_of_different_markets_are_refused_with_a_hint():
+    from train_helpers import synthetic_market as market_of
+
+    steps = [TrainStep(stepped_state(AGENTS[0])), TrainStep(TrainerState(tiny_config(), market_of(seed=3), torch.device("cpu")))]
+    with pytest.raises(ValueError, match=r"agent 1's market differs from agent 0's \(feature rows \(400, \d+\) from offset 4 vs .* or other values\) — hint"):
+        PopulationStep(steps)
+
+
 def test_one_agent_runs_the_single_step_itself():
     step = TrainStep(stepped_state(AGENTS[0]))
     assert StepRunner(step, use_graph=False).step_all is step
