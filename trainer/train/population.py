@@ -313,6 +313,7 @@ class PopulationStep:
                 )
             state.features, state.next_return = first.features, first.next_return  # one copy for every agent
         self.envs = StackedEnvs([state.env for state in states])
+        self.seeds = torch.tensor([state.seed for state in states], dtype=torch.int64, device=self.device)  # [P]: Philox keys
         for state in states:
             state.counter = state.env.counter  # the step's draws and the env kernel share one counter per agent
         self.window = NStepWindow.stacked([state.window for state in states])
@@ -321,17 +322,19 @@ class PopulationStep:
         self.explore_draws = adopt_rows([state.explore_draws for state in states], states, "explore_draws")  # [P, E(1+D)]
         self.replay_draws = adopt_rows([state.replay_draws for state in states], states, "replay_draws")  # [P, B]
         self.tau_draws = adopt_rows([state.tau_draws for state in states], states, "tau_draws")  # [P, B(N + N′)]
-        # Feature noise: drawn by the agents that have it (an agent without it draws none, as alone);
-        # the others' rows stay zero and their windows are taken unchanged.
+        # Feature noise: drawn by the agents that have it (an agent without it draws none, as alone:
+        # its row of the draws is not its own and its windows are taken unchanged).
         noisy = [state for state in states if state.noise_draws is not None]
-        self.noise_draws = adopt_rows([state.noise_draws for state in noisy], noisy, "noise_draws") if noisy else None
-        if noisy and len(noisy) < len(states):
-            rows = torch.zeros(len(states), self.noise_draws.shape[1], device=self.device)  # [P, count]
+        self.noise_draws = None
+        if noisy:
+            self.noise_draws = torch.zeros(len(states), noisy[0].noise_draws.shape[0], device=self.device)  # [P, count]
             for agent, state in enumerate(states):
                 if state.noise_draws is not None:
-                    rows[agent].copy_(state.noise_draws)
-                    state.noise_draws = rows[agent]
-            self.noise_draws = rows
+                    self.noise_draws[agent].copy_(state.noise_draws)
+                    state.noise_draws = self.noise_draws[agent]
+        # Only the agents with noise advance their counter for its draw (None: all of them).
+        self.noise_advance = None if len(noisy) == len(states) else torch.tensor(
+            [[int(state.noise_draws is not None)] for state in states], dtype=torch.int64, device=self.device)  # [P, 1]  # fmt: skip
         self.noise_scale = _per_agent([state.config.replay.feature_noise for state in states], self.device).view(-1, 1)  # [P, 1]
         self.has_noise = (self.noise_scale > 0).view(-1, 1, 1, 1)  # [P, 1, 1, 1]
         step = self.steps[0]
@@ -384,28 +387,19 @@ class PopulationStep:
             origin.wait_stream(stream)  # join: the stacked work waits for every agent
         return results
 
-    def _draw_explore(self, agent: int) -> None:
-        """Agent ``agent``'s step opens: its ISV copy (ε and the support of this step), its exploration draws."""
+    def _copy_isv(self, agent: int) -> None:
+        """Agent ``agent``'s step opens with its ISV copy (ε, the support and γ of this step)."""
         state = self.states[agent]
         state.isv_local.copy_(state.isv.tensor)  # one read of the mapped ISV per step
-        rng_uniform(state.seed, state.counter, RNG_STREAM_EXPLORE, state.explore_draws)  # counter += 1
-
-    def _step_env_and_draw_update(self, agent: int, joint: torch.Tensor) -> None:
-        """Agent ``agent``'s env kernel on its joint actions [E], then its update's draws (replay,
-        τ and τ′, feature noise), in the single run's order of its counter."""
-        state = self.states[agent]
-        state.env.step(joint)  # counter += 1
-        rng_uniform(state.seed, state.counter, RNG_STREAM_REPLAY, state.replay_draws)  # counter += 1
-        rng_uniform(state.seed, state.counter, RNG_STREAM_IQN_TAU, state.tau_draws)  # counter += 1
-        if state.noise_draws is not None:
-            rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
 
     @hot_path
     def __call__(self) -> None:
         """One training step of every agent: the stacked acting pass, env step, n-step window, replay
         store and sample, one stacked update, the adaptive kernels, the stacked Polyak update."""
         first, envs = self.states[0], self.envs
-        self._each_agent(self._draw_explore)
+        self._each_agent(self._copy_isv)
+        counter = envs.counter  # [P, 1]: each agent's Philox counter, advanced as its single run's
+        rng_uniform(self.seeds, counter, RNG_STREAM_EXPLORE, self.explore_draws)  # every counter += 1
         bar = envs.bar_index()  # [P, E]
         portfolio = envs.portfolio_inputs(self.isv_local)  # [P, E, P_in]
         with torch.no_grad():
@@ -413,7 +407,11 @@ class PopulationStep:
         epsilon = self.isv_local[:, ISV_EPSILON].unsqueeze(1)  # [P, 1]
         actions = explore_actions(self.explore_draws, epsilon, greedy, self.sizes)  # [P, E, D]
         joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [P, E]
-        self._each_agent(lambda agent: self._step_env_and_draw_update(agent, joint[agent]))
+        self._each_agent(lambda agent: self.states[agent].env.step(joint[agent]))  # every counter += 1
+        rng_uniform(self.seeds, counter, RNG_STREAM_REPLAY, self.replay_draws)  # every counter += 1
+        rng_uniform(self.seeds, counter, RNG_STREAM_IQN_TAU, self.tau_draws)  # every counter += 1
+        if self.noise_draws is not None:  # += 1 for the agents with feature noise (the others draw none)
+            rng_uniform(self.seeds, counter, RNG_STREAM_AUGMENT, self.noise_draws, self.noise_advance)
         dones = envs.dones[:, 0]  # [P, E]
         terminals = dones if self.time_limit_terminal else envs.terminals[:, 0]
         reached = envs.reached_state()  # [P, E, PS_STRIDE]
