@@ -44,6 +44,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from trainer.env.vector_env import StackedEnvs, adopt_rows
+from trainer.isv import Isv
 from trainer.layout import (
     ISV_EPSILON,
     ISV_TAU,
@@ -55,6 +56,7 @@ from trainer.layout import (
 )
 from trainer.markers import hot_path
 from trainer.model.network import greedy_actions
+from trainer.ops.adaptive_machinery import adaptive_after_update
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
 from trainer.train.replay import NStepWindow, StackedReplay, Transitions
@@ -312,6 +314,19 @@ class PopulationStep:
                     f"other values) — hint: a population's agents share the data config"
                 )
             state.features, state.next_return = first.features, first.next_return  # one copy for every agent
+        # One ISV bus [P, ISV_STRIDE] (each agent's Isv a row: its monitors, checkpoints and host
+        # writes unchanged) and the in-step adaptive kernels once over it; their parameters are
+        # config the agents share (the grid's schedule keys only enter at the epoch boundary).
+        self.isv = Isv.stacked([state.isv for state in states])  # [P, ISV_STRIDE], device view
+        self.adaptive_params = first.adaptive.params
+        for agent, state in enumerate(states):
+            params = state.adaptive.params
+            if (params.atoms, params.health) != (self.adaptive_params.atoms, self.adaptive_params.health):
+                raise ValueError(
+                    f"agent {agent}'s in-step adaptive parameters differ from agent 0's ({params.atoms}, {params.health} "
+                    f"vs {self.adaptive_params.atoms}, {self.adaptive_params.health}) — hint: a population shares "
+                    f"[adaptive.atoms], [adaptive.health] and loss.n_step / v_min / v_max"
+                )
         self.envs = StackedEnvs([state.env for state in states])
         self.seeds = torch.tensor([state.seed for state in states], dtype=torch.int64, device=self.device)  # [P]: Philox keys
         for state in states:
@@ -387,17 +402,12 @@ class PopulationStep:
             origin.wait_stream(stream)  # join: the stacked work waits for every agent
         return results
 
-    def _copy_isv(self, agent: int) -> None:
-        """Agent ``agent``'s step opens with its ISV copy (ε, the support and γ of this step)."""
-        state = self.states[agent]
-        state.isv_local.copy_(state.isv.tensor)  # one read of the mapped ISV per step
-
     @hot_path
     def __call__(self) -> None:
         """One training step of every agent: the stacked acting pass, env step, n-step window, replay
         store and sample, one stacked update, the adaptive kernels, the stacked Polyak update."""
         first, envs = self.states[0], self.envs
-        self._each_agent(self._copy_isv)
+        self.isv_local.copy_(self.isv)  # [P, ISV_STRIDE]: one read of the mapped ISV per step
         counter = envs.counter  # [P, 1]: each agent's Philox counter, advanced as its single run's
         rng_uniform(self.seeds, counter, RNG_STREAM_EXPLORE, self.explore_draws)  # every counter += 1
         bar = envs.bar_index()  # [P, E]
@@ -445,11 +455,8 @@ class PopulationStep:
         coef = torch.where(self.max_norm > 0, coef, torch.ones_like(coef))  # grad_clip = 0: that agent unclipped
         grad.mul_(coef.unsqueeze(1))
         self._adam(grad)
-        self._each_agent(
-            lambda agent: self.states[agent].adaptive.after_update(
-                self.states[agent].env.ps, target_mean[agent].t(), grad_norm[agent]
-            )  # the agent's ISV, on the device
-        )
+        # The agents' support, drift and learning health on their ISV rows, on the device.
+        adaptive_after_update(self.isv, self.adaptive_params, self.envs.ps, target_mean.transpose(1, 2), grad_norm)
         tau = self.isv_local[:, ISV_TAU]  # [P]
         with torch.no_grad():
             self.target.flat.lerp_(self.online.flat, tau.unsqueeze(1))

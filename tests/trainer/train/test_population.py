@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 from train_helpers import close_json_differences, close_state_differences, synthetic_market, tiny_config
 
 from trainer.config import ConfigError, agent_config, population_grid
+from trainer.layout import ISV_EPOCH_INDEX
 from trainer.train.checkpoint import latest_checkpoint
 from trainer.train.graph import StepRunner
 from trainer.train.population import PopulationStep
@@ -166,7 +167,7 @@ def test_agent_state_is_its_rows_of_the_stacked_storage():
 
 
 def test_agent_buffers_are_their_rows_of_the_stacked_buffers():
-    """Environments, Philox counter, n-step window, replay ring, the step's draws and action counts:
+    """ISV, environments, Philox counter, n-step window, replay ring, the step's draws and action counts:
     every agent's own tensors (what its checkpoints, resets and warm-up steps use) are views of its
     rows of the stacked buffers one population step works on, and the agents share one market."""
     states = [stepped_state(agent) for agent in AGENTS[:2]]
@@ -179,10 +180,15 @@ def test_agent_buffers_are_their_rows_of_the_stacked_buffers():
             "replay.actions": population.replay.storage.actions, "replay.size": population.replay.size,
             "scratch.explore_draws": population.explore_draws, "scratch.tau_draws": population.tau_draws,
             "scratch.noise_draws": population.noise_draws, "metrics.action_counts": population.action_counts,
+            "isv": population.isv,
         }  # fmt: skip
         for name, rows in stacked.items():
             assert named[name].data_ptr() == rows[agent].data_ptr(), name
         assert state.env.counter is state.counter and state.features is states[0].features
+    states[1].isv.write_input("EPOCH_INDEX", 3.0)  # a host write to agent 1's bus lands in its row only
+    epoch_index = population.isv[:, ISV_EPOCH_INDEX]  # [P]
+    assert epoch_index.tolist() == [0.0, 3.0]
+    assert states[1].isv.read("EPOCH_INDEX") == 3.0
     portfolios = population.envs.ps  # [P, E, PS_STRIDE]
     before = portfolios.clone()
     states[1].env.reset()  # a fold reset of agent 1 writes its rows only
