@@ -232,10 +232,19 @@ class StackedEnvs:
     write the stacked storage). The agents must trade one market (the same bars and spreads, which
     they then share): a population's data config is shared. The ops on the stacked rows
     (``bar_index``, ``portfolio_inputs``, ``reached_state``) are the single env's functions,
-    broadcast over the agent dimension; ``step`` runs each agent's env kernel on its rows."""
+    broadcast over the agent dimension, and ``step`` is one env kernel over every agent's envs (its
+    population form: each agent's envs on its ISV row, seed and counter).
 
-    def __init__(self, envs: Sequence[VectorEnv]) -> None:
+    ``isv``: the population's ISV bus [P, ISV_STRIDE] (``Isv.stacked``), each env's ISV its row i."""
+
+    def __init__(self, envs: Sequence[VectorEnv], isv: torch.Tensor) -> None:
         first = envs[0]
+        for agent, env in enumerate(envs):
+            if env.isv.tensor.data_ptr() != isv[agent].data_ptr():
+                raise ValueError(
+                    f"agent {agent}'s env reads another ISV than row {agent} of the population's bus (its own vs "
+                    f"row {agent}) — hint: stack the agents' ISVs with Isv.stacked before their environments"
+                )
         for agent, env in enumerate(envs):
             if env.n_envs != first.n_envs or not (torch.equal(env.close, first.close) and torch.equal(env.spread, first.spread)):
                 raise ValueError(
@@ -244,6 +253,8 @@ class StackedEnvs:
                     f"and the data config (only POPULATION_GRID_KEYS may vary)"
                 )
         self.envs = list(envs)
+        self.isv = isv  # [P, ISV_STRIDE]
+        self.seeds = torch.tensor([env.seed for env in envs], dtype=torch.int64, device=first.device)  # [P]: Philox keys
         self.close, self.spread = first.close, first.spread  # [T], shared
         for env in envs:
             env.close, env.spread = first.close, first.spread  # one copy of the bars for every agent
@@ -258,9 +269,10 @@ class StackedEnvs:
         self.terminals, self.final_ps = bootstrap  # [P, 1, n], [P, 1, n, PS_STRIDE]
 
     def step(self, actions: torch.Tensor) -> None:
-        """Step every agent's envs one bar with its joint actions int32 [P, n] (its own ISV, seed and counter)."""
-        for agent, env in enumerate(self.envs):
-            env.step(actions[agent])
+        """Step every agent's envs one bar with its joint actions int32 [P, n] (its own ISV row, seed
+        and counter; every counter += 1): one kernel launch for the population."""
+        env_step(self.ps, self.isv, actions.unsqueeze(1), self.close, self.spread, self.counter, self.seeds,
+                 self.rewards, self.dones, self.obs_index, self.terminals, self.final_ps)  # fmt: skip
 
     def bar_index(self) -> torch.Tensor:
         """int64 [P, n]: the bar each env acts at next."""

@@ -18,10 +18,13 @@ How the agents stay separate:
   ``torch.func.vmap`` over the agent dimension, the network a ``functional_call`` of one agent's
   rows. Gradient clipping takes one norm per agent row; Adam, the learning rate, ε, the clip bound
   and the loss constants of ``run.agent_grid`` are per-agent [P] tensors.
-- What each agent owns alone — its Philox seed and counter (exploration, replay, τ, noise draws),
-  environments, n-step window, replay ring, mapped ISV and adaptive kernels — runs per agent,
-  through the same ``TrainStep`` methods a single run calls, on that agent's buffers; on CUDA each
-  agent on its own stream, so a captured step holds them as parallel branches.
+- What each agent owns alone — its ISV, Philox seed and counter, environments, n-step window,
+  replay ring, the step's random draws and action counts — is stacked too, in [P, …] rows that
+  each agent's own objects are re-pointed at (``Isv.stacked``, ``StackedEnvs``,
+  ``NStepWindow.stacked``, ``StackedReplay``): the step runs the single run's functions over the
+  leading agent dimension (one Philox launch per stream with every agent's seed and counter, one
+  env kernel over every agent's envs, one window shift, one replay store and gather, the adaptive
+  kernels once over the [P, ISV_STRIDE] bus), so the step's launches do not grow with P either.
 
 Exactness: agents never mix — an agent's result is bitwise the same whatever its neighbours. On the
 CPU every forward is bitwise the single run's; the batched backward of the layer norm and the
@@ -36,8 +39,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -81,7 +83,6 @@ CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s guard: coef = max_norm / (no
 TRANSITION_FIELDS = tuple(field.name for field in dataclasses.fields(Transitions))
 # The loss constants an agent grid may vary (trainer.config.POPULATION_GRID_KEYS); the others are shared.
 PER_AGENT_LOSS_KEYS = ("reward_scale", "huber_kappa", "iqn_weight", "return_weight")
-T = TypeVar("T")
 
 
 def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[float, float]:
@@ -100,15 +101,6 @@ def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[floa
         )
     beta1, beta2 = groups[0][0]["betas"]
     return float(beta1), float(beta2)
-
-
-def _tensors_of(value: object) -> list[torch.Tensor]:
-    """The tensors in a body's result (a tensor, or a tuple of tensors; None and the rest hold none)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, tuple):
-        return [tensor for item in value for tensor in _tensors_of(item)]
-    return []
 
 
 class StackedParameters:
@@ -273,8 +265,6 @@ class PopulationStep:
             else:
                 self.varying[key] = _per_agent(values, self.device)  # [P]
         self.shared_weights = shared
-        # One stream per agent on CUDA for the per-agent phases (made once, before any capture).
-        self.agent_streams = [torch.cuda.Stream(self.device) for _ in states] if self.device.type == "cuda" else []
         self._losses = vmap(self._agent_losses)
         self._greedy = vmap(self._agent_greedy)
 
@@ -327,8 +317,8 @@ class PopulationStep:
                     f"vs {self.adaptive_params.atoms}, {self.adaptive_params.health}) — hint: a population shares "
                     f"[adaptive.atoms], [adaptive.health] and loss.n_step / v_min / v_max"
                 )
-        self.envs = StackedEnvs([state.env for state in states])
-        self.seeds = torch.tensor([state.seed for state in states], dtype=torch.int64, device=self.device)  # [P]: Philox keys
+        self.envs = StackedEnvs([state.env for state in states], self.isv)
+        self.seeds = self.envs.seeds  # [P]: each agent's Philox key (its seed), for its draws and its envs'
         for state in states:
             state.counter = state.env.counter  # the step's draws and the env kernel share one counter per agent
         self.window = NStepWindow.stacked([state.window for state in states])
@@ -377,31 +367,6 @@ class PopulationStep:
                 losses.next_return)  # fmt: skip
 
     # -- the step -------------------------------------------------------------------------------
-    def _each_agent(self, body: Callable[[int], T]) -> list[T]:
-        """``body(i)`` for every agent: on CUDA each on its own stream, forked from the current stream
-        and joined back into it (a captured step holds them as parallel branches: the per-agent work
-        is small kernels that overlap), on the CPU one after another.
-
-        Tensors a body returns are made on its agent's stream and read on the current one after the
-        join; ``record_stream`` tells the allocator so, or it could hand their memory to that agent's
-        next allocation while the current stream still reads it. (Tensors the current stream made
-        and a body reads stay referenced until the join, and reuse of their blocks happens after it.)
-        """
-        if not self.agent_streams:
-            return [body(agent) for agent in range(self.agents)]
-        origin = torch.cuda.current_stream(self.device)
-        results = []
-        for agent, stream in enumerate(self.agent_streams):
-            stream.wait_stream(origin)  # fork: after everything the step did so far
-            with torch.cuda.stream(stream):
-                result = body(agent)
-            for tensor in _tensors_of(result):
-                tensor.record_stream(origin)
-            results.append(result)
-        for stream in self.agent_streams:
-            origin.wait_stream(stream)  # join: the stacked work waits for every agent
-        return results
-
     @hot_path
     def __call__(self) -> None:
         """One training step of every agent: the stacked acting pass, env step, n-step window, replay
@@ -417,7 +382,7 @@ class PopulationStep:
         epsilon = self.isv_local[:, ISV_EPSILON].unsqueeze(1)  # [P, 1]
         actions = explore_actions(self.explore_draws, epsilon, greedy, self.sizes)  # [P, E, D]
         joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [P, E]
-        self._each_agent(lambda agent: self.states[agent].env.step(joint[agent]))  # every counter += 1
+        envs.step(joint)  # every counter += 1
         rng_uniform(self.seeds, counter, RNG_STREAM_REPLAY, self.replay_draws)  # every counter += 1
         rng_uniform(self.seeds, counter, RNG_STREAM_IQN_TAU, self.tau_draws)  # every counter += 1
         if self.noise_draws is not None:  # += 1 for the agents with feature noise (the others draw none)

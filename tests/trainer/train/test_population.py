@@ -334,3 +334,13 @@ def test_the_network_work_does_not_grow_with_the_agents():
 
     two, four = products(2), products(4)
     assert sum(two.values()) > 0 and two == four
+
+
+def test_envs_are_stacked_over_the_stacked_isv_only():
+    from trainer.env.vector_env import StackedEnvs
+
+    states = [stepped_state(agent) for agent in AGENTS[:2]]
+    rows = torch.stack([state.isv.tensor for state in states])  # a copy, not the agents' bus
+    with pytest.raises(ValueError, match=r"agent 0's env reads another ISV than row 0 of the population's bus .* — hint: "
+                                        r"stack the agents' ISVs with Isv.stacked"):  # fmt: skip
+        StackedEnvs([state.env for state in states], rows)
