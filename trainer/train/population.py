@@ -288,11 +288,12 @@ class PopulationStep:
         state.optimizer = optimizer
 
     def _stack_agent_state(self, states: Sequence[TrainerState]) -> None:
-        """What each agent owns alone — environments and their Philox counter, n-step window, replay
-        ring, the step's random draws and the action counts — stacked in [P, …] rows too, each
-        agent's state re-pointed at its row (``StackedEnvs``, ``NStepWindow.stacked``,
-        ``StackedReplay``), so the step's bookkeeping is one set of ops for every agent. The agents
-        share the market (one feature tensor, next-return targets and bars; checked)."""
+        """What each agent owns alone — ISV, environments and their Philox counter, n-step window,
+        replay ring, the step's random draws and the action counts — stacked in [P, …] rows too,
+        each agent's state re-pointed at its row (``Isv.stacked``, ``StackedEnvs``,
+        ``NStepWindow.stacked``, ``StackedReplay``), so the rest of the step is one set of ops for
+        every agent. The agents share the market (one feature tensor, next-return targets and bars;
+        checked)."""
         first = states[0]
         for agent, state in enumerate(states):
             same = (state.feature_offset == first.feature_offset and torch.equal(state.features, first.features)
