@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import warnings
 from collections.abc import Sequence
 
@@ -403,7 +404,8 @@ class PopulationStep:
         taus_target = self.tau_draws[:, step.batch_size * step.n_tau :].unflatten(1, (step.batch_size, step.n_tau_target))
         batch_windows = first.gather_windows(batch.bar_index)  # [P, B, K, F]
         if self.noise_draws is not None:
-            noise = self.noise_scale * gaussian_from_uniform(self.noise_draws)[..., : batch_windows[0].numel()]  # [P, B·K·F]
+            count = math.prod(batch_windows.shape[1:])  # B·K·F Gaussians per agent (its draws are even-sized)
+            noise = self.noise_scale * gaussian_from_uniform(self.noise_draws)[..., :count]  # [P, B·K·F]
             batch_windows = torch.where(self.has_noise, batch_windows + noise.view_as(batch_windows), batch_windows)
         next_windows = first.gather_windows(batch.next_bar_index)  # [P, B, K, F]
         next_return = first.next_return[batch.bar_index]  # [P, B]
