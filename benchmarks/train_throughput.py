@@ -30,12 +30,15 @@ the next steps), on the same config and data.
     python benchmarks/train_throughput.py --modes gpu-graph --train            # the GPU config, 20,000 steps
     python benchmarks/train_throughput.py --modes cpu --cpu-threads 1 --train --train-steps 200
     python benchmarks/train_throughput.py --modes gpu-graph --population 1,8,32,128   # populations in one graph
+    python benchmarks/train_throughput.py --modes cpu --population 1,4,8 --envs 64 --batch 128 --cpu-steps 3 --cpu-threads 1
 
 ``--population 1,8,32,128`` adds population rows: P agents of the step config (seeds 0 … P − 1),
 stepped by one ``StepRunner`` (the stacked ``PopulationStep``: on CUDA one captured graph whose
-network kernels serve every agent); updates/s and
-samples/s are aggregates over the agents, with the peak GPU memory and the speed-up over P = 1
-(issue-11 targets: ≥ 16× at P = 32, ≥ 40× at P = 128).
+kernels serve every agent); updates/s and
+samples/s are aggregates over the agents, with the peak GPU memory, the set-up and capture time,
+the CUDA kernels and top-level ATen ops one population step launches, and the speed-up over P = 1
+(issue-11 targets: ≥ 16× at P = 32, ≥ 40× at P = 128). ``--population-seconds S`` caps each row's
+timed steps at S seconds (a large P then stays within a time limit; its set-up is not capped).
 
 ``--profile PATH`` records 5 eager steps with the torch profiler (CUDA kernels on a GPU, ATen ops
 on the CPU): kernels or ops per step, the GEMMs by shape with their FLOPs, the bytes the ops read,
@@ -132,9 +135,13 @@ def measure(mode: str, config: TrainConfig, steps: int, warmup: int, cpu_threads
     return rates(mode, config, steps, time.perf_counter() - started)
 
 
-def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int, cpu_threads: int) -> dict[str, Any]:
+def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int, cpu_threads: int,
+                       seconds: float | None = None) -> dict[str, Any]:  # fmt: skip
     """``agents`` agents (seeds 0 … agents − 1) of ``config`` stepped by one ``StepRunner`` — the stacked
-    population step, on CUDA one captured graph; aggregate rates count every agent's updates."""
+    population step, on CUDA one captured graph; aggregate rates count every agent's updates.
+
+    ``seconds``: a budget for the timed steps (at most ``steps``; timed in chunks, each ended by a
+    device synchronisation, until the budget is spent — so a large P stays within a time limit)."""
     device = torch.device("cuda" if torch.cuda.is_available() and config.run.device != "cpu" else "cpu")
     if device.type == "cpu":
         prepare_cpu_process(cpu_threads)
@@ -142,6 +149,7 @@ def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     market = synthetic_market(20_000, config.model.window)
+    built = time.perf_counter()
     steps_of = []
     for agent in range(agents):
         state = TrainerState(config.replace(run={"seed": agent}), market, device)
@@ -153,32 +161,51 @@ def measure_population(agents: int, config: TrainConfig, steps: int, warmup: int
     runner.run(warmup)  # graph mode: eager warm-up + the one capture of every agent
     if device.type == "cuda":
         torch.cuda.synchronize()
+    setup_s = time.perf_counter() - built
     started = time.perf_counter()
-    runner.run(steps)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+    done = 0
+    chunk = steps if seconds is None else max(1, min(steps, 10))
+    while done < steps:
+        runner.run(min(chunk, steps - done))
+        done += min(chunk, steps - done)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        if seconds is not None and time.perf_counter() - started >= seconds:
+            break
     elapsed = time.perf_counter() - started
-    row = rates(f"population {agents}", config, steps * agents, elapsed)  # aggregate: every agent's updates
+    row = rates(f"population {agents}", config, done * agents, elapsed)  # aggregate: every agent's updates
     row.update({
         "agents": agents,
-        "ms_per_population_step": 1e3 * elapsed / steps,
+        "population_steps": done,
+        "setup_s": setup_s,
+        "ms_per_population_step": 1e3 * elapsed / done,
         "gpu_peak_memory_gib": torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None,
-        "cuda_kernels_per_population_step": population_kernels(runner) if device.type == "cuda" else None,
+        **population_launches(runner, device),
     })  # fmt: skip
     return row
 
 
-def population_kernels(runner: StepRunner, steps: int = 2) -> float:
-    """CUDA kernels one population step launches (the captured graph replays the same ones), counted
-    by the torch profiler over ``steps`` eager steps: how far the launches stay flat in P."""
+def population_launches(runner: StepRunner, device: torch.device, steps: int = 2) -> dict[str, float | None]:
+    """What one population step launches, counted by the torch profiler over ``steps`` eager steps
+    (a captured graph replays the same kernels): CUDA kernels on a GPU, and the top-level ATen ops
+    (each one dispatch from Python, the CPU's counterpart of a launch) on either device — how far
+    the step's launches stay flat in P."""
     from torch.profiler import ProfilerActivity, profile
 
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities) as prof:
         for _ in range(steps):
             runner.step_all()
-        torch.cuda.synchronize()
-    kernels = [event for event in prof.events() if event.device_type == torch.autograd.DeviceType.CUDA]
-    return len(kernels) / steps
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+    events = prof.events()
+    kernels = [event for event in events if event.device_type == torch.autograd.DeviceType.CUDA]
+    top = [event for event in events if event.name.startswith("aten::") and event.device_type == torch.autograd.DeviceType.CPU
+           and not _has_aten_parent(event)]  # fmt: skip
+    return {
+        "cuda_kernels_per_population_step": len(kernels) / steps if device.type == "cuda" else None,
+        "aten_ops_per_population_step": len(top) / steps,
+    }
 
 
 def population_rows(sizes: list[int], args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[str, float]:
@@ -187,12 +214,15 @@ def population_rows(sizes: list[int], args: argparse.Namespace, results: list[di
     gpu = config.run.device == "cuda"
     rows = []
     for agents in sizes:
-        row = measure_population(agents, config, args.steps if gpu else args.cpu_steps, 10 if gpu else 1, args.cpu_threads)
+        row = measure_population(agents, config, args.steps if gpu else args.cpu_steps, 10 if gpu else 1, args.cpu_threads,
+                                 args.population_seconds)  # fmt: skip
         memory = f"  GPU peak {row['gpu_peak_memory_gib']:.2f} GiB" if row["gpu_peak_memory_gib"] is not None else ""
         kernels = row["cuda_kernels_per_population_step"]
-        launches = f"  {kernels:.0f} CUDA kernels per population step" if kernels is not None else ""
+        launches = f"  {kernels:.0f} CUDA kernels" if kernels is not None else ""
         print_row(row)
-        print(f"{'':<12} {row['ms_per_population_step']:.3f} ms per population step{memory}{launches}", flush=True)
+        print(f"{'':<12} {row['ms_per_population_step']:.3f} ms per population step ({row['population_steps']} timed, "
+              f"set-up and capture {row['setup_s']:.1f} s){memory}{launches}  {row['aten_ops_per_population_step']:.0f} "
+              f"top-level ATen ops per population step", flush=True)  # fmt: skip
         rows.append(row)
     results.extend(rows)
     single = next((row for row in rows if row["agents"] == 1), None)
@@ -404,6 +434,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="repeats of each epoch-boundary phase in the --train boundary row (default 3)")
     parser.add_argument("--population", default="", metavar="LIST",
                         help="also time populations of these sizes in one step (e.g. 1,8,32,128): aggregate updates/s, GPU memory")
+    parser.add_argument("--population-seconds", type=float, default=None, metavar="S",
+                        help="time budget of each population row's timed steps (default: all --steps / --cpu-steps)")
     parser.add_argument("--json", default=None, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--profile", default=None, metavar="PATH", help="also profile 5 eager steps into PATH")
     args = parser.parse_args(argv)

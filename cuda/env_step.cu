@@ -21,9 +21,15 @@
 // (1 at ruin only); obs_index i32 [K, n_envs] (the cursor after each step, a new start after a
 // done); final_ps f32 [K, n_envs, PS_STRIDE] (where dones = 1: the state the episode reached,
 // before the restart; other rows are left as they were — an env still running reached its ps row).
-// Launch: 1-D grid, ceil(n_envs / blockDim.x) blocks; any block size.
+// Agents (env_step_agents, a population in one launch): ps [agents, n_envs, PS_STRIDE], isv
+// [agents, ISV_STRIDE], actions and outputs [agents, K, n_envs], final_ps [agents, K, n_envs,
+// PS_STRIDE], counters int64 [agents], seeds int64 [agents]; close and spread shared. Agent y's
+// envs draw with its seed and counter and env index e within the agent: its single run's numbers.
+// Launch: ceil(n_envs / blockDim.x) blocks along x (one row of blocks per agent along y for
+// env_step_agents); any block size.
 // Invariants: matches trainer.ops.env_step.env_step_reference operation for operation (compile
-// with --fmad=false); no atomics; each env touches only its own ps row and output columns.
+// with --fmad=false); no atomics; each env touches only its own ps row and output columns (and
+// an agent only its own rows).
 #include "generated/layout.cuh"
 #include "rng.cuh"
 
@@ -57,19 +63,15 @@ __device__ __forceinline__ void store_state(float* __restrict__ row, const EnvSt
     row[PS_TRADE_COUNT] = s.trades;
 }
 
-extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restrict__ isv,
-                                    const int* __restrict__ actions, const float* __restrict__ close,
-                                    const float* __restrict__ spread, const long long* __restrict__ counter,
-                                    unsigned long long seed, int n_envs, int n_bars, int k_steps,
-                                    float* __restrict__ rewards, float* __restrict__ dones,
-                                    int* __restrict__ obs_index, float* __restrict__ terminals,
-                                    float* __restrict__ final_ps) {
-    __shared__ float cfg[ISV_STRIDE];
-    for (int i = threadIdx.x; i < ISV_STRIDE; i += blockDim.x) cfg[i] = isv[i];
-    __syncthreads();
-    const int e = blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= n_envs) return;
-
+// One env's K bars: the body of both kernels (cfg: this env's ISV row, staged in shared memory;
+// the pointers already at this agent's rows; e: the env's index within its agent).
+__device__ __forceinline__ void step_env(float* __restrict__ ps, const float* __restrict__ cfg,
+                                         const int* __restrict__ actions, const float* __restrict__ close,
+                                         const float* __restrict__ spread, long long counter0,
+                                         unsigned long long seed, int e, int n_envs, int n_bars, int k_steps,
+                                         float* __restrict__ rewards, float* __restrict__ dones,
+                                         int* __restrict__ obs_index, float* __restrict__ terminals,
+                                         float* __restrict__ final_ps) {
     const float kelly_cap = fmaxf(cfg[ISV_KELLY_CAP], 0.0f);
     const float fee_rate = cfg[ISV_FEE_RATE];
     const float slippage = cfg[ISV_SLIPPAGE];
@@ -82,7 +84,6 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
     const float init_cash = cfg[ISV_INIT_CASH];
     const float episode_length = cfg[ISV_EPISODE_LENGTH];
     const int max_start = episode_length > 0.0f ? max(n_bars - 1 - (int)episode_length, 0) : n_bars - 2;
-    const long long counter0 = counter[0];
 
     float* row = ps + (long long)e * PS_STRIDE;
     EnvState s = load_state(row);
@@ -203,4 +204,41 @@ extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restr
         obs_index[out] = (int)s.bar;
     }
     store_state(row, s);
+}
+
+extern "C" __global__ void env_step(float* __restrict__ ps, const float* __restrict__ isv,
+                                    const int* __restrict__ actions, const float* __restrict__ close,
+                                    const float* __restrict__ spread, const long long* __restrict__ counter,
+                                    unsigned long long seed, int n_envs, int n_bars, int k_steps,
+                                    float* __restrict__ rewards, float* __restrict__ dones,
+                                    int* __restrict__ obs_index, float* __restrict__ terminals,
+                                    float* __restrict__ final_ps) {
+    __shared__ float cfg[ISV_STRIDE];
+    for (int i = threadIdx.x; i < ISV_STRIDE; i += blockDim.x) cfg[i] = isv[i];
+    __syncthreads();
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_envs) return;
+    step_env(ps, cfg, actions, close, spread, counter[0], seed, e, n_envs, n_bars, k_steps, rewards, dones,
+             obs_index, terminals, final_ps);
+}
+
+// A population's environments in one launch: agent y = blockIdx.y steps its n_envs envs on its own
+// rows (ps, actions, outputs), ISV row, counter and seed — exactly its single run's kernel.
+extern "C" __global__ void env_step_agents(float* __restrict__ ps, const float* __restrict__ isv,
+                                           const int* __restrict__ actions, const float* __restrict__ close,
+                                           const float* __restrict__ spread, const long long* __restrict__ counters,
+                                           const long long* __restrict__ seeds, int n_envs, int n_bars, int k_steps,
+                                           float* __restrict__ rewards, float* __restrict__ dones,
+                                           int* __restrict__ obs_index, float* __restrict__ terminals,
+                                           float* __restrict__ final_ps) {
+    const long long agent = blockIdx.y;
+    __shared__ float cfg[ISV_STRIDE];
+    for (int i = threadIdx.x; i < ISV_STRIDE; i += blockDim.x) cfg[i] = isv[agent * ISV_STRIDE + i];
+    __syncthreads();
+    const int e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= n_envs) return;
+    const long long outputs = agent * k_steps * n_envs;  // this agent's [K, n_envs] output block
+    step_env(ps + agent * n_envs * PS_STRIDE, cfg, actions + outputs, close, spread, counters[agent],
+             (unsigned long long)seeds[agent], e, n_envs, n_bars, k_steps, rewards + outputs, dones + outputs,
+             obs_index + outputs, terminals + outputs, final_ps + outputs * PS_STRIDE);
 }

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -88,6 +88,29 @@ class Isv:
             for name, value in config.items():
                 self.write_config(name, value)
         self._write_fingerprint(LAYOUT_FINGERPRINT)
+
+    @staticmethod
+    def stacked(isvs: Sequence[Isv]) -> torch.Tensor:
+        """One bus for a population: the agents' ISVs as the rows of one [P, ISV_STRIDE] buffer
+        (on CUDA one pinned, device-mapped allocation), each agent's ``Isv`` re-pointed at its row
+        (host and device views of the same bytes), so its monitors, checkpoints, resets and host
+        writes keep working on it unchanged while the kernels read and write every row at once.
+        Returns the device view [P, ISV_STRIDE]. Cold path: waits for the device before copying."""
+        device = isvs[0].device
+        agents = len(isvs)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)  # every kernel that wrote an agent's old bus is done
+            host, tensor = _mapped_host_buffer(agents * ISV_STRIDE, device)
+            host, tensor = host.view(agents, ISV_STRIDE), tensor.view(agents, ISV_STRIDE)
+        else:
+            host = torch.zeros(agents, ISV_STRIDE, dtype=torch.float32)
+            tensor = host
+        for agent, isv in enumerate(isvs):
+            if isv.device != device:
+                raise ValueError(f"agent {agent}'s ISV is on {isv.device} (vs {device}) — hint: one device for a population")
+            host[agent].copy_(isv.host)
+            isv.host, isv.tensor = host[agent], tensor[agent]
+        return tensor
 
     # -- reads ------------------------------------------------------------------------------
     def read(self, name: str) -> float | tuple[float, ...]:

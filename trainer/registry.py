@@ -458,6 +458,11 @@ def build_trainer_registry(state: Any, machinery: Any) -> StateResetRegistry:
         verify=_static_verifier_attr(state, "feature_offset"),
     )  # fmt: skip
     registry.add(
+        "noise_scale", SchemaContract(), StateKind.DEVICE_BUFFER,
+        "σ of the replayed windows' feature noise per column (replay.feature_noise, forecast_noise_share)",
+        verify=_static_verifier_attr(state, "noise_scale"),
+    )  # fmt: skip
+    registry.add(
         "replay", FoldReset(), StateKind.REPLAY, "replay ring: fold N's transitions must not train fold N+1",
         reset=_zero_matching(named_of, ("replay.*",)), covers=("replay.*",),
     )  # fmt: skip
@@ -548,10 +553,14 @@ def _static_verifier(isv: Any, name: str, expected: Any) -> Callable[[], None]:
 
 def _static_verifier_attr(state: Any, attribute: str) -> Callable[[], None]:
     expected = getattr(state, attribute)
+    is_tensor = hasattr(expected, "clone") and hasattr(expected, "equal")  # duck-typed: no torch import here
+    if is_tensor:
+        expected = expected.clone()  # a device tensor: compared by value, not by identity
 
     def verify() -> None:
         found = getattr(state, attribute)
-        if found != expected:
+        same = expected.equal(found) if is_tensor else found == expected
+        if not same:
             raise UserError(
                 f"trainer state {attribute} changed during the run",
                 got=found,

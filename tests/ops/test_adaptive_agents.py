@@ -13,6 +13,7 @@ from trainer.layout import (
     ISV_GAMMA,
     ISV_LEARNING_HEALTH,
     ISV_Q_MEAN_DRIFT_EMA,
+    ISV_SHARPE_EMA,
     ISV_TOTAL_EPOCHS,
     N_BRANCHES,
     PS_DSR_A,
@@ -137,3 +138,24 @@ def test_kernels_over_the_population_are_one_launch_per_agent_bitwise(n_envs: in
         run_each(alone, ps, targets, grads, kelly_cap_workspace(n_envs, "cuda", agents=AGENTS))
     torch.cuda.synchronize()
     assert torch.equal(together, alone)
+
+
+@pytest.mark.parametrize("agents", [17, 40])
+def test_many_agents_in_one_reference_call_are_each_agent_alone_bitwise(agents: int):
+    """More agents than one SIMD register of the CPU holds (16 f32): each agent's rows are still its
+    lone call's, bit for bit (the references' elementwise ops, tanh included, round an agent's value
+    the same wherever it sits in the [agents] tensor)."""
+    generator = torch.Generator().manual_seed(agents)
+    together = population_isv(agents)
+    together[:, ISV_Q_MEAN_DRIFT_EMA] = torch.rand(agents, generator=generator)
+    together[:, ISV_SHARPE_EMA] = torch.randn(agents, generator=generator) * 3.0  # tanh well away from its linear part
+    alone = together.clone()
+    ps, targets = population_ps(33, agents), population_targets(40, agents)
+    grads = torch.rand(agents, generator=generator) * 4.0
+    for _ in range(3):
+        adaptive_atom_support(targets, together, ATOMS)
+        adaptive_learning_health(ps, grads, together, HealthParams())
+        for agent in range(agents):
+            adaptive_atom_support(targets[agent], alone[agent], ATOMS)
+            adaptive_learning_health(ps[agent], grads[agent : agent + 1], alone[agent], HealthParams())
+    assert torch.equal(together.view(torch.int32), alone.view(torch.int32))

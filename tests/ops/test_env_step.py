@@ -294,3 +294,70 @@ def test_inconsistent_inputs_are_explained():
     case["actions"] = case["actions"][:, :3]
     with pytest.raises(ValueError, match=r"actions \(2, 3\) torch.int32 vs \[K, 4\] int32.*hint"):
         env_step(**case)
+
+
+# -- a population: every agent's envs in one call -------------------------------------------------
+def _population(cases: list[dict]) -> dict:
+    """Agents' cases (same bars) stacked as a population's call: [P, …] state, seeds [P], shared bars."""
+    stacked = {key: torch.stack([case[key] for case in cases]) for key in cases[0] if key not in ("close", "spread", "seed")}
+    stacked["seed"] = torch.tensor([case["seed"] for case in cases], dtype=torch.int64)
+    stacked["close"], stacked["spread"] = cases[0]["close"], cases[0]["spread"]
+    return stacked
+
+
+def _agent_cases(agents: int, **shape) -> list[dict]:
+    """Agents on one market that differ in seed, envs' starts and actions, counter, Kelly cap and episode length."""
+    cases = []
+    for agent in range(agents):
+        case = _case(seed=agent, kelly_cap=0.3 + 0.2 * agent, episode_length=4.0 * agent, **shape)
+        case["close"], case["spread"] = _case(seed=0, **shape)["close"], _case(seed=0, **shape)["spread"]
+        case["counter"] = new_counter("cpu", 12345 + 1000 * agent)
+        cases.append(case)
+    return cases
+
+
+AGENT_CASES = {"one_env": {"n_envs": 1, "k_steps": 6, "n_bars": 64}, "rollover": {"n_envs": 257, "k_steps": 12, "n_bars": 9},
+               "one_bar_steps": {"n_envs": 300, "k_steps": 1, "n_bars": 64}}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(AGENT_CASES))
+def test_population_call_is_each_agent_alone_bitwise(name: str):
+    cases = _agent_cases(3, **AGENT_CASES[name])
+    together = _population(cases)
+    env_step(**together)
+    for agent, case in enumerate(cases):
+        env_step(**case)
+        for key in ("ps", "rewards", "dones", "obs_index", "terminals", "final_ps", "counter"):
+            assert torch.equal(together[key][agent], case[key]), (agent, key)
+    assert not torch.equal(together["ps"][0], together["ps"][1])  # the agents did differ
+
+
+def test_population_inputs_that_disagree_are_explained():
+    together = _population(_agent_cases(2, n_envs=4, k_steps=2, n_bars=10))
+    together["seed"] = together["seed"][:1]
+    with pytest.raises(ValueError, match=r"seed \(1,\) torch.int64 vs \[2\] int64 \(one per agent.*hint"):
+        env_step(**together)
+    together = _population(_agent_cases(2, n_envs=4, k_steps=2, n_bars=10))
+    together["isv"] = together["isv"][0]
+    with pytest.raises(ValueError, match=r"isv \(\d+,\) torch.float32 vs \[2, \d+\] float32.*hint"):
+        env_step(**together)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(AGENT_CASES))
+@pytest.mark.parametrize("agents", [1, 4])
+def test_population_kernel_matches_reference_and_each_agents_launch(name: str, agents: int):
+    cases = _agent_cases(agents, **AGENT_CASES[name])
+    want = _population([_to(case, "cpu") for case in cases])
+    env_step_reference(**want)
+    got = _population([_to(case, "cuda") for case in cases])
+    got["seed"] = got["seed"].cuda()
+    env_step(**got)
+    alone = [_to(case, "cuda") for case in cases]
+    for case in alone:
+        env_step(**case)  # the single run's kernel, one launch per agent
+    torch.cuda.synchronize()
+    for key in ("dones", "terminals", "obs_index", "rewards", "ps", "final_ps", "counter"):
+        _compare(key, got[key], want[key])
+        for agent, case in enumerate(alone):
+            assert torch.equal(got[key][agent], case[key]), (agent, key)  # bitwise: the same kernel body

@@ -121,3 +121,56 @@ def test_graph_replays_draw_new_numbers():
 def test_rng_uniform_rejects_bad_buffers():
     with pytest.raises(ValueError, match="rng_uniform wants out f32"):
         rng_uniform(1, torch.zeros(1, dtype=torch.int32), RNG_STREAM_ENV, torch.empty(4))
+
+
+# -- a population: every agent's draws in one call ---------------------------------------------
+AGENT_SEEDS = [0, 1, 0xDEADBEEF12345678 >> 1, 2**40 + 5]
+AGENT_COUNTERS = [0, 7, 2**32 - 1, 2**45 + 17]
+
+
+@pytest.mark.parametrize("count", [1, 3, 4, 13])
+def test_population_rows_are_each_agents_own_draws(count: int):
+    seeds = torch.tensor(AGENT_SEEDS, dtype=torch.int64)
+    counters = torch.tensor(AGENT_COUNTERS, dtype=torch.int64).view(-1, 1)
+    rows = uniform(seeds, counters, RNG_STREAM_EXPLORE, count)
+    assert rows.shape == (len(AGENT_SEEDS), count)
+    for agent, (seed, start) in enumerate(zip(AGENT_SEEDS, AGENT_COUNTERS, strict=True)):
+        assert torch.equal(rows[agent], uniform(seed, torch.tensor([start]), RNG_STREAM_EXPLORE, count)), agent
+
+
+def test_population_launcher_on_cpu_draws_and_advances_each_counter():
+    seeds = torch.tensor(AGENT_SEEDS, dtype=torch.int64)
+    counters = torch.tensor(AGENT_COUNTERS, dtype=torch.int64).view(-1, 1)
+    out = torch.empty(len(AGENT_SEEDS), 9)
+    advance = torch.tensor([1, 0, 1, 1], dtype=torch.int64).view(-1, 1)  # agent 1 does not draw this stream
+    rng_uniform(seeds, counters, RNG_STREAM_ENV, out, advance)
+    assert counters.view(-1).tolist() == [start + int(step) for start, step in zip(AGENT_COUNTERS, advance.view(-1), strict=True)]
+    for agent, (seed, start) in enumerate(zip(AGENT_SEEDS, AGENT_COUNTERS, strict=True)):
+        assert torch.equal(out[agent], uniform(seed, torch.tensor([start]), RNG_STREAM_ENV, 9))
+    rng_uniform(seeds, counters, RNG_STREAM_ENV, out)  # default: every counter moves by one
+    assert counters.view(-1).tolist() == [start + 1 + int(step) for start, step in zip(AGENT_COUNTERS, advance.view(-1), strict=True)]
+
+
+def test_population_buffers_that_disagree_are_explained():
+    seeds = torch.tensor([1, 2], dtype=torch.int64)
+    with pytest.raises(ValueError, match=r"\(counter \(2,\) torch.int64 vs \[2, 1\] int64\) — hint"):
+        rng_uniform(seeds, torch.zeros(2, dtype=torch.int64), RNG_STREAM_ENV, torch.empty(2, 4))
+    with pytest.raises(ValueError, match=r"\(seed \(3,\) torch.int64 vs \[2\] int64 \(one per agent\)\) — hint"):
+        rng_uniform(torch.tensor([1, 2, 3]), torch.zeros(2, 1, dtype=torch.int64), RNG_STREAM_ENV, torch.empty(2, 4))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("count", [1, 3, 4, 1023, 1 << 18])
+@pytest.mark.parametrize("agents", [1, 4])
+def test_population_kernel_bit_identical_to_torch(count: int, agents: int):
+    seeds = torch.tensor(AGENT_SEEDS[:agents], dtype=torch.int64)
+    starts = torch.tensor(AGENT_COUNTERS[:agents], dtype=torch.int64).view(-1, 1)
+    counters = starts.cuda()
+    out = torch.empty(agents, count, device="cuda")
+    rng_uniform(seeds.cuda(), counters, RNG_STREAM_EXPLORE, out)
+    expected = uniform(seeds, starts, RNG_STREAM_EXPLORE, count)
+    got = out.cpu()
+    mismatch = (got.view(torch.int32) != expected.view(torch.int32)).nonzero()
+    assert mismatch.shape[0] == 0, f"first mismatches at {mismatch[:8].tolist()}"
+    assert torch.equal(counters.cpu(), starts + 1)
+    assert torch.equal(uniform(seeds.cuda(), starts.cuda(), RNG_STREAM_EXPLORE, count).cpu(), expected)  # torch on the GPU too

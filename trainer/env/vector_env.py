@@ -18,6 +18,8 @@ that end an episode, so a running env costs no extra memory traffic).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from trainer.isv import Isv
@@ -202,8 +204,7 @@ class VectorEnv:
         """ps rows [n, PS_STRIDE] of the state each env reached in the last one-bar step, before any
         restart: ``final_ps`` where the episode ended, the live row where it goes on."""
         _, dones, _ = self.outputs(1)
-        final_ps = self.bootstrap_outputs(1)[1][0]  # [n, PS_STRIDE], valid where done
-        return torch.where(dones[0].unsqueeze(-1) > 0, final_ps, self.ps)
+        return reached_state(dones[0], self.bootstrap_outputs(1)[1][0], self.ps)
 
     def final_bar_index(self) -> torch.Tensor:
         """int64 [n]: the bar each env reached in the last one-bar step, before any restart."""
@@ -219,20 +220,112 @@ class VectorEnv:
 
         ``ps``: the portfolio rows to describe (default: the envs' current state).
         """
-        ps = self.ps if ps is None else ps
-        cfg = self.isv.tensor.to(self.device)
-        price = self.close[ps[:, PS_BAR_INDEX].to(torch.int64)]  # [n]
-        position, entry = ps[:, PS_POSITION], ps[:, PS_ENTRY_PRICE]
-        if out is None:
-            out = torch.empty(ps.shape[0], PORTFOLIO_INPUT_STRIDE, dtype=torch.float32, device=self.device)
-        out[:, PORTFOLIO_INPUT_POSITION_FRACTION] = position * price / ps[:, PS_PORTFOLIO_VALUE]
-        unrealized = torch.where(entry > 0, (price / torch.where(entry > 0, entry, price) - 1.0) * torch.sign(position),
-                                 torch.zeros_like(price))  # fmt: skip
-        out[:, PORTFOLIO_INPUT_UNREALIZED_RETURN] = unrealized
-        out[:, PORTFOLIO_INPUT_DSR_A] = ps[:, PS_DSR_A]
-        out[:, PORTFOLIO_INPUT_DSR_SIGMA] = torch.sqrt(torch.clamp(ps[:, PS_DSR_B] - ps[:, PS_DSR_A] ** 2, min=0.0))
-        length = cfg[ISV_EPISODE_LENGTH]
-        progress = ps[:, PS_EPISODE_STEPS] / torch.clamp(length, min=1.0)
-        out[:, PORTFOLIO_INPUT_EPISODE_PROGRESS] = torch.where(length > 0, progress, torch.zeros_like(progress))
-        out[:, PORTFOLIO_INPUT_KELLY_CAP] = cfg[ISV_KELLY_CAP]
-        return out
+        return portfolio_inputs(self.ps if ps is None else ps, self.close, self.isv.tensor.to(self.device), out)
+
+
+class StackedEnvs:
+    """A population's environments as one batch: every agent's ``VectorEnv`` state in [P, …] rows.
+
+    ``ps`` [P, n, PS_STRIDE], the Philox counters [P, 1] and the one-bar outputs (rewards, dones,
+    terminals, obs_index [P, 1, n]; final_ps [P, 1, n, PS_STRIDE]) are stacked, and each agent's env
+    is re-pointed at its row (views: its checkpoints, resets, warm-up steps and validation read and
+    write the stacked storage). The agents must trade one market (the same bars and spreads, which
+    they then share): a population's data config is shared. The ops on the stacked rows
+    (``bar_index``, ``portfolio_inputs``, ``reached_state``) are the single env's functions,
+    broadcast over the agent dimension, and ``step`` is one env kernel over every agent's envs (its
+    population form: each agent's envs on its ISV row, seed and counter).
+
+    ``isv``: the population's ISV bus [P, ISV_STRIDE] (``Isv.stacked``), each env's ISV its row i."""
+
+    def __init__(self, envs: Sequence[VectorEnv], isv: torch.Tensor) -> None:
+        first = envs[0]
+        for agent, env in enumerate(envs):
+            if env.isv.tensor.data_ptr() != isv[agent].data_ptr():
+                raise ValueError(
+                    f"agent {agent}'s env reads another ISV than row {agent} of the population's bus (its own vs "
+                    f"row {agent}) — hint: stack the agents' ISVs with Isv.stacked before their environments"
+                )
+        for agent, env in enumerate(envs):
+            if env.n_envs != first.n_envs or not (torch.equal(env.close, first.close) and torch.equal(env.spread, first.spread)):
+                raise ValueError(
+                    f"agent {agent}'s environments differ from agent 0's ({env.n_envs} envs over {env.n_bars} bars vs "
+                    f"{first.n_envs} over {first.n_bars}, or other prices) — hint: a population's agents share env.n_envs "
+                    f"and the data config (only POPULATION_GRID_KEYS may vary)"
+                )
+        self.envs = list(envs)
+        self.isv = isv  # [P, ISV_STRIDE]
+        self.seeds = torch.tensor([env.seed for env in envs], dtype=torch.int64, device=first.device)  # [P]: Philox keys
+        self.close, self.spread = first.close, first.spread  # [T], shared
+        for env in envs:
+            env.close, env.spread = first.close, first.spread  # one copy of the bars for every agent
+        self.ps = adopt_rows([env.ps for env in envs], envs, "ps")  # [P, n, PS_STRIDE]
+        self.counter = adopt_rows([env.counter for env in envs], envs, "counter")  # [P, 1]
+        outputs = [torch.stack(parts) for parts in zip(*(env.outputs(1) for env in envs), strict=True)]
+        bootstrap = [torch.stack(parts) for parts in zip(*(env.bootstrap_outputs(1) for env in envs), strict=True)]
+        for agent, env in enumerate(envs):
+            env._outputs[1] = tuple(rows[agent] for rows in outputs)  # type: ignore[assignment]
+            env._bootstrap[1] = tuple(rows[agent] for rows in bootstrap)  # type: ignore[assignment]
+        self.rewards, self.dones, self.obs_index = outputs  # [P, 1, n]
+        self.terminals, self.final_ps = bootstrap  # [P, 1, n], [P, 1, n, PS_STRIDE]
+
+    def step(self, actions: torch.Tensor) -> None:
+        """Step every agent's envs one bar with its joint actions int32 [P, n] (its own ISV row, seed
+        and counter; every counter += 1): one kernel launch for the population."""
+        env_step(self.ps, self.isv, actions.unsqueeze(1), self.close, self.spread, self.counter, self.seeds,
+                 self.rewards, self.dones, self.obs_index, self.terminals, self.final_ps)  # fmt: skip
+
+    def bar_index(self) -> torch.Tensor:
+        """int64 [P, n]: the bar each env acts at next."""
+        return self.ps[..., PS_BAR_INDEX].to(torch.int64)
+
+    def reached_state(self) -> torch.Tensor:
+        """[P, n, PS_STRIDE]: the state each env reached in the last step, before any restart."""
+        return reached_state(self.dones[:, 0], self.final_ps[:, 0], self.ps)
+
+    def portfolio_inputs(self, isv: torch.Tensor, ps: torch.Tensor | None = None) -> torch.Tensor:
+        """[P, n, PORTFOLIO_INPUT_STRIDE] of ``ps`` (default: the current state), ``isv`` [P, ISV_STRIDE]
+        the agents' ISV rows."""
+        return portfolio_inputs(self.ps if ps is None else ps, self.close, isv.unsqueeze(1))
+
+
+def adopt_rows(tensors: Sequence[torch.Tensor], owners: Sequence[object], attribute: str) -> torch.Tensor:
+    """Stack ``tensors`` into [P, …] and point each owner's ``attribute`` at its row (a view): how a
+    population takes over its agents' buffers, so their own code keeps working on the stacked storage."""
+    rows = torch.stack(list(tensors))
+    for agent, owner in enumerate(owners):
+        setattr(owner, attribute, rows[agent])
+    return rows
+
+
+def reached_state(dones: torch.Tensor, final_ps: torch.Tensor, ps: torch.Tensor) -> torch.Tensor:
+    """The state each env reached in its last one-bar step, before any restart: ``final_ps`` rows
+    where ``dones`` says the episode ended, the live ``ps`` row where it goes on.
+
+    Shapes [*agents, n] and [*agents, n, PS_STRIDE]: one env batch, or a population's [P, n, …]
+    (``trainer.train.population`` steps every agent's envs with the same function)."""
+    return torch.where(dones.unsqueeze(-1) > 0, final_ps, ps)
+
+
+def portfolio_inputs(ps: torch.Tensor, close: torch.Tensor, cfg: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """Portfolio inputs to the network [*agents, n, PORTFOLIO_INPUT_STRIDE] of the portfolio rows
+    ``ps`` [*agents, n, PS_STRIDE] over the bars ``close`` [T], into ``out`` if given.
+
+    ``cfg`` is the ISV: [ISV_STRIDE] for one env batch; a population passes its [P, 1, ISV_STRIDE]
+    rows, so ``cfg[..., slot]`` is one value per agent that broadcasts over its envs (the same ops,
+    element for element, as each agent alone).
+    """
+    price = close[ps[..., PS_BAR_INDEX].to(torch.int64)]  # [*agents, n]
+    position, entry = ps[..., PS_POSITION], ps[..., PS_ENTRY_PRICE]
+    if out is None:
+        out = torch.empty(*ps.shape[:-1], PORTFOLIO_INPUT_STRIDE, dtype=torch.float32, device=ps.device)
+    out[..., PORTFOLIO_INPUT_POSITION_FRACTION] = position * price / ps[..., PS_PORTFOLIO_VALUE]
+    unrealized = torch.where(entry > 0, (price / torch.where(entry > 0, entry, price) - 1.0) * torch.sign(position),
+                             torch.zeros_like(price))  # fmt: skip
+    out[..., PORTFOLIO_INPUT_UNREALIZED_RETURN] = unrealized
+    out[..., PORTFOLIO_INPUT_DSR_A] = ps[..., PS_DSR_A]
+    out[..., PORTFOLIO_INPUT_DSR_SIGMA] = torch.sqrt(torch.clamp(ps[..., PS_DSR_B] - ps[..., PS_DSR_A] ** 2, min=0.0))
+    length = cfg[..., ISV_EPISODE_LENGTH]
+    progress = ps[..., PS_EPISODE_STEPS] / torch.clamp(length, min=1.0)
+    out[..., PORTFOLIO_INPUT_EPISODE_PROGRESS] = torch.where(length > 0, progress, torch.zeros_like(progress))
+    out[..., PORTFOLIO_INPUT_KELLY_CAP] = cfg[..., ISV_KELLY_CAP]
+    return out

@@ -136,22 +136,24 @@ def adaptive_atom_support(
 
 
 def strided_tree_sum(values: torch.Tensor) -> torch.Tensor:
-    """Sum of a 1-D tensor in the kernels' order: lane t adds items t, t+256, ... then a halving tree."""
-    rounds = max((values.shape[0] + ADAPTIVE_BLOCK - 1) // ADAPTIVE_BLOCK, 1)
-    padded = torch.zeros(rounds * ADAPTIVE_BLOCK, dtype=values.dtype, device=values.device)
-    padded[: values.shape[0]] = values
-    rows = padded.view(rounds, ADAPTIVE_BLOCK)  # [rounds, 256]
-    lanes = rows[0].clone()
-    for row in rows[1:]:
-        lanes = lanes + row
-    while lanes.shape[0] > 1:
-        half = lanes.shape[0] // 2
-        lanes = lanes[:half] + lanes[half:]
-    return lanes[0]
+    """Sum over the last dimension in the kernels' order: lane t adds items t, t+256, ... then a
+    halving tree. values [*, n] → [*] (each row summed on its own, exactly as the kernel's block does)."""
+    count = values.shape[-1]
+    rounds = max((count + ADAPTIVE_BLOCK - 1) // ADAPTIVE_BLOCK, 1)
+    padded = torch.zeros(*values.shape[:-1], rounds * ADAPTIVE_BLOCK, dtype=values.dtype, device=values.device)
+    padded[..., :count] = values
+    rows = padded.unflatten(-1, (rounds, ADAPTIVE_BLOCK))  # [*, rounds, 256]
+    lanes = rows[..., 0, :].clone()
+    for extra in range(1, rounds):
+        lanes = lanes + rows[..., extra, :]
+    while lanes.shape[-1] > 1:
+        half = lanes.shape[-1] // 2
+        lanes = lanes[..., :half] + lanes[..., half:]
+    return lanes[..., 0]
 
 
 def variance_gain(gamma: torch.Tensor, n_step: int) -> torch.Tensor:
-    """1 / max(1 − γ²ⁿ, VARIANCE_GAIN_FLOOR): Var(return) / Var(one n-step target), f32.
+    """1 / max(1 − γ²ⁿ, VARIANCE_GAIN_FLOOR): Var(return) / Var(one n-step target), f32, elementwise.
 
     γ²ⁿ is a product of 2n factors in order, exactly as the kernel computes it (no pow rounding).
     """
@@ -164,45 +166,43 @@ def variance_gain(gamma: torch.Tensor, n_step: int) -> torch.Tensor:
 def adaptive_atom_support_reference(
     td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams = AtomSupportParams()
 ) -> None:
-    """PyTorch twin of the kernel (f32, the kernel's summation order), agent by agent."""
+    """PyTorch twin of the kernel (f32, the kernel's summation order), every agent and branch at once.
+
+    The kernel's per-branch steps become [agents, N_BRANCHES] tensors: a branch whose statistics
+    are not finite keeps its support and adds no drift (``torch.where``, where the kernel skips
+    it), and each agent's drift sums its branches in branch order, as the kernel's lane 0 does."""
     targets, rows = loader.agent_rows(td_targets, 2), loader.agent_rows(isv, 1)
-    for agent in range(rows.shape[0]):
-        _atom_support_one_agent_reference(targets[agent], rows[agent], params)
-
-
-def _atom_support_one_agent_reference(td_targets: torch.Tensor, isv: torch.Tensor, params: AtomSupportParams) -> None:
-    """One agent's update: td_targets [batch, N_BRANCHES], isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
-    batch = td_targets.shape[0]
+    batch = targets.shape[1]
+    columns = targets.to(device="cpu").transpose(1, 2)  # [P, D, B]
     inv_batch = torch.tensor(1.0, dtype=f32) / float(max(batch, 1))
+    mean = strided_tree_sum(columns) * inv_batch  # [P, D]
+    deviation = columns - mean.unsqueeze(-1)  # [P, D, B]
+    variance = strided_tree_sum(deviation * deviation) * inv_batch  # [P, D]
+    valid = torch.isfinite(mean) & torch.isfinite(variance) & (batch > 0)  # [P, D]
+    before = rows.to(device="cpu").clone()  # [P, ISV_STRIDE]: the values this update starts from
     rate = torch.tensor(params.ema_rate, dtype=f32)
     floor = torch.tensor(params.half_width_floor, dtype=f32)
     v_min, v_max = torch.tensor(params.v_min, dtype=f32), torch.tensor(params.v_max, dtype=f32)
     cap = torch.maximum(0.5 * (v_max - v_min), floor)
-    drift_total = torch.zeros((), dtype=f32)
-    drift_branches = 0
-    for branch in range(N_BRANCHES):
-        column = td_targets[:, branch].to(device="cpu")
-        mean = strided_tree_sum(column) * inv_batch
-        variance = strided_tree_sum((column - mean) * (column - mean)) * inv_batch
-        if batch == 0 or not bool(torch.isfinite(mean)) or not bool(torch.isfinite(variance)):
-            continue  # the kernel skips a diverged branch in the same way
-        gain = variance_gain(isv[ISV_GAMMA + branch].to(device="cpu"), params.n_step)
-        centre = isv[ISV_ATOM_CENTRE + branch].to(device="cpu").clone()
-        half_width = isv[ISV_ATOM_HALF_WIDTH + branch].to(device="cpu").clone()
-        next_centre = centre + rate * (mean - centre)
-        spread = torch.tensor(params.k_sigma, dtype=f32) * torch.sqrt(variance * gain)
-        next_half = half_width + rate * (spread - half_width)
-        bounded_half = torch.minimum(torch.maximum(next_half, floor), cap)
-        bounded_centre = torch.minimum(torch.maximum(next_centre, v_min + bounded_half), v_max - bounded_half)
-        isv[ISV_ATOM_HALF_WIDTH + branch] = bounded_half.to(isv.device)
-        isv[ISV_ATOM_CENTRE + branch] = bounded_centre.to(isv.device)
-        drift_total = drift_total + torch.abs(mean - centre)
-        drift_branches += 1
-    if drift_branches:
-        drift = isv[ISV_Q_MEAN_DRIFT_EMA].to(device="cpu").clone()
-        updated = drift + torch.tensor(params.drift_rate, dtype=f32) * (drift_total / float(drift_branches) - drift)
-        isv[ISV_Q_MEAN_DRIFT_EMA] = updated.to(isv.device)
+    gain = variance_gain(before[:, ISV_GAMMA : ISV_GAMMA + N_BRANCHES], params.n_step)  # [P, D]
+    centre = before[:, ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES]  # [P, D]
+    half_width = before[:, ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES]  # [P, D]
+    next_centre = centre + rate * (mean - centre)
+    spread = torch.tensor(params.k_sigma, dtype=f32) * torch.sqrt(variance * gain)
+    next_half = half_width + rate * (spread - half_width)
+    bounded_half = torch.minimum(torch.maximum(next_half, floor), cap)
+    bounded_centre = torch.minimum(torch.maximum(next_centre, v_min + bounded_half), v_max - bounded_half)
+    moved = torch.where(valid, torch.abs(mean - centre), torch.zeros_like(mean))  # [P, D]
+    drift_total = torch.zeros(rows.shape[0], dtype=f32)  # [P]
+    for branch in range(N_BRANCHES):  # in branch order, as lane 0 adds them (+0 for a skipped branch)
+        drift_total = drift_total + moved[:, branch]
+    drift_branches = valid.sum(-1).to(f32)  # [P]
+    drift = before[:, ISV_Q_MEAN_DRIFT_EMA]  # [P]
+    updated = drift + torch.tensor(params.drift_rate, dtype=f32) * (drift_total / drift_branches - drift)
+    rows[:, ISV_ATOM_HALF_WIDTH : ISV_ATOM_HALF_WIDTH + N_BRANCHES] = torch.where(valid, bounded_half, half_width).to(rows.device)
+    rows[:, ISV_ATOM_CENTRE : ISV_ATOM_CENTRE + N_BRANCHES] = torch.where(valid, bounded_centre, centre).to(rows.device)
+    rows[:, ISV_Q_MEAN_DRIFT_EMA] = torch.where(drift_branches > 0, updated, drift).to(rows.device)
 
 
 def support_bounds(isv: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -121,58 +121,52 @@ def adaptive_learning_health(
 
 
 def env_sharpe(ps: torch.Tensor, isv: torch.Tensor) -> torch.Tensor:
-    """Per-env per-bar Sharpe from the DSR EMAs [n_envs], bounded as in the kernel (before the clip)."""
-    a, b = ps[:, PS_DSR_A], ps[:, PS_DSR_B]  # [n]
-    floor = isv[ISV_DSR_VARIANCE_FLOOR].to(ps.device)
+    """Per-env per-bar Sharpe from the DSR EMAs [*agents, n_envs], bounded as in the kernel (before
+    the clip); ``isv`` [ISV_STRIDE] for one agent, [agents, 1, ISV_STRIDE] for a population."""
+    a, b = ps[..., PS_DSR_A], ps[..., PS_DSR_B]  # [*agents, n]
+    floor = isv[..., ISV_DSR_VARIANCE_FLOOR].to(ps.device)
     return a / torch.sqrt(torch.maximum(b - a * a, floor))
 
 
 def adaptive_learning_health_reference(
     ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams = HealthParams()
 ) -> None:
-    """PyTorch twin of the kernel (f32, the kernel's summation order), agent by agent."""
+    """PyTorch twin of the kernel (f32, the kernel's summation order), every agent at once.
+
+    The kernel's branches on the gradient norm (not finite, cold start, spike) are ``torch.where``
+    over the agents."""
     ps, grad_norm, isv = _with_agents(ps, grad_norm, isv)
-    for agent in range(isv.shape[0]):
-        _learning_health_one_agent_reference(ps[agent], grad_norm[agent : agent + 1], isv[agent], params)
-
-
-def _learning_health_one_agent_reference(ps: torch.Tensor, grad_norm: torch.Tensor, isv: torch.Tensor, params: HealthParams) -> None:
-    """One agent's update: ps [n_envs, PS_STRIDE], grad_norm [1], isv [ISV_STRIDE] (a view, written in place)."""
     f32 = torch.float32
-    cpu_isv = isv.to("cpu").clone()  # values before this update (the writes below alias on the CPU)
-    sharpe = env_sharpe(ps, isv).to("cpu")
+    before = isv.to("cpu").clone()  # [P, ISV_STRIDE]: values before this update (the writes below alias on the CPU)
+    sharpe = env_sharpe(ps, isv.unsqueeze(1)).to("cpu")  # [P, n]
     clip = torch.tensor(params.sharpe_clip, dtype=f32)
     bounded = torch.where(torch.isfinite(sharpe), torch.minimum(torch.maximum(sharpe, -clip), clip), torch.zeros_like(sharpe))
-    mean_sharpe = strided_tree_sum(bounded) / float(max(ps.shape[0], 1))
-    previous_sharpe = cpu_isv[ISV_SHARPE_EMA]
+    mean_sharpe = strided_tree_sum(bounded) / float(max(ps.shape[1], 1))  # [P]
+    previous_sharpe = before[:, ISV_SHARPE_EMA]
     sharpe_ema = previous_sharpe + torch.tensor(params.rate(params.sharpe_decay_bars), dtype=f32) * (mean_sharpe - previous_sharpe)
 
-    g = grad_norm.reshape(()).to("cpu")
-    grad_ema = cpu_isv[ISV_GRAD_NORM_EMA]
-    new_grad_ema = grad_ema
-    grad_factor = torch.ones((), dtype=f32)
-    if not bool(torch.isfinite(g)):
-        grad_factor = torch.zeros((), dtype=f32)
-    elif bool(grad_ema <= 0.0):
-        new_grad_ema = g
-    else:
-        excess = torch.clamp(g / grad_ema - torch.tensor(params.spike_tolerance, dtype=f32), min=0.0)
-        grad_factor = 1.0 / (1.0 + excess)
-        new_grad_ema = grad_ema + torch.tensor(params.rate(params.grad_decay_bars), dtype=f32) * (g - grad_ema)
+    g = grad_norm.to("cpu")  # [P]
+    grad_ema = before[:, ISV_GRAD_NORM_EMA]
+    finite, cold = torch.isfinite(g), grad_ema <= 0.0
+    excess = torch.clamp(g / grad_ema - torch.tensor(params.spike_tolerance, dtype=f32), min=0.0)
+    spike_factor = 1.0 / (1.0 + excess)
+    grad_factor = torch.where(finite, torch.where(cold, torch.ones_like(g), spike_factor), torch.zeros_like(g))
+    followed = grad_ema + torch.tensor(params.rate(params.grad_decay_bars), dtype=f32) * (g - grad_ema)
+    new_grad_ema = torch.where(finite, torch.where(cold, g, followed), grad_ema)
 
-    mean_half_width = torch.zeros((), dtype=f32)
+    mean_half_width = torch.zeros(isv.shape[0], dtype=f32)  # [P]
     for branch in range(N_BRANCHES):
-        mean_half_width = mean_half_width + cpu_isv[ISV_ATOM_HALF_WIDTH + branch]
+        mean_half_width = mean_half_width + before[:, ISV_ATOM_HALF_WIDTH + branch]
     mean_half_width = mean_half_width / float(N_BRANCHES)
     drift_scale = torch.clamp(torch.tensor(params.drift_fraction, dtype=f32) * mean_half_width, min=1e-6)
-    drift_factor = 1.0 / (1.0 + torch.clamp(cpu_isv[ISV_Q_MEAN_DRIFT_EMA], min=0.0) / drift_scale)
+    drift_factor = 1.0 / (1.0 + torch.clamp(before[:, ISV_Q_MEAN_DRIFT_EMA], min=0.0) / drift_scale)
     sharpe_factor = 0.75 + 0.25 * torch.tanh(sharpe_ema / torch.tensor(params.sharpe_scale, dtype=f32))
 
     raw = grad_factor * drift_factor * sharpe_factor
-    previous = cpu_isv[ISV_LEARNING_HEALTH]
+    previous = before[:, ISV_LEARNING_HEALTH]
     previous = torch.where(torch.isfinite(previous), previous, torch.zeros_like(previous))
     health = previous + torch.tensor(params.rate(params.health_decay_bars), dtype=f32) * (raw - previous)
 
-    isv[ISV_SHARPE_EMA] = sharpe_ema.to(isv.device)
-    isv[ISV_GRAD_NORM_EMA] = new_grad_ema.to(isv.device)
-    isv[ISV_LEARNING_HEALTH] = health.clamp(0.0, 1.0).to(isv.device)
+    isv[:, ISV_SHARPE_EMA] = sharpe_ema.to(isv.device)
+    isv[:, ISV_GRAD_NORM_EMA] = new_grad_ema.to(isv.device)
+    isv[:, ISV_LEARNING_HEALTH] = health.clamp(0.0, 1.0).to(isv.device)

@@ -110,8 +110,7 @@ class AdaptiveMachinery:
         r + γⁿ·E[Z′] [B, N_BRANCHES] (``C51Terms.target_mean`` transposed); ``grad_norm``: the
         global gradient norm of this update (a device scalar).
         """
-        adaptive_atom_support(td_targets.detach().to(torch.float32).contiguous(), self.isv.tensor, self.params.atoms)
-        adaptive_learning_health(ps, grad_norm.detach().to(torch.float32).reshape(1), self.isv.tensor, self.params.health)
+        adaptive_after_update(self.isv.tensor, self.params, ps, td_targets, grad_norm)
 
     def begin_epoch(self, epoch: int, total_epochs: int) -> None:
         """Cold path at an epoch start: CPU-born inputs, then τ, γ, ε, progress and the Kelly cap
@@ -125,3 +124,14 @@ class AdaptiveMachinery:
         self.isv.write_input("TOTAL_EPOCHS", float(total_epochs))
         adaptive_schedule(self.isv.tensor, self.params.schedule)
         adaptive_kelly_cap(self.kelly_record, self.isv.tensor, self.kelly_workspace, self.params.kelly)
+
+
+def adaptive_after_update(isv: torch.Tensor, params: AdaptiveParams, ps: torch.Tensor, td_targets: torch.Tensor,
+                 grad_norm: torch.Tensor) -> None:  # fmt: skip
+    """The in-step adaptive kernels on ``isv``: atom support (and drift), then learning health.
+
+    One agent: isv [ISV_STRIDE], ps [E, PS_STRIDE], td_targets [B, N_BRANCHES], grad_norm []; a
+    population (one launch each for every agent, agents never mixed): isv [P, ISV_STRIDE], ps [P,
+    E, PS_STRIDE], td_targets [P, B, N_BRANCHES], grad_norm [P] — with one ``params`` for all."""
+    adaptive_atom_support(td_targets.detach().to(torch.float32).contiguous(), isv, params.atoms)
+    adaptive_learning_health(ps, grad_norm.detach().to(torch.float32).reshape(-1), isv, params.health)

@@ -73,23 +73,31 @@ from trainer.ops import loader
 from trainer.ops.rng import philox_words, words_to_uniform
 
 OP = "env_step"
+AGENTS_KERNEL = "env_step_agents"
 
 
-def _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_index, terminals, final_ps) -> None:
-    """Shape/dtype/device checks on host metadata only (no device reads: capture-safe)."""
+def _check_inputs(ps, isv, actions, close, spread, counter, seed, rewards, dones, obs_index, terminals, final_ps) -> None:
+    """Shape/dtype/device checks on host metadata only (no device reads: capture-safe). One env
+    batch, or a population's (every tensor but close and spread with a leading agent dimension,
+    ``seed`` an int64 [agents] tensor)."""
     problems = []
-    if ps.dim() != 2 or ps.shape[1] != PS_STRIDE or ps.dtype != torch.float32:
-        problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [n_envs, {PS_STRIDE}] float32")
-    if isv.shape != (ISV_STRIDE,) or isv.dtype != torch.float32:
-        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{ISV_STRIDE}] float32")
-    if actions.dim() != 2 or actions.shape[1] != ps.shape[0] or actions.dtype != torch.int32:
-        problems.append(f"actions {tuple(actions.shape)} {actions.dtype} vs [K, {ps.shape[0]}] int32")
+    agents = (ps.shape[0],) if isinstance(seed, torch.Tensor) and ps.dim() == 3 else ()
+    lead = "".join(f"{extent}, " for extent in agents)
+    if ps.dim() != 2 + len(agents) or ps.shape[-1] != PS_STRIDE or ps.dtype != torch.float32:
+        problems.append(f"ps {tuple(ps.shape)} {ps.dtype} vs [{lead}n_envs, {PS_STRIDE}] float32")
+    n_envs = ps.shape[-2] if ps.dim() >= 2 else -1
+    if isv.shape != (*agents, ISV_STRIDE) or isv.dtype != torch.float32:
+        problems.append(f"isv {tuple(isv.shape)} {isv.dtype} vs [{lead}{ISV_STRIDE}] float32")
+    if actions.dim() != 2 + len(agents) or actions.shape[-1] != n_envs or actions.shape[:-2] != agents or actions.dtype != torch.int32:
+        problems.append(f"actions {tuple(actions.shape)} {actions.dtype} vs [{lead}K, {n_envs}] int32")
     if close.dim() != 1 or close.shape[0] < 2 or close.dtype != torch.float32:
         problems.append(f"close {tuple(close.shape)} {close.dtype} vs [n_bars ≥ 2] float32")
     if spread.shape != close.shape or spread.dtype != torch.float32:
         problems.append(f"spread {tuple(spread.shape)} {spread.dtype} vs {tuple(close.shape)} float32")
-    if counter.shape != (1,) or counter.dtype != torch.int64:
-        problems.append(f"counter {tuple(counter.shape)} {counter.dtype} vs [1] int64")
+    if counter.shape != (*agents, 1) or counter.dtype != torch.int64:
+        problems.append(f"counter {tuple(counter.shape)} {counter.dtype} vs [{lead}1] int64")
+    if isinstance(seed, torch.Tensor) and (seed.shape != agents or seed.dtype != torch.int64):
+        problems.append(f"seed {tuple(seed.shape)} {seed.dtype} vs [{lead.rstrip(', ')}] int64 (one per agent, with ps [agents, n_envs, …])")
     for name, tensor, dtype in (("rewards", rewards, torch.float32), ("dones", dones, torch.float32),
                                 ("obs_index", obs_index, torch.int32)):  # fmt: skip
         if tensor.shape != actions.shape or tensor.dtype != dtype:
@@ -103,7 +111,8 @@ def _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_
         problems.append(f"tensors on {sorted(map(str, devices))} vs one device")
     if problems:
         raise ValueError("env_step inputs are inconsistent (" + "; ".join(problems) + ") — hint: build them "
-                         "with trainer.env.VectorEnv, which allocates every buffer with the right shape")  # fmt: skip
+                         "with trainer.env.VectorEnv (or StackedEnvs for a population), which allocates every "
+                         "buffer with the right shape")  # fmt: skip
 
 
 def env_step(
@@ -113,30 +122,48 @@ def env_step(
     close: torch.Tensor,
     spread: torch.Tensor,
     counter: torch.Tensor,
-    seed: int,
+    seed: int | torch.Tensor,
     rewards: torch.Tensor,
     dones: torch.Tensor,
     obs_index: torch.Tensor,
     terminals: torch.Tensor,
     final_ps: torch.Tensor,
 ) -> None:
-    """Step every env K = actions.shape[0] bars; writes ps, rewards, dones, obs_index, terminals and
-    final_ps in place; counter += K."""
-    _check_inputs(ps, isv, actions, close, spread, counter, rewards, dones, obs_index, terminals, final_ps)
+    """Step every env K = actions.shape[-2] bars; writes ps, rewards, dones, obs_index, terminals and
+    final_ps in place; counter += K.
+
+    A population (one launch for every agent's envs): ``seed`` int64 [P] (each agent's key), ps
+    [P, n_envs, PS_STRIDE], isv [P, ISV_STRIDE], actions and the outputs [P, K, n_envs], final_ps
+    [P, K, n_envs, PS_STRIDE], counter [P, 1]; close and spread shared. Agent p's rows are exactly
+    what its own call gives."""
+    _check_inputs(ps, isv, actions, close, spread, counter, seed, rewards, dones, obs_index, terminals, final_ps)
     if not ps.is_cuda:
         env_step_reference(ps, isv, actions, close, spread, counter, seed, rewards, dones, obs_index, terminals, final_ps)
         return
-    n_envs, k_steps = ps.shape[0], actions.shape[0]
-    kernel = loader.load_kernel(OP, OP, ps.device)
+    n_envs, k_steps = ps.shape[-2], actions.shape[-2]
+    agents = isinstance(seed, torch.Tensor)
+    if agents:
+        kernel = loader.load_kernel(OP, AGENTS_KERNEL, ps.device)
+    else:
+        kernel = loader.load_kernel(OP, OP, ps.device)
+    seed_arg = loader.pointer(seed) if agents else np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
     args = (
         loader.pointer(ps), loader.pointer(isv), loader.pointer(actions), loader.pointer(close),
-        loader.pointer(spread), loader.pointer(counter), np.uint64(seed & 0xFFFFFFFFFFFFFFFF),
+        loader.pointer(spread), loader.pointer(counter), seed_arg,
         np.int32(n_envs), np.int32(close.shape[0]), np.int32(k_steps),
         loader.pointer(rewards), loader.pointer(dones), loader.pointer(obs_index), loader.pointer(terminals),
         loader.pointer(final_ps),
     )  # fmt: skip
-    loader.launch(kernel, n_envs, args, ps.device)
+    loader.launch(kernel, n_envs, args, ps.device, agents=ps.shape[0] if agents else 1)
     counter.add_(k_steps)
+
+
+def _per_urgency(values: torch.Tensor, urgency: torch.Tensor) -> torch.Tensor:
+    """values[urgency]: one cost parameter per urgency [U] indexed by [n] (one env batch), or a
+    population's [P, 1, U] per agent indexed by its envs' [P, n]."""
+    if values.dim() == 1:
+        return values[urgency]
+    return torch.take_along_dim(values, urgency.unsqueeze(-1), dim=-1).squeeze(-1)
 
 
 def env_step_reference(
@@ -146,49 +173,57 @@ def env_step_reference(
     close: torch.Tensor,
     spread: torch.Tensor,
     counter: torch.Tensor,
-    seed: int,
+    seed: int | torch.Tensor,
     rewards: torch.Tensor,
     dones: torch.Tensor,
     obs_index: torch.Tensor,
     terminals: torch.Tensor,
     final_ps: torch.Tensor,
 ) -> None:
-    """Vectorised PyTorch twin of the kernel (whole batches, a loop over the K bars only)."""
+    """Vectorised PyTorch twin of the kernel (whole batches, a loop over the K bars only).
+
+    A population (``seed`` an int64 [P] tensor, every state tensor with a leading agent dimension)
+    runs the same ops on [P, n] tensors: each agent's ISV values broadcast over its envs as [P, 1]
+    (``cfg`` [P, 1, ISV_STRIDE]), its seed and counter key its draws, env ids count within the agent."""
     device = ps.device
-    n_envs, k_steps = ps.shape[0], actions.shape[0]
+    n_envs, k_steps = ps.shape[-2], actions.shape[-2]
     n_bars = close.shape[0]
-    cfg = isv.to(device)
+    if isinstance(seed, torch.Tensor):
+        cfg = isv.unsqueeze(-2)  # [P, 1, ISV_STRIDE]
+        seed = seed.view(-1, 1)  # [P, 1]: one Philox key per agent
+    else:
+        cfg = isv.to(device)
     zero = torch.zeros((), dtype=torch.float32, device=device)
     one = torch.ones((), dtype=torch.float32, device=device)
-    kelly_cap = torch.clamp(cfg[ISV_KELLY_CAP], min=0.0)
-    fee_rate, slippage = cfg[ISV_FEE_RATE], cfg[ISV_SLIPPAGE]
-    eta, warmup = cfg[ISV_DSR_ETA], cfg[ISV_DSR_WARMUP_BARS]
-    var_floor, clip = cfg[ISV_DSR_VARIANCE_FLOOR], cfg[ISV_DSR_CLIP]
-    return_reward, return_scale = cfg[ISV_REWARD_MODE] != 0, cfg[ISV_RETURN_SCALE]
-    init_cash, episode_length = cfg[ISV_INIT_CASH], cfg[ISV_EPISODE_LENGTH]
+    kelly_cap = torch.clamp(cfg[..., ISV_KELLY_CAP], min=0.0)
+    fee_rate, slippage = cfg[..., ISV_FEE_RATE], cfg[..., ISV_SLIPPAGE]
+    eta, warmup = cfg[..., ISV_DSR_ETA], cfg[..., ISV_DSR_WARMUP_BARS]
+    var_floor, clip = cfg[..., ISV_DSR_VARIANCE_FLOOR], cfg[..., ISV_DSR_CLIP]
+    return_reward, return_scale = cfg[..., ISV_REWARD_MODE] != 0, cfg[..., ISV_RETURN_SCALE]
+    init_cash, episode_length = cfg[..., ISV_INIT_CASH], cfg[..., ISV_EPISODE_LENGTH]
     has_length = episode_length > 0
     max_start = torch.where(
         has_length, torch.clamp(n_bars - 1 - episode_length.to(torch.int64), min=0), torch.full_like(
             episode_length, n_bars - 2, dtype=torch.int64)
     )  # fmt: skip
-    fill_prob = cfg[ISV_LIMIT_FILL_PROB : ISV_LIMIT_FILL_PROB + ISV_LIMIT_FILL_PROB_WIDTH]  # per urgency
-    capture = cfg[ISV_LIMIT_SPREAD_CAPTURE : ISV_LIMIT_SPREAD_CAPTURE + ISV_LIMIT_SPREAD_CAPTURE_WIDTH]
-    impact = cfg[ISV_MARKET_IMPACT : ISV_MARKET_IMPACT + ISV_MARKET_IMPACT_WIDTH]
+    fill_prob = cfg[..., ISV_LIMIT_FILL_PROB : ISV_LIMIT_FILL_PROB + ISV_LIMIT_FILL_PROB_WIDTH]  # per urgency
+    capture = cfg[..., ISV_LIMIT_SPREAD_CAPTURE : ISV_LIMIT_SPREAD_CAPTURE + ISV_LIMIT_SPREAD_CAPTURE_WIDTH]
+    impact = cfg[..., ISV_MARKET_IMPACT : ISV_MARKET_IMPACT + ISV_MARKET_IMPACT_WIDTH]
     magnitude_fraction = torch.tensor(MAGNITUDE_FRACTIONS, dtype=torch.float32, device=device)
     env_ids = torch.arange(n_envs, dtype=torch.int64, device=device)
 
-    pos, cash, pv = ps[:, PS_POSITION].clone(), ps[:, PS_CASH].clone(), ps[:, PS_PORTFOLIO_VALUE].clone()
-    entry, dsr_a, dsr_b = ps[:, PS_ENTRY_PRICE].clone(), ps[:, PS_DSR_A].clone(), ps[:, PS_DSR_B].clone()
-    trip_pnl, trip_basis = ps[:, PS_TRIP_PNL].clone(), ps[:, PS_TRIP_BASIS].clone()
-    wins, losses = ps[:, PS_KELLY_WINS].clone(), ps[:, PS_KELLY_LOSSES].clone()
-    win_sum, loss_sum = ps[:, PS_KELLY_WIN_SUM].clone(), ps[:, PS_KELLY_LOSS_SUM].clone()
-    bar, episode_start, steps = ps[:, PS_BAR_INDEX].clone(), ps[:, PS_EPISODE_START].clone(), ps[:, PS_EPISODE_STEPS].clone()
-    last_reward, last_return = ps[:, PS_LAST_REWARD].clone(), ps[:, PS_LAST_RETURN].clone()
-    last_cost, trades = ps[:, PS_LAST_COST].clone(), ps[:, PS_TRADE_COUNT].clone()
+    pos, cash, pv = ps[..., PS_POSITION].clone(), ps[..., PS_CASH].clone(), ps[..., PS_PORTFOLIO_VALUE].clone()
+    entry, dsr_a, dsr_b = ps[..., PS_ENTRY_PRICE].clone(), ps[..., PS_DSR_A].clone(), ps[..., PS_DSR_B].clone()
+    trip_pnl, trip_basis = ps[..., PS_TRIP_PNL].clone(), ps[..., PS_TRIP_BASIS].clone()
+    wins, losses = ps[..., PS_KELLY_WINS].clone(), ps[..., PS_KELLY_LOSSES].clone()
+    win_sum, loss_sum = ps[..., PS_KELLY_WIN_SUM].clone(), ps[..., PS_KELLY_LOSS_SUM].clone()
+    bar, episode_start, steps = ps[..., PS_BAR_INDEX].clone(), ps[..., PS_EPISODE_START].clone(), ps[..., PS_EPISODE_STEPS].clone()
+    last_reward, last_return = ps[..., PS_LAST_REWARD].clone(), ps[..., PS_LAST_RETURN].clone()
+    last_cost, trades = ps[..., PS_LAST_COST].clone(), ps[..., PS_TRADE_COUNT].clone()
 
     for k in range(k_steps):
         t = bar.to(torch.int64)  # [n]
-        direction, magnitude, order_type, urgency = decode_joint_action(actions[k].to(torch.int64))
+        direction, magnitude, order_type, urgency = decode_joint_action(actions[..., k, :].to(torch.int64))
         price = close[t]
         half_spread = 0.5 * spread[t] / price
         units = magnitude_fraction[magnitude] * kelly_cap * pv / price
@@ -200,9 +235,9 @@ def env_step_reference(
         words = philox_words(seed, counter + k, RNG_STREAM_ENV, env_ids)  # [n, 4]
         u_fill, u_start, _, _ = words_to_uniform(words).unbind(dim=-1)  # words w0, w1 as in the kernel
         is_limit = order_type == ORDER_TYPE_LIMIT
-        unfilled = is_limit & ~(u_fill < fill_prob[urgency])
+        unfilled = is_limit & ~(u_fill < _per_urgency(fill_prob, urgency))
         delta = torch.where(unfilled, zero, delta)
-        slip = torch.where(is_limit, -half_spread * capture[urgency], half_spread + slippage * impact[urgency])
+        slip = torch.where(is_limit, -half_spread * _per_urgency(capture, urgency), half_spread + slippage * _per_urgency(impact, urgency))
         side = torch.where(delta > 0, one, -one)
         fill = price * (1.0 + side * slip)
         traded = delta.abs()
@@ -261,10 +296,10 @@ def env_step_reference(
         terminal = ~(pv_next > 0)  # ruin: nothing follows
         done = terminal | (t_next >= n_bars - 1) | (has_length & (steps >= episode_length))
         for column, values in reached.items():  # the state an ended episode reached (bootstrap source)
-            final_ps[k, :, column] = torch.where(done, values, final_ps[k, :, column])
-        rewards[k] = reward
-        dones[k] = done.to(torch.float32)
-        terminals[k] = terminal.to(torch.float32)
+            final_ps[..., k, :, column] = torch.where(done, values, final_ps[..., k, :, column])
+        rewards[..., k, :] = reward
+        dones[..., k, :] = done.to(torch.float32)
+        terminals[..., k, :] = terminal.to(torch.float32)
         start = torch.minimum((u_start * (max_start + 1).to(torch.float32)).to(torch.int64), max_start)
         start_f = start.to(torch.float32)
         pos = torch.where(done, zero, new_pos)
@@ -279,7 +314,7 @@ def env_step_reference(
         trades = torch.where(done, zero, trades)
         bar = torch.where(done, start_f, bar)
         episode_start = torch.where(done, start_f, episode_start)
-        obs_index[k] = bar.to(torch.int32)
+        obs_index[..., k, :] = bar.to(torch.int32)
 
     columns = {
         PS_POSITION: pos, PS_CASH: cash, PS_PORTFOLIO_VALUE: pv, PS_ENTRY_PRICE: entry,
@@ -289,5 +324,5 @@ def env_step_reference(
         PS_LAST_RETURN: last_return, PS_LAST_COST: last_cost, PS_TRADE_COUNT: trades,
     }  # fmt: skip
     for column, values in columns.items():
-        ps[:, column] = values
+        ps[..., column] = values
     counter.add_(k_steps)

@@ -51,9 +51,11 @@ def _constants(values: list[int], device: torch.device) -> torch.Tensor:
 
 
 def philox4x32_10(
-    c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: int, k1: int
+    c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: int | torch.Tensor, k1: int | torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Philox4x32-10 on int64 tensors of 32-bit words (broadcasting); key words are Python ints.
+    """Philox4x32-10 on int64 tensors of 32-bit words (broadcasting); key words are Python ints, or
+    int64 tensors of 32-bit words broadcastable against the counter words (one key per agent of a
+    population: [P, 1, …] keys against [P, n, …] counters).
 
     Why pairs: a round multiplies c0 by M0 and c2 by M1 the same way, so the two words travel as
     one stacked [2, ...] tensor ("multiplied": c0, c2; "passed": c1, c3) and every round is half
@@ -67,11 +69,17 @@ def philox4x32_10(
         _constants([PHILOX_M0 >> 16, PHILOX_M1 >> 16], device).view(2, *trailing),
         _constants([PHILOX_M0 & 0xFFFF, PHILOX_M1 & 0xFFFF], device).view(2, *trailing),
     )
-    round_keys = []
-    for _ in range(10):  # (k0, k1) of each round; xored into (new c0, new c2)
-        round_keys.append((k0, k1))
-        k0, k1 = (k0 + PHILOX_W0) & MASK32, (k1 + PHILOX_W1) & MASK32
-    keys = _constants([word for pair in round_keys for word in pair], device).view(10, 2, *trailing).unbind(0)
+    if isinstance(k0, torch.Tensor):
+        # Round r's key is (k + r·W) mod 2**32 — the same words as the bumps below, as tensors [10, 2, …].
+        bumps = _constants([word for r in range(10) for word in (r * PHILOX_W0, r * PHILOX_W1)], device)
+        pair = torch.stack(torch.broadcast_tensors(k0, k1))  # [2, *key]
+        keys = ((pair.unsqueeze(0) + bumps.view(10, 2, *(1,) * k0.dim())) & MASK32).unbind(0)
+    else:
+        round_keys = []
+        for _ in range(10):  # (k0, k1) of each round; xored into (new c0, new c2)
+            round_keys.append((k0, k1))
+            k0, k1 = (k0 + PHILOX_W0) & MASK32, (k1 + PHILOX_W1) & MASK32
+        keys = _constants([word for pair in round_keys for word in pair], device).view(10, 2, *trailing).unbind(0)
     multiplied = torch.stack((c0, c2))  # [2, ...]: c0, c2
     passed = torch.stack((c1, c3))  # [2, ...]: c1, c3
     for key in keys:
@@ -82,19 +90,23 @@ def philox4x32_10(
     return multiplied[0], passed[0], multiplied[1], passed[1]
 
 
-def philox_words(seed: int, counter: torch.Tensor, stream: int, index: torch.Tensor) -> torch.Tensor:
+def philox_words(seed: int | torch.Tensor, counter: torch.Tensor, stream: int, index: torch.Tensor) -> torch.Tensor:
     """The four words of draw (seed, counter, stream, index) → int64 [*index.shape, 4].
 
     counter: int64 tensor (any shape broadcastable with index, typically [1] on the device);
     index: int64 tensor of draw indices < 2**32. Same words as ``philox_draw`` in cuda/rng.cuh.
+    ``seed``: an int, or (a population: every agent its own key) an int64 tensor of non-negative
+    seeds broadcastable with index, e.g. [P, 1] seeds and [P, 1] counters against [n] indices.
     """
     counter = counter.to(torch.int64)
     index = index.to(torch.int64)
     c2 = counter & MASK32
     c3 = (counter >> 32) & MASK32
+    if isinstance(seed, torch.Tensor):
+        index = index + torch.zeros_like(c2 + seed)  # one row of indices per agent
+    k0, k1 = seed & MASK32, (seed >> 32) & MASK32
     c1 = torch.full_like(index, stream & MASK32)
-    words = philox4x32_10(index, c1, c2 + torch.zeros_like(index), c3 + torch.zeros_like(index),
-                          seed & MASK32, (seed >> 32) & MASK32)  # fmt: skip
+    words = philox4x32_10(index, c1, c2 + torch.zeros_like(index), c3 + torch.zeros_like(index), k0, k1)
     return torch.stack(words, dim=-1)  # [*index.shape, 4]
 
 
@@ -103,26 +115,32 @@ def words_to_uniform(words: torch.Tensor) -> torch.Tensor:
     return (words >> 8).to(torch.float32) * UNIFORM_SCALE
 
 
-def uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:
+def uniform(seed: int | torch.Tensor, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:
     """``count`` uniforms f32 [count] in [0, 1) for one counter value: element i is word i % 4 of draw i // 4.
 
+    A population: ``seed`` int64 [P] and ``counter`` int64 [P, 1] (each agent's) → [P, count], row p
+    exactly what ``uniform(seed[p], counter[p], stream, count)`` gives.
     Lives on ``counter``'s device; does not advance the counter (see ``draw_uniform``).
     """
     n_draws = (count + WORDS_PER_DRAW - 1) // WORDS_PER_DRAW
     index = torch.arange(n_draws, device=counter.device, dtype=torch.int64)
+    if isinstance(seed, torch.Tensor):
+        words = philox_words(seed.view(-1, 1), counter.view(-1, 1), stream, index)  # [P, n_draws, 4]
+        return words_to_uniform(words.flatten(1)[:, :count])
     words = philox_words(seed, counter.reshape(1), stream, index)  # [n_draws, 4]
     return words_to_uniform(words.reshape(-1)[:count])
 
 
 def gaussian_from_uniform(draws: torch.Tensor) -> torch.Tensor:
-    """Standard normals f32 [n] from n uniforms in [0, 1) (n even), by Box–Muller on the halves.
+    """Standard normals f32 [*, n] from n uniforms in [0, 1) (n even) per row, by Box–Muller on the halves.
 
-    u₁ from the first half, u₂ from the second; 1 − u₁ ∈ (0, 1] keeps the logarithm finite.
+    u₁ from the first half, u₂ from the second; 1 − u₁ ∈ (0, 1] keeps the logarithm finite. Rows
+    (a population's agents, [P, n]) are independent: each is the 1-D result of its own draws.
     """
-    half = draws.shape[0] // 2
-    radius = torch.sqrt(-2.0 * torch.log1p(-draws[:half]))  # [n/2]
-    angle = (2.0 * math.pi) * draws[half : 2 * half]  # [n/2]
-    return torch.cat((radius * torch.cos(angle), radius * torch.sin(angle)))
+    half = draws.shape[-1] // 2
+    radius = torch.sqrt(-2.0 * torch.log1p(-draws[..., :half]))  # [*, n/2]
+    angle = (2.0 * math.pi) * draws[..., half : 2 * half]  # [*, n/2]
+    return torch.cat((radius * torch.cos(angle), radius * torch.sin(angle)), dim=-1)
 
 
 def draw_uniform(seed: int, counter: torch.Tensor, stream: int, count: int) -> torch.Tensor:

@@ -13,9 +13,9 @@ halves of a capture (eager warm-up, then the recording); the epoch boundary's gr
 (``trainer.train.validate``) captures its bar with them too.
 
 Populations: the runner steps every agent of a population (``run.agents``) with one
-``trainer.train.population.PopulationStep``: the agents' networks, targets and Adam state stacked
-over a leading agent dimension, one set of network kernels for all of them, so the one capture is
-one graph whose length does not grow with the agents' network work (docs/trainer-population.md).
+``trainer.train.population.PopulationStep``: every agent's state stacked over a leading agent
+dimension, one set of kernels for all of them, so the one capture is one graph whose length does
+not grow with the agents (docs/trainer-population.md).
 
 Why graph mode resumes bitwise: the first ``WARMUP_STEPS`` steps of a runner are real training
 steps run eagerly (on a side stream), then the step is captured once. A resumed run therefore
@@ -60,9 +60,9 @@ class StepRunner:
     """Calls the training step of every agent ``steps`` times, replaying one captured graph when ``use_graph``.
 
     ``step`` is one ``TrainStep`` (a single run: that step itself, unchanged) or the steps of a
-    population's agents, which one ``PopulationStep`` steps together: their networks and optimizer
-    state stacked, the network work of every agent in one set of batched kernels, what each agent
-    owns alone (random streams, environments, replay, ISV, adaptive kernels) on its own buffers.
+    population's agents, which one ``PopulationStep`` steps together: all their state stacked along
+    a leading agent dimension (networks, optimizer, ISV, environments, window, replay, random
+    streams), the whole step one set of batched kernels for every agent.
     """
 
     def __init__(self, step: TrainStep | Sequence[TrainStep], use_graph: bool) -> None:

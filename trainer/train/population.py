@@ -18,10 +18,13 @@ How the agents stay separate:
   ``torch.func.vmap`` over the agent dimension, the network a ``functional_call`` of one agent's
   rows. Gradient clipping takes one norm per agent row; Adam, the learning rate, ε, the clip bound
   and the loss constants of ``run.agent_grid`` are per-agent [P] tensors.
-- What each agent owns alone — its Philox seed and counter (exploration, replay, τ, noise draws),
-  environments, n-step window, replay ring, mapped ISV and adaptive kernels — runs per agent,
-  through the same ``TrainStep`` methods a single run calls, on that agent's buffers; on CUDA each
-  agent on its own stream, so a captured step holds them as parallel branches.
+- What each agent owns alone — its ISV, Philox seed and counter, environments, n-step window,
+  replay ring, the step's random draws and action counts — is stacked too, in [P, …] rows that
+  each agent's own objects are re-pointed at (``Isv.stacked``, ``StackedEnvs``,
+  ``NStepWindow.stacked``, ``StackedReplay``): the step runs the single run's functions over the
+  leading agent dimension (one Philox launch per stream with every agent's seed and counter, one
+  env kernel over every agent's envs, one window shift, one replay store and gather, the adaptive
+  kernels once over the [P, ISV_STRIDE] bus), so the step's launches do not grow with P either.
 
 Exactness: agents never mix — an agent's result is bitwise the same whatever its neighbours. On the
 CPU every forward is bitwise the single run's; the batched backward of the layer norm and the
@@ -35,23 +38,38 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import warnings
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from trainer.layout import ISV_TAU
+from trainer.env.vector_env import StackedEnvs, adopt_rows
+from trainer.isv import Isv
+from trainer.layout import (
+    ISV_EPSILON,
+    ISV_TAU,
+    PS_BAR_INDEX,
+    RNG_STREAM_AUGMENT,
+    RNG_STREAM_EXPLORE,
+    RNG_STREAM_IQN_TAU,
+    RNG_STREAM_REPLAY,
+)
 from trainer.markers import hot_path
 from trainer.model.network import greedy_actions
-from trainer.train.replay import Transitions
+from trainer.ops.adaptive_machinery import adaptive_after_update
+from trainer.ops.rng import gaussian_from_uniform
+from trainer.ops.rng_uniform import rng_uniform
+from trainer.train.replay import NStepWindow, StackedReplay, Transitions
 from trainer.train.step import (
     LossWeights,
     StackedLossTerms,
     TrainerState,
     TrainStep,
+    action_counts,
+    explore_actions,
     isv_supports,
     update_losses,
     update_metrics,
@@ -66,7 +84,6 @@ CLIP_EPS = 1e-6  # torch.nn.utils.clip_grad_norm_'s guard: coef = max_norm / (no
 TRANSITION_FIELDS = tuple(field.name for field in dataclasses.fields(Transitions))
 # The loss constants an agent grid may vary (trainer.config.POPULATION_GRID_KEYS); the others are shared.
 PER_AGENT_LOSS_KEYS = ("reward_scale", "huber_kappa", "iqn_weight", "return_weight")
-T = TypeVar("T")
 
 
 def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[float, float]:
@@ -85,15 +102,6 @@ def _plain_adam_betas(optimizers: Sequence[torch.optim.Optimizer]) -> tuple[floa
         )
     beta1, beta2 = groups[0][0]["betas"]
     return float(beta1), float(beta2)
-
-
-def _tensors_of(value: object) -> list[torch.Tensor]:
-    """The tensors in a body's result (a tensor, or a tuple of tensors; None and the rest hold none)."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, tuple):
-        return [tensor for item in value for tensor in _tensors_of(item)]
-    return []
 
 
 class StackedParameters:
@@ -245,6 +253,7 @@ class PopulationStep:
         self.metrics = torch.stack([state.metrics for state in states])  # [P, METRIC_STRIDE]
         for agent, state in enumerate(states):
             self._adopt(agent, state)
+        self._stack_agent_state(states)
         # The loss constants: a Python float where every agent shares it (exactly the single run's
         # op), a [P] tensor mapped over the agents where the grid varies it.
         weights = [LossWeights.from_config(config) for config in configs]
@@ -257,8 +266,6 @@ class PopulationStep:
             else:
                 self.varying[key] = _per_agent(values, self.device)  # [P]
         self.shared_weights = shared
-        # One stream per agent on CUDA for the per-agent phases (made once, before any capture).
-        self.agent_streams = [torch.cuda.Stream(self.device) for _ in states] if self.device.type == "cuda" else []
         self._losses = vmap(self._agent_losses)
         self._greedy = vmap(self._agent_greedy)
 
@@ -281,6 +288,66 @@ class PopulationStep:
             }
         state.optimizer = optimizer
 
+    def _stack_agent_state(self, states: Sequence[TrainerState]) -> None:
+        """What each agent owns alone — ISV, environments and their Philox counter, n-step window,
+        replay ring, the step's random draws and the action counts — stacked in [P, …] rows too,
+        each agent's state re-pointed at its row (``Isv.stacked``, ``StackedEnvs``,
+        ``NStepWindow.stacked``, ``StackedReplay``), so the rest of the step is one set of ops for
+        every agent. The agents share the market (one feature tensor, next-return targets and bars;
+        checked)."""
+        first = states[0]
+        for agent, state in enumerate(states):
+            same = (state.feature_offset == first.feature_offset and torch.equal(state.features, first.features)
+                    and torch.equal(state.next_return, first.next_return))  # fmt: skip
+            if not same:
+                raise ValueError(
+                    f"agent {agent}'s market differs from agent 0's (feature rows {tuple(state.features.shape)} from "
+                    f"offset {state.feature_offset} vs {tuple(first.features.shape)} from {first.feature_offset}, or "
+                    f"other values) — hint: a population's agents share the data config"
+                )
+            state.features, state.next_return = first.features, first.next_return  # one copy for every agent
+        # One ISV bus [P, ISV_STRIDE] (each agent's Isv a row: its monitors, checkpoints and host
+        # writes unchanged) and the in-step adaptive kernels once over it; their parameters are
+        # config the agents share (the grid's schedule keys only enter at the epoch boundary).
+        self.isv = Isv.stacked([state.isv for state in states])  # [P, ISV_STRIDE], device view
+        self.adaptive_params = first.adaptive.params
+        for agent, state in enumerate(states):
+            params = state.adaptive.params
+            if (params.atoms, params.health) != (self.adaptive_params.atoms, self.adaptive_params.health):
+                raise ValueError(
+                    f"agent {agent}'s in-step adaptive parameters differ from agent 0's ({params.atoms}, {params.health} "
+                    f"vs {self.adaptive_params.atoms}, {self.adaptive_params.health}) — hint: a population shares "
+                    f"[adaptive.atoms], [adaptive.health] and loss.n_step / v_min / v_max"
+                )
+        self.envs = StackedEnvs([state.env for state in states], self.isv)
+        self.seeds = self.envs.seeds  # [P]: each agent's Philox key (its seed), for its draws and its envs'
+        for state in states:
+            state.counter = state.env.counter  # the step's draws and the env kernel share one counter per agent
+        self.window = NStepWindow.stacked([state.window for state in states])
+        self.replay = StackedReplay([state.replay for state in states])
+        self.action_counts = adopt_rows([state.action_counts for state in states], states, "action_counts")  # [P, ΣA]
+        self.explore_draws = adopt_rows([state.explore_draws for state in states], states, "explore_draws")  # [P, E(1+D)]
+        self.replay_draws = adopt_rows([state.replay_draws for state in states], states, "replay_draws")  # [P, B]
+        self.tau_draws = adopt_rows([state.tau_draws for state in states], states, "tau_draws")  # [P, B(N + N′)]
+        # Feature noise: drawn by the agents that have it (an agent without it draws none, as alone:
+        # its row of the draws is not its own and its windows are taken unchanged).
+        noisy = [state for state in states if state.noise_draws is not None]
+        self.noise_draws = None
+        if noisy:
+            self.noise_draws = torch.zeros(len(states), noisy[0].noise_draws.shape[0], device=self.device)  # [P, count]
+            for agent, state in enumerate(states):
+                if state.noise_draws is not None:
+                    self.noise_draws[agent].copy_(state.noise_draws)
+                    state.noise_draws = self.noise_draws[agent]
+        # Only the agents with noise advance their counter for its draw (None: all of them).
+        self.noise_advance = None if len(noisy) == len(states) else torch.tensor(
+            [[int(state.noise_draws is not None)] for state in states], dtype=torch.int64, device=self.device)  # [P, 1]  # fmt: skip
+        self.noise_scale = torch.stack([state.noise_scale for state in states])  # [P, F]: each agent's σ per column
+        self.has_noise = torch.tensor([state.noise_draws is not None for state in states], device=self.device).view(-1, 1, 1, 1)  # [P, 1, 1, 1]
+        step = self.steps[0]
+        self.sizes, self.joint_strides, self.sub_action_offsets = step.sizes, step.joint_strides, step.sub_action_offsets
+        self.time_limit_terminal = first.config.env.time_limit_terminal
+
     # -- the vmapped per-agent functions --------------------------------------------------------
     def _agent_greedy(self, params: dict[str, torch.Tensor], isv: torch.Tensor, windows: torch.Tensor,
                       portfolio: torch.Tensor) -> torch.Tensor:  # fmt: skip
@@ -302,64 +369,48 @@ class PopulationStep:
                 losses.next_return)  # fmt: skip
 
     # -- the step -------------------------------------------------------------------------------
-    def _each_agent(self, body: Callable[[int], T]) -> list[T]:
-        """``body(i)`` for every agent: on CUDA each on its own stream, forked from the current stream
-        and joined back into it (a captured step holds them as parallel branches: the per-agent work
-        is small kernels that overlap), on the CPU one after another.
-
-        Tensors a body returns are made on its agent's stream and read on the current one after the
-        join; ``record_stream`` tells the allocator so, or it could hand their memory to that agent's
-        next allocation while the current stream still reads it. (Tensors the current stream made
-        and a body reads stay referenced until the join, and reuse of their blocks happens after it.)
-        """
-        if not self.agent_streams:
-            return [body(agent) for agent in range(self.agents)]
-        origin = torch.cuda.current_stream(self.device)
-        results = []
-        for agent, stream in enumerate(self.agent_streams):
-            stream.wait_stream(origin)  # fork: after everything the step did so far
-            with torch.cuda.stream(stream):
-                result = body(agent)
-            for tensor in _tensors_of(result):
-                tensor.record_stream(origin)
-            results.append(result)
-        for stream in self.agent_streams:
-            origin.wait_stream(stream)  # join: the stacked work waits for every agent
-        return results
-
-    def _observe(self, agent: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Agent ``agent``'s acting inputs: env bars [E], portfolio inputs [E, P_in], windows [E, K, F]."""
-        bar, portfolio = self.steps[agent].observe()  # the ISV copy first: ε and the support of this step
-        return bar, portfolio, self.states[agent].gather_windows(bar)
-
-    def _act_and_sample(self, agent: int, observed: tuple[torch.Tensor, ...], greedy: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Agent ``agent`` explores around its greedy actions [E, D], steps its envs, stores, then draws
-        its update's batch: the Transitions fields, windows (with its feature noise), next windows,
-        return targets, τ and τ′."""
-        step, state = self.steps[agent], self.states[agent]
-        bar, portfolio, _ = observed
-        step.act_and_store(bar, portfolio, step.explore(greedy), store=True)
-        batch, taus, taus_target, noise = step.sample()
-        windows = state.gather_windows(batch.bar_index)  # [B, K, F]
-        if noise is not None:
-            windows = windows + noise.view_as(windows)
-        fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
-        return (*fields, windows, state.gather_windows(batch.next_bar_index), state.next_return[batch.bar_index], taus,
-                taus_target)  # fmt: skip
-
     @hot_path
     def __call__(self) -> None:
-        """One training step of every agent: observe, one stacked greedy pass, act and sample per
-        agent, one stacked update, the adaptive kernels per agent, the stacked Polyak update."""
-        observed = self._each_agent(self._observe)
-        windows = torch.stack([agent_windows for _, _, agent_windows in observed])  # [P, E, K, F]
-        portfolio = torch.stack([agent_portfolio for _, agent_portfolio, _ in observed])  # [P, E, P_in]
+        """One training step of every agent: the stacked acting pass, env step, n-step window, replay
+        store and sample, one stacked update, the adaptive kernels, the stacked Polyak update."""
+        first, envs = self.states[0], self.envs
+        self.isv_local.copy_(self.isv)  # [P, ISV_STRIDE]: one read of the mapped ISV per step
+        counter = envs.counter  # [P, 1]: each agent's Philox counter, advanced as its single run's
+        rng_uniform(self.seeds, counter, RNG_STREAM_EXPLORE, self.explore_draws)  # every counter += 1
+        bar = envs.bar_index()  # [P, E]
+        portfolio = envs.portfolio_inputs(self.isv_local)  # [P, E, P_in]
         with torch.no_grad():
-            greedy = self._greedy(self.online.stacked, self.isv_local, windows, portfolio)  # [P, E, D]
-        sampled = self._each_agent(lambda agent: self._act_and_sample(agent, observed[agent], greedy[agent]))
-        stacked = [torch.stack(parts) for parts in zip(*sampled, strict=True)]  # each [P, B, …]
-        n_fields = len(TRANSITION_FIELDS)
-        fields, (batch_windows, next_windows, next_return, taus, taus_target) = stacked[:n_fields], stacked[n_fields:]
+            greedy = self._greedy(self.online.stacked, self.isv_local, first.gather_windows(bar), portfolio)  # [P, E, D]
+        epsilon = self.isv_local[:, ISV_EPSILON].unsqueeze(1)  # [P, 1]
+        actions = explore_actions(self.explore_draws, epsilon, greedy, self.sizes)  # [P, E, D]
+        joint = (actions * self.joint_strides).sum(-1).to(torch.int32)  # [P, E]
+        envs.step(joint)  # every counter += 1
+        rng_uniform(self.seeds, counter, RNG_STREAM_REPLAY, self.replay_draws)  # every counter += 1
+        rng_uniform(self.seeds, counter, RNG_STREAM_IQN_TAU, self.tau_draws)  # every counter += 1
+        if self.noise_draws is not None:  # += 1 for the agents with feature noise (the others draw none)
+            rng_uniform(self.seeds, counter, RNG_STREAM_AUGMENT, self.noise_draws, self.noise_advance)
+        dones = envs.dones[:, 0]  # [P, E]
+        terminals = dones if self.time_limit_terminal else envs.terminals[:, 0]
+        reached = envs.reached_state()  # [P, E, PS_STRIDE]
+        transitions = self.window.push(bar, portfolio, actions, envs.rewards[:, 0], dones, terminals,
+                                       reached[..., PS_BAR_INDEX].to(torch.int64),
+                                       envs.portfolio_inputs(self.isv_local, reached))  # fmt: skip
+        self.replay.add(transitions)
+        self.action_counts.add_(action_counts(actions, self.sub_action_offsets))
+
+        batch = self.replay.sample(self.replay_draws)  # fields [P, B, …]
+        step = self.steps[0]
+        taus = self.tau_draws[:, : step.batch_size * step.n_tau].unflatten(1, (step.batch_size, step.n_tau))  # [P, B, N]
+        taus_target = self.tau_draws[:, step.batch_size * step.n_tau :].unflatten(1, (step.batch_size, step.n_tau_target))
+        batch_windows = first.gather_windows(batch.bar_index)  # [P, B, K, F]
+        if self.noise_draws is not None:
+            count = math.prod(batch_windows.shape[1:])  # B·K·F Gaussians per agent (its draws are even-sized)
+            draws = gaussian_from_uniform(self.noise_draws)[..., :count].view(len(self.noise_scale), -1, self.noise_scale.shape[1])
+            noise = draws * self.noise_scale.unsqueeze(1)  # [P, B·K, F]: the single run's product, per agent
+            batch_windows = torch.where(self.has_noise, batch_windows + noise.view_as(batch_windows), batch_windows)
+        next_windows = first.gather_windows(batch.next_bar_index)  # [P, B, K, F]
+        next_return = first.next_return[batch.bar_index]  # [P, B]
+        fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
         total, c51_per_branch, target_mean, iqn_total, cql_total, return_loss = self._losses(
             self.online.stacked, self.target.stacked, self.isv_local, self.varying, tuple(fields), batch_windows,
             next_windows, next_return, taus, taus_target,
@@ -373,11 +424,8 @@ class PopulationStep:
         coef = torch.where(self.max_norm > 0, coef, torch.ones_like(coef))  # grad_clip = 0: that agent unclipped
         grad.mul_(coef.unsqueeze(1))
         self._adam(grad)
-        self._each_agent(
-            lambda agent: self.states[agent].adaptive.after_update(
-                self.states[agent].env.ps, target_mean[agent].t(), grad_norm[agent]
-            )  # the agent's ISV, on the device
-        )
+        # The agents' support, drift and learning health on their ISV rows, on the device.
+        adaptive_after_update(self.isv, self.adaptive_params, self.envs.ps, target_mean.transpose(1, 2), grad_norm)
         tau = self.isv_local[:, ISV_TAU]  # [P]
         with torch.no_grad():
             self.target.flat.lerp_(self.online.flat, tau.unsqueeze(1))

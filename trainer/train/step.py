@@ -327,6 +327,26 @@ def _branch_one_hots(actions: torch.Tensor) -> torch.Tensor:
     return one_hot(actions, max(BRANCH_SIZES))
 
 
+def explore_actions(draws: torch.Tensor, epsilon: torch.Tensor, greedy: torch.Tensor, sizes: torch.Tensor) -> torch.Tensor:
+    """ε-greedy actions int64 [*agents, E, D] around ``greedy`` [*agents, E, D] from the step's
+    exploration uniforms ``draws`` [*agents, E · (1 + D)]: the first E are one coin per env, the
+    rest a uniform sub-action per env and branch (``sizes`` [D]: the branches' choices).
+
+    ``epsilon`` is the ISV's ε: a 0-d tensor for one agent, [P, 1] for a population (one per agent,
+    broadcast over its envs), so both run the same ops element for element."""
+    n_envs = greedy.shape[-2]
+    coins = draws[..., :n_envs]  # [*agents, E]
+    random = (draws[..., n_envs:].unflatten(-1, (n_envs, N_BRANCHES)) * sizes).to(torch.int64)  # [*agents, E, D]
+    random = torch.minimum(random, (sizes - 1).to(torch.int64))
+    explore = (coins < epsilon).unsqueeze(-1)  # [*agents, E, 1]
+    return torch.where(explore, random, greedy)
+
+
+def action_counts(actions: torch.Tensor, sub_action_offsets: torch.Tensor) -> torch.Tensor:
+    """How often each sub-action was taken: actions int64 [*agents, E, D] → f32 [*agents, ΣA]."""
+    return one_hot(actions + sub_action_offsets, N_SUB_ACTIONS).sum((-3, -2))
+
+
 class TrainStep:
     """The step itself; ``__call__`` runs it eagerly, ``trainer.train.graph`` captures it."""
 
@@ -356,16 +376,10 @@ class TrainStep:
         return self.explore(self.greedy(self.state.gather_windows(bar), portfolio))  # [E, D]
 
     def explore(self, greedy: torch.Tensor) -> torch.Tensor:
-        """The ε-greedy choice around the greedy actions [E, D] (the population passes its agent's
-        rows of one stacked greedy pass): one coin per env, uniform random sub-actions."""
+        """The ε-greedy choice around the greedy actions [E, D]: one coin per env, uniform random sub-actions."""
         state = self.state
         rng_uniform(state.seed, state.counter, RNG_STREAM_EXPLORE, state.explore_draws)  # counter += 1
-        draws = state.explore_draws
-        coins = draws[: self.n_envs]  # [E]
-        random = (draws[self.n_envs :].view(self.n_envs, N_BRANCHES) * self.sizes).to(torch.int64)  # [E, D]
-        random = torch.minimum(random, (self.sizes - 1).to(torch.int64))
-        explore = (coins < state.isv_local[ISV_EPSILON]).unsqueeze(-1)  # [E, 1]
-        return torch.where(explore, random, greedy)
+        return explore_actions(state.explore_draws, state.isv_local[ISV_EPSILON], greedy, self.sizes)  # [E, D]
 
     # -- one step ----------------------------------------------------------------------------
     @hot_path
@@ -411,8 +425,7 @@ class TrainStep:
         )  # fmt: skip
         if store:
             state.replay.add(transitions)
-        counts = one_hot(actions + self.sub_action_offsets, N_SUB_ACTIONS).sum((0, 1))  # [ΣA]
-        state.action_counts.add_(counts)
+        state.action_counts.add_(action_counts(actions, self.sub_action_offsets))
 
     @hot_path
     def learn(self) -> None:

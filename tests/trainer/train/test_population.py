@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 from train_helpers import close_json_differences, close_state_differences, synthetic_market, tiny_config
 
 from trainer.config import ConfigError, agent_config, population_grid
+from trainer.layout import ISV_EPOCH_INDEX
 from trainer.train.checkpoint import latest_checkpoint
 from trainer.train.graph import StepRunner
 from trainer.train.population import PopulationStep
@@ -78,12 +79,13 @@ def assert_close_run(expected_dir, got_dir):
 # -- the step: agents stepped by one runner are the agents stepped alone --------------------------
 # Three agents that differ in everything a grid may vary inside the stacked step: seed, learning
 # rate, Adam ε, the clip bound (one agent unclipped), weight decay (one agent decays, AdamW), and
-# the loss constants mapped per agent.
+# the loss constants mapped per agent, feature noise (one agent has none).
 AGENTS = (
     {"run": {"seed": 0}, "optim": {"lr": 3e-4}},
     {"run": {"seed": 1}, "optim": {"lr": 1e-3, "adam_eps": 1e-6, "grad_clip": 0.5, "weight_decay": 0.1},
      "loss": {"reward_scale": 2.0, "huber_kappa": 0.5, "iqn_weight": 0.5}, "replay": {"feature_noise": 0.3}},
-    {"run": {"seed": 2}, "optim": {"lr": 3e-4, "grad_clip": 0.0}, "loss": {"return_weight": 0.0}},
+    {"run": {"seed": 2}, "optim": {"lr": 3e-4, "grad_clip": 0.0}, "loss": {"return_weight": 0.0},
+     "replay": {"feature_noise": 0.0}},  # draws no noise: its counter skips that draw, as alone
 )  # fmt: skip
 
 
@@ -162,6 +164,43 @@ def test_agent_state_is_its_rows_of_the_stacked_storage():
     assert torch.equal(population.target.flat[0], before)  # and no other agent's
     population()  # one step: every agent's gradient lands in its own row of the flat buffer
     assert population.online.grad.abs().sum(1).gt(0).all()
+
+
+def test_agent_buffers_are_their_rows_of_the_stacked_buffers():
+    """ISV, environments, Philox counter, n-step window, replay ring, the step's draws and action counts:
+    every agent's own tensors (what its checkpoints, resets and warm-up steps use) are views of its
+    rows of the stacked buffers one population step works on, and the agents share one market."""
+    states = [stepped_state(agent) for agent in AGENTS[:2]]
+    population = PopulationStep([TrainStep(state) for state in states])
+    for agent, state in enumerate(states):
+        named = state.named_tensors()
+        stacked = {
+            "env.ps": population.envs.ps, "rng.counter": population.envs.counter, "env.rewards": population.envs.rewards,
+            "env.final_ps": population.envs.final_ps, "nstep.portfolio": population.window.portfolio,
+            "replay.actions": population.replay.storage.actions, "replay.size": population.replay.size,
+            "scratch.explore_draws": population.explore_draws, "scratch.tau_draws": population.tau_draws,
+            "scratch.noise_draws": population.noise_draws, "metrics.action_counts": population.action_counts,
+            "isv": population.isv,
+        }  # fmt: skip
+        for name, rows in stacked.items():
+            assert named[name].data_ptr() == rows[agent].data_ptr(), name
+        assert state.env.counter is state.counter and state.features is states[0].features
+    states[1].isv.write_input("EPOCH_INDEX", 3.0)  # a host write to agent 1's bus lands in its row only
+    epoch_index = population.isv[:, ISV_EPOCH_INDEX]  # [P]
+    assert epoch_index.tolist() == [0.0, 3.0]
+    assert states[1].isv.read("EPOCH_INDEX") == 3.0
+    portfolios = population.envs.ps  # [P, E, PS_STRIDE]
+    before = portfolios.clone()
+    states[1].env.reset()  # a fold reset of agent 1 writes its rows only
+    assert torch.equal(portfolios[:1], before[:1]) and not torch.equal(portfolios[1:], before[1:])
+
+
+def test_agents_of_different_markets_are_refused_with_a_hint():
+    from train_helpers import synthetic_market as market_of
+
+    steps = [TrainStep(stepped_state(AGENTS[0])), TrainStep(TrainerState(tiny_config(), market_of(seed=3), torch.device("cpu")))]
+    with pytest.raises(ValueError, match=r"agent 1's market differs from agent 0's \(feature rows \(400, \d+\) from offset 4 vs .* or other values\) — hint"):
+        PopulationStep(steps)
 
 
 def test_one_agent_runs_the_single_step_itself():
@@ -276,14 +315,22 @@ def test_agents_at_different_steps_are_refused_with_a_hint(tmp_path):
     _check_lockstep(agents[:1])
 
 
-def test_the_network_work_does_not_grow_with_the_agents():
-    """The stacked step's matrix products (acting forward, the update's forwards and backward, the C51
-    projection) are one set for every agent: as many at P = 4 as at P = 2."""
+def test_the_step_does_not_grow_with_the_agents():
+    """Every op of the stacked step — the network's matrix products and everything each agent owns
+    (its draws, envs, n-step window, replay, ISV copy, adaptive kernels) — is one op for every
+    agent: the top-level ATen ops of one step (each a dispatch from Python, the CPU's counterpart
+    of a kernel launch) are the same ops, as many, at P = 4 as at P = 2."""
     from collections import Counter
 
     from torch.profiler import ProfilerActivity, profile
 
-    gemms = {"aten::mm", "aten::bmm", "aten::addmm", "aten::baddbmm"}
+    def has_aten_parent(event) -> bool:
+        parent = event.cpu_parent
+        while parent is not None:
+            if parent.name.startswith("aten::"):
+                return True
+            parent = parent.cpu_parent
+        return False
 
     def products(agents: int) -> Counter:
         states = [stepped_state({"run": {"seed": seed}}) for seed in range(agents)]
@@ -291,7 +338,18 @@ def test_the_network_work_does_not_grow_with_the_agents():
         runner.run(1)
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             runner.run(1)
-        return Counter(event.name for event in prof.events() if event.name in gemms)
+        return Counter(event.name for event in prof.events() if event.name.startswith("aten::") and not has_aten_parent(event))
 
     two, four = products(2), products(4)
-    assert sum(two.values()) > 0 and two == four
+    assert two["aten::mm"] + two["aten::bmm"] + two["aten::addmm"] > 0
+    assert two == four, {name: four[name] - two[name] for name in two | four if two[name] != four[name]}
+
+
+def test_envs_are_stacked_over_the_stacked_isv_only():
+    from trainer.env.vector_env import StackedEnvs
+
+    states = [stepped_state(agent) for agent in AGENTS[:2]]
+    rows = torch.stack([state.isv.tensor for state in states])  # a copy, not the agents' bus
+    with pytest.raises(ValueError, match=r"agent 0's env reads another ISV than row 0 of the population's bus .* — hint: "
+                                        r"stack the agents' ISVs with Isv.stacked"):  # fmt: skip
+        StackedEnvs([state.env for state in states], rows)
