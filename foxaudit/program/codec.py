@@ -52,6 +52,7 @@ from foxaudit.program.pyscan import (
     Span,
     SubscriptWrite,
     WithBlock,
+    NOT_FIELDS,
 )
 
 _CLASSES: dict[str, type] = {
@@ -534,7 +535,7 @@ def _encoded(name: str, raw: bytes | Callable[[], bytes]) -> Encoded:
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
         return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
-    fields = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+    fields = {name: value for name, value in vars(summary).items() if name not in NOT_FIELDS}
     lines = [_encode_members({name: value for name, value in fields.items() if name not in ModuleSummary.LAZY})]
     lines.extend(_encode_member(name, fields[name]) for name in ModuleSummary.LAZY)
     lengths = b" ".join(str(len(line)).encode() for line in lines)
@@ -551,6 +552,22 @@ def _header(key: str, data: bytes) -> tuple[bytes, int]:
     if second < 0:
         raise CodecError("a malformed summary")
     return data[first + 1 : second], second + 1
+
+
+def body_offset(data: bytes) -> int:
+    """Where the body of an encoded summary entry begins (its end for a CUDA entry, which has
+    none): what comes before it is the index. CodecError for a malformed entry."""
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if second < 0:
+        raise CodecError("a malformed summary")
+    kind = data[first + 1 : second]
+    if kind == b"cuda":
+        return len(data)
+    offset = second + 1 + sum(length + 1 for length in _py_lengths(kind))
+    if offset > len(data):
+        raise CodecError("a malformed summary")
+    return offset
 
 
 def _py_lengths(kind: bytes) -> list[int]:

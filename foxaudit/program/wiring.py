@@ -626,7 +626,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         rounds += 1
         candidates = []
         loader_methods = {key.rsplit(".", 1)[-1].rsplit(":", 1)[-1] for key in loaders}
-        for module, call in program.iter_calls_named(_LOAD_METHODS | loader_methods):
+        for module, call in program.iter_calls_named(LOAD_METHODS | loader_methods):
             for candidate in _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
                 candidates.append(candidate)
                 function = program.function_at(module, call.scope)
@@ -889,7 +889,7 @@ def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaS
     return found
 
 
-_LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
+LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
 _SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
 
 

@@ -115,7 +115,9 @@ def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_r
     project({
         "pkg/__init__.py": "",
         "pkg/rejected.py": "x = " + "[" * 3000 + "1" + "]" * 3000 + "\n",  # CPython rejects it too
-        "pkg/accepted.py": "x = " + " + ".join(["'a'"] * 1500) + "\n",  # CPython compiles it; the summariser cannot
+        # CPython compiles it; the summariser read it recursively and left it out (RecursionError)
+        # until the `+` chain's spine was walked in a loop.
+        "pkg/accepted.py": "x = " + " + ".join(["'a'"] * 1500) + "\n",
         "pkg/chain.py": "x = a" + ".b()" * 1500 + "\n",  # summarised: each link's dotted name is memoised
         "pkg/calls.py": "x = f()" + "()" * 5000 + "\n",  # took minutes (parent walks), now instant
     }, '[project]\nname = "pkg"\nversion = "0"\n')  # fmt: skip
@@ -123,10 +125,9 @@ def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_r
     lines = result.out.splitlines()
     assert not [line for line in lines if "internal error" in line]
     fx001 = {line.split(":")[0]: line for line in lines if " FX001 " in line}
-    assert sorted(fx001) == ["pkg/accepted.py", "pkg/calls.py", "pkg/rejected.py"]
+    assert sorted(fx001) == ["pkg/calls.py", "pkg/rejected.py"]
     assert "too many nested parentheses" in fx001["pkg/rejected.py"]
     assert "nested too deeply for CPython" in fx001["pkg/calls.py"]
-    assert "file left out of the whole-project rules (RecursionError" in fx001["pkg/accepted.py"]
 
 
 def test_unreadable_file_hint_is_about_the_checkout_not_a_foxaudit_bug(tmp_path):
