@@ -173,7 +173,8 @@ def _check_once(
             else:
                 misses.append((item.absolute, item.relative, key))
         summarise = scope is not None
-        bodies = summarise and _bodies_read_widely(resolved, misses, contents)
+        # (The few files of an edit are analysed in-process, with their bodies: no prediction.)
+        bodies = summarise and (len(misses) < IN_PROCESS_LIMIT or _bodies_read_widely(resolved, misses, contents))
         for relative, entry, summary in _analyse(resolved, misses, jobs, store, summarise=summarise, bodies=bodies):
             results[relative] = entry
             if summary is not None:

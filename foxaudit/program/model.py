@@ -354,6 +354,13 @@ def _summarise(
     name = _SummaryCache.name(key)
     python = key[0] == "py"
     summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False, captures, body=body)
+    if not body and not failure and python:
+        from foxaudit.program.wiring import import_graph_reads_body
+
+        if import_graph_reads_body(summary):  # type: ignore[arg-type]
+            # Read by every run's import graph: scanned whole here, from the tree at hand (the
+            # captures were consumed: the scanner walks it again), not parsed again later.
+            summary, failure = scan_file(source, key[2], key[3])
     prepared = Prepared(name, b"", failure, summary=summary)
     if store is not None and not failure:
         prepared = dataclasses.replace(prepared, data=prepared.encoded())

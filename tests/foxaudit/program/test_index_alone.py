@@ -96,8 +96,22 @@ def test_long_chains_are_read_without_recursion() -> None:
     assert call.args[0].dotted == "a" + ".b" * 5000
 
 
+def test_a_body_the_import_graph_reads_is_made_with_the_index() -> None:
+    """Every run's import graph reads the body of a module that may extend sys.path or import
+    by a computed name: the per-file pass makes it from the tree at hand, not the parent later."""
+    dynamic = prepare_summary(_source(), (".",), None, body=False)
+    assert dynamic is not None and dynamic.summary is not None
+    assert dynamic.summary.body_bytes() == scan_python(_source(), "pkg.m", False).body_bytes()
+    plain = prepare_summary(_source(PLAIN), (".",), None, body=False)
+    assert plain is not None and plain.summary is not None and plain.summary.body_bytes() == UNSCANNED
+
+
+# RICH without the dynamic import: a body no run's import graph reads.
+PLAIN = RICH.replace("importlib.import_module", "importlib.reload")
+
+
 def test_the_program_scans_a_body_when_read_and_caches_it(tmp_path: Path) -> None:
-    files = {"pkg/__init__.py": "", "pkg/m.py": RICH}
+    files = {"pkg/__init__.py": "", "pkg/m.py": PLAIN}
     sources = [SourceFile.from_text(path, text) for path, text in sorted(files.items())]
     roots = (".",)
     handed: dict[str, Prepared] = {source.path: prepare_summary(source, roots, None, body=False) for source in sources}  # type: ignore[misc]
@@ -105,7 +119,7 @@ def test_the_program_scans_a_body_when_read_and_caches_it(tmp_path: Path) -> Non
     program = Program(Project(root=tmp_path, files=sources, cache=store, summaries={p: h.without_summary() for p, h in handed.items()}), ProgramSettings())
     module = program.modules["pkg.m"]
     assert not module.summary.body_loaded
-    full = scan_python(SourceFile.from_text("pkg/m.py", RICH), "pkg.m", False)
+    full = scan_python(SourceFile.from_text("pkg/m.py", PLAIN), "pkg.m", False)
     assert module.summary.calls == full.calls  # scanned here, on the first read
     (entry,) = (tmp_path / "cache").rglob("*" + BODY_SUFFIX)
     assert entry.read_bytes() == full.body_bytes()
