@@ -390,7 +390,7 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
 
     # A file that may nest past CPython's limits is summarised whole: its full scan may run out
     # of recursion where an index alone would not, and the two must agree on which files fail.
-    body = _WORKER["bodies"] or may_exceed_cpython_limits(data)
+    body = _WORKER["bodies"] or may_exceed_cpython_limits(outcome.source.data)
     summary = prepare_summary(outcome.source, source_roots, store, outcome.captures, body=body)
     if summary is not None and summary.error:
         # A scanner that raises is a foxaudit bug the program build reports once; summarising

@@ -180,3 +180,19 @@ def test_the_bracket_depth_scan_steps_only_through_chunks_that_could_reach_the_l
         cases.append(bytes(generator.choice(b"([{" if generator.random() < share else b")]}") for _ in range(generator.randint(1, 1500))))
     for brackets in cases:
         assert _depth_reaches(brackets, 200) == stepped(brackets, 200), brackets[:40]
+
+
+def test_a_file_that_may_nest_past_cpython_is_summarised_whole_even_as_an_index_alone(tmp_path):
+    """An index alone skips what a full scan recurses into (an assignment's value inside a
+    function): a file nested that deep is summarised whole, so both agree that it fails."""
+    from foxaudit.engine import run
+
+    deep = "def f():\n    x = " + "[" * 3000 + "1" + "]" * 3000 + "\n"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/deep.py").write_text(deep)
+    resolved = resolve(Settings(root=tmp_path))
+    run._init_worker(resolved, None, True, False)  # a big project's pool: indexes alone
+    relative, _, prepared = run._analyse_one((str(tmp_path / "pkg/deep.py"), "pkg/deep.py", ""))
+    assert relative == "pkg/deep.py" and "RecursionError" in prepared.failure
