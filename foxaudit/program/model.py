@@ -29,7 +29,7 @@ from pathlib import Path
 from foxaudit import __version__
 from foxaudit.program.codec import CodecError, body_offset, dump_summary, load_summary, read_summary
 from foxaudit.program.cudascan import CudaSummary, scan_cuda
-from foxaudit.program.project import Project
+from foxaudit.program.project import ContentReads, Project
 from foxaudit.program.pyscan import UNSCANNED, Call, ClassDef, Function, ModuleSummary, scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
@@ -340,6 +340,12 @@ def _scan_task(task: tuple[str, bytes, str, tuple, str | None]) -> tuple[str, st
     return path, prepared.name, prepared.encoded(), prepared.failure
 
 
+def _scanned_unlogged(reads: ContentReads | None, source: SourceFile, key: tuple, store: Store | None) -> bytes:
+    """``scanned_body``: summarising reads the file, but is no content read of the rules."""
+    with reads.pause() if reads is not None else contextlib.nullcontext():
+        return scanned_body(source, key, store)
+
+
 def _body_task(task: tuple[str, bytes, tuple, str | None]) -> tuple[str, bytes]:
     """Worker: the encoded body of one summary made as an index alone (``scanned_body``)."""
     path, data, key, cache_dir = task
@@ -516,9 +522,14 @@ class Program:
                 self.modules[name] = module
             self.by_path[source.path] = module
         self._top_packages = {name.split(".")[0] for name in self.modules}
+        reads, store = self.project.reads, self.cache.store
         for path, module in self.by_path.items():
             # A summary made as an index alone scans its body when an analysis first reads it.
-            module.summary.rescan_with(functools.partial(self._scanned_body, path))
+            # (What it calls holds no reference to this Program: a summary that did would make
+            # a reference cycle of the whole model, freed only by a slow full collection.)
+            module.summary.rescan_with(
+                functools.partial(_scanned_unlogged, reads, self.sources[path], self._keys[path], store), digest=reads is not None
+            )
         for module in self.modules.values():
             for klass in module.summary.classes:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
@@ -956,10 +967,6 @@ class Program:
         for module in self.modules.values():
             for call in module.summary.calls:
                 yield module, call
-
-    def _scanned_body(self, path: str) -> bytes:
-        with self.project.summarising():  # summarising reads the file, but is no content read
-            return scanned_body(self.sources[path], self._keys[path], self.cache.store)
 
     def scan_bodies(self, modules: Iterable[Module]) -> None:
         """Make the bodies an analysis is about to read of every module in ``modules`` that has

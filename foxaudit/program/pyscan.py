@@ -356,7 +356,7 @@ _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 # scanned when an analysis first reads it (``ModuleSummary.rescan_with``).
 UNSCANNED = b""
 # ModuleSummary's own attributes, which are no summary fields (not encoded, not compared).
-NOT_FIELDS = ("_body", "_blob", "_rescan", "body_digest")
+NOT_FIELDS = ("_body", "_blob", "_rescan", "_digest", "body_digest")
 
 
 class Encoded:
@@ -469,8 +469,9 @@ class ModuleSummary:
         self._blob: bytes | Callable[[], bytes] | None = None
         # What makes the body of a summary that has none yet (``UNSCANNED``): a scan of its file.
         self._rescan: Callable[[], bytes] | None = None
-        # The sha256 (hex) of the encoded body an analysis read, once one did: what the run's
-        # findings depend on beside the index (``foxaudit.engine.run``).
+        # The sha256 (hex) of the encoded body an analysis read, once one did, where the run
+        # records what its findings depend on beside the indexes (``foxaudit.engine.run``).
+        self._digest = False
         self.body_digest = ""
 
     @classmethod
@@ -496,10 +497,11 @@ class ModuleSummary:
         self._body = None
         self._blob = blob
 
-    def rescan_with(self, scan: Callable[[], bytes]) -> None:
+    def rescan_with(self, scan: Callable[[], bytes], *, digest: bool = False) -> None:
         """``scan`` makes the encoded body when it is ``UNSCANNED`` (an index-only summary) and
-        an analysis first reads it."""
+        an analysis first reads it; ``digest``: keep the read body's ``body_digest``."""
         self._rescan = scan
+        self._digest = digest
 
     def body_bytes(self) -> bytes:
         """The body in the codec's format (what a cache entry stores)."""
@@ -520,7 +522,8 @@ class ModuleSummary:
             blob = self.body_bytes()
             if blob == UNSCANNED and self._rescan is not None:
                 blob = self._blob = self._rescan()
-            self.body_digest = hashlib.sha256(blob).hexdigest()
+            if self._digest:
+                self.body_digest = hashlib.sha256(blob).hexdigest()
             try:
                 body = decode_body(blob)
             except CodecError:

@@ -78,7 +78,7 @@ def test_an_index_alone_is_the_index_of_a_full_scan() -> None:
 def test_an_unscanned_body_is_scanned_on_first_read_as_a_full_scan_makes_it() -> None:
     full = scan_python(_source(), "pkg.m", False)
     alone = load_summary("key", dump_summary("key", scan_python(_source(), "pkg.m", False, body=False)))
-    alone.rescan_with(lambda: full.body_bytes())
+    alone.rescan_with(lambda: full.body_bytes(), digest=True)
     assert not alone.body_loaded
     assert alone.calls == full.calls and alone.assignments == full.assignments
     assert alone.subscript_writes == full.subscript_writes and alone.dict_entries == full.dict_entries
