@@ -138,3 +138,23 @@ def test_the_prediction_of_wide_body_reads() -> None:
     assert bodies_read_widely(ProgramSettings(), [b"@hot_path\ndef step(x):\n    return x\n"])
     assert bodies_read_widely(ProgramSettings(layout_module="pkg/layout.py"), plain)
     assert bodies_read_widely(ProgramSettings(state_classes=("pkg.state:*",)), plain)
+
+
+def test_a_program_is_freed_by_reference_counting(tmp_path: Path) -> None:
+    """Each summary keeps what scans its body; that must not hold the Program (a reference cycle
+    of the whole model is freed only by a full collection: seconds on a large tree)."""
+    import gc
+    import weakref
+
+    sources = [SourceFile.from_text("pkg/__init__.py", ""), SourceFile.from_text("pkg/m.py", PLAIN)]
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        program = Program(Project(root=tmp_path, files=sources), ProgramSettings())
+        assert program.modules["pkg.m"].summary.calls  # a body read through the summary
+        alive = weakref.ref(program)
+        del program
+        assert alive() is None
+    finally:
+        if enabled:
+            gc.enable()
