@@ -385,7 +385,6 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
     if source_roots is None or outcome.source is None:
         return relative, entry, None
     from foxaudit.program.model import prepare_summary
-
     from foxaudit.rules.tool.parse_error import may_exceed_cpython_limits
 
     # A file that may nest past CPython's limits is summarised whole: its full scan may run out

@@ -85,9 +85,9 @@ def bodies_read_widely(settings: ProgramSettings, sources: Iterable[bytes]) -> b
     scans its body when an analysis reads it, so a wrong guess costs time, never a finding.
 
     Wide readers: the ISV model (every module's subscript writes, with a layout module), state
-    coverage (every module's assignments, with state classes), the call graph from configured
-    hot-path roots (or those a hot-path decorator marks), and the derived kernel launchers (every module's calls, once any module
-    calls a kernel loader — configured, or named like CuPy's)."""
+    coverage (every module's assignments, with state classes), the call graph from hot-path
+    roots (configured, or marked by a hot-path decorator), and the derived kernel launchers
+    (every module's calls, once any module calls a kernel loader: configured, or CuPy's)."""
     if settings.layout_module or settings.state_classes or settings.hot_path_roots or settings.kernel_loaders:
         return True
     from foxaudit.program.wiring import LOAD_METHODS

@@ -21,8 +21,9 @@ written for (a file copied under another name is a miss), the byte lengths of th
 follow up to the body, the summary's index (a JSON object, one member per index field except the
 lazy ones), one line per field of ``ModuleSummary.LAZY`` (its JSON value, in that order: parsed
 only when an analysis first reads the field) and its body (a JSON object, for the lists
-``ModuleSummary`` keeps encoded until an analysis first reads one). JSON text holds no raw line
-break, so the lines split unambiguously; the lengths let ``read_summary`` read an entry's index
+``ModuleSummary`` keeps encoded until an analysis first reads one; empty for a summary made as
+an index alone, whose body is scanned then and kept in a ``.body`` entry of its own). JSON text
+holds no raw line break, so the lines split unambiguously; the lengths let ``read_summary`` read an entry's index
 alone (a twentieth of its bytes on pandas) and the rest only when a lazy field or the body is
 first read. A CUDA summary file holds ``key\\n cuda\\n record``.
 """
@@ -40,6 +41,7 @@ from typing import Any
 from foxaudit.program.cudascan import CudaConstant, CudaSummary, Kernel, Launch, Memcpy
 from foxaudit.program.pyscan import (
     LONG_INT_BITS,
+    NOT_FIELDS,
     Arg,
     Assignment,
     Call,
@@ -52,7 +54,6 @@ from foxaudit.program.pyscan import (
     Span,
     SubscriptWrite,
     WithBlock,
-    NOT_FIELDS,
 )
 
 _CLASSES: dict[str, type] = {

@@ -410,8 +410,9 @@ class ModuleSummary:
     with the summary. The *body* (every
     call, assignment, subscript write and dict entry) stays encoded bytes (``foxaudit.program.codec``)
     until an analysis first reads one of those lists; analyses consult the index to skip modules
-    that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
-    hold the same facts.
+    that cannot matter (on pandas most modules' bodies are never decoded). A summary made as an
+    index alone (``scan_python(body=False)``) has no body yet: it is scanned on that first read
+    (``rescan_with``). Either way the lists hold the same facts.
     """
 
     # Index fields left encoded (not even parsed) in a loaded summary until an analysis reads

@@ -96,8 +96,8 @@ def summaries(request, monkeypatch) -> str:
     whose analyses read most bodies), or as indexes alone (a big project's cold run: a body is
     scanned when an analysis reads it)."""
     if request.param == "indexes alone":
-        import foxaudit.engine.run as run
-        import foxaudit.program.analysis as analysis
+        from foxaudit.engine import run
+        from foxaudit.program import analysis
 
         monkeypatch.setattr(run, "IN_PROCESS_LIMIT", 0)
         monkeypatch.setattr(analysis, "bodies_read_widely", lambda settings, sources: False)
@@ -168,7 +168,7 @@ def test_a_body_an_analysis_read_is_compared_after_an_edit_and_another_is_not(
     """The recorded inputs of the project's findings compare each edited file's index, and its
     body only where an analysis read the body: an edit of such a body alone runs the rules again
     (the findings move), an edit of a body no analysis read reuses them."""
-    import foxaudit.engine.run as run
+    from foxaudit.engine import run
 
     builder = "from builder._steps import run\n"
     steps = "def run():\n    return compute(3)\n"

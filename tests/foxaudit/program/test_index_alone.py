@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from foxaudit.program.analysis import bodies_read_widely
 from foxaudit.program.codec import body_offset, dump_summary, load_summary
 from foxaudit.program.model import BODY_SUFFIX, Prepared, Program, prepare_summary
-from foxaudit.program.analysis import bodies_read_widely
 from foxaudit.program.project import Project
 from foxaudit.program.pyscan import UNSCANNED, scan_python
 from foxaudit.program.settings import ProgramSettings
