@@ -172,7 +172,10 @@ def _check_once(
                 hits += 1
             else:
                 misses.append((item.absolute, item.relative, key))
-        for relative, entry, summary in _analyse(resolved, misses, jobs, store, summarise=scope is not None):
+        summarise = scope is not None
+        # (The few files of an edit are analysed in-process, with their bodies: no prediction.)
+        bodies = summarise and (len(misses) < IN_PROCESS_LIMIT or _bodies_read_widely(resolved, misses, contents))
+        for relative, entry, summary in _analyse(resolved, misses, jobs, store, summarise=summarise, bodies=bodies):
             results[relative] = entry
             if summary is not None:
                 prepared[relative] = summary
@@ -262,6 +265,20 @@ def _snapshot_state(keys: dict[str, str]) -> str:
     return state.hexdigest()
 
 
+def _bodies_read_widely(resolved: Resolved, misses: list[tuple[str, str, str]], contents: dict[str, bytes]) -> bool:
+    """Will the project pass read most summaries' bodies (``program.analysis.bodies_read_widely``)?
+    Then the per-file pass makes them with the index; else it makes indexes alone, and the few
+    bodies read are scanned then. A missed file whose bytes this run did not read counts as
+    one that may need them."""
+    from foxaudit.program.analysis import bodies_read_widely
+    from foxaudit.program.settings import ProgramSettings
+
+    if any(relative not in contents for _, relative, _ in misses):
+        return True
+    settings = ProgramSettings.from_table(resolved.program)
+    return bodies_read_widely(settings, (contents[relative] for _, relative, _ in misses if relative.endswith(".py")))
+
+
 def _analyse(
     resolved: Resolved,
     misses: list[tuple[str, str, str]],
@@ -269,15 +286,19 @@ def _analyse(
     store: cache_module.Cache | None,
     *,
     summarise: bool = False,
+    bodies: bool = True,
 ) -> Iterator[tuple[str, dict[str, Any], Any]]:
     """(path, cache entry, Prepared summary or None) of each missed file; with ``summarise``
-    each file's whole-program summary is made from the tree its rules walked (one parse)."""
+    each file's whole-program summary is made from the tree its rules walked (one parse), with
+    its body when ``bodies`` (else the index alone: ``pyscan.scan_python(body=False)``). The
+    few files analysed in-process get their bodies: an edited file's body is what the project
+    pass compares when an analysis read it (``_reused_findings``)."""
     if not misses:
         return
     workers = min(jobs or default_jobs(), len(misses))
     cache_dir = str(store.directory) if store is not None else None
     if workers <= 1 or len(misses) < IN_PROCESS_LIMIT:
-        _init_worker(resolved, cache_dir, summarise)
+        _init_worker(resolved, cache_dir, summarise, bodies or len(misses) < IN_PROCESS_LIMIT)
         for task in misses:
             yield _analyse_one(task)
         return
@@ -289,7 +310,7 @@ def _analyse(
     # Big files first: the pool's tail is then made of small tasks and both cores finish together.
     ordered = sorted(misses, key=lambda task: _size(task[0]), reverse=True)
     chunk = max(1, min(16, len(ordered) // (workers * 16)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir, summarise)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir, summarise, bodies)) as pool:
         yield from pool.map(_analyse_in_worker, ordered, chunksize=chunk)
 
 
@@ -303,7 +324,7 @@ def _size(path: str) -> int:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = False) -> None:
+def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = False, bodies: bool = True) -> None:
     from foxaudit.engine.analyze import Analyzer
 
     if _WORKER.get("resolved") is not resolved:
@@ -313,6 +334,7 @@ def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = Fa
         _WORKER["cache_dir"] = cache_dir
         _WORKER["cache"] = cache_module.Cache(Path(cache_dir)) if cache_dir else None
     _WORKER["source_roots"] = _source_roots(resolved) if summarise else None
+    _WORKER["bodies"] = bodies
     if summarise and "scan_query" not in _WORKER:
         from foxaudit.program.pyscan import SCAN_QUERY
 
@@ -363,8 +385,12 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
     if source_roots is None or outcome.source is None:
         return relative, entry, None
     from foxaudit.program.model import prepare_summary
+    from foxaudit.rules.tool.parse_error import may_exceed_cpython_limits
 
-    summary = prepare_summary(outcome.source, source_roots, store, outcome.captures)
+    # A file that may nest past CPython's limits is summarised whole: its full scan may run out
+    # of recursion where an index alone would not, and the two must agree on which files fail.
+    body = _WORKER["bodies"] or may_exceed_cpython_limits(outcome.source.data)
+    summary = prepare_summary(outcome.source, source_roots, store, outcome.captures, body=body)
     if summary is not None and summary.error:
         # A scanner that raises is a foxaudit bug the program build reports once; summarising
         # more files in this process would only repeat it.
@@ -555,7 +581,7 @@ def _reused_findings(
 ) -> list[Diagnostic] | None:
     """The recorded findings, when they still hold (see ``_project_pass``); else None."""
     from foxaudit.engine.project import project_source
-    from foxaudit.program.model import summary_digest
+    from foxaudit.program.model import body_digest, summary_digest
 
     summaries, reads, rows = recorded
     if summaries.keys() != keys.keys():
@@ -567,8 +593,12 @@ def _reused_findings(
     roots = _source_roots(resolved)
     for relative in changed:
         source = project_source(resolved, by_path[relative], contents)
+        index, _, body = summaries[relative][1].partition(BODY_READ)
         current = ABSENT if source is None else summary_digest(source, roots, prepared.get(relative), store)
-        if current is None or current != summaries[relative][1]:
+        if current is None or current != index:
+            return None
+        # The body too, where an analysis read it (else no analysis would read it now either).
+        if body and body != body_digest(source, roots, prepared.get(relative), store):  # type: ignore[arg-type]
             return None
     try:
         return cache_module.decode_project(rows)
@@ -578,6 +608,9 @@ def _reused_findings(
 
 # The summary digest of a file the project model leaves out (binary, not decodable).
 ABSENT = ""
+# Between a file's index digest and its body's, in the inputs' record of a file whose summary
+# body an analysis read (a body no analysis read is not what the findings were made from).
+BODY_READ = "+"
 
 
 def _run_project_rules(
@@ -658,15 +691,20 @@ def _inputs_of(
     summaries: dict[str, list[str]] = {}
     with project.summarising():
         for relative, key in keys.items():
+            module = program.by_path.get(relative)
+            read = module.summary.body_digest if module is not None else ""
             known = previous.get(relative)
             if known is not None and known[0] == key:
-                summaries[relative] = known
+                # The same bytes: the same index and body (recorded with the body's digest once
+                # an analysis read it, this run or an earlier one).
+                digest = known[1] if BODY_READ in known[1] or not read else f"{known[1]}{BODY_READ}{read}"
+                summaries[relative] = [key, digest]
                 continue
             source = program.sources.get(relative)
             digest = ABSENT if source is None else summary_digest(source, roots, prepared.get(relative), store)
             if digest is None:
                 return None
-            summaries[relative] = [key, digest]
+            summaries[relative] = [key, f"{digest}{BODY_READ}{read}" if read else digest]
     return {"files": summaries, "reads": reads}
 
 

@@ -10,10 +10,12 @@ analyses themselves on large trees.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from foxaudit.program.model import Program, no_gc, program_for
 from foxaudit.program.project import Project
+from foxaudit.program.settings import ProgramSettings
 
 if TYPE_CHECKING:
     from foxaudit.program.hotpath import HotPath
@@ -75,6 +77,24 @@ class Analysis:
 
         with no_gc():
             return layout_sync(self.program, self.layout)
+
+
+def bodies_read_widely(settings: ProgramSettings, sources: Iterable[bytes]) -> bool:
+    """Will the analyses read the summary body of most modules of a project with these settings
+    and these Python sources? A prediction, for speed alone: a summary made as an index alone
+    scans its body when an analysis reads it, so a wrong guess costs time, never a finding.
+
+    Wide readers: the ISV model (every module's subscript writes, with a layout module), state
+    coverage (every module's assignments, with state classes), the call graph from hot-path
+    roots (configured, or marked by a hot-path decorator), and the derived kernel launchers
+    (every module's calls, once any module calls a kernel loader: configured, or CuPy's)."""
+    if settings.layout_module or settings.state_classes or settings.hot_path_roots or settings.kernel_loaders:
+        return True
+    from foxaudit.program.wiring import LOAD_METHODS
+
+    names = {*LOAD_METHODS, *(decorator.rpartition(".")[2] for decorator in settings.hot_path_decorators)}
+    markers = [name.encode() for name in sorted(names)]
+    return any(marker in data for data in sources for marker in markers)
 
 
 def analysis_for(project: Project, *, use_cache: bool = True) -> Analysis:

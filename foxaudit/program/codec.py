@@ -21,8 +21,9 @@ written for (a file copied under another name is a miss), the byte lengths of th
 follow up to the body, the summary's index (a JSON object, one member per index field except the
 lazy ones), one line per field of ``ModuleSummary.LAZY`` (its JSON value, in that order: parsed
 only when an analysis first reads the field) and its body (a JSON object, for the lists
-``ModuleSummary`` keeps encoded until an analysis first reads one). JSON text holds no raw line
-break, so the lines split unambiguously; the lengths let ``read_summary`` read an entry's index
+``ModuleSummary`` keeps encoded until an analysis first reads one; empty for a summary made as
+an index alone, whose body is scanned then and kept in a ``.body`` entry of its own). JSON text
+holds no raw line break, so the lines split unambiguously; the lengths let ``read_summary`` read an entry's index
 alone (a twentieth of its bytes on pandas) and the rest only when a lazy field or the body is
 first read. A CUDA summary file holds ``key\\n cuda\\n record``.
 """
@@ -40,6 +41,7 @@ from typing import Any
 from foxaudit.program.cudascan import CudaConstant, CudaSummary, Kernel, Launch, Memcpy
 from foxaudit.program.pyscan import (
     LONG_INT_BITS,
+    NOT_FIELDS,
     Arg,
     Assignment,
     Call,
@@ -534,7 +536,7 @@ def _encoded(name: str, raw: bytes | Callable[[], bytes]) -> Encoded:
 def dump_summary(key: str, summary: ModuleSummary | CudaSummary) -> bytes:
     if isinstance(summary, CudaSummary):
         return b"\n".join((key.encode(), b"cuda", _dumps(summary).encode()))
-    fields = {name: value for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+    fields = {name: value for name, value in vars(summary).items() if name not in NOT_FIELDS}
     lines = [_encode_members({name: value for name, value in fields.items() if name not in ModuleSummary.LAZY})]
     lines.extend(_encode_member(name, fields[name]) for name in ModuleSummary.LAZY)
     lengths = b" ".join(str(len(line)).encode() for line in lines)
@@ -551,6 +553,22 @@ def _header(key: str, data: bytes) -> tuple[bytes, int]:
     if second < 0:
         raise CodecError("a malformed summary")
     return data[first + 1 : second], second + 1
+
+
+def body_offset(data: bytes) -> int:
+    """Where the body of an encoded summary entry begins (its end for a CUDA entry, which has
+    none): what comes before it is the index. CodecError for a malformed entry."""
+    first = data.find(b"\n")
+    second = data.find(b"\n", first + 1) if first >= 0 else -1
+    if second < 0:
+        raise CodecError("a malformed summary")
+    kind = data[first + 1 : second]
+    if kind == b"cuda":
+        return len(data)
+    offset = second + 1 + sum(length + 1 for length in _py_lengths(kind))
+    if offset > len(data):
+        raise CodecError("a malformed summary")
+    return offset
 
 
 def _py_lengths(kind: bytes) -> list[int]:

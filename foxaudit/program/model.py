@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from foxaudit import __version__
-from foxaudit.program.codec import CodecError, dump_summary, load_summary, read_summary
+from foxaudit.program.codec import CodecError, body_offset, dump_summary, load_summary, read_summary
 from foxaudit.program.cudascan import CudaSummary, scan_cuda
-from foxaudit.program.project import Project
-from foxaudit.program.pyscan import Call, ClassDef, Function, ModuleSummary, scan_python
+from foxaudit.program.project import ContentReads, Project
+from foxaudit.program.pyscan import UNSCANNED, Call, ClassDef, Function, ModuleSummary, scan_python
 from foxaudit.program.settings import ProgramSettings
 from foxaudit.sources.base import SourceFile
 from foxaudit.store import Store
@@ -162,15 +162,18 @@ class _SummaryCache:
             return None
 
 
-def scan_file(source: SourceFile, name: str, is_package: bool, captures: dict | None = None) -> tuple[ModuleSummary | CudaSummary, str]:
+def scan_file(
+    source: SourceFile, name: str, is_package: bool, captures: dict | None = None, *, body: bool = True
+) -> tuple[ModuleSummary | CudaSummary, str]:
     """(summary, failure): a file the scanner cannot summarise (nested past Python's recursion
     limit) gets an empty summary and the reason, so one file never fails the whole program.
-    ``captures``: the scanner's query captures on ``source``'s tree, found by another walk."""
+    ``captures``: the scanner's query captures on ``source``'s tree, found by another walk;
+    ``body=False``: a Python file's index alone (``scan_python``)."""
     try:
         with no_gc():
             if source.language == "cuda":
                 return scan_cuda(source), ""
-            return scan_python(source, name, is_package, captures), ""
+            return scan_python(source, name, is_package, captures, body=body), ""
     except RecursionError as error:
         empty: ModuleSummary | CudaSummary
         if source.language == "cuda":
@@ -228,16 +231,54 @@ class Prepared:
 # The digest of a file the program model holds but has no summary of (a ``.pyi``, a path that is
 # no importable module).
 NO_SUMMARY = "-"
+# A summary's body scanned after its index (the index was made alone): its own cache entry.
+BODY_SUFFIX = ".body"
 
 
 def summary_digest(source: SourceFile, source_roots: SourceRoots | Iterable[str], prepared: Prepared | None, store: Store | None) -> str | None:
-    """What the whole-program analyses see of ``source``: a digest of its summary's content and
-    of the module name it was made under — not of the file's bytes, so an edit that leaves the
-    summary as it was (a comment) keeps it. ``NO_SUMMARY`` for a file without one; None when the
-    summary is neither handed over (``prepared``) nor cached, or the scanner failed on the file."""
+    """What the whole-program analyses see of ``source`` without reading its body: a digest of
+    its summary's index (lazy fields included) and of the module name it was made under — not of
+    the file's bytes, so an edit that leaves the summary as it was (a comment) keeps it.
+    ``NO_SUMMARY`` for a file without one; None when the summary is neither handed over
+    (``prepared``) nor cached, or the scanner failed on the file. The body's digest is apart
+    (``body_digest``): it matters only where an analysis read the body."""
     key = summary_key(source, source_roots)
     if key is None:
         return NO_SUMMARY
+    data = _entry_of(key, prepared, store)
+    if data is None:
+        return None
+    head = len(_SummaryCache.name(key)) + 1
+    try:
+        end = body_offset(data)
+    except CodecError:
+        return None
+    # The entry's first line is its name, which hashes the file's bytes: leave it out.
+    digest = hashlib.sha256(repr(key[:-1]).encode("utf-8", errors="surrogateescape") + b"\n")
+    digest.update(memoryview(data)[head:end])
+    return digest.hexdigest()
+
+
+def body_digest(source: SourceFile, source_roots: SourceRoots | Iterable[str], prepared: Prepared | None, store: Store | None) -> str | None:
+    """The sha256 (hex) of ``source``'s encoded summary body, as ``ModuleSummary.body_digest``
+    records it where an analysis reads the body (scanned here when the summary was made as an
+    index alone); None where ``summary_digest`` is."""
+    key = summary_key(source, source_roots)
+    data = _entry_of(key, prepared, store) if key is not None and key[0] == "py" else None
+    if data is None:
+        return None
+    try:
+        body = bytes(memoryview(data)[body_offset(data):])
+    except CodecError:
+        return None
+    if body == UNSCANNED:
+        body = scanned_body(source, key, store)  # type: ignore[arg-type]
+    return hashlib.sha256(body).hexdigest()
+
+
+def _entry_of(key: tuple, prepared: Prepared | None, store: Store | None) -> bytes | None:
+    """The encoded summary entry of ``key``: handed over, else cached; None when neither (or
+    the scanner failed on the file)."""
     name = _SummaryCache.name(key)
     if prepared is not None and prepared.name == name:
         if prepared.error or prepared.failure:
@@ -245,23 +286,38 @@ def summary_digest(source: SourceFile, source_roots: SourceRoots | Iterable[str]
         data: bytes | None = prepared.encoded()
     else:
         data = store.get_bytes(name, _SummaryCache.SUFFIX) if store is not None else None
-    head = name.encode() + b"\n"
-    if not data or not data.startswith(head):
+    if not data or not data.startswith(name.encode() + b"\n"):
         return None
-    # The entry's first line is its name, which hashes the file's bytes: leave it out.
-    digest = hashlib.sha256(repr(key[:-1]).encode("utf-8", errors="surrogateescape") + b"\n")
-    digest.update(memoryview(data)[len(head):])
-    return digest.hexdigest()
+    return data
+
+
+def scanned_body(source: SourceFile, key: tuple, store: Store | None) -> bytes:
+    """The encoded body of the summary of ``key`` (``summary_key``) that was made as an index
+    alone: the cache's body entry, else a scan of the file (stored for the next run)."""
+    name = _SummaryCache.name(key)
+    if store is not None:
+        cached = store.get_bytes(name, BODY_SUFFIX)
+        if cached:
+            return cached
+    # A fresh SourceFile: the summary sees the file's bytes alone (no configured macros).
+    summary, failure = scan_file(SourceFile(path=source.path, data=source.data, language="python"), key[2], key[3])
+    body = summary.body_bytes()  # type: ignore[union-attr]
+    if store is not None and not failure:
+        store.put_bytes(name, body, BODY_SUFFIX)
+    return body
 
 
 class SummaryError(RuntimeError):
     """The scanner raised while the per-file pass summarised a file (a foxaudit bug)."""
 
 
-def prepare_summary(source: SourceFile, source_roots: SourceRoots | Iterable[str], store: Store | None, captures: dict | None = None) -> Prepared | None:
+def prepare_summary(
+    source: SourceFile, source_roots: SourceRoots | Iterable[str], store: Store | None, captures: dict | None = None, *, body: bool = True
+) -> Prepared | None:
     """Summarise an already parsed file and encode it (and store it, when caching): what the
     program pass would do with the same bytes. None for a file without a summary. ``captures``:
-    those of ``pyscan.SCAN_QUERY`` on the Python file's tree, when the per-file walk found them."""
+    those of ``pyscan.SCAN_QUERY`` on the Python file's tree, when the per-file walk found them;
+    ``body=False``: a Python file's index alone (its body is scanned if an analysis reads it)."""
     key = summary_key(source, source_roots)
     if key is None:
         return None
@@ -270,7 +326,7 @@ def prepare_summary(source: SourceFile, source_roots: SourceRoots | Iterable[str
         # configured macros (as the program pass's own scan does): parse that copy.
         source = SourceFile(path=source.path, data=source.data, language="cuda")
     try:
-        return _summarise(source, key, store, captures if source.language == "python" else None)[0]
+        return _summarise(source, key, store, captures if source.language == "python" else None, body=body)[0]
     except Exception as error:  # noqa: BLE001 — handed over: the program build fails with it, once
         return Prepared(_SummaryCache.name(key), b"", error=f"{type(error).__name__}: {error}")
 
@@ -284,13 +340,33 @@ def _scan_task(task: tuple[str, bytes, str, tuple, str | None]) -> tuple[str, st
     return path, prepared.name, prepared.encoded(), prepared.failure
 
 
+def _scanned_unlogged(reads: ContentReads | None, source: SourceFile, key: tuple, store: Store | None) -> bytes:
+    """``scanned_body``: summarising reads the file, but is no content read of the rules."""
+    with reads.pause() if reads is not None else contextlib.nullcontext():
+        return scanned_body(source, key, store)
+
+
+def _body_task(task: tuple[str, bytes, tuple, str | None]) -> tuple[str, bytes]:
+    """Worker: the encoded body of one summary made as an index alone (``scanned_body``)."""
+    path, data, key, cache_dir = task
+    source = SourceFile(path=path, data=data, language="python")
+    return path, scanned_body(source, key, Store(Path(cache_dir)) if cache_dir is not None else None)
+
+
 def _summarise(
-    source: SourceFile, key: tuple, store: Store | None, captures: dict | None = None
+    source: SourceFile, key: tuple, store: Store | None, captures: dict | None = None, *, body: bool = True
 ) -> tuple[Prepared, ModuleSummary | CudaSummary]:
     """Scan, encode and (unless it failed) store one summary; ``key`` from ``summary_key``."""
     name = _SummaryCache.name(key)
     python = key[0] == "py"
-    summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False, captures)
+    summary, failure = scan_file(source, key[2] if python else "", key[3] if python else False, captures, body=body)
+    if not body and not failure and python:
+        from foxaudit.program.wiring import import_graph_reads_body
+
+        if import_graph_reads_body(summary):  # type: ignore[arg-type]
+            # Read by every run's import graph: scanned whole here, from the tree at hand (the
+            # captures were consumed: the scanner walks it again), not parsed again later.
+            summary, failure = scan_file(source, key[2], key[3])
     prepared = Prepared(name, b"", failure, summary=summary)
     if store is not None and not failure:
         prepared = dataclasses.replace(prepared, data=prepared.encoded())
@@ -446,6 +522,14 @@ class Program:
                 self.modules[name] = module
             self.by_path[source.path] = module
         self._top_packages = {name.split(".")[0] for name in self.modules}
+        reads, store = self.project.reads, self.cache.store
+        for path, module in self.by_path.items():
+            # A summary made as an index alone scans its body when an analysis first reads it.
+            # (What it calls holds no reference to this Program: a summary that did would make
+            # a reference cycle of the whole model, freed only by a slow full collection.)
+            module.summary.rescan_with(
+                functools.partial(_scanned_unlogged, reads, self.sources[path], self._keys[path], store), digest=reads is not None
+            )
         for module in self.modules.values():
             for klass in module.summary.classes:
                 self.classes[function_key(module.name, klass.qualname)] = (module, klass)
@@ -457,12 +541,14 @@ class Program:
         found: dict[str, object] = {}
         missing: list[tuple[tuple, SourceFile]] = []
         prepared = self.project.summaries
+        self._keys: dict[str, tuple] = {}
         for source in self.project.files:
             key = summary_key(source, self.source_roots)
             if key is None:
                 continue
             if key[0] == "py":
                 self._names[source.path] = (key[2], key[3])
+                self._keys[source.path] = key
             name = self.cache.name(key)
             self.summary_names[source.path] = name
             handed = prepared.get(source.path)
@@ -877,9 +963,41 @@ class Program:
 
     # -- iteration helpers -----------------------------------------------------------------------
     def iter_calls(self) -> Iterator[tuple[Module, Call]]:
+        self.scan_bodies(self.modules.values())
         for module in self.modules.values():
             for call in module.summary.calls:
                 yield module, call
+
+    def scan_bodies(self, modules: Iterable[Module]) -> None:
+        """Make the bodies an analysis is about to read of every module in ``modules`` that has
+        none yet (its summary was made as an index alone, and its cache has no body entry):
+        across cores when there are many, as ``_summaries`` scans. Each is what the module's
+        first read would scan itself; this only does it in parallel."""
+        store = self.cache.store
+        todo = []
+        for module in modules:
+            summary = module.summary
+            if summary.body_loaded or summary.body_bytes() != UNSCANNED:
+                continue
+            key = self._keys[module.path]
+            cached = store.get_bytes(self.cache.name(key), BODY_SUFFIX) if store is not None else None
+            if cached:
+                summary.encoded_body(cached)
+            else:
+                todo.append((module, key))
+        if len(todo) < PARALLEL_SCAN_LIMIT or default_jobs() < 2:
+            return  # each is scanned on its first read
+        from concurrent.futures import ProcessPoolExecutor
+
+        cache_dir = str(store.directory) if store is not None else None
+        with self.project.summarising():
+            tasks = [(module.path, self.sources[module.path].data, key, cache_dir) for module, key in todo]
+        tasks.sort(key=lambda task: len(task[1]), reverse=True)
+        workers = min(default_jobs(), len(tasks))
+        chunk = max(1, min(16, len(tasks) // (workers * 16)))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for path, body in pool.map(_body_task, tasks, chunksize=chunk):
+                self.by_path[path].summary.encoded_body(body)
 
     def iter_calls_named(self, methods: frozenset[str] | set[str]) -> Iterator[tuple[Module, Call]]:
         """Calls whose method is in ``methods``; modules that make none are skipped unread."""

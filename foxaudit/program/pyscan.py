@@ -349,7 +349,14 @@ TRANSFER_METHODS = frozenset({
     "asarray", "array", "asanyarray", "nonzero", "argwhere", "masked_select", "unique", "where",
 })
 TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
+# Callees whose literal argument names a module the call imports (an ImportRef of the index).
+_DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "__import__"})
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
+# The encoded body of a summary made as an index alone (``scan_python(body=False)``): its body is
+# scanned when an analysis first reads it (``ModuleSummary.rescan_with``).
+UNSCANNED = b""
+# ModuleSummary's own attributes, which are no summary fields (not encoded, not compared).
+NOT_FIELDS = ("_body", "_blob", "_rescan", "_digest", "body_digest")
 
 
 class Encoded:
@@ -403,8 +410,9 @@ class ModuleSummary:
     with the summary. The *body* (every
     call, assignment, subscript write and dict entry) stays encoded bytes (``foxaudit.program.codec``)
     until an analysis first reads one of those lists; analyses consult the index to skip modules
-    that cannot matter (on pandas most modules' bodies are never decoded). Either way the lists
-    hold the same facts.
+    that cannot matter (on pandas most modules' bodies are never decoded). A summary made as an
+    index alone (``scan_python(body=False)``) has no body yet: it is scanned on that first read
+    (``rescan_with``). Either way the lists hold the same facts.
     """
 
     # Index fields left encoded (not even parsed) in a loaded summary until an analysis reads
@@ -460,6 +468,12 @@ class ModuleSummary:
         self._body: dict[str, list] | None = {name: [] for name in _BODY}
         # The encoded body (or a function that reads it from the cache entry) until first read.
         self._blob: bytes | Callable[[], bytes] | None = None
+        # What makes the body of a summary that has none yet (``UNSCANNED``): a scan of its file.
+        self._rescan: Callable[[], bytes] | None = None
+        # The sha256 (hex) of the encoded body an analysis read, once one did, where the run
+        # records what its findings depend on beside the indexes (``foxaudit.engine.run``).
+        self._digest = False
+        self.body_digest = ""
 
     @classmethod
     def from_index(cls, index: dict[str, object], body: bytes | Callable[[], bytes]) -> ModuleSummary:
@@ -469,7 +483,7 @@ class ModuleSummary:
         ValueError (the codec's callers treat it as a cache miss).
         """
         summary = cls("")
-        expected = {name: type(value) for name, value in vars(summary).items() if name not in ("_body", "_blob")}
+        expected = {name: type(value) for name, value in vars(summary).items() if name not in NOT_FIELDS}
         if index.keys() != expected.keys() or any(
             type(index[name]) is not kind and not (name in cls.LAZY and type(index[name]) is Encoded) for name, kind in expected.items()
         ):
@@ -480,9 +494,15 @@ class ModuleSummary:
 
     def encoded_body(self, blob: bytes | Callable[[], bytes]) -> None:
         """Hold ``blob`` (the codec's body, or a function that reads it from a cache entry) as
-        the body, decoded when an analysis first reads it."""
+        the body, decoded when an analysis first reads it; ``UNSCANNED`` for none yet."""
         self._body = None
         self._blob = blob
+
+    def rescan_with(self, scan: Callable[[], bytes], *, digest: bool = False) -> None:
+        """``scan`` makes the encoded body when it is ``UNSCANNED`` (an index-only summary) and
+        an analysis first reads it; ``digest``: keep the read body's ``body_digest``."""
+        self._rescan = scan
+        self._digest = digest
 
     def body_bytes(self) -> bytes:
         """The body in the codec's format (what a cache entry stores)."""
@@ -496,10 +516,17 @@ class ModuleSummary:
 
     def _loaded(self) -> dict[str, list]:
         if self._body is None:
+            import hashlib
+
             from foxaudit.program.codec import CodecError, decode_body
 
+            blob = self.body_bytes()
+            if blob == UNSCANNED and self._rescan is not None:
+                blob = self._blob = self._rescan()
+            if self._digest:
+                self.body_digest = hashlib.sha256(blob).hexdigest()
             try:
-                body = decode_body(self.body_bytes())
+                body = decode_body(blob)
             except CodecError:
                 # A damaged cache entry whose index decoded: its body reads as empty (the file's
                 # next change, or --no-cache, rescans it) rather than failing every analysis.
@@ -534,25 +561,36 @@ class ModuleSummary:
         for summary in (self, other):
             for name in self.LAZY:
                 getattr(summary, name)  # decoded: an encoded field compares by its records
-        mine = {key: value for key, value in self.__dict__.items() if key not in ("_body", "_blob")}
-        theirs = {key: value for key, value in other.__dict__.items() if key not in ("_body", "_blob")}
+        mine = {key: value for key, value in self.__dict__.items() if key not in NOT_FIELDS}
+        theirs = {key: value for key, value in other.__dict__.items() if key not in NOT_FIELDS}
         return mine == theirs and self._loaded() == other._loaded()
 
     __hash__ = None  # type: ignore[assignment]
 
 
 def scan_python(
-    source: SourceFile, module: str, is_package: bool, captures: dict[str, list[tree_sitter.Node]] | None = None
+    source: SourceFile,
+    module: str,
+    is_package: bool,
+    captures: dict[str, list[tree_sitter.Node]] | None = None,
+    *,
+    body: bool = True,
 ) -> ModuleSummary:
     """Summarise one Python file. ``module`` is its dotted name (for relative imports);
     ``captures``: those of ``SCAN_QUERY`` on ``source``'s tree, when a walk already found them
-    (they are consumed), else the scanner runs the query itself."""
-    return _Scanner(source, module, is_package).run(captures)
+    (they are consumed), else the scanner runs the query itself.
+
+    ``body=False`` makes the index alone (every index field as a full scan makes it) and leaves
+    the body unscanned (``ModuleSummary.scanned_body``): the whole-program pass reads few
+    modules' bodies on most trees (18 of pandas' 1,440), and the calls' arguments,
+    assignments, subscript writes and dict entries are most of a scan's work."""
+    return _Scanner(source, module, is_package, body).run(captures)
 
 
 class _Scanner:
-    def __init__(self, source: SourceFile, module: str, is_package: bool):
+    def __init__(self, source: SourceFile, module: str, is_package: bool, body: bool = True):
         self.source = source
+        self.body = body
         self.f = _fields()
         self.module = module
         self.package = module if is_package else module.rpartition(".")[0]
@@ -592,6 +630,13 @@ class _Scanner:
         self.assignments: list[list] = []
         self.subscript_writes: list[list] = []
         self.dict_entries: list[list] = []
+        # An index alone (``body`` False): (callee, method, scope, bound to) of every call, what
+        # ``finish`` reads of the calls; the calls that need a whole record for the index
+        # (``call``): `with` contexts by range, and the imports' renamed names.
+        self.callees: list[tuple[str, str, str, str]] = []
+        self.with_values: set[tuple[int, int]] = set()
+        self.renamed: dict[str, str] = {}
+        self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
 
     # -- helpers ------------------------------------------------------------------------
     # ``text`` and ``span`` are called for most nodes the scan reads: an ASCII file's are
@@ -649,17 +694,37 @@ class _Scanner:
         if kind != "attribute" and kind != "call":
             return ""
         # Memoised: a chain `a.b().c().d()` asks for each link's prefix once per call in it.
-        found = self.dotted_memo.get(node.id)
+        memo = self.dotted_memo
+        found = memo.get(node.id)
         if found is not None:
             return found
-        if kind == "attribute":
-            obj = self.dotted(node.child_by_field_id(self.f.object))
-            attr = node.child_by_field_id(self.f.attribute)
-            found = f"{obj}.{self.text(attr)}" if obj and attr is not None else ""
-        else:
-            inner = self.dotted(node.child_by_field_id(self.f.function))
-            found = f"{inner}()" if inner else ""
-        self.dotted_memo[node.id] = found
+        # Down the chain to its head (a name, something else, or a link already known), then
+        # back up, link by link: a loop, not a recursion, so a chain of any length is read
+        # (and reads the same in a summary with a body and in an index alone).
+        f = self.f
+        chain = [node]
+        while True:
+            link = chain[-1]
+            inner = link.child_by_field_id(f.object if link.type == "attribute" else f.function)
+            inner_type = inner.type if inner is not None else ""
+            if inner_type == "identifier":
+                found = self.text(inner)  # type: ignore[arg-type]
+                break
+            if inner_type != "attribute" and inner_type != "call":
+                found = ""
+                break
+            known = memo.get(inner.id)  # type: ignore[union-attr]
+            if known is not None:
+                found = known
+                break
+            chain.append(inner)  # type: ignore[arg-type]
+        for link in reversed(chain):
+            if link.type == "attribute":
+                attr = link.child_by_field_id(f.attribute)
+                found = f"{found}.{self.text(attr)}" if found and attr is not None else ""
+            else:
+                found = f"{found}()" if found else ""
+            memo[link.id] = found
         return found
 
     def arg(self, node: tree_sitter.Node) -> list:
@@ -716,21 +781,29 @@ class _Scanner:
                 return ["large", text, None, ""]
             items = ["t", *(["Arg", *self.arg(child)] for child in node.named_children if child.type != "comment")]
             return ["list", text, items, ""]
-        if kind == "binary_operator" and node.child_by_field_id(self.f.operator) is not None:
-            operator = node.child_by_field_id(self.f.operator)
-            if operator is not None and operator.type == "+":
-                # PREAMBLE + r"""...""" (CuPy sources), ['a'] + [f'k<{t}>' for t in T] (names):
-                # the operands, flattened, so the analyses can join what is literal.
-                parts: list = ["t"]
-                for side in (node.child_by_field_id(self.f.left), node.child_by_field_id(self.f.right)):
-                    if side is None:
-                        return ["other", text, None, ""]
-                    part = self.arg(side)
-                    if part[_KIND] == "concat":
-                        parts.extend(part[_VALUE][1:])  # its operands, already in the nested form
-                    else:
-                        parts.append(["Arg", *part])
-                return ["concat", text, parts, ""]
+        if kind == "binary_operator" and _is_concat(node, self.f):
+            # PREAMBLE + r"""...""" (CuPy sources), ['a'] + [f'k<{t}>' for t in T] (names):
+            # the operands, flattened, so the analyses can join what is literal. `a + b + c` nests
+            # to the left: its spine is walked in a loop (a chain of any length is read).
+            spine = [node]
+            while True:
+                left = spine[-1].child_by_field_id(self.f.left)
+                # (An operand with a side missing reads as "other" on its own, as it always did.)
+                if left is None or left.type != "binary_operator" or not _is_concat(left, self.f) or None in (
+                    left.child_by_field_id(self.f.left), left.child_by_field_id(self.f.right)
+                ):
+                    break
+                spine.append(left)
+            parts: list = ["t"]
+            for side in (left, *(link.child_by_field_id(self.f.right) for link in reversed(spine))):
+                if side is None:
+                    return ["other", text, None, ""]
+                part = self.arg(side)
+                if part[_KIND] == "concat":
+                    parts.extend(part[_VALUE][1:])  # its operands, already in the nested form
+                else:
+                    parts.append(["Arg", *part])
+            return ["concat", text, parts, ""]
         if kind in ("list_comprehension", "generator_expression"):
             # [f'k<{t}>' for t in TYPES]: the element and, for one `for` clause, its variable and
             # iterable (a literal list expands; anything else stays unresolved).
@@ -798,10 +871,12 @@ class _Scanner:
 
         summary = self.summary
         calls = self.calls
-        summary.call_methods = frozenset([call[_METHOD] for call in calls])
-        summary.call_heads = frozenset([call[_FUNC].partition(".")[0] for call in calls if call[_FUNC]])
-        summary.module_calls = frozenset([(call[_FUNC], call[_METHOD], bool(call[_BOUND_TO])) for call in calls if not call[_SCOPE]])
-        renamed = {alias: imported for ref in summary.imports for imported, alias in ref.names if alias != imported}
+        # (callee, method, scope, bound to) of every call (see ``_FUNC``)
+        callees = self.callees if not self.body else [(call[_FUNC], call[_METHOD], call[_SCOPE], call[_BOUND_TO]) for call in calls]
+        summary.call_methods = frozenset([method for _, method, _, _ in callees])
+        summary.call_heads = frozenset([func.partition(".")[0] for func, _, _, _ in callees if func])
+        summary.module_calls = frozenset([(func, method, bool(bound)) for func, method, scope, bound in callees if not scope])
+        renamed = _renamed(summary.imports)
         transfer_calls = [
             call
             for call in calls
@@ -821,6 +896,9 @@ class _Scanner:
         summary.withs = raw_member("withs", self.withs)
         summary.constants = raw_member("constants", self.constants)
         summary.transfer_calls = raw_member("transfer_calls", transfer_calls)
+        if not self.body:
+            summary.encoded_body(UNSCANNED)
+            return
         summary.encoded_body(raw_body({
             "calls": calls,
             "assignments": self.assignments,
@@ -885,13 +963,21 @@ class _Scanner:
                 left = node.child_by_field_id(self.f.left)
                 if left is not None and left.type in ("identifier", "attribute"):
                     self.bound_to[(right.start_byte, right.end_byte)] = self.dotted(left) or self.text(left)
+        if not self.body:
+            self.renamed = _renamed(summary.imports)
+            self.with_values = {
+                (value.start_byte, value.end_byte)
+                for node in captures.get("with", ())
+                for value in self.with_values_of(node)
+                if value.type == "call"
+            }
         for node in captures.get("call", ()):
             self.call(node)
         for node in captures.get("with", ()):
             self.with_statement(node)
         for node in captures.get("assign", ()):
             self.assignment(node)
-        for node in captures.get("pair", ()):
+        for node in captures.get("pair", ()) if self.body else ():
             key, value = node.child_by_field_id(self.f.key), node.child_by_field_id(self.f.value)
             if key is None or value is None:
                 continue
@@ -906,7 +992,7 @@ class _Scanner:
                                   if operand.type in ("identifier", "attribute"))
         identities.discard("")
         summary.identities = frozenset(identities)
-        for node in captures.get("augassign", ()):
+        for node in captures.get("augassign", ()) if self.body else ():
             left = node.child_by_field_id(self.f.left)
             operator = node.child_by_field_id(self.f.operator)
             if left is not None and left.type == "subscript":
@@ -1038,9 +1124,41 @@ class _Scanner:
             })
         )
 
+    def callee(self, function: tree_sitter.Node) -> tuple[str, str, tree_sitter.Node | None]:
+        """(dotted callee, method, the receiver's node) of a call's ``function`` node."""
+        function_type = function.type
+        if function_type == "attribute":
+            attr = function.child_by_field_id(self.f.attribute)
+            obj = function.child_by_field_id(self.f.object)
+            method = self.text(attr) if attr is not None else ""
+            # ``dotted(function)``, from the children already at hand.
+            found = self.dotted_memo.get(function.id)
+            if found is None:
+                head = self.dotted(obj)
+                found = f"{head}.{method}" if head and attr is not None else ""
+                self.dotted_memo[function.id] = found
+            return found, method, obj
+        if function_type == "identifier":
+            name = self.text(function)
+            return name, name, None
+        if function_type == "call":
+            return self.dotted(function), "", None
+        return "", "", None
+
     def call(self, node: tree_sitter.Node) -> None:
         function = node.child_by_field_id(self.f.function)
         if function is None:
+            return
+        func, method, obj = self.callee(function)
+        where = (node.start_byte, node.end_byte)
+        if not self.body and not (
+            method in TRANSFER_METHODS or func in self.index_funcs or where in self.with_values
+            or ("." not in func and self.renamed.get(func) in TRANSFER_METHODS)
+        ):
+            # An index alone: what the index says of every call (``finish``); the record is
+            # made only for a call the index holds whole (a transfer, a `with` context, a
+            # dynamic import).
+            self.callees.append((func, method, self.scope_at(self.nesting.innermost(node))[0], self.bound_to.get(where, "")))
             return
         arguments = node.child_by_field_id(self.f.arguments)
         text, arg = self.text, self.arg
@@ -1058,44 +1176,25 @@ class _Scanner:
                     args.append(["splat", text(child), None, ""])
                 elif child_type != "comment":
                     args.append(arg(child))
-        func = ""
-        method = ""
         receiver = ""
         receiver_kind = ""
         receiver_call = ""
         subscript_base = ""
         subscript_index = ""
-        function_type = function.type
-        if function_type == "attribute":
-            attr = function.child_by_field_id(self.f.attribute)
-            obj = function.child_by_field_id(self.f.object)
-            method = text(attr) if attr is not None else ""
-            # ``dotted(function)``, from the children already at hand.
-            found = self.dotted_memo.get(function.id)
-            if found is None:
-                head = self.dotted(obj)
-                found = f"{head}.{method}" if head and attr is not None else ""
-                self.dotted_memo[function.id] = found
-            func = found
-            if obj is not None:
-                receiver = text(obj)
-                if len(receiver) > _MAX_TEXT:
-                    receiver = receiver[:_MAX_TEXT] + "…"
-                obj_type = obj.type
-                receiver_kind = _RECEIVER_KINDS.get(obj_type, "other")
-                if obj_type == "call":
-                    receiver_call = self.dotted(obj.child_by_field_id(self.f.function))
-                elif obj_type == "subscript":
-                    base = obj.child_by_field_id(self.f.value)
-                    subscript_base = text(base) if base is not None else ""
-                    subscript_index = ", ".join(text(c) for c in obj.children_by_field_id(self.f.subscript))
-        elif function_type == "identifier":
-            method = func = text(function)
-        elif function_type == "call":
-            func = self.dotted(function)
+        if obj is not None:
+            receiver = text(obj)
+            if len(receiver) > _MAX_TEXT:
+                receiver = receiver[:_MAX_TEXT] + "…"
+            obj_type = obj.type
+            receiver_kind = _RECEIVER_KINDS.get(obj_type, "other")
+            if obj_type == "call":
+                receiver_call = self.dotted(obj.child_by_field_id(self.f.function))
+            elif obj_type == "subscript":
+                base = obj.child_by_field_id(self.f.value)
+                subscript_base = text(base) if base is not None else ""
+                subscript_index = ", ".join(text(c) for c in obj.children_by_field_id(self.f.subscript))
         enclosing = self.nesting.innermost(node)
         scope = self.scope_at(enclosing)[0]
-        where = (node.start_byte, node.end_byte)
         # Call's fields in declaration order: the codec's array of a Call (see ``_KIND``).
         record = [
             func, method, receiver, receiver_kind, receiver_call, args, kwargs, self.span(node), scope,
@@ -1105,11 +1204,11 @@ class _Scanner:
         self.call_positions[where] = len(self.calls)
         self.calls.append(record)
         self.calls_by_range[where] = record
-        if subscript_base and method.endswith("_") and not method.startswith("_"):
-            obj = function.child_by_field_id(self.f.object)
-            if obj is not None:
-                self.subscript_write(obj, method)
-        if func in ("importlib.import_module", "import_module", "__import__") and args and args[0][_KIND] == "str":
+        if not self.body:
+            self.callees.append((func, method, scope, record[_BOUND_TO]))
+        elif subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
+            self.subscript_write(obj, method)
+        if func in _DYNAMIC_IMPORTS and args and args[0][_KIND] == "str":
             target = str(args[0][_VALUE])
             level = len(target) - len(target.lstrip("."))
             if level:
@@ -1128,10 +1227,8 @@ class _Scanner:
                     ImportRef(target, (), "", self.span(node), self.in_type_checking(node), dynamic=True, scope=scope)
                 )
 
-    def with_statement(self, node: tree_sitter.Node) -> None:
-        contexts: list[list] = []
-        names: list[str] = []
-        ident = self.with_ids.setdefault(node.id, len(self.with_ids))
+    def with_values_of(self, node: tree_sitter.Node) -> Iterable[tree_sitter.Node]:
+        """The context expressions of a ``with`` statement (``as`` targets left out)."""
         for clause in node.children:
             if clause.type != "with_clause":
                 continue
@@ -1139,14 +1236,20 @@ class _Scanner:
                 value = item.child_by_field_id(self.f.value)
                 if value is not None and value.type == "as_pattern":
                     value = value.named_children[0] if value.named_children else None
-                if value is None:
-                    continue
-                if value.type == "call":
-                    found = self.calls_by_range.get((value.start_byte, value.end_byte))
-                    if found is not None:
-                        contexts.append(found)
-                elif value.type in ("identifier", "attribute"):
-                    names.append(self.dotted(value))
+                if value is not None:
+                    yield value
+
+    def with_statement(self, node: tree_sitter.Node) -> None:
+        contexts: list[list] = []
+        names: list[str] = []
+        ident = self.with_ids.setdefault(node.id, len(self.with_ids))
+        for value in self.with_values_of(node):
+            if value.type == "call":
+                found = self.calls_by_range.get((value.start_byte, value.end_byte))
+                if found is not None:
+                    contexts.append(found)
+            elif value.type in ("identifier", "attribute"):
+                names.append(self.dotted(value))
         scope, _ = self.scope_of(node)
         self.withs.append([ident, scope, contexts, names, self.span(node)])  # WithBlock's fields
 
@@ -1156,7 +1259,8 @@ class _Scanner:
         if left is None:
             return
         if left.type == "subscript":
-            self.subscript_write(left, "=", self.text(right) if right is not None else "")
+            if self.body:
+                self.subscript_write(left, "=", self.text(right) if right is not None else "")
             return
         if right is None:
             return
@@ -1169,6 +1273,8 @@ class _Scanner:
                     self.summary.defined_names.add(self.text(child))
         if left.type not in ("identifier", "attribute"):
             return
+        if not self.body and (scope or class_scope or left.type != "identifier"):
+            return  # an index alone: of the assignments it holds the module's constants only
         target = self.dotted(left)
         if not target:
             return
@@ -1178,7 +1284,7 @@ class _Scanner:
             call = self.call_positions.get((right.start_byte, right.end_byte))
         if not scope and not class_scope and left.type == "identifier" and value[_KIND] in ("str", "int", "float", "name", "attribute", "other", "list", "large", "call", "concat", "comprehension"):
             self.constants[target] = value
-        if value[_KIND] in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
+        if self.body and value[_KIND] in ("call", "str", "int", "float", "name", "attribute", "list", "large", "fstring", "other", "concat", "comprehension"):
             # Assignment's fields, the call it binds by its position in ``calls`` (codec.encode_body)
             self.assignments.append([target, scope, value, call, self.span(node)])
 
@@ -1257,6 +1363,17 @@ class _Ranges:
     def contains(self, node: tree_sitter.Node) -> bool:
         index = bisect.bisect_right(self.starts, node.start_byte) - 1
         return index >= 0 and node.end_byte <= self.ends[index]
+
+
+def _renamed(imports: Iterable[ImportRef]) -> dict[str, str]:
+    """Local alias → imported name of each from-import that renames (``import asnumpy as to_host``)."""
+    return {alias: imported for ref in imports for imported, alias in ref.names if alias != imported}
+
+
+def _is_concat(node: tree_sitter.Node, fields: _Fields) -> bool:
+    """A binary operator node whose operator is ``+``."""
+    operator = node.child_by_field_id(fields.operator)
+    return operator is not None and operator.type == "+"
 
 
 def _plain_string(text: str) -> str | None:

@@ -42,7 +42,7 @@ from pathlib import Path
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
-from foxaudit.program.pyscan import Arg, Call, Span
+from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
 from foxaudit.sources.base import SourceFile
 
 WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
@@ -373,10 +373,21 @@ def _path_relative_targets(
     return set()
 
 
+def import_graph_reads_body(summary: ModuleSummary) -> bool:
+    """Whether the import graph reads this module's summary body, as its index tells: a module
+    that may extend ``sys.path`` (``_sys_path_additions``) or import by a computed name
+    (``_dynamic_imports``). The per-file pass makes these bodies with the index."""
+    return _may_extend_sys_path(summary) or not DYNAMIC_IMPORT_METHODS.isdisjoint(summary.call_methods)
+
+
+def _may_extend_sys_path(summary: ModuleSummary) -> bool:
+    return "sys" in summary.call_heads and not {"append", "insert"}.isdisjoint(summary.call_methods)
+
+
 def _sys_path_additions(module: Module) -> tuple[str, ...]:
     """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
     literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``)."""
-    if "sys" not in module.summary.call_heads or {"append", "insert"}.isdisjoint(module.summary.call_methods):
+    if not _may_extend_sys_path(module.summary):
         return ()
     found: list[str] = []
     calls = module.summary.calls
@@ -440,6 +451,10 @@ def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[s
     return found
 
 
+# The methods of the calls ``_dynamic_imports`` reads (a module that makes none is skipped unread).
+DYNAMIC_IMPORT_METHODS = frozenset({"import_module", "__import__"})
+
+
 def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
     """Imports whose module name is built at run time under a known package, in reached modules:
     ``import_module(f"pkg.{name}")`` / ``import_module("pkg." + name)``; relative ones,
@@ -448,7 +463,7 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
     under its parameter, ``import_module(f"{mod.__name__}.{file}")``, at each call that names the
     package (``import_submodule(backends)``)."""
     found: list[DynamicImport] = []
-    for module, call in program.iter_calls_named({"import_module", "__import__"}):
+    for module, call in program.iter_calls_named(DYNAMIC_IMPORT_METHODS):
         if module.name not in production and module.name not in tests:
             continue
         if call.func not in ("importlib.import_module", "import_module", "__import__") and not call.func.endswith(".import_module"):
@@ -626,7 +641,7 @@ def kernel_linkage(program: Program) -> KernelLinkage:
         rounds += 1
         candidates = []
         loader_methods = {key.rsplit(".", 1)[-1].rsplit(":", 1)[-1] for key in loaders}
-        for module, call in program.iter_calls_named(_LOAD_METHODS | loader_methods):
+        for module, call in program.iter_calls_named(LOAD_METHODS | loader_methods):
             for candidate in _load_candidates(program, module, call, loaders, loader_launches, resolved_targets):
                 candidates.append(candidate)
                 function = program.function_at(module, call.scope)
@@ -889,7 +904,7 @@ def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaS
     return found
 
 
-_LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
+LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})
 _SOURCE_LOADS = frozenset({"RawKernel", "RawModule"})
 
 

@@ -168,7 +168,21 @@ _BRACKET_STEP = bytes.maketrans(b"([{)]}", b"\x02\x02\x02\x00\x00\x00")
 
 
 def may_exceed_cpython_limits(data: bytes) -> bool:
-    """True when ``data`` may nest deeper than CPython compiles (C-speed scans, no parse)."""
+    """True when ``data`` may nest deeper than CPython compiles (C-speed scans, no parse). The
+    answer for the last bytes object asked about is kept: the per-file pass asks twice per file
+    (this rule, and whether the file's summary may be made as an index alone)."""
+    last = _LAST_ANSWER[0]
+    if last is not None and last[0] is data:
+        return last[1]
+    answer = _may_exceed(data)
+    _LAST_ANSWER[0] = (data, answer)
+    return answer
+
+
+_LAST_ANSWER: list[tuple[bytes, bool] | None] = [None]
+
+
+def _may_exceed(data: bytes) -> bool:
     brackets = data.translate(None, _NOT_BRACKETS)
     if len(brackets) > _CPYTHON_MAX_BRACKETS and _depth_reaches(brackets, _CPYTHON_MAX_BRACKETS):
         return True

@@ -87,10 +87,24 @@ EDITS = [
 
 def _findings(root: Path, cache: Path) -> list[tuple[str, int, str, str]]:
     resolved = resolve(Settings(root=root, rules={"FX902": {"unmarked-methods": True}}))
-    return [(d.path, d.line, d.code, d.message) for d in check(resolved, cache_dir=cache).diagnostics]
+    return [(d.path, d.line, d.code, d.message) for d in check(resolved, cache_dir=cache, jobs=1).diagnostics]
 
 
-def test_findings_after_summary_changing_edits_are_those_of_a_cold_run(project, tmp_path: Path) -> None:
+@pytest.fixture(params=["with bodies", "indexes alone"])
+def summaries(request, monkeypatch) -> str:
+    """How the per-file pass summarises: with each body (the few files of an edit, or a project
+    whose analyses read most bodies), or as indexes alone (a big project's cold run: a body is
+    scanned when an analysis reads it)."""
+    if request.param == "indexes alone":
+        from foxaudit.engine import run
+        from foxaudit.program import analysis
+
+        monkeypatch.setattr(run, "IN_PROCESS_LIMIT", 0)
+        monkeypatch.setattr(analysis, "bodies_read_widely", lambda settings, sources: False)
+    return request.param
+
+
+def test_findings_after_summary_changing_edits_are_those_of_a_cold_run(project, tmp_path: Path, summaries: str) -> None:
     files = {"pkg/__init__.py": "", "pkg/markers.py": MARKERS, "pkg/step.py": STEP, "pkg/base.py": BASE, "pkg/impl.py": IMPL, "main.py": MAIN}
     root = project(files)
     cache = tmp_path / "incremental"
@@ -133,3 +147,57 @@ def test_a_cached_summary_with_a_damaged_lazy_field_is_read_not_trusted(project,
     (root / "pkg/markers.py").write_text(MARKERS + "\n\nOTHER = 1\n")  # a summary changes: the program is rebuilt
     _findings(root, cache)  # no exception, no internal-error finding
     assert not [f for f in _findings(root, cache) if "internal error" in f[3]]
+
+
+# setup.py puts a directory on sys.path and imports from it: the import graph reads that from the
+# call's literal argument, in the summary's body (the index says only that sys.path is extended).
+SETUP = """\
+import os
+import sys
+
+sys.path.append(os.path.join(os.path.dirname(__file__), "install"))
+import builder
+
+builder.run()
+"""
+
+
+def test_a_body_an_analysis_read_is_compared_after_an_edit_and_another_is_not(
+    project, tmp_path: Path, monkeypatch, summaries: str
+) -> None:
+    """The recorded inputs of the project's findings compare each edited file's index, and its
+    body only where an analysis read the body: an edit of such a body alone runs the rules again
+    (the findings move), an edit of a body no analysis read reuses them."""
+    from foxaudit.engine import run
+
+    builder = "from builder._steps import run\n"
+    steps = "def run():\n    return compute(3)\n"
+    files = {
+        "pyproject.toml": "[project]\nname = 'tool'\nversion = '1'\n",
+        "setup.py": SETUP,
+        "install/builder/__init__.py": builder, "install/builder/_steps.py": steps,
+        "vendors/builder/__init__.py": builder, "vendors/builder/_steps.py": steps,
+    }  # fmt: skip
+    root = project(files)
+    cache = tmp_path / "incremental"
+    runs = []
+    original = run._run_project_rules
+    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+    orphans = {path for path, _, code, _ in _findings(root, cache) if code == "FX201"}
+    assert orphans == {"vendors/builder/__init__.py", "vendors/builder/_steps.py"}
+    # The directory setup.py adds, same length: setup.py's index stays as it was, its body not.
+    (root / "setup.py").write_text(SETUP.replace('"install"', '"vendors"'))
+    runs.clear()
+    incremental = _findings(root, cache)
+    assert runs == [1]  # setup.py's body was read: its edit is compared, and differs
+    assert incremental == _findings(root, tmp_path / "cold-1")
+    assert {path for path, _, code, _ in incremental if code == "FX201"} == {"install/builder/__init__.py", "install/builder/_steps.py"}
+    # A body no analysis read: the findings stand as they were, without running the rules.
+    (root / "vendors/builder/_steps.py").write_text(steps.replace("compute(3)", "compute(4)"))
+    runs.clear()
+    assert _findings(root, cache) == incremental and runs == []
+    # A comment appended to setup.py, whose body was read (scanned in the project pass, when made
+    # as an index alone, which is no read of its content): index and body as they were.
+    (root / "setup.py").write_text(SETUP.replace('"install"', '"vendors"') + "# a comment\n")
+    runs.clear()
+    assert _findings(root, cache) == incremental and runs == []

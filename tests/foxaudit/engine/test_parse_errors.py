@@ -115,7 +115,9 @@ def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_r
     project({
         "pkg/__init__.py": "",
         "pkg/rejected.py": "x = " + "[" * 3000 + "1" + "]" * 3000 + "\n",  # CPython rejects it too
-        "pkg/accepted.py": "x = " + " + ".join(["'a'"] * 1500) + "\n",  # CPython compiles it; the summariser cannot
+        # CPython compiles it; the summariser read it recursively and left it out (RecursionError)
+        # until the `+` chain's spine was walked in a loop.
+        "pkg/accepted.py": "x = " + " + ".join(["'a'"] * 1500) + "\n",
         "pkg/chain.py": "x = a" + ".b()" * 1500 + "\n",  # summarised: each link's dotted name is memoised
         "pkg/calls.py": "x = f()" + "()" * 5000 + "\n",  # took minutes (parent walks), now instant
     }, '[project]\nname = "pkg"\nversion = "0"\n')  # fmt: skip
@@ -123,10 +125,9 @@ def test_deep_files_are_fx001_on_the_file_not_internal_errors_of_every_project_r
     lines = result.out.splitlines()
     assert not [line for line in lines if "internal error" in line]
     fx001 = {line.split(":")[0]: line for line in lines if " FX001 " in line}
-    assert sorted(fx001) == ["pkg/accepted.py", "pkg/calls.py", "pkg/rejected.py"]
+    assert sorted(fx001) == ["pkg/calls.py", "pkg/rejected.py"]
     assert "too many nested parentheses" in fx001["pkg/rejected.py"]
     assert "nested too deeply for CPython" in fx001["pkg/calls.py"]
-    assert "file left out of the whole-project rules (RecursionError" in fx001["pkg/accepted.py"]
 
 
 def test_unreadable_file_hint_is_about_the_checkout_not_a_foxaudit_bug(tmp_path):
@@ -179,3 +180,19 @@ def test_the_bracket_depth_scan_steps_only_through_chunks_that_could_reach_the_l
         cases.append(bytes(generator.choice(b"([{" if generator.random() < share else b")]}") for _ in range(generator.randint(1, 1500))))
     for brackets in cases:
         assert _depth_reaches(brackets, 200) == stepped(brackets, 200), brackets[:40]
+
+
+def test_a_file_that_may_nest_past_cpython_is_summarised_whole_even_as_an_index_alone(tmp_path):
+    """An index alone skips what a full scan recurses into (an assignment's value inside a
+    function): a file nested that deep is summarised whole, so both agree that it fails."""
+    from foxaudit.engine import run
+
+    deep = "def f():\n    x = " + "[" * 3000 + "1" + "]" * 3000 + "\n"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "pkg"\nversion = "0"\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/deep.py").write_text(deep)
+    resolved = resolve(Settings(root=tmp_path))
+    run._init_worker(resolved, None, True, False)  # a big project's pool: indexes alone
+    relative, _, prepared = run._analyse_one((str(tmp_path / "pkg/deep.py"), "pkg/deep.py", ""))
+    assert relative == "pkg/deep.py" and "RecursionError" in prepared.failure

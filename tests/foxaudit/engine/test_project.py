@@ -85,7 +85,7 @@ def test_a_broken_program_model_is_built_once_and_reported_once(project, monkeyp
 
     calls = []
 
-    def broken(source, name, is_package, captures=None):
+    def broken(source, name, is_package, captures=None, *, body=True):
         calls.append(source.path)
         raise TypeError("cannot encode a complex in a summary")
 
