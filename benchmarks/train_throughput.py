@@ -69,6 +69,7 @@ from trainer.config import TrainConfig, load_config
 from trainer.layout import FEATURE_STRIDE
 from trainer.train.graph import StepRunner
 from trainer.train.host import prepare_cpu_process
+from trainer.train.profile import top_level_aten_ops
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 
 MODES = ("gpu-graph", "gpu-eager", "cpu")
@@ -200,8 +201,7 @@ def population_launches(runner: StepRunner, device: torch.device, steps: int = 2
             torch.cuda.synchronize()
     events = prof.events()
     kernels = [event for event in events if event.device_type == torch.autograd.DeviceType.CUDA]
-    top = [event for event in events if event.name.startswith("aten::") and event.device_type == torch.autograd.DeviceType.CPU
-           and not _has_aten_parent(event)]  # fmt: skip
+    top = top_level_aten_ops(events)
     return {
         "cuda_kernels_per_population_step": len(kernels) / steps if device.type == "cuda" else None,
         "aten_ops_per_population_step": len(top) / steps,
@@ -361,7 +361,7 @@ def profile_steps(config: TrainConfig, device: torch.device, steps: int) -> str:
     # Top-level ATen ops (no ATen op above them): one dispatch each from Python — on the CPU the
     # counterpart of a kernel launch (the ops they call inside, views and copies, are not counted).
     aten = [e for e in events if e.name.startswith("aten::") and e.device_type == torch.autograd.DeviceType.CPU]
-    top = [e for e in aten if not _has_aten_parent(e)]
+    top = top_level_aten_ops(events)
     lines.append(f"top-level ATen ops per step: {len(top) / steps:.0f}")
     gemms: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0, 0.0])
     bytes_read = 0.0
@@ -398,14 +398,6 @@ def _gemm_flops(name: str, shapes: list[tuple[int, ...]]) -> float:
     m, k = shapes[0][-2:]
     return 2.0 * m * k * shapes[1][-1]
 
-
-def _has_aten_parent(event: Any) -> bool:
-    parent = event.cpu_parent
-    while parent is not None:
-        if parent.name.startswith("aten::"):
-            return True
-        parent = parent.cpu_parent
-    return False
 
 
 def print_row(result: dict[str, Any]) -> None:

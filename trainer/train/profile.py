@@ -132,3 +132,19 @@ def load_baseline(path: Path) -> dict[str, Any]:
 def write_baseline(path: Path, payload: dict[str, Any]) -> Path:
     write_text_atomic(path, json.dumps(payload, indent=2) + "\n")
     return path
+
+
+def top_level_aten_ops(events: Any) -> list[Any]:
+    """The CPU ATen ops of a torch profiler's ``events()`` with no ATen op above them: each is one
+    dispatch from Python, the CPU's counterpart of a kernel launch (the ops they call inside —
+    views, copies — are not counted). The population benchmark and its test count these."""
+    def has_aten_parent(event: Any) -> bool:
+        parent = event.cpu_parent
+        while parent is not None:
+            if parent.name.startswith("aten::"):
+                return True
+            parent = parent.cpu_parent
+        return False
+
+    return [event for event in events if event.name.startswith("aten::") and event.device_type == torch.autograd.DeviceType.CPU
+            and not has_aten_parent(event)]  # fmt: skip

@@ -324,13 +324,7 @@ def test_the_step_does_not_grow_with_the_agents():
 
     from torch.profiler import ProfilerActivity, profile
 
-    def has_aten_parent(event) -> bool:
-        parent = event.cpu_parent
-        while parent is not None:
-            if parent.name.startswith("aten::"):
-                return True
-            parent = parent.cpu_parent
-        return False
+    from trainer.train.profile import top_level_aten_ops
 
     def products(agents: int) -> Counter:
         states = [stepped_state({"run": {"seed": seed}}) for seed in range(agents)]
@@ -338,7 +332,7 @@ def test_the_step_does_not_grow_with_the_agents():
         runner.run(1)
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             runner.run(1)
-        return Counter(event.name for event in prof.events() if event.name.startswith("aten::") and not has_aten_parent(event))
+        return Counter(event.name for event in top_level_aten_ops(prof.events()))
 
     two, four = products(2), products(4)
     assert two["aten::mm"] + two["aten::bmm"] + two["aten::addmm"] > 0
