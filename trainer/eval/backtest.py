@@ -10,11 +10,12 @@ structure ``{"agent": {...}, "buy_and_hold": {...}, "flat": {...}}``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from trainer.eval.metrics import json_ready, summarize, trade_count
+from trainer.eval.metrics import json_ready, returns_from_equity, summarize, trade_count
 
 
 @dataclass(frozen=True)
@@ -52,15 +53,46 @@ def strategy_metrics(curve: EquityCurve, periods_per_year: float) -> dict[str, f
     return json_ready(summary)
 
 
+def timing_sharpe_ratio(agent: EquityCurve, market: EquityCurve, periods_per_year: float) -> float:
+    """The agent's Sharpe ratio with the return of its static beta taken out of the numerator:
+    (mean return − mean exposure × the market's mean return per unit) / std of the return,
+    annualised — what it earned by *timing* its position, on its own risk. NaN for a flat agent.
+
+    Why: a window's drift is a property of the window, not of the policy. A policy long on most
+    bars of a validation window that happened to rise scores a high Sharpe there and none on the
+    next window; selected by the plain Sharpe, such an epoch wins over one that trades the signal
+    (regime seed 5 in docs/results.md §0, session 23: validation 8.8 from a mostly-long epoch while
+    buy-and-hold scored 5.8 on the same bars; test −0.4). A constant position scores ≈ 0 whatever
+    the drift; a policy with no net exposure keeps its Sharpe. Only the numerator changes: the
+    Sharpe of the residual returns would be scale-free and give a near-constant position's tiny
+    residue any value.
+    """
+    returns = returns_from_equity(agent.equity)
+    if returns.size < 2 or returns.max() == returns.min():
+        return math.nan
+    market_returns = returns_from_equity(market.equity) / _unit_exposure(market)
+    static = float(np.mean(agent.exposure))
+    excess = float(np.mean(returns)) - static * float(np.mean(market_returns))
+    return excess / float(np.std(returns, ddof=1)) * math.sqrt(periods_per_year)
+
+
+def _unit_exposure(market: EquityCurve) -> np.ndarray:
+    """Buy-and-hold's exposure per period (≈ 1, less its fees); 1 where it is 0 (no division by 0)."""
+    exposure = np.asarray(market.exposure, dtype=np.float64)
+    return np.where(exposure != 0.0, exposure, 1.0)
+
+
 def backtest_report(
     agent: EquityCurve, buy_and_hold: EquityCurve, flat: EquityCurve, periods_per_year: float
 ) -> dict[str, dict[str, float | int | None]]:
-    """The three strategies' metrics, keyed as metrics.json stores them."""
+    """The three strategies' metrics, keyed as metrics.json stores them; the agent's also hold its
+    ``timing_sharpe_ratio`` (against buy-and-hold's per-unit returns)."""
     report = {
         "agent": strategy_metrics(agent, periods_per_year),
         "buy_and_hold": strategy_metrics(buy_and_hold, periods_per_year),
         "flat": strategy_metrics(flat, periods_per_year),
     }
+    report["agent"].update(json_ready({"timing_sharpe_ratio": timing_sharpe_ratio(agent, buy_and_hold, periods_per_year)}))
     report["agent"]["final_equity"] = float(agent.equity[-1])
     report["buy_and_hold"]["final_equity"] = float(buy_and_hold.equity[-1])
     report["flat"]["final_equity"] = float(flat.equity[-1])

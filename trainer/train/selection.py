@@ -6,7 +6,10 @@ the test bars, which score the choice once at the end. After every epoch the gre
 backtest's ``run.select`` metric is compared with the best so far; a strict improvement makes
 this epoch the selected one (ties keep the earlier epoch, so the choice is deterministic), and
 ``run.patience`` epochs without one stop the run early. ``select = "last"`` keeps the last epoch
-(the behaviour before selection existed, kept for ablations).
+(the behaviour before selection existed, kept for ablations). ``select = "timing_sharpe_ratio"``
+scores the Sharpe ratio less what a constant position at the policy's mean exposure earned
+(``trainer.eval.backtest.timing_sharpe_ratio``), so the validation window's own drift cannot
+choose the epoch.
 
 The selection's whole state is a small JSON-ready dict stored in every checkpoint manifest, so a
 resumed run continues the same comparison and stops at the same epoch.
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SELECT_LAST = "last"
-SELECTABLE_METRICS = ("sharpe_ratio", "sortino_ratio", "annual_return", SELECT_LAST)
+SELECTABLE_METRICS = ("sharpe_ratio", "timing_sharpe_ratio", "sortino_ratio", "annual_return", SELECT_LAST)
 
 
 def criterion_value(report: dict[str, Any], metric: str) -> float:

@@ -50,6 +50,68 @@ def test_select_last_reports_the_last_epoch_and_never_stops():
     assert not math.isinf(selection.best_value)
 
 
+def _curve(positions: np.ndarray, market_returns: np.ndarray):
+    from trainer.eval.backtest import EquityCurve
+
+    returns = positions * market_returns
+    return EquityCurve(np.concatenate(([1.0], np.cumprod(1.0 + returns))), positions.astype(np.float64))
+
+
+def test_the_timing_sharpe_takes_the_windows_drift_out_of_a_mostly_long_policy():
+    """A policy long on every bar of a rising window has a high Sharpe there and a timing Sharpe
+    of 0; a policy that trades the sign of an AR(1) signal keeps its Sharpe; a flat one has none."""
+    from trainer.eval.backtest import backtest_report, timing_sharpe_ratio
+    from trainer.eval.metrics import sharpe_ratio
+
+    rng = np.random.default_rng(3)
+    n, periods = 1_500, 6_240.0
+    rising = rng.normal(0.0006, 0.005, n)  # a window with drift
+    market = _curve(np.ones(n), rising)
+    always_long = _curve(np.ones(n), rising)
+    assert sharpe_ratio(always_long.equity[1:] / always_long.equity[:-1] - 1.0, periods) > 4.0
+    assert abs(timing_sharpe_ratio(always_long, market, periods)) < 1e-9
+    mostly_long = _curve(np.where(rng.random(n) < 0.8, 1.0, 0.0), rising)  # long 80 % of bars, at random
+    plain = sharpe_ratio(mostly_long.equity[1:] / mostly_long.equity[:-1] - 1.0, periods)
+    assert timing_sharpe_ratio(mostly_long, market, periods) < plain - 3.0
+
+    ar = np.zeros(n)
+    shocks = rng.normal(0.0, 0.005, n)
+    for t in range(1, n):
+        ar[t] = 0.3 * ar[t - 1] + shocks[t]
+    signal = np.sign(np.concatenate(([0.0], ar[:-1])))  # the sign of the last return: no net exposure
+    timed = _curve(signal, ar)
+    plain = sharpe_ratio(signal * ar, periods)
+    assert plain > 10.0 and timing_sharpe_ratio(timed, _curve(np.ones(n), ar), periods) == pytest.approx(plain, rel=0.02)
+
+    flat = _curve(np.zeros(n), rising)
+    assert math.isnan(timing_sharpe_ratio(flat, market, periods))
+    report_ = backtest_report(always_long, market, flat, periods)
+    assert report_["agent"]["timing_sharpe_ratio"] == pytest.approx(0.0, abs=1e-9)
+    assert backtest_report(flat, market, flat, periods)["agent"]["timing_sharpe_ratio"] is None  # strict JSON
+
+
+def test_selection_by_timing_sharpe_passes_over_an_epoch_that_rode_the_drift():
+    """Epoch 0 rode the window's drift (higher Sharpe, no timing), epoch 1 traded the signal: the
+    plain Sharpe selects epoch 0, the timing Sharpe epoch 1."""
+    epochs = [{"agent": {"sharpe_ratio": 8.8, "timing_sharpe_ratio": 0.4}}, {"agent": {"sharpe_ratio": 5.2, "timing_sharpe_ratio": 4.9}}]
+    chosen = {}
+    for metric in ("sharpe_ratio", "timing_sharpe_ratio"):
+        selection = ModelSelection(metric)
+        for epoch, validation in enumerate(epochs):
+            selection.observe(epoch, epoch, validation, validation)
+        chosen[metric] = selection.best_epoch
+    assert chosen == {"sharpe_ratio": 0, "timing_sharpe_ratio": 1}
+
+
+def test_run_select_names_its_choices():
+    from trainer.config import ConfigError, load_config
+
+    assert load_config(overrides=["run.select=timing_sharpe_ratio"]).run.select == "timing_sharpe_ratio"
+    with pytest.raises(ConfigError) as error:
+        load_config(overrides=["run.select=timing"])
+    assert "run.select" in str(error.value) and "'timing'" in str(error.value) and "timing_sharpe_ratio" in str(error.value)
+
+
 def test_single_split_orders_train_validation_test_with_embargoes():
     split = single_split(1000, 10, validation_fraction=0.2, test_fraction=0.1, embargo=5, min_train_bars=50)
     assert split.train == slice(10, 10 + 990 - 198 - 99 - 10)
