@@ -1,7 +1,10 @@
 """The one cache directory of a run: content-addressed entries of plain data, written atomically.
 
 Both passes keep their entries here — the per-file results (``foxaudit.engine.cache``) and the
-whole-program summaries (``foxaudit.program.model``) — under ``<directory>/v1/<key[:2]>/<key>``.
+whole-program summaries (``foxaudit.program.model``) — under ``<directory>/v1/<key[:2]>/<key>``,
+or, for the many entries of a cold run, packed into one file ``<directory>/v1/packs/<sha256>.pack``
+(``Store.batch``): creating a file cost 0.05–0.6 ms of system time on the machines measured, and
+a cold run on pandas made ≈ 2,900 of them, one result and one summary per source file.
 The directory is ``--cache-dir``, else ``$FOXAUDIT_CACHE_DIR``, else ``<root>/.foxaudit_cache``;
 ``--no-cache`` means no ``Store`` at all, so nothing is read or written by either pass.
 
@@ -12,15 +15,21 @@ evaluated or imported — so a planted file can at worst produce wrong findings,
 
 Sharing: every write goes to a temporary file in the entry's directory and is renamed into place,
 so concurrent runs (CI jobs sharing one cache) never see a half-written entry; a corrupt or
-foreign entry reads as a miss. The directory gets a ``.gitignore`` (``*``) and a ``CACHEDIR.TAG``
+foreign entry reads as a miss. A pack is written the same way, and its name is the digest of its
+bytes (its entries sorted by name), so two runs packing the same entries write the same file. A
+pack is data too: a header line, a JSON index of ``[name, suffix, offset, length]`` rows, then the
+entries as they would be in files of their own (each still carries and is checked against its
+key); a pack that does not parse is skipped whole, an entry outside its bytes is a miss. The directory gets a ``.gitignore`` (``*``) and a ``CACHEDIR.TAG``
 the first time anything is written, wherever it lives, so it never shows in ``git status``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +40,14 @@ ENV_VAR = "FOXAUDIT_CACHE_DIR"
 DEFAULT_DIRNAME = ".foxaudit_cache"
 GITIGNORE = b"# created by foxaudit\n*\n"
 CACHEDIR_TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n"
+PACKS = "packs"
+PACK_MAGIC = b"foxaudit-pack 1\n"
+# Fewer entries than this in a batch are written as files of their own (an edit's one or two):
+# a pack is read whole-index by the next run that misses a file entry, so it should be worth it.
+PACK_MIN = 32
+# Packs read per run (the newest by mtime): each is one more index to parse on a file-entry miss,
+# and a cache that outlives many cold runs keeps packs no current file needs.
+PACKS_READ = 8
 
 
 def cache_directory(root: Path, override: str | os.PathLike[str] | None = None) -> Path:
@@ -55,6 +72,10 @@ class Store:
         self.directory = Path(directory)
         self._base = self.directory / CACHE_VERSION
         self._made: set[str] = set()
+        # (name, suffix) → entry bytes put while a batch is open (None: no batch open).
+        self._pending: dict[tuple[str, str], bytes] | None = None
+        # (name, suffix) → (pack, offset, length), read on the first file-entry miss (None: not yet).
+        self._packed: dict[tuple[str, str], tuple[_Pack, int, int]] | None = None
 
     def path(self, key: str, suffix: str = ".json") -> str:
         return os.path.join(self._base, key[:2], key + suffix)
@@ -74,13 +95,80 @@ class Store:
         self.put_bytes(key, json.dumps({**payload, "k": key}, separators=(",", ":")).encode(), ".json")
 
     def get_bytes(self, key: str, suffix: str) -> bytes | None:
+        if self._pending is not None and (key, suffix) in self._pending:
+            return self._pending[(key, suffix)]
         try:
             with open(self.path(key, suffix), "rb") as handle:
                 return handle.read()
         except OSError:
+            return self.packed(key, suffix)
+
+    def packed(self, key: str, suffix: str) -> bytes | None:
+        """The entry's bytes from a pack; None when no pack read holds it."""
+        if self._packed is None:
+            self._packed = self._read_packs()
+        where = self._packed.get((key, suffix))
+        if where is None:
             return None
+        pack, offset, length = where
+        data = pack.data()
+        return data[offset : offset + length] if data is not None and offset + length <= len(data) else None
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Hold the entries put meanwhile and write them at the end: as one pack when there are
+        ``PACK_MIN`` or more (a cold run's), else each as a file. Entries are content-addressed,
+        so holding them back changes nothing another run could read, only when it can."""
+        if self._pending is not None:  # nested: the outer batch writes
+            yield
+            return
+        self._pending = {}
+        try:
+            yield
+        finally:
+            pending, self._pending = self._pending, None
+            if len(pending) >= PACK_MIN:
+                self._write_pack(pending)
+            else:
+                for (key, suffix), data in pending.items():
+                    self.put_bytes(key, data, suffix)
+
+    def _write_pack(self, entries: dict[tuple[str, str], bytes]) -> None:
+        index, chunks, offset = [], [], 0
+        for (key, suffix), data in sorted(entries.items()):
+            index.append([key, suffix, offset, len(data)])
+            chunks.append(data)
+            offset += len(data)
+        head = json.dumps(index, separators=(",", ":")).encode()
+        pack = b"".join([PACK_MAGIC, str(len(head)).encode(), b"\n", head, b"\n", *chunks])
+        name = hashlib.sha256(pack).hexdigest()
+        folder = os.path.join(self._base, PACKS)
+        try:
+            if folder not in self._made:
+                self._prepare(folder)
+                self._made.add(folder)
+            write_bytes_atomic(os.path.join(folder, name + ".pack"), pack)
+        except OSError:
+            return
+
+    def _read_packs(self) -> dict[tuple[str, str], tuple[_Pack, int, int]]:
+        try:
+            with os.scandir(os.path.join(self._base, PACKS)) as found:
+                packs = [(entry.stat().st_mtime_ns, entry.path) for entry in found if entry.name.endswith(".pack") and entry.is_file()]
+        except OSError:
+            return {}
+        located: dict[tuple[str, str], tuple[_Pack, int, int]] = {}
+        # Oldest first, so the newest pack's copy of an entry (the same bytes) is the one kept.
+        for _, path in sorted(packs)[-PACKS_READ:]:
+            pack = _Pack(path)
+            for key, suffix, offset, length in pack.index():
+                located[(key, suffix)] = (pack, offset, length)
+        return located
 
     def put_bytes(self, key: str, data: bytes, suffix: str) -> None:
+        if self._pending is not None:
+            self._pending[(key, suffix)] = data
+            return
         folder = os.path.join(self._base, key[:2])
         try:
             if folder not in self._made:
@@ -99,3 +187,51 @@ class Store:
             with contextlib.suppress(OSError):
                 write_bytes_atomic(marker, GITIGNORE)
                 write_bytes_atomic(self.directory / "CACHEDIR.TAG", CACHEDIR_TAG)
+
+
+class _Pack:
+    """One pack file: its index is read when opened, its entries' bytes on the first read of
+    one (a run that misses a file entry may need none of them)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._start = -1
+        self._data: bytes | None = None
+
+    def index(self) -> list[tuple[str, str, int, int]]:
+        """The pack's ``(name, suffix, offset, length)`` rows; empty for a pack that does not
+        parse (the cache is data anyone may have written: checked, not trusted)."""
+        try:
+            with open(self.path, "rb") as handle:
+                if handle.read(len(PACK_MAGIC)) != PACK_MAGIC:
+                    return []
+                size = handle.readline(24)
+                if not size.endswith(b"\n") or not size[:-1].isdigit():
+                    return []
+                head = handle.read(int(size))
+                if len(head) != int(size) or handle.read(1) != b"\n":
+                    return []
+                self._start = handle.tell()
+            rows = json.loads(head)
+        except (OSError, ValueError):
+            return []
+        if type(rows) is not list:
+            return []
+        for row in rows:
+            if (
+                type(row) is not list or len(row) != 4 or type(row[0]) is not str or type(row[1]) is not str
+                or type(row[2]) is not int or type(row[3]) is not int or row[2] < 0 or row[3] < 0
+            ):  # fmt: skip
+                return []
+        return [tuple(row) for row in rows]  # type: ignore[misc]
+
+    def data(self) -> bytes | None:
+        """The entries' bytes (all of them: a run that reads one reads most); None when unreadable."""
+        if self._data is None and self._start >= 0:
+            try:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self._start)
+                    self._data = handle.read()
+            except OSError:
+                self._start = -1
+        return self._data

@@ -46,7 +46,7 @@ def test_the_summary_from_the_rules_walk_is_the_summary_of_its_own_walk(tmp_path
     (tmp_path / "pkg" / "mod.py").write_text(MODULE)
     alone = pyscan.scan_python(SourceFile.from_text("pkg/mod.py", MODULE), "pkg.mod", False)
     resolved = resolve(Settings(root=tmp_path))
-    run._init_worker(resolved, None, summarise=True)
+    run._init_worker(resolved, False, summarise=True)
     walked: list[str] = []
     original = pyscan._Scanner.run
 
@@ -55,7 +55,7 @@ def test_the_summary_from_the_rules_walk_is_the_summary_of_its_own_walk(tmp_path
         return original(scanner, captures)
 
     monkeypatch.setattr(pyscan._Scanner, "run", counting)
-    relative, _entry, prepared = run._analyse_one((str(tmp_path / "pkg" / "mod.py"), "pkg/mod.py", ""))
+    relative, _key, _entry, prepared = run._analyse_one((str(tmp_path / "pkg" / "mod.py"), "pkg/mod.py", ""))
     assert relative == "pkg/mod.py"
     assert walked == ["shared walk"]
     assert prepared is not None and prepared.summary is not None
@@ -67,7 +67,7 @@ def test_a_file_without_a_summary_walks_for_its_rules_alone(tmp_path: Path, path
     (tmp_path / "pyproject.toml").write_text("[tool.foxaudit]\n")
     (tmp_path / path).parent.mkdir(parents=True)
     (tmp_path / path).write_text("x = 1\n")
-    run._init_worker(resolve(Settings(root=tmp_path)), None, summarise=True)
+    run._init_worker(resolve(Settings(root=tmp_path)), False, summarise=True)
     outcome = run._WORKER["analyzer"].analyze(path, b"x = 1\n", also="")
     assert outcome.captures is None
     assert not run._summarised_module(path, run._WORKER["source_roots"])
