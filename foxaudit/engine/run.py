@@ -349,9 +349,10 @@ def _init_worker(resolved: Resolved, caching: bool, summarise: bool = False, bod
     _WORKER["source_roots"] = _source_roots(resolved) if summarise else None
     _WORKER["bodies"] = bodies
     if summarise and "scan_query" not in _WORKER:
-        from foxaudit.program.pyscan import SCAN_QUERY
+        from foxaudit.program.pyscan import SCAN_INDEX_QUERY, SCAN_QUERY
 
         _WORKER["scan_query"] = SCAN_QUERY
+        _WORKER["scan_index_query"] = SCAN_INDEX_QUERY
 
 
 def _summarised_module(relative: str, source_roots: SourceRoots) -> bool:
@@ -380,8 +381,13 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, str | None, dict[str,
         return relative, None, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
     source_roots = _WORKER["source_roots"]
     # A Python module that will be summarised is walked once: the scanner's query runs in the
-    # rules' walk and the scanner reads its captures.
-    also = _WORKER["scan_query"] if source_roots is not None and _summarised_module(relative, source_roots) else ""
+    # rules' walk and the scanner reads its captures — an index alone's (fewer) where the summary
+    # will be one. (Asked of the bytes as read; the summary's own question below is asked of the
+    # bytes as decoded, and when only that one says "whole" the scanner walks the tree itself.)
+    also = ""
+    if source_roots is not None and _summarised_module(relative, source_roots):
+        whole = _WORKER["bodies"] or _may_exceed_cpython_limits(data.removeprefix(_UTF8_BOM))
+        also = _WORKER["scan_query"] if whole else _WORKER["scan_index_query"]
     outcome = analyzer.analyze(relative, data, also=also)
     pending = {id(diagnostic) for diagnostic, _ in outcome.pending}
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics([d for d in outcome.diagnostics if id(d) not in pending])}
@@ -402,12 +408,24 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, str | None, dict[str,
     # A file that may nest past CPython's limits is summarised whole: its full scan may run out
     # of recursion where an index alone would not, and the two must agree on which files fail.
     body = _WORKER["bodies"] or may_exceed_cpython_limits(outcome.source.data)
-    summary = prepare_summary(outcome.source, source_roots, None, outcome.captures, body=body)
+    captures = outcome.captures if not body or also == _WORKER["scan_query"] else None
+    summary = prepare_summary(outcome.source, source_roots, None, captures, body=body)
     if summary is not None and summary.error:
         # A scanner that raises is a foxaudit bug the program build reports once; summarising
         # more files in this process would only repeat it.
         _WORKER["source_roots"] = None
     return relative, key, entry, summary
+
+
+# analyze.UTF8_BOM, which the analyser strips before it decodes (not imported here: the warm
+# path loads no parser).
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _may_exceed_cpython_limits(data: bytes) -> bool:
+    from foxaudit.rules.tool.parse_error import may_exceed_cpython_limits
+
+    return may_exceed_cpython_limits(data)
 
 
 def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, str | None, dict[str, Any], Any]:

@@ -21,6 +21,7 @@ from foxaudit.sources.placeholders import (
     RAISE_NOT_IMPLEMENTED,
     constant_answer,
     placeholder_body,
+    placeholder_body_in,
 )
 from foxaudit.sources.placeholders import function_name as python_function_name
 
@@ -1507,7 +1508,7 @@ class StubBody(Rule):
             else:  # import_statement, import_from_statement
                 walked.imports.append(node)
             return
-        placeholder = placeholder_body(node)
+        placeholder = placeholder_body_in(ctx.source, node)
         if placeholder is None or (placeholder == DOCSTRING and not options.docstring_only):
             return
         walked.placeholders.append((node, placeholder))
