@@ -111,8 +111,7 @@ class Store:
         if where is None:
             return None
         pack, offset, length = where
-        data = pack.data()
-        return data[offset : offset + length] if data is not None and offset + length <= len(data) else None
+        return pack.read(offset, length)
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -189,14 +188,20 @@ class Store:
                 write_bytes_atomic(self.directory / "CACHEDIR.TAG", CACHEDIR_TAG)
 
 
+# A pack's entries are read one by one up to this many, then its data is read whole: a run that
+# reads a few (`foxaudit check FILES`, a new file set) should not read 17 MB for them, one that
+# reads many (the program build after an edit reads every summary) should not open it per entry.
+_SINGLE_READS = 32
+
+
 class _Pack:
-    """One pack file: its index is read when opened, its entries' bytes on the first read of
-    one (a run that misses a file entry may need none of them)."""
+    """One pack file: its index is read when opened, its entries when read (``read``)."""
 
     def __init__(self, path: str):
         self.path = path
         self._start = -1
         self._data: bytes | None = None
+        self._reads = 0
 
     def index(self) -> list[tuple[str, str, int, int]]:
         """The pack's ``(name, suffix, offset, length)`` rows; empty for a pack that does not
@@ -225,13 +230,25 @@ class _Pack:
                 return []
         return [tuple(row) for row in rows]  # type: ignore[misc]
 
-    def data(self) -> bytes | None:
-        """The entries' bytes (all of them: a run that reads one reads most); None when unreadable."""
-        if self._data is None and self._start >= 0:
+    def read(self, offset: int, length: int) -> bytes | None:
+        """The ``length`` bytes at ``offset`` of the entries' data; None when not all there."""
+        if self._start < 0:
+            return None
+        if self._data is None and self._reads < _SINGLE_READS:
+            self._reads += 1
+            try:
+                with open(self.path, "rb") as handle:
+                    handle.seek(self._start + offset)
+                    data = handle.read(length)
+            except OSError:
+                return None
+            return data if len(data) == length else None
+        if self._data is None:
             try:
                 with open(self.path, "rb") as handle:
                     handle.seek(self._start)
                     self._data = handle.read()
             except OSError:
                 self._start = -1
-        return self._data
+                return None
+        return self._data[offset : offset + length] if offset + length <= len(self._data) else None

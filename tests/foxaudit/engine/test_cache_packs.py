@@ -175,3 +175,17 @@ def test_packed_summaries_feed_the_program_after_an_edit(project, tmp_path: Path
     after = findings(cache)
     assert after == findings(None) and after != before
     assert read.count(".summary") >= len(files) - 1, "the other summaries were not read from the pack"
+
+
+def test_entries_read_one_by_one_then_whole_read_the_same(tmp_path: Path) -> None:
+    """A few entries are read each on its own, many from the pack's data read whole: the same bytes."""
+    from foxaudit import store as store_module
+
+    count = 2 * store_module._SINGLE_READS + 4
+    _fill(Store(tmp_path), count)
+    store = Store(tmp_path)
+    for number in range(count):
+        assert store.get_bytes(_key(number), ".summary") == f"summary {number}\n".encode()
+    (pack,) = {pack for pack, _, _ in store._packed.values()}  # type: ignore[union-attr]
+    assert pack._data is not None  # the later reads came from the data read whole
+    assert pack.read(len(pack._data) - 1, 2) is None  # past the end: a miss, not a short entry
