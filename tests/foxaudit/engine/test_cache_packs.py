@@ -189,3 +189,10 @@ def test_entries_read_one_by_one_then_whole_read_the_same(tmp_path: Path) -> Non
     (pack,) = {pack for pack, _, _ in store._packed.values()}  # type: ignore[union-attr]
     assert pack._data is not None  # the later reads came from the data read whole
     assert pack.read(len(pack._data) - 1, 2) is None  # past the end: a miss, not a short entry
+
+
+def test_a_store_reads_the_pack_it_wrote_after_reading_the_others(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    assert store.get(_key(0)) is None  # a miss: the packs (none yet) are read
+    _fill(store, PACK_MIN)
+    assert store.get(_key(0)) == {"d": [0], "k": _key(0)}
