@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from foxaudit.files import write_bytes_atomic
+from foxaudit.files import write_bytes_atomic, write_chunks_atomic
 
 CACHE_VERSION = "v1"
 ENV_VAR = "FOXAUDIT_CACHE_DIR"
@@ -141,14 +141,16 @@ class Store:
             chunks.append(data)
             offset += len(data)
         head = json.dumps(index, separators=(",", ":")).encode()
-        pack = b"".join([PACK_MAGIC, str(len(head)).encode(), b"\n", head, b"\n", *chunks])
-        name = hashlib.sha256(pack).hexdigest()
+        parts = [PACK_MAGIC, str(len(head)).encode(), b"\n", head, b"\n", *chunks]
+        digest = hashlib.sha256()
+        for part in parts:
+            digest.update(part)
         folder = os.path.join(self._base, PACKS)
         try:
             if folder not in self._made:
                 self._prepare(folder)
                 self._made.add(folder)
-            write_bytes_atomic(os.path.join(folder, name + ".pack"), pack)
+            write_chunks_atomic(os.path.join(folder, digest.hexdigest() + ".pack"), parts)
         except OSError:
             return
         # The packs already read do not hold these entries: read them again on the next miss.

@@ -196,3 +196,21 @@ def test_a_store_reads_the_pack_it_wrote_after_reading_the_others(tmp_path: Path
     assert store.get(_key(0)) is None  # a miss: the packs (none yet) are read
     _fill(store, PACK_MIN)
     assert store.get(_key(0)) == {"d": [0], "k": _key(0)}
+
+
+def test_chunks_are_written_atomically(tmp_path: Path) -> None:
+    """A pack is written from its parts; a write that fails part-way leaves the old file as it was."""
+    from foxaudit.files import write_chunks_atomic
+
+    target = tmp_path / "entry"
+    write_chunks_atomic(target, [b"a", b"bc", b""])
+    assert target.read_bytes() == b"abc" and oct(target.stat().st_mode & 0o777) == "0o644"
+
+    def failing():
+        yield b"partial"
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        write_chunks_atomic(target, failing())
+    assert target.read_bytes() == b"abc"
+    assert [path.name for path in tmp_path.iterdir()] == ["entry"]  # no temporary file left
