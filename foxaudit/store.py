@@ -19,8 +19,9 @@ foreign entry reads as a miss. A pack is written the same way, and its name is t
 bytes (its entries sorted by name), so two runs packing the same entries write the same file. A
 pack is data too: a header line, a JSON index of ``[name, suffix, offset, length]`` rows, then the
 entries as they would be in files of their own (each still carries and is checked against its
-key); a pack that does not parse is skipped whole, an entry outside its bytes is a miss. The directory gets a ``.gitignore`` (``*``) and a ``CACHEDIR.TAG``
-the first time anything is written, wherever it lives, so it never shows in ``git status``.
+key); a pack that does not parse is skipped whole, a row outside its bytes is a miss. The
+directory gets a ``.gitignore`` (``*``) and a ``CACHEDIR.TAG`` the first time anything is written,
+wherever it lives, so it never shows in ``git status``.
 """
 
 from __future__ import annotations
@@ -214,17 +215,19 @@ class _Pack:
         parse (the cache is data anyone may have written: checked, not trusted)."""
         try:
             with open(self.path, "rb") as handle:
+                total = os.fstat(handle.fileno()).st_size
                 if handle.read(len(PACK_MAGIC)) != PACK_MAGIC:
                     return []
                 size = handle.readline(24)
-                if not size.endswith(b"\n") or not size[:-1].isdigit():
+                if not size.endswith(b"\n") or not size[:-1].isdigit() or int(size) > total:
                     return []
                 head = handle.read(int(size))
                 if len(head) != int(size) or handle.read(1) != b"\n":
                     return []
                 self._start = handle.tell()
+            # (A planted index may nest deeper than the decoder recurses: that is a bad pack too.)
             rows = json.loads(head)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return []
         if type(rows) is not list:
             return []
@@ -234,7 +237,9 @@ class _Pack:
                 or type(row[2]) is not int or type(row[3]) is not int or row[2] < 0 or row[3] < 0
             ):  # fmt: skip
                 return []
-        return [tuple(row) for row in rows]  # type: ignore[misc]
+        size = total - self._start
+        # A row past the end of the data is left out (a miss): every offset read is then in the file.
+        return [tuple(row) for row in rows if row[2] + row[3] <= size]  # type: ignore[misc]
 
     def read(self, offset: int, length: int) -> bytes | None:
         """The ``length`` bytes at ``offset`` of the entries' data; None when not all there."""

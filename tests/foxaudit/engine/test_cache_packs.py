@@ -32,6 +32,11 @@ def _fill(store: Store, count: int) -> None:
             store.put_bytes(_key(number), f"summary {number}\n".encode(), ".summary")
 
 
+def _planted(rows: list) -> bytes:
+    head = json.dumps(rows).encode()
+    return PACK_MAGIC + str(len(head)).encode() + b"\n" + head + b"\n"
+
+
 def _packs(directory: Path) -> list[Path]:
     return sorted((directory / "v1" / "packs").glob("*.pack"))
 
@@ -79,6 +84,9 @@ def test_the_same_entries_make_the_same_pack(tmp_path: Path) -> None:
         lambda data: data.replace(PACK_MAGIC, PACK_MAGIC + b"x", 1),
         lambda data: PACK_MAGIC + b"12\n" + b'[["a","b"]]\n' + b"{}",  # a row of the wrong shape
         lambda data: PACK_MAGIC + b"abc\n",
+        lambda data: PACK_MAGIC + b"99999999999999999999999\n",  # an index longer than the file
+        lambda data: PACK_MAGIC + b"200002\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n",  # nested past recursion
+        lambda data: _planted([[_key(0), ".json", 10**30, 1]]),  # an offset no file reaches
     ],
 )
 def test_a_damaged_pack_is_a_miss_never_an_error(tmp_path: Path, damage) -> None:
