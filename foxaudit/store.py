@@ -17,8 +17,8 @@ Sharing: every write goes to a temporary file in the entry's directory and is re
 so concurrent runs (CI jobs sharing one cache) never see a half-written entry; a corrupt or
 foreign entry reads as a miss. A pack is written the same way, and its name is the digest of its
 bytes (its entries sorted by name), so two runs packing the same entries write the same file. A
-pack is data too: a header line, a JSON index of ``[name, suffix, offset, length]`` rows, then the
-entries as they would be in files of their own (each still carries and is checked against its
+pack is data too: a header line, a JSON index ``{name + suffix: [offset, length]}`` (the entry's
+file name, as it would be on its own), then the entries as they would be in files of their own (each still carries and is checked against its
 key); a pack that does not parse is skipped whole, a row outside its bytes is a miss. The
 directory gets a ``.gitignore`` (``*``) and a ``CACHEDIR.TAG`` the first time anything is written,
 wherever it lives, so it never shows in ``git status``.
@@ -77,8 +77,8 @@ class Store:
         self._made: set[str] = set()
         # (name, suffix) → entry bytes put while a batch is open (None: no batch open).
         self._pending: dict[tuple[str, str], bytes] | None = None
-        # (name, suffix) → (pack, offset, length), read on the first file-entry miss (None: not yet).
-        self._packed: dict[tuple[str, str], tuple[_Pack, int, int]] | None = None
+        # The packs, newest first, read on the first file-entry miss (None: not yet).
+        self._packed: list[_Pack] | None = None
 
     def path(self, key: str, suffix: str = ".json") -> str:
         return os.path.join(self._base, key[:2], key + suffix)
@@ -110,11 +110,12 @@ class Store:
         """The entry's bytes from a pack; None when no pack read holds it."""
         if self._packed is None:
             self._packed = self._read_packs()
-        where = self._packed.get((key, suffix))
-        if where is None:
-            return None
-        pack, offset, length = where
-        return pack.read(offset, length)
+        name = key + suffix
+        for pack in self._packed:
+            found = pack.get(name)
+            if found is not None:
+                return found
+        return None
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
@@ -136,9 +137,10 @@ class Store:
                     self.put_bytes(key, data, suffix)
 
     def _write_pack(self, entries: dict[tuple[str, str], bytes]) -> None:
-        index, chunks, offset = [], [], 0
+        index: dict[str, list[int]] = {}
+        chunks, offset = [], 0
         for (key, suffix), data in sorted(entries.items()):
-            index.append([key, suffix, offset, len(data)])
+            index[key + suffix] = [offset, len(data)]
             chunks.append(data)
             offset += len(data)
         head = json.dumps(index, separators=(",", ":")).encode()
@@ -157,19 +159,14 @@ class Store:
         # The packs already read do not hold these entries: read them again on the next miss.
         self._packed = None
 
-    def _read_packs(self) -> dict[tuple[str, str], tuple[_Pack, int, int]]:
+    def _read_packs(self) -> list[_Pack]:
         try:
             with os.scandir(os.path.join(self._base, PACKS)) as found:
                 packs = [(entry.stat().st_mtime_ns, entry.path) for entry in found if entry.name.endswith(".pack") and entry.is_file()]
         except OSError:
-            return {}
-        located: dict[tuple[str, str], tuple[_Pack, int, int]] = {}
-        # Oldest first, so the newest pack's copy of an entry (the same bytes) is the one kept.
-        for _, path in sorted(packs)[-PACKS_READ:]:
-            pack = _Pack(path)
-            for key, suffix, offset, length in pack.index():
-                located[(key, suffix)] = (pack, offset, length)
-        return located
+            return []
+        newest = [_Pack(path) for _, path in sorted(packs, reverse=True)[:PACKS_READ]]
+        return [pack for pack in newest if pack.read_index()]
 
     def put_bytes(self, key: str, data: bytes, suffix: str) -> None:
         if self._pending is not None:
@@ -202,48 +199,50 @@ _SINGLE_READS = 32
 
 
 class _Pack:
-    """One pack file: its index is read when opened, its entries when read (``read``)."""
+    """One pack file: its index is read when opened (``read_index``), its entries when read (``get``)."""
 
     def __init__(self, path: str):
         self.path = path
+        self._index: dict[str, Any] = {}
         self._start = -1
+        self._size = 0
         self._data: bytes | None = None
         self._reads = 0
 
-    def index(self) -> list[tuple[str, str, int, int]]:
-        """The pack's ``(name, suffix, offset, length)`` rows; empty for a pack that does not
-        parse (the cache is data anyone may have written: checked, not trusted)."""
+    def read_index(self) -> bool:
+        """Read the index; False for a pack that does not parse (the cache is data anyone may
+        have written: checked, not trusted). Its rows are checked when read (``get``): the index
+        is one JSON object, decoded without a Python loop over its ≈ 2,900 rows."""
         try:
             with open(self.path, "rb") as handle:
                 total = os.fstat(handle.fileno()).st_size
                 if handle.read(len(PACK_MAGIC)) != PACK_MAGIC:
-                    return []
+                    return False
                 size = handle.readline(24)
                 if not size.endswith(b"\n") or not size[:-1].isdigit() or int(size) > total:
-                    return []
+                    return False
                 head = handle.read(int(size))
                 if len(head) != int(size) or handle.read(1) != b"\n":
-                    return []
+                    return False
                 self._start = handle.tell()
             # (A planted index may nest deeper than the decoder recurses: that is a bad pack too.)
-            rows = json.loads(head)
+            index = json.loads(head)
         except (OSError, ValueError, RecursionError):
-            return []
-        if type(rows) is not list:
-            return []
-        for row in rows:
-            if (
-                type(row) is not list or len(row) != 4 or type(row[0]) is not str or type(row[1]) is not str
-                or type(row[2]) is not int or type(row[3]) is not int or row[2] < 0 or row[3] < 0
-            ):  # fmt: skip
-                return []
-        size = total - self._start
-        # A row past the end of the data is left out (a miss): every offset read is then in the file.
-        return [tuple(row) for row in rows if row[2] + row[3] <= size]  # type: ignore[misc]
+            return False
+        if type(index) is not dict:
+            return False
+        self._index = index
+        self._size = total - self._start
+        return True
 
-    def read(self, offset: int, length: int) -> bytes | None:
-        """The ``length`` bytes at ``offset`` of the entries' data; None when not all there."""
-        if self._start < 0:
+    def get(self, name: str) -> bytes | None:
+        """The bytes of the entry whose file name would be ``name``; None when the pack has no
+        such row, the row is malformed or points past the pack's end, or the bytes are gone."""
+        row = self._index.get(name)
+        if type(row) is not list or len(row) != 2:
+            return None
+        offset, length = row
+        if type(offset) is not int or type(length) is not int or offset < 0 or length < 0 or offset + length > self._size:
             return None
         if self._data is None and self._reads < _SINGLE_READS:
             self._reads += 1
@@ -260,6 +259,6 @@ class _Pack:
                     handle.seek(self._start)
                     self._data = handle.read()
             except OSError:
-                self._start = -1
+                self._index = {}
                 return None
         return self._data[offset : offset + length] if offset + length <= len(self._data) else None

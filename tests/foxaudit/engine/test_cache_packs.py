@@ -32,8 +32,8 @@ def _fill(store: Store, count: int) -> None:
             store.put_bytes(_key(number), f"summary {number}\n".encode(), ".summary")
 
 
-def _planted(rows: list) -> bytes:
-    head = json.dumps(rows).encode()
+def _planted(index: object) -> bytes:
+    head = json.dumps(index).encode()
     return PACK_MAGIC + str(len(head)).encode() + b"\n" + head + b"\n"
 
 
@@ -82,11 +82,14 @@ def test_the_same_entries_make_the_same_pack(tmp_path: Path) -> None:
         lambda data: b"not a pack at all",
         lambda data: data[: len(PACK_MAGIC) + 3],  # cut inside the index
         lambda data: data.replace(PACK_MAGIC, PACK_MAGIC + b"x", 1),
-        lambda data: PACK_MAGIC + b"12\n" + b'[["a","b"]]\n' + b"{}",  # a row of the wrong shape
+        lambda data: _planted([[_key(0), ".json", 0, 1]]) + b"{}",  # an index that is no object
         lambda data: PACK_MAGIC + b"abc\n",
         lambda data: PACK_MAGIC + b"99999999999999999999999\n",  # an index longer than the file
         lambda data: PACK_MAGIC + b"200002\n" + b"[" * 100_000 + b"]" * 100_000 + b"\n",  # nested past recursion
-        lambda data: _planted([[_key(0), ".json", 10**30, 1]]),  # an offset no file reaches
+        lambda data: _planted({_key(0) + ".json": [10**30, 1]}) + b"{}",  # an offset no file reaches
+        lambda data: _planted({_key(0) + ".json": [0, -1]}) + b"{}",  # a negative length
+        lambda data: _planted({_key(0) + ".json": [0, True]}) + b"{}",  # a row of the wrong types
+        lambda data: _planted({_key(0) + ".json": "0 2"}) + b"{}",  # a row of the wrong shape
     ],
 )
 def test_a_damaged_pack_is_a_miss_never_an_error(tmp_path: Path, damage) -> None:
@@ -101,11 +104,10 @@ def test_an_entry_past_the_packs_end_or_under_another_key_is_a_miss(tmp_path: Pa
     """A planted pack is data: its index may point anywhere, its entries may claim any name; each
     entry is still checked against the key it is read for."""
     good = json.dumps({"d": [], "k": _key(2)}).encode()
-    rows = [[_key(1), ".json", 0, len(good)], [_key(3), ".json", 0, 10_000]]
-    head = json.dumps(rows).encode()
     folder = tmp_path / "v1" / "packs"
     folder.mkdir(parents=True)
-    (folder / "planted.pack").write_bytes(PACK_MAGIC + str(len(head)).encode() + b"\n" + head + b"\n" + good)
+    index = {_key(1) + ".json": [0, len(good)], _key(3) + ".json": [0, 10_000]}
+    (folder / "planted.pack").write_bytes(_planted(index) + good)
     store = Store(tmp_path)
     assert store.get(_key(1)) is None  # the bytes are key 2's entry
     assert store.get(_key(3)) is None  # past the end
@@ -194,9 +196,10 @@ def test_entries_read_one_by_one_then_whole_read_the_same(tmp_path: Path) -> Non
     store = Store(tmp_path)
     for number in range(count):
         assert store.get_bytes(_key(number), ".summary") == f"summary {number}\n".encode()
-    (pack,) = {pack for pack, _, _ in store._packed.values()}  # type: ignore[union-attr]
+    (pack,) = store._packed  # type: ignore[misc]
     assert pack._data is not None  # the later reads came from the data read whole
-    assert pack.read(len(pack._data) - 1, 2) is None  # past the end: a miss, not a short entry
+    pack._index["late"] = [len(pack._data) - 1, 2]
+    assert pack.get("late") is None  # past the end: a miss, not a short entry
 
 
 def test_a_store_reads_the_pack_it_wrote_after_reading_the_others(tmp_path: Path) -> None:
