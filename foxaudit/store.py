@@ -47,7 +47,7 @@ PACK_MAGIC = b"foxaudit-pack 1\n"
 # a pack is read whole-index by the next run that misses a file entry, so it should be worth it.
 PACK_MIN = 32
 # Packs read per run (the newest by mtime): each is one more index to parse on a file-entry miss
-# (≈ 2-3 ms for pandas' 2,900 entries), and a cache that outlives many cold runs keeps packs no
+# (≈ 1.2 ms for pandas' 2,900 entries), and a cache that outlives many cold runs keeps packs no
 # current file needs. An entry in an older pack is a miss (it is made again): a cache shared by
 # more trees than this loses speed, never a finding.
 PACKS_READ = 32
