@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 
 READABLE_MODE = 0o644
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int = READABLE_MODE) -> None:
     """Replace ``path`` with ``data``; the parent directory must exist."""
+    write_chunks_atomic(path, (data,), mode=mode)
+
+
+def write_chunks_atomic(path: str | os.PathLike[str], chunks: Iterable[bytes], *, mode: int = READABLE_MODE) -> None:
+    """Replace ``path`` with the concatenation of ``chunks`` (a cache pack's entries: written
+    without first joining them into one more copy of them all)."""
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".foxaudit-", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            stream.writelines(chunks)
         os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:

@@ -121,6 +121,8 @@ class Analyzer:
                 fail(rule, error)
         dispatch: dict[str, list[Rule]] = {}
         for rule in live:
+            if rule.code in ctx.unwalked:
+                continue  # nothing to visit here: its node types may drop out of the walk
             for node_type in rule.nodes_for(language):
                 dispatch.setdefault(node_type, []).append(rule)
         captures: dict[str, list[tree_sitter.Node]] | None = None

@@ -8,6 +8,7 @@ misses are analysed in-process (starting workers would cost more than it saves).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -175,10 +176,16 @@ def _check_once(
         summarise = scope is not None
         # (The few files of an edit are analysed in-process, with their bodies: no prediction.)
         bodies = summarise and (len(misses) < IN_PROCESS_LIMIT or _bodies_read_widely(resolved, misses, contents))
-        for relative, entry, summary in _analyse(resolved, misses, jobs, store, summarise=summarise, bodies=bodies):
-            results[relative] = entry
-            if summary is not None:
-                prepared[relative] = summary
+        # The workers hand their entries back and this process writes them, in one pack for a
+        # cold run's many (``Store.batch``): one file created, not one result and one summary
+        # per source file.
+        with store.batch() if store is not None else contextlib.nullcontext():
+            for relative, key, entry, summary in _analyse(resolved, misses, jobs, store, summarise=summarise, bodies=bodies):
+                results[relative] = entry
+                if store is not None and key is not None:
+                    store.put(key, entry)
+                if summary is not None:
+                    prepared[relative] = _stored_summary(summary, store) if store is not None else summary
         if store is not None:
             store.put(snapshot_name, {"state": snapshot_key, "files": results, "keys": keys, "stats": seen})
 
@@ -279,6 +286,13 @@ def _bodies_read_widely(resolved: Resolved, misses: list[tuple[str, str, str]], 
     return bodies_read_widely(settings, (contents[relative] for _, relative, _ in misses if relative.endswith(".py")))
 
 
+def _stored_summary(prepared: Any, store: cache_module.Cache) -> Any:
+    """``prepared`` (a summary the per-file pass made), cached (``model.store_prepared``)."""
+    from foxaudit.program.model import store_prepared
+
+    return store_prepared(prepared, store)
+
+
 def _analyse(
     resolved: Resolved,
     misses: list[tuple[str, str, str]],
@@ -287,8 +301,9 @@ def _analyse(
     *,
     summarise: bool = False,
     bodies: bool = True,
-) -> Iterator[tuple[str, dict[str, Any], Any]]:
-    """(path, cache entry, Prepared summary or None) of each missed file; with ``summarise``
+) -> Iterator[tuple[str, str | None, dict[str, Any], Any]]:
+    """(path, the key to cache its entry under (None: not to be cached), cache entry, Prepared
+    summary or None) of each missed file; nothing is written here (the caller caches); with ``summarise``
     each file's whole-program summary is made from the tree its rules walked (one parse), with
     its body when ``bodies`` (else the index alone: ``pyscan.scan_python(body=False)``). The
     few files analysed in-process get their bodies: an edited file's body is what the project
@@ -296,9 +311,9 @@ def _analyse(
     if not misses:
         return
     workers = min(jobs or default_jobs(), len(misses))
-    cache_dir = str(store.directory) if store is not None else None
+    caching = store is not None
     if workers <= 1 or len(misses) < IN_PROCESS_LIMIT:
-        _init_worker(resolved, cache_dir, summarise, bodies or len(misses) < IN_PROCESS_LIMIT)
+        _init_worker(resolved, caching, summarise, bodies or len(misses) < IN_PROCESS_LIMIT)
         for task in misses:
             yield _analyse_one(task)
         return
@@ -310,7 +325,7 @@ def _analyse(
     # Big files first: the pool's tail is then made of small tasks and both cores finish together.
     ordered = sorted(misses, key=lambda task: _size(task[0]), reverse=True)
     chunk = max(1, min(16, len(ordered) // (workers * 16)))
-    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, cache_dir, summarise, bodies)) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(resolved, caching, summarise, bodies)) as pool:
         yield from pool.map(_analyse_in_worker, ordered, chunksize=chunk)
 
 
@@ -324,21 +339,20 @@ def _size(path: str) -> int:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(resolved: Resolved, cache_dir: str | None, summarise: bool = False, bodies: bool = True) -> None:
+def _init_worker(resolved: Resolved, caching: bool, summarise: bool = False, bodies: bool = True) -> None:
     from foxaudit.engine.analyze import Analyzer
 
     if _WORKER.get("resolved") is not resolved:
         _WORKER["resolved"] = resolved
         _WORKER["analyzer"] = Analyzer(resolved)
-    if _WORKER.get("cache_dir", False) != cache_dir:
-        _WORKER["cache_dir"] = cache_dir
-        _WORKER["cache"] = cache_module.Cache(Path(cache_dir)) if cache_dir else None
+    _WORKER["caching"] = caching
     _WORKER["source_roots"] = _source_roots(resolved) if summarise else None
     _WORKER["bodies"] = bodies
     if summarise and "scan_query" not in _WORKER:
-        from foxaudit.program.pyscan import SCAN_QUERY
+        from foxaudit.program.pyscan import SCAN_INDEX_QUERY, SCAN_QUERY
 
         _WORKER["scan_query"] = SCAN_QUERY
+        _WORKER["scan_index_query"] = SCAN_INDEX_QUERY
 
 
 def _summarised_module(relative: str, source_roots: SourceRoots) -> bool:
@@ -355,7 +369,7 @@ def _source_roots(resolved: Resolved) -> SourceRoots:
     return SourceRoots.at(resolved.settings.root, ProgramSettings.from_table(resolved.program).source_roots)
 
 
-def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
+def _analyse_one(task: tuple[str, str, str]) -> tuple[str, str | None, dict[str, Any], Any]:
     absolute, relative, _ = task
     analyzer = _WORKER["analyzer"]
     try:
@@ -364,11 +378,16 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
     except OSError as error:
         from foxaudit.rules.tool.parse_error import unreadable
 
-        return relative, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
+        return relative, None, {"d": cache_module.encode_diagnostics([unreadable(relative, absolute, error)])}, None
     source_roots = _WORKER["source_roots"]
     # A Python module that will be summarised is walked once: the scanner's query runs in the
-    # rules' walk and the scanner reads its captures.
-    also = _WORKER["scan_query"] if source_roots is not None and _summarised_module(relative, source_roots) else ""
+    # rules' walk and the scanner reads its captures — an index alone's (fewer) where the summary
+    # will be one. (Asked of the bytes as read; the summary's own question below is asked of the
+    # bytes as decoded, and when only that one says "whole" the scanner walks the tree itself.)
+    also = ""
+    if source_roots is not None and _summarised_module(relative, source_roots):
+        whole = _WORKER["bodies"] or _may_exceed_cpython_limits(data.removeprefix(_UTF8_BOM))
+        also = _WORKER["scan_query"] if whole else _WORKER["scan_index_query"]
     outcome = analyzer.analyze(relative, data, also=also)
     pending = {id(diagnostic) for diagnostic, _ in outcome.pending}
     entry: dict[str, Any] = {"d": cache_module.encode_diagnostics([d for d in outcome.diagnostics if id(d) not in pending])}
@@ -376,31 +395,42 @@ def _analyse_one(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
         entry["s"] = outcome.deferred
     if outcome.pending:
         entry["p"] = cache_module.encode_pending(outcome.pending)
-    store = _WORKER["cache"]
-    if store is not None:
+    key = None
+    if _WORKER["caching"]:
         # Key what was actually analysed: the file may have changed since the main process hashed it.
         resolved = _WORKER["resolved"]
-        digest = hashlib.sha256(data).digest()
-        store.put(cache_module.file_key(resolved.fingerprint, relative, resolved.codes_for(relative), digest), entry)
+        key = cache_module.file_key(resolved.fingerprint, relative, resolved.codes_for(relative), hashlib.sha256(data).digest())
     if source_roots is None or outcome.source is None:
-        return relative, entry, None
+        return relative, key, entry, None
     from foxaudit.program.model import prepare_summary
     from foxaudit.rules.tool.parse_error import may_exceed_cpython_limits
 
     # A file that may nest past CPython's limits is summarised whole: its full scan may run out
     # of recursion where an index alone would not, and the two must agree on which files fail.
     body = _WORKER["bodies"] or may_exceed_cpython_limits(outcome.source.data)
-    summary = prepare_summary(outcome.source, source_roots, store, outcome.captures, body=body)
+    captures = outcome.captures if not body or also == _WORKER["scan_query"] else None
+    summary = prepare_summary(outcome.source, source_roots, None, captures, body=body)
     if summary is not None and summary.error:
         # A scanner that raises is a foxaudit bug the program build reports once; summarising
         # more files in this process would only repeat it.
         _WORKER["source_roots"] = None
-    return relative, entry, summary
+    return relative, key, entry, summary
 
 
-def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, dict[str, Any], Any]:
-    relative, entry, summary = _analyse_one(task)
-    return relative, entry, summary.without_summary() if summary is not None else None
+# analyze.UTF8_BOM, which the analyser strips before it decodes (not imported here: the warm
+# path loads no parser).
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def _may_exceed_cpython_limits(data: bytes) -> bool:
+    from foxaudit.rules.tool.parse_error import may_exceed_cpython_limits
+
+    return may_exceed_cpython_limits(data)
+
+
+def _analyse_in_worker(task: tuple[str, str, str]) -> tuple[str, str | None, dict[str, Any], Any]:
+    relative, key, entry, summary = _analyse_one(task)
+    return relative, key, entry, summary.without_summary() if summary is not None else None
 
 
 def _scope_keys(

@@ -156,6 +156,10 @@ class _SummaryCache:
             return None
         name = self.name(key)
         try:
+            # A cold run's summaries are packed (``Store.batch``): the pack's bytes are read once.
+            packed = self.store.packed(name, self.SUFFIX)
+            if packed is not None:
+                return load_summary(name, packed)
             # The entry's index alone: the rest is read from it when an analysis asks.
             return read_summary(name, self.store.path(name, self.SUFFIX))
         except CodecError:
@@ -329,6 +333,17 @@ def prepare_summary(
         return _summarise(source, key, store, captures if source.language == "python" else None, body=body)[0]
     except Exception as error:  # noqa: BLE001 — handed over: the program build fails with it, once
         return Prepared(_SummaryCache.name(key), b"", error=f"{type(error).__name__}: {error}")
+
+
+def store_prepared(prepared: Prepared, store: Store) -> Prepared:
+    """Cache a summary the per-file pass made (its worker wrote nothing: the run writes a cold
+    run's entries in one pack); the copy returned carries its encoded form, made once."""
+    if prepared.error or prepared.failure:
+        return prepared  # not cached, as ``_summarise`` caches none that failed
+    if not prepared.data:
+        prepared = dataclasses.replace(prepared, data=prepared.encoded())
+    store.put_bytes(prepared.name, prepared.data, _SummaryCache.SUFFIX)
+    return prepared
 
 
 def _scan_task(task: tuple[str, bytes, str, tuple, str | None]) -> tuple[str, str, bytes, str]:

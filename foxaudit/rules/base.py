@@ -93,6 +93,14 @@ class FileContext:
         # id(diagnostic) → the facts its rule's ``confirm`` reads in the whole-project pass.
         self.pending: dict[int, tuple[str, ...]] = {}
         self.state: dict[str, Any] = {}
+        # Codes of rules that said in ``begin`` that no node of this file can give them a finding
+        # (``skip_walk``): the walk leaves their node types out and does not call their ``visit``.
+        self.unwalked: set[str] = set()
+
+    def skip_walk(self, code: str) -> None:
+        """From ``begin``: this rule's ``visit`` would find nothing in this file (its ``finish``
+        still runs). Visiting no nodes must then give the same findings as visiting them all."""
+        self.unwalked.add(code)
 
     @property
     def path(self) -> str:
@@ -157,7 +165,7 @@ class Rule:
     INVALID: ClassVar[list[Example]] = []
 
     def begin(self, ctx: FileContext) -> None:  # foxaudit: ignore[FX902] -- default hook, a rule overrides what it needs
-        """Called once per file before the walk."""
+        """Called once per file before the walk (which it may leave: ``ctx.skip_walk``)."""
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:  # foxaudit: ignore[FX902] -- default hook, a rule overrides what it needs
         """Called for every node whose type is in this rule's node list for the language."""

@@ -95,6 +95,9 @@ class SourceFile:
     encoding: str = field(init=False, default="utf-8")
     _tree: tree_sitter.Tree | None = field(default=None, init=False, repr=False)
     _cst: object | None = field(default=None, init=False, repr=False)
+    # Python function node id → ``placeholders.placeholder_body`` of it, in this file's one tree
+    # (``placeholder_body_in``): FX902 and the whole-program scanner ask it of every function.
+    placeholders: dict[int, str | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Invalid text raises UnicodeDecodeError here; the engine turns it into FX001.

@@ -8,7 +8,12 @@ such as FX902's ``docstring-only`` decides what is *reported*, not what is a pla
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import tree_sitter
+
+if TYPE_CHECKING:
+    from foxaudit.sources.base import SourceFile
 
 _CONSTANT_LEAVES = frozenset({"integer", "float", "true", "false", "none", "string", "concatenated_string"})
 _CONSTANT_CONTAINERS = frozenset({"tuple", "list", "dictionary", "set", "pair", "parenthesized_expression"})
@@ -16,6 +21,18 @@ _NOT_IMPLEMENTED = frozenset({"NotImplementedError", "NotImplemented"})
 _RECEIVERS = frozenset({"self", "cls"})
 DOCSTRING = "a docstring"
 RAISE_NOT_IMPLEMENTED = "`raise NotImplementedError`"
+
+
+def placeholder_body_in(source: SourceFile, function: tree_sitter.Node) -> str | None:
+    """``placeholder_body`` of ``function``, a node of ``source``'s tree, answered once per
+    function: the per-file pass's FX902 and its whole-program scanner both ask it of every
+    function of the same tree (a node's id is unique among the nodes of one tree)."""
+    memo = source.placeholders
+    key = function.id
+    if key in memo:
+        return memo[key]
+    found = memo[key] = placeholder_body(function)
+    return found
 
 
 def placeholder_body(function: tree_sitter.Node) -> str | None:

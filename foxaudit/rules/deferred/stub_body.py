@@ -21,6 +21,7 @@ from foxaudit.sources.placeholders import (
     RAISE_NOT_IMPLEMENTED,
     constant_answer,
     placeholder_body,
+    placeholder_body_in,
 )
 from foxaudit.sources.placeholders import function_name as python_function_name
 
@@ -177,7 +178,8 @@ def _file_names(walked: _Walked) -> _FileNames:
         bases: dict[str, set[str]] = {}
         implemented: dict[str, set[str]] = {}
         answers: dict[str, dict[str, str]] = {}
-        used_by_self: dict[str, set[str]] = {}
+        # class → its implemented methods, whose `self.` names are collected when first read
+        implemented_methods: dict[str, list[tree_sitter.Node]] = {}
         methods_of: dict[str, list[tree_sitter.Node]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         for definition in walked.classes:
@@ -194,7 +196,7 @@ def _file_names(walked: _Walked) -> _FileNames:
             body = definition.child_by_field_name("body")
             members = implemented.setdefault(class_name, set())
             constants = answers.setdefault(class_name, {})
-            used = used_by_self.setdefault(class_name, set())
+            implementing = implemented_methods.setdefault(class_name, [])
             methods = methods_of.setdefault(class_name, [])
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
@@ -205,7 +207,7 @@ def _file_names(walked: _Walked) -> _FileNames:
                         continue
                     if placeholder_body(member) is None:
                         members.add(member_name.text.decode())
-                        used.update(_names_used_through_self(member))
+                        implementing.append(member)
                     answer = constant_answer(member)
                     if answer:
                         constants[member_name.text.decode()] = answer
@@ -234,8 +236,29 @@ def _file_names(walked: _Walked) -> _FileNames:
                       if any(child.type in ("is", "is not") for child in comparison.children)
                       for operand in comparison.named_children if operand.type == "identifier"}
         state = walked.names = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
-                                             used_by_self, identities)
+                                             _UsedBySelf(implemented_methods), identities)
     return state
+
+
+class _UsedBySelf(dict[str, set[str]]):
+    """class → the names its implemented methods use through `self.`/`cls.`, collected for a class
+    when first read (``get``): a query per method, and few classes' are ever read (a placeholder
+    method of theirs that nothing else explains). Read with ``get`` only."""
+
+    def __init__(self, methods: dict[str, list[tree_sitter.Node]]):
+        super().__init__()
+        self._methods = methods
+
+    def get(self, klass: str, default: set[str] | None = None) -> set[str] | None:  # type: ignore[override]
+        if klass not in self:
+            methods = self._methods.get(klass)
+            if methods is None:
+                return default
+            used: set[str] = set()
+            for method in methods:
+                used.update(_names_used_through_self(method))
+            self[klass] = used
+        return self[klass]
 
 
 def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
@@ -1507,7 +1530,7 @@ class StubBody(Rule):
             else:  # import_statement, import_from_statement
                 walked.imports.append(node)
             return
-        placeholder = placeholder_body(node)
+        placeholder = placeholder_body_in(ctx.source, node)
         if placeholder is None or (placeholder == DOCSTRING and not options.docstring_only):
             return
         walked.placeholders.append((node, placeholder))

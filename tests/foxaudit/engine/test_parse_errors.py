@@ -193,6 +193,6 @@ def test_a_file_that_may_nest_past_cpython_is_summarised_whole_even_as_an_index_
     (tmp_path / "pkg/__init__.py").write_text("")
     (tmp_path / "pkg/deep.py").write_text(deep)
     resolved = resolve(Settings(root=tmp_path))
-    run._init_worker(resolved, None, True, False)  # a big project's pool: indexes alone
-    relative, _, prepared = run._analyse_one((str(tmp_path / "pkg/deep.py"), "pkg/deep.py", ""))
+    run._init_worker(resolved, False, True, False)  # a big project's pool: indexes alone
+    relative, _, _, prepared = run._analyse_one((str(tmp_path / "pkg/deep.py"), "pkg/deep.py", ""))
     assert relative == "pkg/deep.py" and "RecursionError" in prepared.failure
