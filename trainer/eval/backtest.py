@@ -60,9 +60,9 @@ def timing_sharpe_ratio(agent: EquityCurve, market: EquityCurve, periods_per_yea
 
     Why: a window's drift is a property of the window, not of the policy. A policy long on most
     bars of a validation window that happened to rise scores a high Sharpe there and none on the
-    next window; selected by the plain Sharpe, such an epoch wins over one that trades the signal
-    (regime seed 5 in docs/results.md §0, session 23: validation 8.8 from a mostly-long epoch while
-    buy-and-hold scored 5.8 on the same bars; test −0.4). A constant position scores ≈ 0 whatever
+    next window; selected by the plain Sharpe, such an epoch can win over one that trades the
+    signal. (As a selection criterion it was measured and not adopted: docs/results.md §0, session
+    23 — it chose the same epoch on 10 of 10 regime seeds.) A constant position scores ≈ 0 whatever
     the drift; a policy with no net exposure keeps its Sharpe. Only the numerator changes: the
     Sharpe of the residual returns would be scale-free and give a near-constant position's tiny
     residue any value.
