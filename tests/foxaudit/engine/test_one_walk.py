@@ -73,20 +73,27 @@ def test_a_file_without_a_summary_walks_for_its_rules_alone(tmp_path: Path, path
     assert not run._summarised_module(path, run._WORKER["source_roots"])
 
 
+def _analyse_in_worker(tmp_path: Path, monkeypatch, name: str, text: str, bodies: bool):
+    """``pkg/<name>`` analysed by a worker of a project with summaries: the extra query each
+    analysis was asked for, and the prepared result."""
+    (tmp_path / "pyproject.toml").write_text("[tool.foxaudit]\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / name).write_text(text)
+    run._init_worker(resolve(Settings(root=tmp_path)), False, summarise=True, bodies=bodies)
+    asked: list[str] = []
+    analyze = run._WORKER["analyzer"].analyze
+    monkeypatch.setattr(run._WORKER["analyzer"], "analyze", lambda *a, also="": asked.append(also) or analyze(*a, also=also))
+    _, _, _, prepared = run._analyse_one((str(tmp_path / "pkg" / name), f"pkg/{name}", ""))
+    return asked, prepared
+
+
 @pytest.mark.parametrize("bodies", [False, True])
 def test_an_index_alone_from_the_index_query_is_the_index_of_a_full_walk(tmp_path: Path, monkeypatch, bodies: bool) -> None:
     """Where summaries are made as indexes alone the rules' walk runs ``SCAN_INDEX_QUERY`` (no
     dict entries, containers or augmented assignments); the index made from its captures is the
     one a full walk makes, and a whole summary is made from the full query's captures."""
-    (tmp_path / "pyproject.toml").write_text("[tool.foxaudit]\n")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "mod.py").write_text(MODULE)
-    run._init_worker(resolve(Settings(root=tmp_path)), False, summarise=True, bodies=bodies)
-    asked: list[str] = []
-    analyze = run._WORKER["analyzer"].analyze
-    monkeypatch.setattr(run._WORKER["analyzer"], "analyze", lambda *a, also="": asked.append(also) or analyze(*a, also=also))
-    _, _, _, prepared = run._analyse_one((str(tmp_path / "pkg" / "mod.py"), "pkg/mod.py", ""))
+    asked, prepared = _analyse_in_worker(tmp_path, monkeypatch, "mod.py", MODULE, bodies)
     assert asked == [pyscan.SCAN_QUERY if bodies else pyscan.SCAN_INDEX_QUERY]
     full = pyscan.scan_python(SourceFile.from_text("pkg/mod.py", MODULE), "pkg.mod", False, body=bodies)
     assert prepared is not None and prepared.summary is not None
@@ -95,15 +102,7 @@ def test_an_index_alone_from_the_index_query_is_the_index_of_a_full_walk(tmp_pat
 
 def test_a_file_that_may_nest_too_deep_gets_the_full_query_and_its_whole_summary(tmp_path: Path, monkeypatch) -> None:
     text = "def f():\n    return " + "(" * 250 + "1" + ")" * 250 + "\n"
-    (tmp_path / "pyproject.toml").write_text("[tool.foxaudit]\n")
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "deep.py").write_text(text)
-    run._init_worker(resolve(Settings(root=tmp_path)), False, summarise=True, bodies=False)
-    asked: list[str] = []
-    analyze = run._WORKER["analyzer"].analyze
-    monkeypatch.setattr(run._WORKER["analyzer"], "analyze", lambda *a, also="": asked.append(also) or analyze(*a, also=also))
-    _, _, _, prepared = run._analyse_one((str(tmp_path / "pkg" / "deep.py"), "pkg/deep.py", ""))
+    asked, prepared = _analyse_in_worker(tmp_path, monkeypatch, "deep.py", text, bodies=False)
     assert asked == [pyscan.SCAN_QUERY]
     whole = pyscan.scan_python(SourceFile.from_text("pkg/deep.py", text), "pkg.deep", False)
     assert prepared is not None and dump_summary("k", prepared.summary) == dump_summary("k", whole)
