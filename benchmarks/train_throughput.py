@@ -399,7 +399,6 @@ def _gemm_flops(name: str, shapes: list[tuple[int, ...]]) -> float:
     return 2.0 * m * k * shapes[1][-1]
 
 
-
 def print_row(result: dict[str, Any]) -> None:
     print(
         f"{result['mode']:<12} envs={result['envs']:>6} batch={result['batch']:>5} "

@@ -62,7 +62,7 @@ def timing_sharpe_ratio(agent: EquityCurve, market: EquityCurve, periods_per_yea
     bars of a validation window that happened to rise scores a high Sharpe there and none on the
     next window; selected by the plain Sharpe, such an epoch can win over one that trades the
     signal. (As a selection criterion it was measured and not adopted: docs/results.md §0, session
-    23 — it chose the same epoch on 10 of 10 regime seeds.) A constant position scores ≈ 0 whatever
+    23 — the same epoch on 10 of 10 regime seeds, a worse one on 1 of 5 garch_trend seeds.) A constant position scores ≈ 0 whatever
     the drift; a policy with no net exposure keeps its Sharpe. Only the numerator changes: the
     Sharpe of the residual returns would be scale-free and give a near-constant position's tiny
     residue any value.

@@ -138,6 +138,7 @@ def top_level_aten_ops(events: Any) -> list[Any]:
     """The CPU ATen ops of a torch profiler's ``events()`` with no ATen op above them: each is one
     dispatch from Python, the CPU's counterpart of a kernel launch (the ops they call inside —
     views, copies — are not counted). The population benchmark and its test count these."""
+
     def has_aten_parent(event: Any) -> bool:
         parent = event.cpu_parent
         while parent is not None:
