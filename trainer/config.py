@@ -249,6 +249,12 @@ class ReplayConfig:
     thousands of times, each with the same realised next return: without noise the network can
     memorise bar → return; with it no two visits look alike. Targets and acting stay clean.
     1.0 by default: at 0.3 the validation Sharpe still fell with 4× the steps (docs/results.md §0)."""
+    mirror: float = _bounded(0.0, Bound(0.0, 1.0))
+    """Probability that a replayed transition is learned in the mirrored market: every log return
+    negated (the odd feature columns and the position's sign flipped), SHORT and LONG swapped, the
+    same reward (trainer.train.mirror). 0.5 makes the training data symmetric in direction, so the
+    agent cannot learn the training window's drift; 0 = off (draws nothing). Off by default: at 0.5
+    no market of the suite moved beyond its seeds' spread (docs/results.md §0, session 24)."""
     forecast_noise_share: float = _bounded(1.0, Bound(0.0, 1.0))
     """Share of replay.feature_noise's std put on the LINEAR_FORECAST column (data.linear_forecast;
     1 = the same as every column). That column is one ridge fit that passed a held-out check, not a
@@ -592,7 +598,7 @@ def _cross_checks(config: TrainConfig) -> list[str]:
 
 POPULATION_GRID_KEYS = (
     "optim.lr", "optim.adam_eps", "optim.grad_clip", "optim.weight_decay", "loss.gamma", "loss.iqn_weight",
-    "loss.huber_kappa", "loss.cql_alpha", "loss.reward_scale", "replay.feature_noise", "schedule.epsilon",
+    "loss.huber_kappa", "loss.cql_alpha", "loss.reward_scale", "replay.feature_noise", "replay.mirror", "schedule.epsilon",
     "schedule.tau",
 )  # fmt: skip
 """Keys a population's agents may differ in (``run.agent_grid``): values the step reads, never a

@@ -257,6 +257,18 @@ NORMALISATION: dict[str, str] = {
 }  # fmt: skip
 
 
+#: Columns whose sign flips in the mirrored market (every log return negated: the price path
+#: reflected, bids and asks swapped), read by the replay's mirror augmentation (replay.mirror).
+#: The other columns are even — volatilities, ranges, volumes, autocorrelations, the spread — and
+#: stay as they are. Momentum (log of close over its mean) and the linear forecast (its fitted
+#: intercept) are odd to first order; a test mirrors bars and checks every column.
+MIRROR_ODD: frozenset[str] = frozenset({
+    "RET_1", "RET_4", "RET_16", "RET_64", "MOMENTUM_16", "MOMENTUM_64", "MTF_RET_4X", "MTF_RET_16X",
+    "AR1_FORECAST_16", "AR1_FORECAST_64", "LINEAR_FORECAST",
+    "OFI", "QUEUE_IMBALANCE", "QUEUE_IMBALANCE_ALL", "BOOK_COM",
+})  # fmt: skip
+
+
 def raw_features(bars: Bars) -> dict[str, np.ndarray]:
     """Un-normalised value of every layout slot: ``[T]`` or ``[T, width]``, NaN where undefined."""
     close = bars.close

@@ -306,6 +306,12 @@ def reached_state(dones: torch.Tensor, final_ps: torch.Tensor, ps: torch.Tensor)
     return torch.where(dones.unsqueeze(-1) > 0, final_ps, ps)
 
 
+#: Portfolio inputs whose sign flips in the mirrored market (replay.mirror): the position's
+#: direction. Its unrealised return is signed by the position (a winning short is positive), the
+#: DSR statistics are of the portfolio's own returns: the mirror leaves them as they are.
+PORTFOLIO_MIRROR_ODD: tuple[str, ...] = ("POSITION_FRACTION",)
+
+
 def portfolio_inputs(ps: torch.Tensor, close: torch.Tensor, cfg: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """Portfolio inputs to the network [*agents, n, PORTFOLIO_INPUT_STRIDE] of the portfolio rows
     ``ps`` [*agents, n, PS_STRIDE] over the bars ``close`` [T], into ``out`` if given.

@@ -62,6 +62,7 @@ from trainer.model.network import greedy_actions
 from trainer.ops.adaptive_machinery import adaptive_after_update
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
+from trainer.train.mirror import mirror_batch, mirror_coins
 from trainer.train.replay import NStepWindow, StackedReplay, Transitions
 from trainer.train.step import (
     LossWeights,
@@ -205,6 +206,27 @@ def _per_agent(values: list[float], device: torch.device) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float32, device=device)  # [P]
 
 
+def _adopt_optional_draws(states: Sequence[TrainerState], attribute: str,
+                          device: torch.device) -> tuple[torch.Tensor | None, torch.Tensor | None]:  # fmt: skip
+    """The stacked scratch [P, count] of a draw only some agents make (``attribute`` None on the
+    others: feature noise, mirror coins), each drawing agent's buffer re-pointed at its row; and
+    how far each agent's counter moves for it ([P, 1], 0 where the agent does not draw, as alone;
+    None when every agent draws). (None, None) when no agent draws it."""
+    drawing = [state for state in states if getattr(state, attribute) is not None]
+    if not drawing:
+        return None, None
+    draws = torch.zeros(len(states), getattr(drawing[0], attribute).shape[0], device=device)  # [P, count]
+    for agent, state in enumerate(states):
+        if getattr(state, attribute) is not None:
+            draws[agent].copy_(getattr(state, attribute))
+            setattr(state, attribute, draws[agent])
+    if len(drawing) == len(states):
+        return draws, None
+    advance = torch.tensor([[int(getattr(state, attribute) is not None)] for state in states], dtype=torch.int64,
+                           device=device)  # fmt: skip
+    return draws, advance
+
+
 class PopulationStep:
     """The training step of P ≥ 2 agents with stacked networks and optimizer state.
 
@@ -331,19 +353,14 @@ class PopulationStep:
         self.tau_draws = adopt_rows([state.tau_draws for state in states], states, "tau_draws")  # [P, B(N + N′)]
         # Feature noise: drawn by the agents that have it (an agent without it draws none, as alone:
         # its row of the draws is not its own and its windows are taken unchanged).
-        noisy = [state for state in states if state.noise_draws is not None]
-        self.noise_draws = None
-        if noisy:
-            self.noise_draws = torch.zeros(len(states), noisy[0].noise_draws.shape[0], device=self.device)  # [P, count]
-            for agent, state in enumerate(states):
-                if state.noise_draws is not None:
-                    self.noise_draws[agent].copy_(state.noise_draws)
-                    state.noise_draws = self.noise_draws[agent]
-        # Only the agents with noise advance their counter for its draw (None: all of them).
-        self.noise_advance = None if len(noisy) == len(states) else torch.tensor(
-            [[int(state.noise_draws is not None)] for state in states], dtype=torch.int64, device=self.device)  # [P, 1]  # fmt: skip
+        self.noise_draws, self.noise_advance = _adopt_optional_draws(states, "noise_draws", self.device)
         self.noise_scale = torch.stack([state.noise_scale for state in states])  # [P, F]: each agent's σ per column
         self.has_noise = torch.tensor([state.noise_draws is not None for state in states], device=self.device).view(-1, 1, 1, 1)  # [P, 1, 1, 1]
+        # Mirror augmentation: as the noise, drawn by the agents that have it (replay.mirror > 0);
+        # an agent at 0 compares its row against 0 and mirrors nothing.
+        self.mirror_draws, self.mirror_advance = _adopt_optional_draws(states, "mirror_draws", self.device)
+        self.mirror_probability = torch.tensor([[state.config.replay.mirror] for state in states], device=self.device)  # [P, 1]
+        self.mirror_features, self.mirror_portfolio = first.mirror_features, first.mirror_portfolio
         step = self.steps[0]
         self.sizes, self.joint_strides, self.sub_action_offsets = step.sizes, step.joint_strides, step.sub_action_offsets
         self.time_limit_terminal = first.config.env.time_limit_terminal
@@ -389,6 +406,8 @@ class PopulationStep:
         rng_uniform(self.seeds, counter, RNG_STREAM_IQN_TAU, self.tau_draws)  # every counter += 1
         if self.noise_draws is not None:  # += 1 for the agents with feature noise (the others draw none)
             rng_uniform(self.seeds, counter, RNG_STREAM_AUGMENT, self.noise_draws, self.noise_advance)
+        if self.mirror_draws is not None:  # += 1 for the agents that mirror
+            rng_uniform(self.seeds, counter, RNG_STREAM_AUGMENT, self.mirror_draws, self.mirror_advance)
         dones = envs.dones[:, 0]  # [P, E]
         terminals = dones if self.time_limit_terminal else envs.terminals[:, 0]
         reached = envs.reached_state()  # [P, E, PS_STRIDE]
@@ -403,13 +422,18 @@ class PopulationStep:
         taus = self.tau_draws[:, : step.batch_size * step.n_tau].unflatten(1, (step.batch_size, step.n_tau))  # [P, B, N]
         taus_target = self.tau_draws[:, step.batch_size * step.n_tau :].unflatten(1, (step.batch_size, step.n_tau_target))
         batch_windows = first.gather_windows(batch.bar_index)  # [P, B, K, F]
+        next_windows = first.gather_windows(batch.next_bar_index)  # [P, B, K, F]
+        next_return = first.next_return[batch.bar_index]  # [P, B]
+        if self.mirror_draws is not None:  # reflected first, then noised: the single run's order
+            mirrored = mirror_coins(self.mirror_draws, self.mirror_probability)  # [P, B]
+            batch, batch_windows, next_windows, next_return = mirror_batch(
+                mirrored, batch, batch_windows, next_windows, next_return, self.mirror_features, self.mirror_portfolio
+            )  # fmt: skip
         if self.noise_draws is not None:
             count = math.prod(batch_windows.shape[1:])  # B·K·F Gaussians per agent (its draws are even-sized)
             draws = gaussian_from_uniform(self.noise_draws)[..., :count].view(len(self.noise_scale), -1, self.noise_scale.shape[1])
             noise = draws * self.noise_scale.unsqueeze(1)  # [P, B·K, F]: the single run's product, per agent
             batch_windows = torch.where(self.has_noise, batch_windows + noise.view_as(batch_windows), batch_windows)
-        next_windows = first.gather_windows(batch.next_bar_index)  # [P, B, K, F]
-        next_return = first.next_return[batch.bar_index]  # [P, B]
         fields = tuple(getattr(batch, name) for name in TRANSITION_FIELDS)
         total, c51_per_branch, target_mean, iqn_total, cql_total, return_loss = self._losses(
             self.online.stacked, self.target.stacked, self.isv_local, self.varying, tuple(fields), batch_windows,

@@ -62,6 +62,7 @@ from trainer.model.network import (
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
+from trainer.train.mirror import feature_signs, mirror_batch, mirror_coins, portfolio_signs
 from trainer.train.replay import NStepWindow, ReplayBuffer, Transitions
 
 N_SUB_ACTIONS = sum(BRANCH_SIZES)
@@ -220,6 +221,10 @@ class TrainerState:
         )
         self.noise_scale = torch.full((self.features.shape[1],), config.replay.feature_noise, dtype=torch.float32, device=device)  # [F]
         self.noise_scale[FEATURE_LINEAR_FORECAST] = config.replay.feature_noise * config.replay.forecast_noise_share
+        # Mirror augmentation (replay.mirror): one coin per replayed transition; absent when off.
+        self.mirror_draws = torch.zeros(batch, dtype=torch.float32, device=device) if config.replay.mirror > 0 else None
+        self.mirror_features = feature_signs(device)  # [F]
+        self.mirror_portfolio = portfolio_signs(device)  # [P_in]
         self._init_optimizer_state()
         # Host-side counters (plain ints: the loop knows them without reading the device).
         self.steps_done = 0  # training steps (collect + update)
@@ -268,6 +273,8 @@ class TrainerState:
         named["scratch.tau_draws"] = self.tau_draws
         if self.noise_draws is not None:
             named["scratch.noise_draws"] = self.noise_draws
+        if self.mirror_draws is not None:
+            named["scratch.mirror_draws"] = self.mirror_draws
         named["metrics.sums"] = self.metrics
         named["metrics.action_counts"] = self.action_counts
         return named
@@ -432,8 +439,8 @@ class TrainStep:
         """Sample a batch, compute the losses, backward, Adam, Polyak target update."""
         state = self.state
         config = state.config
-        batch, taus, taus_target, noise = self.sample()
-        losses = self.losses(batch, taus, taus_target, feature_noise=noise)
+        batch, taus, taus_target, augment = self.sample()
+        losses = self.losses(batch, taus, taus_target, augment)
 
         state.optimizer.zero_grad(set_to_none=False)
         losses.total.backward()
@@ -450,9 +457,8 @@ class TrainStep:
                 target_param.lerp_(online_param, tau)
         state.metrics.add_(update_metrics(losses, grad_norm))
 
-    def sample(self) -> tuple[Transitions, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """The update's random draws and replay batch: (batch, τ [B, N], τ′ [B, N′], feature noise
-        [B·K·F] or None when ``replay.feature_noise`` is off)."""
+    def sample(self) -> tuple[Transitions, torch.Tensor, torch.Tensor, Augmentation]:
+        """The update's random draws and replay batch: (batch, τ [B, N], τ′ [B, N′], its augmentation)."""
         state = self.state
         config = state.config
         rng_uniform(state.seed, state.counter, RNG_STREAM_REPLAY, state.replay_draws)  # counter += 1
@@ -460,31 +466,50 @@ class TrainStep:
         batch = state.replay.sample(state.replay_draws)
         taus = state.tau_draws[: self.batch_size * self.n_tau].view(self.batch_size, self.n_tau)  # [B, N]
         taus_target = state.tau_draws[self.batch_size * self.n_tau :].view(self.batch_size, self.n_tau_target)  # [B, N′]
-        noise = None
+        noise = mirrored = None
         if state.noise_draws is not None:
             rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.noise_draws)  # counter += 1
             count = self.batch_size * config.model.window * state.features.shape[1]
             noise = (gaussian_from_uniform(state.noise_draws)[:count].view(-1, state.features.shape[1]) * state.noise_scale).view(-1)
-        return batch, taus, taus_target, noise
+        if state.mirror_draws is not None:
+            rng_uniform(state.seed, state.counter, RNG_STREAM_AUGMENT, state.mirror_draws)  # counter += 1
+            mirrored = mirror_coins(state.mirror_draws, config.replay.mirror)  # [B]
+        return batch, taus, taus_target, Augmentation(noise=noise, mirrored=mirrored)
 
     def losses(
-        self, batch: Transitions, taus: torch.Tensor, taus_target: torch.Tensor, feature_noise: torch.Tensor | None = None
+        self, batch: Transitions, taus: torch.Tensor, taus_target: torch.Tensor, augment: Augmentation | None = None
     ) -> StepLosses:
         """Every loss term of one update on a replay batch (the step and the gradient diagnostic share it).
 
         Reads γ, the atom support and CQL α from the step's ISV copy; the targets carry no graph.
-        ``feature_noise`` [B·K·F] is added to the online network's input windows only (the
-        augmentation of ``replay.feature_noise``); the bootstrap targets see the clean windows.
+        ``augment``: the mirrored transitions are reflected first (windows, portfolio, direction,
+        return target: ``trainer.train.mirror``), then the feature noise is added to the online
+        network's input windows only; the bootstrap targets see the clean (reflected) windows.
         """
         state = self.state
         windows = state.gather_windows(batch.bar_index)  # [B, K, F]
-        if feature_noise is not None:
-            windows = windows + feature_noise.view_as(windows)
         next_windows = state.gather_windows(batch.next_bar_index)  # [B, K, F]
+        next_return = state.next_return[batch.bar_index]  # [B]
+        augment = augment or Augmentation()
+        if augment.mirrored is not None:
+            batch, windows, next_windows, next_return = mirror_batch(
+                augment.mirrored, batch, windows, next_windows, next_return, state.mirror_features, state.mirror_portfolio
+            )  # fmt: skip
+        if augment.noise is not None:
+            windows = windows + augment.noise.view_as(windows)
         return update_losses(
             state.online, state.target, state.isv_local, LossWeights.from_config(state.config), batch, windows,
-            next_windows, state.next_return[batch.bar_index], taus, taus_target,
+            next_windows, next_return, taus, taus_target,
         )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Augmentation:
+    """One update's replay augmentation: feature noise [B·K·F] (``replay.feature_noise``) and the
+    mirrored transitions bool [B] (``replay.mirror``); None where off."""
+
+    noise: torch.Tensor | None = None
+    mirrored: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)

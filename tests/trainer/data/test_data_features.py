@@ -210,3 +210,33 @@ def test_the_ar1_forecast_predicts_a_market_whose_autocorrelation_changes_sign()
     expected = raw["AUTOCORR_64"] * raw["RET_1"] / raw["REALIZED_VOL_64"]
     finite = np.isfinite(expected) & (np.abs(expected) < 4.0)
     np.testing.assert_allclose(raw["AR1_FORECAST_64"][finite], expected[finite], rtol=1e-12)
+
+
+def mirrored_bars(bars: Bars) -> Bars:
+    """The same market reflected: every log return negated (price p → c₀² / p, so high and low
+    swap), bids and asks swapped with their sizes, order flow and aggressor volumes reversed."""
+    scale = bars.close[0] ** 2
+    book = BookState(scale / bars.book.ask_px, scale / bars.book.bid_px, bars.book.ask_sz, bars.book.bid_sz)
+    flow = OrderFlow(ofi=-bars.flow.ofi, mean_depth=bars.flow.mean_depth, buy_volume=bars.flow.sell_volume,
+                     sell_volume=bars.flow.buy_volume, n_events=bars.flow.n_events)  # fmt: skip
+    return Bars(bars.timestamps, scale / bars.open, scale / bars.low, scale / bars.high, scale / bars.close, bars.volume,
+                bar_ns=bars.bar_ns, source="mirrored", format="test", book=book, flow=flow)  # fmt: skip
+
+
+def test_the_mirror_augmentations_odd_columns_are_exactly_those_the_reflected_market_negates():
+    from trainer.data.features import MIRROR_ODD
+
+    bars = random_bars(2_000, 5, with_book=True)
+    original, mirrored = compute_features(bars), compute_features(mirrored_bars(bars))
+    rows = original.valid & mirrored.valid
+    for slot in layout.FEATURE.slots:
+        columns = slice(layout.FEATURE.offsets[slot.name], layout.FEATURE.offsets[slot.name] + slot.width)
+        a, b = original.values[rows, columns], mirrored.values[rows, columns]
+        size = float(np.abs(a).max())
+        if slot.name == "LINEAR_FORECAST":  # 0 until a run fits it: a linear map of the others, odd
+            assert size == 0.0 and float(np.abs(b).max()) == 0.0
+            continue
+        odd, even = float(np.abs(a + b).max()) / size, float(np.abs(a - b).max()) / size
+        # Momentum and the book's centre of mass are odd to first order in the returns (≈ 1 % here).
+        assert (odd < 0.05) == (slot.name in MIRROR_ODD), (slot.name, odd, even)
+        assert min(odd, even) < 0.05, (slot.name, odd, even)  # every column is one or the other

@@ -79,11 +79,11 @@ def assert_close_run(expected_dir, got_dir):
 # -- the step: agents stepped by one runner are the agents stepped alone --------------------------
 # Three agents that differ in everything a grid may vary inside the stacked step: seed, learning
 # rate, Adam ε, the clip bound (one agent unclipped), weight decay (one agent decays, AdamW), and
-# the loss constants mapped per agent, feature noise (one agent has none).
+# the loss constants mapped per agent, feature noise (one agent has none), the mirror (one agent has it).
 AGENTS = (
     {"run": {"seed": 0}, "optim": {"lr": 3e-4}},
     {"run": {"seed": 1}, "optim": {"lr": 1e-3, "adam_eps": 1e-6, "grad_clip": 0.5, "weight_decay": 0.1},
-     "loss": {"reward_scale": 2.0, "huber_kappa": 0.5, "iqn_weight": 0.5}, "replay": {"feature_noise": 0.3}},
+     "loss": {"reward_scale": 2.0, "huber_kappa": 0.5, "iqn_weight": 0.5}, "replay": {"feature_noise": 0.3, "mirror": 0.5}},
     {"run": {"seed": 2}, "optim": {"lr": 3e-4, "grad_clip": 0.0}, "loss": {"return_weight": 0.0},
      "replay": {"feature_noise": 0.0}},  # draws no noise: its counter skips that draw, as alone
 )  # fmt: skip

@@ -20,12 +20,13 @@ pytestmark = pytest.mark.gpu
 GPU_RTOL = 1e-3
 GPU_ATOL = 1e-4
 
-AGENTS = ((0, 3e-4, 0.0), (1, 1e-3, 0.3), (2, 3e-4, 0.3))  # (seed, lr, feature_noise) per agent
+AGENTS = ((0, 3e-4, 0.0, 0.0), (1, 1e-3, 0.3, 0.5), (2, 3e-4, 0.3, 0.0))  # (seed, lr, feature_noise, mirror) per agent
 
 
-def cuda_state(seed: int, lr: float, feature_noise: float) -> TrainerState:
+def cuda_state(seed: int, lr: float, feature_noise: float, mirror: float) -> TrainerState:
     config = tiny_config(env={"n_envs": 64}, optim={"lr": lr},
-                         replay={"capacity": 4096, "batch_size": 64, "learning_starts": 256, "feature_noise": feature_noise},
+                         replay={"capacity": 4096, "batch_size": 64, "learning_starts": 256, "feature_noise": feature_noise,
+                                 "mirror": mirror},
                          run={"seed": seed, "device": "cuda"})  # fmt: skip
     state = TrainerState(config, synthetic_market(2000), torch.device("cuda"))
     step = TrainStep(state)
@@ -58,7 +59,7 @@ def test_population_graph_agents_never_mix_bitwise():
         torch.cuda.synchronize()
         return {name: tensor.clone() for name, tensor in states[0].named_tensors().items()}
 
-    expected, got = first_agent(AGENTS[1:]), first_agent(((7, 1e-2, 0.0), (8, 1e-4, 0.3)))
+    expected, got = first_agent(AGENTS[1:]), first_agent(((7, 1e-2, 0.0, 0.5), (8, 1e-4, 0.3, 0.0)))
     assert [name for name in expected if not torch.equal(expected[name], got[name])] == []
 
 

@@ -204,7 +204,7 @@ def test_the_forecast_column_takes_its_share_of_the_feature_noise():
         step = TrainStep(state)
         for _ in range(config.loss.n_step - 1 + 4):
             step.collect()
-        noise = step.sample()[3].view(-1, state.features.shape[1])  # [B·K, F]
+        noise = step.sample()[3].noise.view(-1, state.features.shape[1])  # [B·K, F]
         others = torch.cat([noise[:, :FEATURE_LINEAR_FORECAST], noise[:, FEATURE_LINEAR_FORECAST + 1 :]], dim=1)
         spreads[share] = (float(noise[:, FEATURE_LINEAR_FORECAST].std()), float(others.std()), noise.shape[0])
     rows = spreads[1.0][2]  # forecast-column draws per update: its std is known to ± a few / sqrt(rows)

@@ -14,9 +14,9 @@ from trainer.train.step import TrainerState, TrainStep
 pytestmark = pytest.mark.gpu
 
 
-def cuda_state(seed: int = 0, feature_noise: float = 0.0) -> tuple[TrainerState, TrainStep]:
+def cuda_state(seed: int = 0, feature_noise: float = 0.0, mirror: float = 0.0) -> tuple[TrainerState, TrainStep]:
     config = tiny_config(env={"n_envs": 64}, replay={"capacity": 4096, "batch_size": 64, "learning_starts": 256,
-                                                     "feature_noise": feature_noise},
+                                                     "feature_noise": feature_noise, "mirror": mirror},
                          run={"seed": seed, "device": "cuda"})  # fmt: skip
     state = TrainerState(config, synthetic_market(2000), torch.device("cuda"))
     step = TrainStep(state)
@@ -39,8 +39,9 @@ def test_eager_step_never_syncs_with_the_host():
     assert all(torch.isfinite(p).all() for p in state.online.parameters())
 
 
-def test_graph_replay_is_capture_safe_and_never_repeats_random_numbers():
-    state, step = cuda_state()
+@pytest.mark.parametrize("mirror", [0.0, 0.5])
+def test_graph_replay_is_capture_safe_and_never_repeats_random_numbers(mirror: float):
+    state, step = cuda_state(mirror=mirror)
     runner = StepRunner(step, use_graph=True)
     runner.run(4)  # eager warm-up, capture, one replay
     assert runner.graph is not None
@@ -55,7 +56,8 @@ def test_graph_replay_is_capture_safe_and_never_repeats_random_numbers():
     finally:
         torch.cuda.set_sync_debug_mode(0)
     torch.cuda.synchronize()
-    assert int(state.counter) - counter_before == 3 * 4  # explore, env, replay, τ per replay
+    draws_per_step = 4 if mirror == 0 else 5  # explore, env, replay, τ per replay (and the mirror coins)
+    assert int(state.counter) - counter_before == 3 * draws_per_step
     for i in range(len(draws)):
         for j in range(i + 1, len(draws)):
             for a, b in zip(draws[i], draws[j], strict=True):
@@ -64,11 +66,11 @@ def test_graph_replay_is_capture_safe_and_never_repeats_random_numbers():
     assert float(state.metrics[METRIC_UPDATES]) == 4 + 3  # every replay took one gradient update
 
 
-@pytest.mark.parametrize("feature_noise", [0.0, 0.3])
-def test_graph_runs_are_bitwise_deterministic(feature_noise: float):
+@pytest.mark.parametrize(("feature_noise", "mirror"), [(0.0, 0.0), (0.3, 0.0), (0.3, 0.5)])
+def test_graph_runs_are_bitwise_deterministic(feature_noise: float, mirror: float):
     results = []
     for _ in range(2):
-        state, step = cuda_state(seed=5, feature_noise=feature_noise)
+        state, step = cuda_state(seed=5, feature_noise=feature_noise, mirror=mirror)
         StepRunner(step, use_graph=True).run(10)
         torch.cuda.synchronize()
         results.append({name: t.detach().clone() for name, t in state.named_tensors().items()})

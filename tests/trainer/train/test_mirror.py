@@ -1,0 +1,154 @@
+"""Mirror augmentation (replay.mirror): the reflection of a batch, its draws, and what it teaches."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from train_helpers import synthetic_market, tiny_config
+
+from trainer.data.features import MIRROR_ODD
+from trainer.layout import (
+    BRANCH_DIRECTION,
+    DIRECTION_FLAT,
+    DIRECTION_HOLD,
+    DIRECTION_LONG,
+    DIRECTION_SHORT,
+    FEATURE,
+    FEATURE_STRIDE,
+    N_BRANCHES,
+    PORTFOLIO_INPUT_POSITION_FRACTION,
+    PORTFOLIO_INPUT_STRIDE,
+)
+from trainer.train.graph import StepRunner
+from trainer.train.mirror import feature_signs, mirror_batch, portfolio_signs
+from trainer.train.replay import Transitions
+from trainer.train.step import MarketWindow, TrainerState, TrainStep
+
+CPU = torch.device("cpu")
+
+
+def test_the_sign_vectors_negate_exactly_the_odd_columns():
+    features = feature_signs(CPU)
+    odd_columns = sum(slot.width for slot in FEATURE.slots if slot.name in MIRROR_ODD)
+    assert features.shape == (FEATURE_STRIDE,) and int((features == -1).sum()) == odd_columns
+    for slot in FEATURE.slots:
+        block = features[FEATURE.offsets[slot.name] : FEATURE.offsets[slot.name] + slot.width]
+        assert bool((block == (-1.0 if slot.name in MIRROR_ODD else 1.0)).all()), slot.name
+    portfolio = portfolio_signs(CPU)
+    assert portfolio.shape == (PORTFOLIO_INPUT_STRIDE,) and int((portfolio == -1).sum()) == 1
+    assert float(portfolio[PORTFOLIO_INPUT_POSITION_FRACTION]) == -1.0
+
+
+def hand_batch(agents: tuple[int, ...] = ()) -> tuple[Transitions, torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(3)
+    batch, window = 4, 3
+    directions = torch.tensor([DIRECTION_SHORT, DIRECTION_LONG, DIRECTION_HOLD, DIRECTION_FLAT]).expand(*agents, batch)
+    others = torch.randint(0, 2, (*agents, batch, N_BRANCHES - 1), generator=generator)
+    actions = torch.cat([others[..., :BRANCH_DIRECTION], directions.unsqueeze(-1), others[..., BRANCH_DIRECTION:]], -1)
+    transitions = Transitions(
+        bar_index=torch.arange(batch).expand(*agents, batch), portfolio=torch.randn(*agents, batch, PORTFOLIO_INPUT_STRIDE, generator=generator),
+        actions=actions, rewards=torch.randn(*agents, batch, 2, generator=generator), dones=torch.zeros(*agents, batch, 2),
+        terminals=torch.zeros(*agents, batch, 2), next_bar_index=torch.arange(batch).expand(*agents, batch) + 2,
+        next_portfolio=torch.randn(*agents, batch, PORTFOLIO_INPUT_STRIDE, generator=generator),
+    )  # fmt: skip
+    windows = torch.randn(*agents, batch, window, FEATURE_STRIDE, generator=generator)
+    next_windows = torch.randn(*agents, batch, window, FEATURE_STRIDE, generator=generator)
+    next_return = torch.randn(*agents, batch, generator=generator)
+    return transitions, windows, next_windows, next_return
+
+
+@pytest.mark.parametrize("agents", [(), (2,)])
+def test_a_mirrored_transition_is_reflected_and_the_others_are_untouched(agents):
+    batch, windows, next_windows, next_return = hand_batch(agents)
+    mirrored = torch.tensor([True, True, True, False]).expand(*agents, 4)
+    signs, portfolio = feature_signs(CPU), portfolio_signs(CPU)
+    out, out_windows, out_next, out_return = mirror_batch(mirrored, batch, windows, next_windows, next_return, signs, portfolio)
+    direction = out.actions[..., BRANCH_DIRECTION]
+    # SHORT ↔ LONG on the mirrored rows; HOLD keeps its place; the unmirrored FLAT row is as it was.
+    expected = torch.tensor([DIRECTION_LONG, DIRECTION_SHORT, DIRECTION_HOLD, DIRECTION_FLAT]).expand(*agents, 4)
+    assert torch.equal(direction, expected)
+    keep = [branch for branch in range(N_BRANCHES) if branch != BRANCH_DIRECTION]
+    assert torch.equal(out.actions[..., keep], batch.actions[..., keep])
+    for name in ("bar_index", "rewards", "dones", "terminals", "next_bar_index"):  # the same reward: costs are symmetric
+        assert getattr(out, name) is getattr(batch, name)
+    assert torch.equal(out_windows[..., :3, :, :], windows[..., :3, :, :] * signs)
+    assert torch.equal(out_next[..., :3, :, :], next_windows[..., :3, :, :] * signs)
+    assert torch.equal(out.portfolio[..., :3, :], batch.portfolio[..., :3, :] * portfolio)
+    assert torch.equal(out.next_portfolio[..., :3, :], batch.next_portfolio[..., :3, :] * portfolio)
+    assert torch.equal(out_return[..., :3], -next_return[..., :3])
+    assert torch.equal(out_windows[..., 3, :, :], windows[..., 3, :, :]) and torch.equal(out_return[..., 3], next_return[..., 3])
+    assert torch.equal(out.portfolio[..., 3, :], batch.portfolio[..., 3, :])
+    # The reflection is an involution: twice is the identity.
+    twice = mirror_batch(mirrored, out, out_windows, out_next, out_return, signs, portfolio)
+    assert torch.equal(twice[0].actions, batch.actions) and torch.equal(twice[1], windows)
+    assert torch.equal(twice[0].next_portfolio, batch.next_portfolio) and torch.equal(twice[3], next_return)
+
+
+def mirror_state(mirror: float, seed: int = 0, market: MarketWindow | None = None, **sections: dict) -> tuple[TrainerState, TrainStep]:
+    torch.set_num_threads(1)
+    replay = {"mirror": mirror, "feature_noise": 0.0, **sections.pop("replay", {})}
+    config = tiny_config(replay=replay, run={"seed": seed}, **sections)
+    state = TrainerState(config, market or synthetic_market(), CPU)
+    step = TrainStep(state)
+    for _ in range(config.loss.n_step - 1 + 4):
+        step.collect()
+    return state, step
+
+
+def test_mirror_off_draws_nothing_and_on_draws_one_coin_per_replayed_transition():
+    off, step_off = mirror_state(0.0)
+    on, step_on = mirror_state(0.25)
+    assert off.mirror_draws is None and "scratch.mirror_draws" not in off.named_tensors()
+    assert "scratch.mirror_draws" in on.named_tensors()
+    before_off, before_on = int(off.counter), int(on.counter)
+    shares = []
+    for _ in range(40):
+        step_off()
+        step_on()
+        shares.append(float((on.mirror_draws < 0.25).float().mean()))
+    assert int(off.counter) - before_off == 40 * 4  # explore, env, replay, IQN τ
+    assert int(on.counter) - before_on == 40 * 5  # … and the mirror coins
+    assert abs(sum(shares) / len(shares) - 0.25) < 0.05  # 640 coins: ± 4 standard errors
+    assert step_on.sample()[3].mirrored.shape == (on.config.replay.batch_size,)
+    assert not torch.equal(off.online.trunk[0].weight, on.online.trunk[0].weight)
+
+
+def test_mirror_runs_are_bitwise_reproducible():
+    first, second = mirror_state(0.5), mirror_state(0.5)
+    for state, step in (first, second):
+        StepRunner(step, use_graph=True).run(3)
+    a, b = first[0].named_tensors(), second[0].named_tensors()
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[name], b[name]) for name in a)
+
+
+def drifting_market(n_bars: int = 400, window: int = 4) -> MarketWindow:
+    """A market that only rises (+0.3 % a bar, ± 0.1 %): long is right on every bar."""
+    generator = torch.Generator().manual_seed(11)
+    log_returns = 3e-3 + torch.randn(n_bars, generator=generator, dtype=torch.float64) * 1e-3
+    close = (100.0 * torch.exp(torch.cumsum(log_returns, 0))).to(torch.float32)
+    features = torch.randn(n_bars, FEATURE_STRIDE, generator=generator).clamp(-5, 5)
+    return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
+
+
+def direction_bias(mirror: float) -> float:
+    """Long share − short share of the greedy direction over every training bar, flat portfolio,
+    after a few hundred updates on the rising market."""
+    market = drifting_market()
+    state, step = mirror_state(mirror, market=market, env={"fee_rate": 0.0, "slippage": 0.0})
+    StepRunner(step, use_graph=True).run(300)
+    bars = torch.arange(0, market.close.shape[0] - 1)
+    portfolio = torch.zeros(bars.shape[0], PORTFOLIO_INPUT_STRIDE)
+    direction = step.greedy(state.gather_windows(bars), portfolio)[:, BRANCH_DIRECTION]
+    return float((direction == DIRECTION_LONG).float().mean() - (direction == DIRECTION_SHORT).float().mean())
+
+
+def test_the_mirror_reaches_the_learning_a_rising_market_mirrored_teaches_short():
+    """Every transition mirrored (replay.mirror = 1) is the rising market seen as a falling one:
+    the agent learns to short what, unmirrored, it learns to buy. A reflection that left the
+    rewards, the direction or the windows inconsistent would not flip the learned direction."""
+    plain, mirrored = direction_bias(0.0), direction_bias(1.0)
+    assert plain > 0.5, plain
+    assert mirrored < -0.5, mirrored
