@@ -1,4 +1,4 @@
-"""``foxaudit`` command line: check · baseline · rules · rule CODE · audit · history · install-hooks.
+"""``foxaudit`` command line: check · baseline · rules · rule CODE · audit · history · install-hooks · clean.
 
 Exit status: 0 clean, 1 findings, 2 usage or configuration error, 141 when the reader of the
 output went away (``foxaudit check | head``). No traceback reaches the
@@ -57,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     hooks = commands.add_parser("install-hooks", help="install foxaudit's plain git hooks (pre-commit, pre-push) in this repository")
     hooks.add_argument("--force", action="store_true", help="replace existing hooks (they are kept as <hook>.foxaudit-backup)")
+
+    clean = commands.add_parser("clean", help="delete the result cache `check` uses (it is kept bounded on its own)")
+    clean.add_argument("--config", type=Path, help="TOML file with the settings; its directory is the project root")
+    clean.add_argument("--cache-dir", help="cache directory (default: $FOXAUDIT_CACHE_DIR or .foxaudit_cache)")
 
     commands.add_parser("rules", help="list every rule: code, name, status, summary")
     rule = commands.add_parser("rule", help="print one rule's documentation, options and examples")
@@ -133,6 +137,8 @@ def _main(argv: list[str]) -> int:
         from foxaudit.hooks import command_install_hooks
 
         return command_install_hooks(Path.cwd(), force=args.force)
+    if args.command == "clean":
+        return command_clean(args.config, args.cache_dir)
     if args.command == "rules":
         return command_rules()
     if args.command == "rule":
@@ -295,6 +301,47 @@ def _engine_project(settings):  # -> foxaudit.program.project.Project
 
     resolved = resolve(settings)
     return build_project(resolved, discover(settings), open_cache(settings.root))
+
+
+def command_clean(config: Path | None, cache_dir: str | None) -> int:
+    """Delete the cache `check` would use from here: what foxaudit wrote, nothing else."""
+    from foxaudit.config import find_config
+    from foxaudit.store import cache_directory, clear
+
+    # The root as `check` finds it, without reading the configuration: a broken one must not
+    # keep its cache from being cleared.
+    root = config.resolve().parent if config is not None else find_config(Path.cwd())[0]
+    directory = cache_directory(root, cache_dir)
+    try:
+        cleared = clear(directory)
+    except OSError as error:
+        where = error.filename or directory
+        raise UsageError(
+            f"cannot clear the cache ({where}: {error.strerror or error} vs a path foxaudit may delete)"
+            f" — hint: check the permissions of {Path(where).parent}, or delete {directory} by hand"
+        ) from None
+    if not cleared.existed:
+        print(f"foxaudit: no cache at {directory}: nothing to delete", file=sys.stderr)
+        return EXIT_CLEAN
+    print(f"foxaudit: deleted {cleared.removed} cache file{'s' if cleared.removed != 1 else ''}"
+          f" ({_size(cleared.freed)}) from {directory}", file=sys.stderr)
+    if cleared.kept:
+        count = len(cleared.kept)
+        print(f"foxaudit: kept {count} file{'s' if count != 1 else ''} foxaudit did not write, e.g. {min(cleared.kept)}"
+              " — hint: delete them by hand if they are not needed", file=sys.stderr)
+    return EXIT_CLEAN
+
+
+def _size(count: int) -> str:
+    """A byte count for people: ``512 B``, ``3.4 kB``, ``17.0 MB``, ``1.2 GB``."""
+    if count < 1000:
+        return f"{count} B"
+    value = count / 1000
+    for unit in ("kB", "MB"):
+        if value < 1000:
+            return f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
 
 
 def command_rules() -> int:

@@ -79,8 +79,23 @@ def check(
     if project and (resolved.project_codes or resolved.confirming_codes):
         scope = discover(resolved.settings, None) if paths else files
     result = _check_once(resolved, files, jobs, store, scope)
-    if not fix:
-        return result
+    if fix:
+        result = _fix_rounds(resolved, files, jobs, store, scope, result)
+    if store is not None:
+        # Keep the cache bounded (``Store.prune_if_due``): free for a run that wrote nothing.
+        store.prune_if_due()
+    return result
+
+
+def _fix_rounds(
+    resolved: Resolved,
+    files: list[Discovered],
+    jobs: int | None,
+    store: cache_module.Cache | None,
+    scope: list[Discovered] | None,
+    result: CheckResult,
+) -> CheckResult:
+    """``--fix``: apply the offered edits and check again until nothing changes."""
     from foxaudit.engine.fix import fix_file
 
     fixed_total = 0
