@@ -62,7 +62,12 @@ from trainer.model.network import (
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
-from trainer.train.mirror import feature_signs, mirror_batch, mirror_coins, portfolio_signs
+from trainer.train.mirror import (
+    feature_signs,
+    mirror_batch,
+    mirror_coins,
+    portfolio_signs,
+)
 from trainer.train.replay import NStepWindow, ReplayBuffer, Transitions
 
 N_SUB_ACTIONS = sum(BRANCH_SIZES)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
-from train_helpers import synthetic_market, tiny_config
+from train_helpers import collected_state, tiny_config
 
 from trainer.data.features import MIRROR_ODD
 from trainer.layout import (
@@ -87,14 +85,8 @@ def test_a_mirrored_transition_is_reflected_and_the_others_are_untouched(agents)
 
 
 def mirror_state(mirror: float, seed: int = 0, market: MarketWindow | None = None, **sections: dict) -> tuple[TrainerState, TrainStep]:
-    torch.set_num_threads(1)
     replay = {"mirror": mirror, "feature_noise": 0.0, **sections.pop("replay", {})}
-    config = tiny_config(replay=replay, run={"seed": seed}, **sections)
-    state = TrainerState(config, market or synthetic_market(), CPU)
-    step = TrainStep(state)
-    for _ in range(config.loss.n_step - 1 + 4):
-        step.collect()
-    return state, step
+    return collected_state(tiny_config(replay=replay, run={"seed": seed}, **sections), market)
 
 
 def test_mirror_off_draws_nothing_and_on_draws_one_coin_per_replayed_transition():

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 import torch
-from train_helpers import synthetic_market, tiny_config
+from train_helpers import collected_state, synthetic_market, tiny_config
 
 from trainer.layout import (
     ISV_EPSILON,
@@ -158,13 +158,7 @@ def test_a_time_limit_is_bootstrapped_from_the_bar_the_episode_reached(time_limi
 
 
 def noisy_state(feature_noise: float, seed: int = 0) -> tuple[TrainerState, TrainStep]:
-    torch.set_num_threads(1)
-    config = tiny_config(replay={"feature_noise": feature_noise}, run={"seed": seed})
-    state = TrainerState(config, synthetic_market(), torch.device("cpu"))
-    step = TrainStep(state)
-    for _ in range(config.loss.n_step - 1 + 4):
-        step.collect()
-    return state, step
+    return collected_state(tiny_config(replay={"feature_noise": feature_noise}, run={"seed": seed}))
 
 
 def test_feature_noise_off_draws_nothing_extra_and_on_adds_one_fresh_draw_per_update():

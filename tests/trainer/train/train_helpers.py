@@ -144,3 +144,13 @@ def close_json_differences(expected, got, path: str = "", rtol: float = POPULATI
             return []
         return [] if abs(got - expected) <= atol + rtol * abs(expected) else [f"{path}: {got!r} vs {expected!r}"]
     return [] if expected == got else [f"{path}: {got!r} vs {expected!r}"]
+
+
+def collected_state(config: TrainConfig, market: MarketWindow | None = None) -> tuple[TrainerState, TrainStep]:
+    """A CPU training state whose n-step window is full and whose replay holds a few steps: ready for updates."""
+    torch.set_num_threads(1)
+    state = TrainerState(config, market or synthetic_market(), torch.device("cpu"))
+    step = TrainStep(state)
+    for _ in range(config.loss.n_step - 1 + 4):
+        step.collect()
+    return state, step
