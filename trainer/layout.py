@@ -146,7 +146,7 @@ ISV = Layout(
         Slot("TRAINING_PROGRESS", writer=_G, doc="0 … 1, from epoch index / total epochs"),
         # CPU-born inputs.
         Slot("EPOCH_INDEX", writer=_C, doc="current epoch (0-based)"),
-        Slot("TOTAL_EPOCHS", writer=_C, bootstrap=1.0, doc="epochs planned for the run"),
+        Slot("TOTAL_EPOCHS", writer=_C, bootstrap=1.0, doc="epochs the schedules span (the run's, or schedule.horizon_steps)"),
         # Static configuration written at construction.
         Slot("CQL_ALPHA", writer=_S, bootstrap=0.0, doc="CQL regulariser weight (0 = off)"),
         Slot("FEE_RATE", writer=_S, bootstrap=1e-4, doc="commission, fraction of traded notional"),

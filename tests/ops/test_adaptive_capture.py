@@ -41,8 +41,14 @@ def test_cpu_machinery_runs_the_references_in_order():
     assert isv.read("GRAD_NORM_EMA") == 1.5
     assert isv.read("KELLY_CAP") > 0.0
     assert len(isv.read("ATOM_CENTRE")) == N_BRANCHES
-    with pytest.raises(ValueError, match=r"epoch index out of range \(4 of 4"):
-        machinery.begin_epoch(4, 4)
+    machinery.begin_epoch(3, 4)  # the schedules' last epoch
+    at_end = (isv.read("TRAINING_PROGRESS"), isv.read("EPSILON"), isv.read("TAU"))
+    assert at_end[0] == 1.0
+    machinery.begin_epoch(9, 4)  # past the schedules' span (schedule.horizon_steps): held at the end values
+    assert (isv.read("TRAINING_PROGRESS"), isv.read("EPSILON"), isv.read("TAU")) == at_end
+    assert isv.read("EPOCH_INDEX") == 9.0
+    with pytest.raises(ValueError, match=r"epoch index out of range \(-1 of 4 vs epoch ≥ 0"):
+        machinery.begin_epoch(-1, 4)
 
 
 @pytest.mark.gpu

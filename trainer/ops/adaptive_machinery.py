@@ -114,10 +114,12 @@ class AdaptiveMachinery:
 
     def begin_epoch(self, epoch: int, total_epochs: int) -> None:
         """Cold path at an epoch start: CPU-born inputs, then τ, γ, ε, progress and the Kelly cap
-        (from the trade record: the prior, or the last validation's trades)."""
-        if total_epochs < 1 or not 0 <= epoch < total_epochs:
+        (from the trade record: the prior, or the last validation's trades). ``total_epochs`` is the
+        schedules' span; an epoch past it (a run longer than ``schedule.horizon_steps``) holds
+        progress at 1."""
+        if total_epochs < 1 or epoch < 0:
             raise ValueError(
-                f"epoch index out of range ({epoch} of {total_epochs} vs 0 ≤ epoch < total ≥ 1) — hint: "
+                f"epoch index out of range ({epoch} of {total_epochs} vs epoch ≥ 0, total ≥ 1) — hint: "
                 f"count epochs from 0"
             )
         self.isv.write_input("EPOCH_INDEX", float(epoch))

@@ -550,7 +550,10 @@ class AgentTraining:
         epoch_here = state.epoch - self.fold_start["epoch"]
         remaining_epochs = math.ceil(max(config.run.steps - done_here, 0) / config.run.epoch_steps)
         self.total_epochs = max(1, math.ceil(config.run.steps / config.run.epoch_steps), epoch_here + remaining_epochs)
-        state.isv.write_input("TOTAL_EPOCHS", float(self.total_epochs))
+        # The schedules' span: the run's epochs, or a fixed horizon that a longer run continues past.
+        horizon = config.schedule.horizon_steps
+        self.schedule_epochs = self.total_epochs if horizon == 0 else max(1, math.ceil(horizon / config.run.epoch_steps))
+        state.isv.write_input("TOTAL_EPOCHS", float(self.schedule_epochs))
         self.monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
         log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch
         finished = [record for record in iter_health_diag(log) if record.epoch < state.epoch] if resume and log.exists() else []
@@ -578,7 +581,7 @@ class AgentTraining:
         state = self.state
         if not self.epoch_open:  # a mid-epoch checkpoint holds the values its epoch began with
             epoch_here = state.epoch - self.fold_start["epoch"]
-            state.adaptive.begin_epoch(epoch_here, self.total_epochs)  # epoch index; τ, γ, ε, Kelly cap on the device
+            state.adaptive.begin_epoch(epoch_here, self.schedule_epochs)  # epoch index; τ, γ, ε, Kelly cap on the device
         self.epoch_open = False
 
     def epoch_end(self) -> int:

@@ -174,3 +174,29 @@ def test_early_stopping_and_resume_keep_the_selection(market, tmp_path):
     for name in ("best.safetensors", "best.json"):
         a = (tmp_path / "whole" / "checkpoints" / name).read_bytes()
         assert a == (tmp_path / "cut" / "checkpoints" / name).read_bytes(), name
+
+
+def _diag_without_wall_time(run_dir):
+    records = [record.to_dict() for record in read_health_diag(run_dir)]
+    for record in records:
+        record.pop("wall_time_s")
+    return records
+
+
+def test_a_fixed_schedule_horizon_makes_a_longer_run_continue_the_shorter_one(market, tmp_path):
+    """schedule.horizon_steps: ε and τ span the horizon whatever run.steps is, so 4× the steps repeats
+    the shorter run's epochs bit for bit (then holds ε and τ at their end values); with the run's own
+    length as the span (0) the same two runs already differ in their second epoch."""
+    path = write_market_csv(market, tmp_path / "m.csv")
+    short = train(tiny_config(path, schedule={"horizon_steps": 12}), tmp_path / "short", make_plots=False)
+    train(tiny_config(path, schedule={"horizon_steps": 12}, run={"steps": 48}), tmp_path / "long", make_plots=False)
+    short_diag, long_diag = _diag_without_wall_time(tmp_path / "short"), _diag_without_wall_time(tmp_path / "long")
+    assert len(short_diag) == 4 and len(long_diag) == 16
+    assert long_diag[:4] == short_diag
+    assert short["selection"]["epoch"] <= 3
+    train(tiny_config(path, run={"steps": 12}), tmp_path / "own", make_plots=False)
+    train(tiny_config(path, run={"steps": 48}), tmp_path / "own-long", make_plots=False)
+    own, own_long = _diag_without_wall_time(tmp_path / "own"), _diag_without_wall_time(tmp_path / "own-long")
+    assert own == short_diag  # a horizon equal to the run's length is the default schedule
+    assert own_long[0]["isv"]["EPSILON"] == own[0]["isv"]["EPSILON"]
+    assert own_long[1]["isv"]["EPSILON"] > own[1]["isv"]["EPSILON"]  # ε decays over 16 epochs instead of 4
