@@ -99,8 +99,10 @@ def proof_config(data_path: Path, size: ProofSize, *, device: str, seed: int, co
         replay={"capacity": max(16_384, 128 * size.n_envs), "batch_size": size.batch_size, "learning_starts": 256,
                 "feature_noise": 0.0},
         # bands = "": config/metric-bands.toml was measured with config/train/default.toml, not this market and size
-        run={"steps": size.steps, "epoch_steps": size.epoch_steps, "device": device, "seed": seed, "cuda_graph": device != "cpu", "bands": ""},
-        schedule={"epsilon": 1.0},
+        # patience 0 and the schedules spanning the proof's own steps: how its numbers were measured.
+        run={"steps": size.steps, "epoch_steps": size.epoch_steps, "device": device, "seed": seed, "cuda_graph": device != "cpu", "bands": "",
+             "patience": 0},
+        schedule={"epsilon": 1.0, "horizon_steps": 0},
     )  # fmt: skip
 
 

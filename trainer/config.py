@@ -287,7 +287,7 @@ class ScheduleConfig:
     """ε at the start of training (the schedule decays it on the device)."""
     tau: float = _bounded(0.005, Bound(0.0, 1.0, open_low=True))
     """Polyak rate τ at the start of training (target ← target + τ·(online − target))."""
-    horizon_steps: int = _bounded(0, Bound(0, 1 << 40))
+    horizon_steps: int = _bounded(2_400, Bound(0, 1 << 40))
     """Steps the schedules span (ε's decay, τ's cosine; counted in whole epochs), after which they
     hold their end values; 0 = the run's own length. A fixed horizon makes a longer run the
     continuation of a shorter one: ``--steps`` 4× repeats the shorter run's epochs bit for bit and
@@ -299,7 +299,7 @@ class ScheduleConfig:
 class RunConfig:
     """Length, cadence and reproducibility of a run."""
 
-    steps: int = _bounded(1_200, Bound(1, 1 << 40))
+    steps: int = _bounded(2_400, Bound(1, 1 << 40))
     """Training steps; each steps every environment once and takes one gradient update."""
     epoch_steps: int = _bounded(400, Bound(1, 1 << 40))
     """Steps per epoch: HEALTH_DIAG, validation and a checkpoint at every epoch end."""
@@ -317,7 +317,7 @@ class RunConfig:
     """Validation metric that selects the reported checkpoint (best epoch, earliest on ties);
     "timing_sharpe_ratio" = the Sharpe ratio less what a constant position at the policy's mean
     exposure earned (the window's drift taken out); "last" = the last epoch, no selection."""
-    patience: int = _bounded(0, Bound(0, 1_000_000))
+    patience: int = _bounded(3, Bound(0, 1_000_000))
     """Early stopping: stop after this many epochs without a better validation score; 0 = never."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))
     """torch intra-op threads on the CPU (the default network is small: one thread is fastest)."""

@@ -160,7 +160,7 @@ TEST_SIZE = (
     "model.temporal_encoder=false", "model.window=1", "model.hidden=64", "model.head_hidden=32",
     "loss.gamma=0.5", "loss.n_step=1", "loss.iqn_weight=0.25", "loss.iqn_tau_samples=8", "loss.iqn_target_samples=8",
     "optim.lr=1e-3", "replay.learning_starts=256", "env.episode_length=1024", "env.slippage=0.0",
-    "data.embargo_bars=4", "run.steps=400", "run.epoch_steps=200",
+    "data.embargo_bars=4", "run.steps=400", "run.epoch_steps=200", "schedule.horizon_steps=0", "run.patience=0",
 )  # fmt: skip
 
 

@@ -49,9 +49,10 @@ BAND_WIDTH_SIGMAS = 3.0
 BANDS_SCHEMA = 2
 """2: with the [scope] table; schema-1 files (no scope) still load and apply to every run."""
 
-SCOPE_EXCLUDED = frozenset({"data.path", "data.folds", "data.fold", "data.fold_train_fraction"})
+SCOPE_EXCLUDED = frozenset({"data.path", "data.folds", "data.fold", "data.fold_train_fraction", "schedule.horizon_steps"})
 """Configuration keys outside a band's scope (besides every ``run.*`` key): where the data lives
-(its content is compared instead) and how a validation folds it."""
+(its content is compared instead), how a validation folds it, and the schedules' span (a length,
+like ``run.steps``, which it defaults to)."""
 
 _FIXED_METRICS = ("validation.sharpe_ratio", "loss.total", "loss.c51", "loss.iqn", "loss.cql", "grad_norm.global")
 

@@ -20,7 +20,8 @@ TINY = {
               "iqn_embedding": 16},
     "loss": {"n_step": 3, "iqn_tau_samples": 4, "iqn_target_samples": 4},
     "replay": {"capacity": 256, "batch_size": 16, "learning_starts": 32},
-    "run": {"steps": 20, "epoch_steps": 10, "device": "cpu"},
+    "schedule": {"horizon_steps": 0},  # the schedules span each test's own run.steps
+    "run": {"steps": 20, "epoch_steps": 10, "device": "cpu", "patience": 0},
 }  # fmt: skip
 
 
@@ -56,7 +57,8 @@ FILE_TINY = {
     "model": {"window": 2, "temporal_encoder": False, "hidden": 16, "head_hidden": 8, "n_atoms": 11, "iqn_embedding": 8},
     "loss": {"n_step": 2, "iqn_tau_samples": 2, "iqn_target_samples": 2},
     "replay": {"capacity": 64, "batch_size": 8, "learning_starts": 8},
-    "run": {"steps": 6, "epoch_steps": 3, "device": "cpu", "cuda_graph": False},
+    "schedule": {"horizon_steps": 0},
+    "run": {"steps": 6, "epoch_steps": 3, "device": "cpu", "cuda_graph": False, "patience": 0},
 }  # fmt: skip
 
 
