@@ -289,7 +289,7 @@ class ScheduleConfig:
     """Polyak rate τ at the start of training (target ← target + τ·(online − target))."""
     horizon_steps: int = _bounded(2_400, Bound(0, 1 << 40))
     """Steps the schedules span (ε's decay, τ's cosine; counted in whole epochs), after which they
-    hold their end values; 0 = the run's own length. A fixed horizon makes a longer run the
+    hold their end values; a shorter run spans its own length, as does 0. A fixed horizon makes a longer run the
     continuation of a shorter one: ``--steps`` 4× repeats the shorter run's epochs bit for bit and
     trains on at ε and τ's end values, early stopping and the validation selection deciding
     whether the extra epochs are kept (docs/results.md §0, session 25)."""

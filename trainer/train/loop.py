@@ -550,9 +550,11 @@ class AgentTraining:
         epoch_here = state.epoch - self.fold_start["epoch"]
         remaining_epochs = math.ceil(max(config.run.steps - done_here, 0) / config.run.epoch_steps)
         self.total_epochs = max(1, math.ceil(config.run.steps / config.run.epoch_steps), epoch_here + remaining_epochs)
-        # The schedules' span: the run's epochs, or a fixed horizon that a longer run continues past.
+        # The schedules' span: a fixed horizon that a longer run continues past, or the run's epochs
+        # when it is shorter (a short run still completes ε's decay and τ's cosine) or the horizon is 0.
         horizon = config.schedule.horizon_steps
-        self.schedule_epochs = self.total_epochs if horizon == 0 else max(1, math.ceil(horizon / config.run.epoch_steps))
+        horizon_epochs = self.total_epochs if horizon == 0 else max(1, math.ceil(horizon / config.run.epoch_steps))
+        self.schedule_epochs = min(self.total_epochs, horizon_epochs)
         state.isv.write_input("TOTAL_EPOCHS", float(self.schedule_epochs))
         self.monitors = adaptive_monitors(state.isv)  # read-only observers of the GPU-computed ISV values
         log = out / HEALTH_DIAG_FILENAME  # none yet when the run stopped inside its first epoch

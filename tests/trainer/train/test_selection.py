@@ -198,5 +198,7 @@ def test_a_fixed_schedule_horizon_makes_a_longer_run_continue_the_shorter_one(ma
     train(tiny_config(path, run={"steps": 48}), tmp_path / "own-long", make_plots=False)
     own, own_long = _diag_without_wall_time(tmp_path / "own"), _diag_without_wall_time(tmp_path / "own-long")
     assert own == short_diag  # a horizon equal to the run's length is the default schedule
+    train(tiny_config(path, schedule={"horizon_steps": 48}), tmp_path / "shorter", make_plots=False)
+    assert _diag_without_wall_time(tmp_path / "shorter") == own  # a run shorter than its horizon spans its own length
     assert own_long[0]["isv"]["EPSILON"] == own[0]["isv"]["EPSILON"]
     assert own_long[1]["isv"]["EPSILON"] > own[1]["isv"]["EPSILON"]  # ε decays over 16 epochs instead of 4
