@@ -13,7 +13,7 @@ eagerly on CUDA, and captured on CUDA.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import torch
@@ -124,6 +124,22 @@ class MarketWindow:
     features: torch.Tensor  # [T_all, F] f32, the whole feature tensor (history for the K-bar window)
     offset: int  # global row of env bar 0 (≥ window − 1 so every window has real history)
 
+    def without_drift(self) -> MarketWindow:
+        """These bars with their mean one-bar log return μ taken out of every price: close and spread
+        × exp(−μ·t), so bar t's log return is its own less μ and the last close equals the first.
+
+        Why (``env.detrend``): a policy that holds one direction earns the training window's drift,
+        which a market need not repeat out of sample (on the suite's regime and noise markets the
+        agents that failed had learned it, docs/results.md §0). Without it the envs pay only for
+        the timing of the returns; validation and test still trade the real prices. The features
+        are untouched: they are what the agent sees, not what it is paid."""
+        log_close = torch.log(self.close.double())  # [T_env]
+        steps = torch.arange(log_close.shape[0], dtype=torch.float64, device=log_close.device)
+        drift = (log_close[-1] - log_close[0]) / max(log_close.shape[0] - 1, 1)
+        factor = torch.exp(-drift * steps)
+        return replace(self, close=(self.close.double() * factor).to(self.close.dtype),
+                                   spread=(self.spread.double() * factor).to(self.spread.dtype))  # fmt: skip
+
 
 RETURN_TARGET_CLIP = 5.0  # |next return| bound of the auxiliary target, in training volatilities
 
@@ -156,6 +172,8 @@ class TrainerState:
     """Every piece of training state, on one device."""
 
     def __init__(self, config: TrainConfig, market: MarketWindow, device: torch.device) -> None:
+        if config.env.detrend:
+            market = market.without_drift()
         self.config = config
         self.device = device
         self.seed = config.run.seed

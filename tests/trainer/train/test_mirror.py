@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from train_helpers import collected_state, tiny_config
+from train_helpers import collected_state, drifting_market, tiny_config
 
 from trainer.data.features import MIRROR_ODD
 from trainer.layout import (
@@ -114,15 +114,6 @@ def test_mirror_runs_are_bitwise_reproducible():
     a, b = first[0].named_tensors(), second[0].named_tensors()
     assert a.keys() == b.keys()
     assert all(torch.equal(a[name], b[name]) for name in a)
-
-
-def drifting_market(n_bars: int = 400, window: int = 4) -> MarketWindow:
-    """A market that only rises (+0.3 % a bar, ± 0.1 %): long is right on every bar."""
-    generator = torch.Generator().manual_seed(11)
-    log_returns = 3e-3 + torch.randn(n_bars, generator=generator, dtype=torch.float64) * 1e-3
-    close = (100.0 * torch.exp(torch.cumsum(log_returns, 0))).to(torch.float32)
-    features = torch.randn(n_bars, FEATURE_STRIDE, generator=generator).clamp(-5, 5)
-    return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
 
 
 def direction_bias(mirror: float) -> float:

@@ -40,6 +40,15 @@ def synthetic_market(n_bars: int = 400, window: int = 4, seed: int = 0) -> Marke
     return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
 
 
+def drifting_market(n_bars: int = 400, window: int = 4) -> MarketWindow:
+    """A market that only rises (+0.3 % a bar, ± 0.1 %): long is right on every bar."""
+    generator = torch.Generator().manual_seed(11)
+    log_returns = 3e-3 + torch.randn(n_bars, generator=generator, dtype=torch.float64) * 1e-3
+    close = (100.0 * torch.exp(torch.cumsum(log_returns, 0))).to(torch.float32)
+    features = torch.randn(n_bars, FEATURE_STRIDE, generator=generator).clamp(-5, 5)
+    return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
+
+
 def synthetic_prepared_market(n_bars: int = 400, window: int = 4, seed: int = 0) -> PreparedMarket:
     """A synthetic market as ``trainer.train.loop.prepare_market`` returns it (the run's splits come
     from its config), without files, pandas or the feature cache (the GPU machine lacks the loaders' deps)."""
