@@ -158,7 +158,7 @@ class EnvConfig:
     time_limit_terminal: bool = _bounded(False, Bound(choices=(True, False)))
     """Treat the time limit and the data end as terminals (ablations); false = only ruin is, a truncated episode bootstraps from the state it reached."""
     detrend: bool = _bounded(False, Bound(choices=(True, False)))
-    """Train on the training window's prices with its mean one-bar log return taken out (close and spread × exp(−μ·t)), so a position earns only the timing of the returns, never the window's drift; validation and test trade the real prices (trainer.train.step.MarketWindow.without_drift). Off by default (measured in docs/results.md §0, session 26)."""
+    """Train on the training window's prices with its mean one-bar log return taken out (close and spread × exp(−μ·t)), so a position earns only the timing of the returns, never the window's drift; validation and test trade the real prices (trainer.train.step.MarketWindow.without_drift). Off by default: at 5 seeds of the suite no market moved beyond its seeds' spread (docs/results.md §0, session 26)."""
     market_impact: tuple[float, ...] = _bounded(_slot_default("MARKET_IMPACT"), Bound(0.0, 100.0, width=3))
     """Cost model: slippage multiplier of a market order per urgency (passive, normal, aggressive)."""
     limit_fill_prob: tuple[float, ...] = _bounded(_slot_default("LIMIT_FILL_PROB"), Bound(0.0, 1.0, width=3))
