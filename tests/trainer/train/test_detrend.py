@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import torch
-from train_helpers import collected_state, drifting_market, synthetic_market, tiny_config
+from train_helpers import drifting_market, greedy_direction_bias, synthetic_market, tiny_config
 
-from trainer.layout import BRANCH_DIRECTION, DIRECTION_LONG, DIRECTION_SHORT, PORTFOLIO_INPUT_STRIDE
-from trainer.train.graph import StepRunner
 from trainer.train.step import TrainerState
 
 CPU = torch.device("cpu")
@@ -43,16 +41,9 @@ def test_detrend_changes_nothing_on_a_market_without_drift_beyond_its_sampling_n
 
 
 def direction_bias(detrend: bool) -> float:
-    """Long share − short share of the greedy direction over every training bar, flat portfolio,
-    after a few hundred updates on the rising market (costs on: a position that earns nothing loses)."""
-    market = drifting_market()
-    config = tiny_config(env={"detrend": detrend}, replay={"feature_noise": 0.0})
-    state, step = collected_state(config, market)
-    StepRunner(step, use_graph=True).run(300)
-    bars = torch.arange(0, market.close.shape[0] - 1)
-    portfolio = torch.zeros(bars.shape[0], PORTFOLIO_INPUT_STRIDE)
-    direction = step.greedy(state.gather_windows(bars), portfolio)[:, BRANCH_DIRECTION]
-    return float((direction == DIRECTION_LONG).float().mean() - (direction == DIRECTION_SHORT).float().mean())
+    """The greedy direction bias after a few hundred updates on the rising market (costs on: a
+    position that earns nothing loses)."""
+    return greedy_direction_bias(tiny_config(env={"detrend": detrend}, replay={"feature_noise": 0.0}), drifting_market())
 
 
 def test_a_detrended_rising_market_teaches_no_long_bias():

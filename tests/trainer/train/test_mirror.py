@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from train_helpers import collected_state, drifting_market, tiny_config
+from train_helpers import collected_state, drifting_market, greedy_direction_bias, tiny_config
 
 from trainer.data.features import MIRROR_ODD
 from trainer.layout import (
@@ -117,15 +117,9 @@ def test_mirror_runs_are_bitwise_reproducible():
 
 
 def direction_bias(mirror: float) -> float:
-    """Long share − short share of the greedy direction over every training bar, flat portfolio,
-    after a few hundred updates on the rising market."""
-    market = drifting_market()
-    state, step = mirror_state(mirror, market=market, env={"fee_rate": 0.0, "slippage": 0.0})
-    StepRunner(step, use_graph=True).run(300)
-    bars = torch.arange(0, market.close.shape[0] - 1)
-    portfolio = torch.zeros(bars.shape[0], PORTFOLIO_INPUT_STRIDE)
-    direction = step.greedy(state.gather_windows(bars), portfolio)[:, BRANCH_DIRECTION]
-    return float((direction == DIRECTION_LONG).float().mean() - (direction == DIRECTION_SHORT).float().mean())
+    """The greedy direction bias after a few hundred updates on the rising market, costs off."""
+    config = tiny_config(replay={"mirror": mirror, "feature_noise": 0.0}, run={"seed": 0}, env={"fee_rate": 0.0, "slippage": 0.0})
+    return greedy_direction_bias(config, drifting_market())
 
 
 def test_the_mirror_reaches_the_learning_a_rising_market_mirrored_teaches_short():

@@ -9,8 +9,20 @@ import torch
 from trainer.config import TrainConfig
 from trainer.env.vector_env import VectorEnv
 from trainer.isv import Isv
-from trainer.layout import FEATURE_STRIDE, JOINT_STRIDES, PS_BAR_INDEX, PS_EPISODE_START, PS_PORTFOLIO_VALUE, PS_POSITION
+from trainer.layout import (
+    BRANCH_DIRECTION,
+    DIRECTION_LONG,
+    DIRECTION_SHORT,
+    FEATURE_STRIDE,
+    JOINT_STRIDES,
+    PORTFOLIO_INPUT_STRIDE,
+    PS_BAR_INDEX,
+    PS_EPISODE_START,
+    PS_PORTFOLIO_VALUE,
+    PS_POSITION,
+)
 from trainer.ops.rng import new_counter
+from trainer.train.graph import StepRunner
 from trainer.train.loop import PreparedMarket
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 
@@ -47,6 +59,17 @@ def drifting_market(n_bars: int = 400, window: int = 4) -> MarketWindow:
     close = (100.0 * torch.exp(torch.cumsum(log_returns, 0))).to(torch.float32)
     features = torch.randn(n_bars, FEATURE_STRIDE, generator=generator).clamp(-5, 5)
     return MarketWindow(close=close[window:], spread=torch.zeros(n_bars - window), features=features, offset=window)
+
+
+def greedy_direction_bias(config: TrainConfig, market: MarketWindow, updates: int = 300) -> float:
+    """Long share − short share of the greedy direction over every bar of ``market``, flat portfolio,
+    after ``updates`` training steps of ``config`` on it."""
+    state, step = collected_state(config, market)
+    StepRunner(step, use_graph=True).run(updates)
+    bars = torch.arange(0, market.close.shape[0] - 1)
+    portfolio = torch.zeros(bars.shape[0], PORTFOLIO_INPUT_STRIDE)
+    direction = step.greedy(state.gather_windows(bars), portfolio)[:, BRANCH_DIRECTION]
+    return float((direction == DIRECTION_LONG).float().mean() - (direction == DIRECTION_SHORT).float().mean())
 
 
 def synthetic_prepared_market(n_bars: int = 400, window: int = 4, seed: int = 0) -> PreparedMarket:
