@@ -315,10 +315,12 @@ class RunConfig:
     """Most recent periodic checkpoints kept in the run directory (``best`` is kept besides them)."""
     checkpoint_minutes: float = _bounded(0.0, Bound(0.0, 10_080.0))
     """Also save a checkpoint (mid-epoch) after this many minutes since the last one; 0 = only at epoch ends."""
-    select: str = _bounded("sharpe_ratio", Bound(choices=("sharpe_ratio", "timing_sharpe_ratio", "sortino_ratio", "annual_return", "last")))
+    select: str = _bounded("sharpe_ratio", Bound(choices=("sharpe_ratio", "timing_sharpe_ratio", "sharpe_lower_bound", "sortino_ratio", "annual_return", "last")))
     """Validation metric that selects the reported checkpoint (best epoch, earliest on ties);
     "timing_sharpe_ratio" = the Sharpe ratio less what a constant position at the policy's mean
-    exposure earned (the window's drift taken out); "last" = the last epoch, no selection."""
+    exposure earned (the window's drift taken out); "sharpe_lower_bound" = the Sharpe ratio less
+    1.645 standard errors of its estimate (an epoch that never trades scores 0 and wins unless a
+    trading one's gain is unlikely to be luck); "last" = the last epoch, no selection."""
     patience: int = _bounded(3, Bound(0, 1_000_000))
     """Early stopping: stop after this many epochs without a better validation score; 0 = never."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trainer.eval.metrics import json_ready, returns_from_equity, summarize, trade_count
+from trainer.eval.metrics import json_ready, returns_from_equity, sharpe_lower_bound, summarize, trade_count
 
 
 @dataclass(frozen=True)
@@ -86,13 +86,17 @@ def backtest_report(
     agent: EquityCurve, buy_and_hold: EquityCurve, flat: EquityCurve, periods_per_year: float
 ) -> dict[str, dict[str, float | int | None]]:
     """The three strategies' metrics, keyed as metrics.json stores them; the agent's also hold its
-    ``timing_sharpe_ratio`` (against buy-and-hold's per-unit returns)."""
+    ``timing_sharpe_ratio`` (against buy-and-hold's per-unit returns) and its ``sharpe_lower_bound``
+    (``trainer.eval.metrics.sharpe_lower_bound``)."""
     report = {
         "agent": strategy_metrics(agent, periods_per_year),
         "buy_and_hold": strategy_metrics(buy_and_hold, periods_per_year),
         "flat": strategy_metrics(flat, periods_per_year),
     }
-    report["agent"].update(json_ready({"timing_sharpe_ratio": timing_sharpe_ratio(agent, buy_and_hold, periods_per_year)}))
+    report["agent"].update(json_ready({
+        "timing_sharpe_ratio": timing_sharpe_ratio(agent, buy_and_hold, periods_per_year),
+        "sharpe_lower_bound": sharpe_lower_bound(returns_from_equity(agent.equity), periods_per_year),
+    }))  # fmt: skip
     report["agent"]["final_equity"] = float(agent.equity[-1])
     report["buy_and_hold"]["final_equity"] = float(buy_and_hold.equity[-1])
     report["flat"]["final_equity"] = float(flat.equity[-1])

@@ -47,6 +47,29 @@ def sharpe_ratio(returns: object, periods_per_year: float = DAILY_PERIODS_PER_YE
         return float(np.float64(mean) / np.float64(std) * math.sqrt(periods_per_year))
 
 
+#: One-sided 95 % normal quantile: how many standard errors ``sharpe_lower_bound`` takes off.
+SHARPE_LOWER_BOUND_Z = 1.645
+
+
+def sharpe_lower_bound(returns: object, periods_per_year: float = DAILY_PERIODS_PER_YEAR, z: float = SHARPE_LOWER_BOUND_Z) -> float:
+    """The Sharpe ratio less ``z`` standard errors of its estimate, annualised: SR − z·√(ppy·(1 + SR_p²/2)/n)
+    with SR_p the per-period Sharpe and n the periods (Lo 2002, iid returns).
+
+    Why: choosing the best of several epochs by the plain Sharpe ratio on one validation window
+    rewards luck — on a market with nothing to earn, a policy holding a small position beats one
+    that stays flat whenever the window happened to move its way. The lower bound of a policy that
+    trades pays for the uncertainty of its estimate, while a flat policy's return is known (its
+    Sharpe is undefined: NaN here, scored 0 by the selection), so flat wins unless the gain is
+    real. Between policies that trade over the same window the penalty is nearly the same, so the
+    order among them barely changes."""
+    sharpe = sharpe_ratio(returns, periods_per_year)
+    n = int(np.count_nonzero(~np.isnan(_returns(returns))))
+    if not math.isfinite(sharpe) or n < 2:
+        return math.nan
+    per_period = sharpe / math.sqrt(periods_per_year)
+    return float(sharpe - z * math.sqrt(periods_per_year * (1.0 + 0.5 * per_period**2) / n))
+
+
 def downside_risk(returns: object, periods_per_year: float = DAILY_PERIODS_PER_YEAR) -> float:
     """Annualised downside deviation: sqrt(mean over all periods of min(r, 0)²)."""
     r = _returns(returns)

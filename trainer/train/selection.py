@@ -9,7 +9,9 @@ this epoch the selected one (ties keep the earlier epoch, so the choice is deter
 (the behaviour before selection existed, kept for ablations). ``select = "timing_sharpe_ratio"``
 scores the Sharpe ratio less what a constant position at the policy's mean exposure earned
 (``trainer.eval.backtest.timing_sharpe_ratio``), so the validation window's own drift cannot
-choose the epoch.
+choose the epoch. ``select = "sharpe_lower_bound"`` scores the Sharpe ratio less 1.645 of its standard
+errors (``trainer.eval.metrics.sharpe_lower_bound``): an epoch that never trades scores 0, so one
+that trades is chosen over it only if its gain is unlikely to be the window's luck.
 
 The selection's whole state is a small JSON-ready dict stored in every checkpoint manifest, so a
 resumed run continues the same comparison and stops at the same epoch.
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SELECT_LAST = "last"
-SELECTABLE_METRICS = ("sharpe_ratio", "timing_sharpe_ratio", "sortino_ratio", "annual_return", SELECT_LAST)
+SELECTABLE_METRICS = ("sharpe_ratio", "timing_sharpe_ratio", "sharpe_lower_bound", "sortino_ratio", "annual_return", SELECT_LAST)
 
 
 def criterion_value(report: dict[str, Any], metric: str) -> float:

@@ -103,6 +103,45 @@ def test_selection_by_timing_sharpe_passes_over_an_epoch_that_rode_the_drift():
     assert chosen == {"sharpe_ratio": 0, "timing_sharpe_ratio": 1}
 
 
+def test_the_sharpe_lower_bound_takes_its_standard_errors_off():
+    from trainer.eval.backtest import backtest_report
+    from trainer.eval.metrics import SHARPE_LOWER_BOUND_Z, sharpe_lower_bound, sharpe_ratio
+
+    periods = 6048.0
+    returns = np.random.default_rng(5).normal(2e-4, 1e-3, 1500)
+    plain = sharpe_ratio(returns, periods)
+    per_period = plain / math.sqrt(periods)
+    expected = plain - SHARPE_LOWER_BOUND_Z * math.sqrt(periods * (1 + per_period**2 / 2) / returns.size)
+    assert sharpe_lower_bound(returns, periods) == pytest.approx(expected, rel=1e-12)
+    assert expected < plain - 3.0  # ≈ 1.645 × √(6048 / 1500) ≈ 3.3 off an annualised Sharpe
+    # Four times the periods halve the penalty: a longer window proves more.
+    longer = np.tile(returns, 4)
+    assert plain - sharpe_lower_bound(longer, periods) == pytest.approx((plain - expected) / 2, rel=0.01)
+    assert math.isnan(sharpe_lower_bound(np.zeros(100), periods))  # flat: no Sharpe, no bound
+    flat, market = _curve(np.zeros(returns.size), returns), _curve(np.ones(returns.size), returns)
+    assert backtest_report(flat, market, flat, periods)["agent"]["sharpe_lower_bound"] is None  # strict JSON
+    long = backtest_report(market, market, flat, periods)["agent"]
+    assert long["sharpe_lower_bound"] == pytest.approx(expected, rel=1e-9) and long["sharpe_ratio"] == pytest.approx(plain, rel=1e-9)
+
+
+def test_selection_by_the_sharpe_lower_bound_prefers_flat_to_a_gain_that_may_be_luck():
+    """Epoch 0 never traded (no Sharpe), epoch 1 gained a little, epoch 2 gained a lot: the plain
+    Sharpe takes any gain over staying flat; the lower bound keeps flat over the small gain and
+    takes the large one."""
+    never_traded = {"agent": {"sharpe_ratio": None, "sharpe_lower_bound": None}}
+    small_gain = {"agent": {"sharpe_ratio": 1.2, "sharpe_lower_bound": -2.1}}
+    large_gain = {"agent": {"sharpe_ratio": 9.0, "sharpe_lower_bound": 5.6}}
+    chosen = {}
+    for metric in ("sharpe_ratio", "sharpe_lower_bound"):
+        for name, epochs in (("small", [never_traded, small_gain]), ("large", [never_traded, small_gain, large_gain])):
+            selection = ModelSelection(metric)
+            for epoch, validation in enumerate(epochs):
+                selection.observe(epoch, epoch, validation, validation)
+            chosen[metric, name] = selection.best_epoch
+    assert chosen == {("sharpe_ratio", "small"): 1, ("sharpe_ratio", "large"): 2,
+                      ("sharpe_lower_bound", "small"): 0, ("sharpe_lower_bound", "large"): 2}  # fmt: skip
+
+
 def test_run_select_names_its_choices():
     from trainer.config import ConfigError, load_config
 
