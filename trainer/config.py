@@ -321,6 +321,11 @@ class RunConfig:
     exposure earned (the window's drift taken out); "sharpe_lower_bound" = the Sharpe ratio less
     1.645 standard errors of its estimate (an epoch that never trades scores 0 and wins unless a
     trading one's gain is unlikely to be luck); "last" = the last epoch, no selection."""
+    policy_weights: str = _bounded("online", Bound(choices=("online", "target")))
+    """The weights every greedy backtest acts with — validation, the training-window backtest, the
+    test split and ``trainer eval``: "online" = the trained network; "target" = its Polyak average,
+    the target network (target ← target + τ·(online − target) every update), which smooths the last
+    ≈ 1/τ updates' swings. Training acts and learns with the online network either way."""
     patience: int = _bounded(3, Bound(0, 1_000_000))
     """Early stopping: stop after this many epochs without a better validation score; 0 = never."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))

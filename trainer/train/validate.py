@@ -22,6 +22,11 @@ counter, the starting portfolios, the cursor — is rewritten into the same buff
 replays. A replay launches the very kernels the eager bar launches, on the same buffers, so a
 captured rollout equals an eager one bit for bit (``tests/trainer/train/test_validate_gpu.py``).
 The CPU runs the same bar eagerly.
+
+Which weights act is ``run.policy_weights``: the online network's, or its Polyak average's (the
+target network). The target's are copied into the online network's storage for the walk and the
+online weights copied back after it, so the one captured graph serves both and training resumes
+from its own weights bit for bit.
 """
 
 from __future__ import annotations
@@ -122,6 +127,12 @@ class WindowRollout:
         self.warmup_done = 0  # eager bars taken so far on the side stream (capture once WARMUP_BARS)
         self.bars_done = 0  # bars walked by the current run (host count: the cursor's twin)
         self._walked: torch.cuda.Event | None = None  # recorded after a run's last bar (CUDA)
+        # run.policy_weights = "target": the online weights are kept here while the target's act.
+        self.kept = (
+            [torch.empty_like(param) for param in state.online.parameters()]
+            if state.config.run.policy_weights == "target"
+            else None
+        )
 
     def run(self, starts: list[int]) -> RolloutTrace:
         """Walk the windows starting at env bars ``starts`` (one per env) and read the record back."""
@@ -160,6 +171,7 @@ class WindowRollout:
         network = self.state.online
         was_training = network.training
         network.eval()
+        self._act_with_policy_weights()
         try:
             # Inference mode spares the eager walk autograd's bookkeeping per op; a capture runs under
             # no_grad instead — captured under inference mode, a first graph can leave the CUDA
@@ -180,11 +192,31 @@ class WindowRollout:
                     else:
                         self.bar()
         finally:
+            self._restore_online_weights()
             network.train(was_training)
         self.bars_done += bars
         if self.state.device.type == "cuda":
             self._walked = torch.cuda.Event()
             self._walked.record(torch.cuda.current_stream(self.state.device))
+
+    def _act_with_policy_weights(self) -> None:
+        """Put the weights ``run.policy_weights`` names into the online network's own storage, the
+        online ones kept aside. In place, because the captured bar reads that storage: the graph
+        stays valid, and the copies are ordered with its replays on the current stream."""
+        if self.kept is None:
+            return
+        with torch.no_grad():
+            for kept, online, target in zip(self.kept, self.state.online.parameters(), self.state.target.parameters(), strict=True):
+                kept.copy_(online)
+                online.copy_(target)
+
+    def _restore_online_weights(self) -> None:
+        """Undo ``_act_with_policy_weights``: training continues from its own weights, bit for bit."""
+        if self.kept is None:
+            return
+        with torch.no_grad():
+            for kept, online in zip(self.kept, self.state.online.parameters(), strict=True):
+                online.copy_(kept)
 
     @hot_path
     def bar(self) -> None:

@@ -117,6 +117,37 @@ def test_a_rollout_leaves_the_training_state_alone():
     assert state.online.training  # the network is back in training mode
 
 
+def test_the_target_policy_acts_with_the_target_weights_and_gives_the_online_ones_back():
+    """run.policy_weights = "target": every greedy backtest is the Polyak average's, and training's
+    own weights (and every other tensor) come back bit for bit."""
+    torch.set_num_threads(1)
+    market = synthetic_market(700)
+    close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
+    by_policy = {}
+    for policy in ("online", "target"):
+        state = TrainerState(tiny_config(run={"policy_weights": policy}), market, torch.device("cpu"))
+        step = TrainStep(state)
+        perturb_network(state, seed=0)  # online ≠ target: the target is the network before this "update"
+        with torch.no_grad():
+            for target in state.target.parameters():
+                target.mul_(-3.0)  # a target that trades (the fresh network's scale barely does)
+        before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
+        rollouts = GreedyRollouts(state, step)
+        by_policy[policy] = [rollouts.rollout(close, spread, market.offset, 2, 120).run([50, 400]) for _ in range(2)]
+        changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
+        assert not changed, f"{policy}: a rollout changed {changed}"
+        if policy == "target":
+            # the reference: a state whose online network holds the target's weights, acting as "online"
+            reference = TrainerState(tiny_config(), market, torch.device("cpu"))
+            reference.online.load_state_dict(state.target.state_dict())
+            expected = reference_rollout(reference, TrainStep(reference), close, spread, market.offset, [50, 400], 120)
+    online, target = by_policy["online"], by_policy["target"]
+    assert np.array_equal(target[0].actions, target[1].actions)  # repeatable: the swap leaves nothing behind
+    assert np.array_equal(target[0].equity, expected[0]) and np.array_equal(target[0].actions, expected[2])
+    assert not np.array_equal(online[0].actions, target[0].actions), "both policies acted alike: a weak comparison"
+    assert len(np.unique(target[0].actions[:, :, 0])) > 1, "the target policy never changed its direction"
+
+
 def test_a_rollout_refuses_starts_it_has_no_env_for_and_bars_past_its_window():
     state, step, market = trading_state()
     rollout = GreedyRollouts(state, step).rollout(market.close, torch.zeros_like(market.close), market.offset, 2, 50)
