@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
@@ -19,6 +20,7 @@ from trainer.train.graph import StepRunner
 from trainer.train.population import PopulationStep
 from trainer.train.loop import METRICS_FILENAME, agent_dirname, train
 from trainer.train.step import TrainerState, TrainStep
+from trainer.train.validate import GreedyRollouts
 
 
 @pytest.fixture(autouse=True)
@@ -164,6 +166,26 @@ def test_agent_state_is_its_rows_of_the_stacked_storage():
     assert torch.equal(population.target.flat[0], before)  # and no other agent's
     population()  # one step: every agent's gradient lands in its own row of the flat buffer
     assert population.online.grad.abs().sum(1).gt(0).all()
+
+
+def test_an_agent_acting_with_its_target_weights_walks_its_rows_and_gives_them_back():
+    """run.policy_weights = "target" in a population: agent i's greedy walk is the one its own target
+    row would walk alone, and every stacked row (online and target, every agent) comes back bit for bit."""
+    states = [stepped_state({**agent, "run": {**agent["run"], "policy_weights": "target"}}) for agent in AGENTS[:2]]
+    population = PopulationStep([TrainStep(state) for state in states])
+    population()
+    with torch.no_grad():
+        population.target.flat.mul_(-3.0)  # targets far from the online rows, and trading
+    online, target = population.online.flat.clone(), population.target.flat.clone()
+    state, market = states[1], synthetic_market()
+    walked = GreedyRollouts(state, TrainStep(state)).curves(market.close, market.spread, market.offset, [20, 200], 150)
+    assert torch.equal(population.online.flat, online) and torch.equal(population.target.flat, target)
+    alone = TrainerState(tiny_config(**AGENTS[1]), market, torch.device("cpu"))
+    alone.online.load_state_dict(state.target.state_dict())
+    expected = GreedyRollouts(alone, TrainStep(alone)).curves(market.close, market.spread, market.offset, [20, 200], 150)
+    assert any(np.any(curve.units != 0) for curve in walked), "the target rows never traded: a weak comparison"
+    for got, want in zip(walked, expected, strict=True):
+        assert np.array_equal(got.equity, want.equity) and got.actions == want.actions
 
 
 def test_agent_buffers_are_their_rows_of_the_stacked_buffers():
