@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from train_helpers import perturb_network, reference_rollout, synthetic_market, tiny_config
+from train_helpers import online_holding_target, perturb_network, reference_rollout, synthetic_market, tiny_config
 
 from trainer.env.accounting import backtest_targets
 from trainer.eval.backtest import EquityCurve, backtest_report
@@ -137,10 +137,8 @@ def test_the_target_policy_acts_with_the_target_weights_and_gives_the_online_one
         changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
         assert not changed, f"{policy}: a rollout changed {changed}"
         if policy == "target":
-            # the reference: a state whose online network holds the target's weights, acting as "online"
-            reference = TrainerState(tiny_config(), market, torch.device("cpu"))
-            reference.online.load_state_dict(state.target.state_dict())
-            expected = reference_rollout(reference, TrainStep(reference), close, spread, market.offset, [50, 400], 120)
+            with online_holding_target(state):
+                expected = reference_rollout(state, step, close, spread, market.offset, [50, 400], 120)
     online, target = by_policy["online"], by_policy["target"]
     assert np.array_equal(target[0].actions, target[1].actions)  # repeatable: the swap leaves nothing behind
     assert np.array_equal(target[0].equity, expected[0]) and np.array_equal(target[0].actions, expected[2])

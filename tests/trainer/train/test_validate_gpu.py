@@ -8,6 +8,9 @@ What each test pins:
   and against the old Python loop (``reference_rollout``), for a first rollout and for a second one
   after training steps and an in-place weight change (the graph reads the parameters in place and
   is not captured again).
+- ``test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_ones_back``:
+  ``run.policy_weights = "target"`` swaps the target's weights into the storage the graph reads and
+  back; captured = eager = the old loop acting with the target's weights, training tensors unchanged.
 - ``test_rollout_replays_never_sync``: once captured, walking every bar of a window makes no host sync.
 - ``test_train_validates_identically_with_the_rollout_captured_or_not``: the product loop
   (``trainer.train.loop.train``) writes the same HEALTH_DIAG records and metrics.json with the
@@ -24,7 +27,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from train_helpers import perturb_network, reference_rollout, synthetic_market, synthetic_prepared_market, tiny_config
+from train_helpers import (
+    online_holding_target,
+    perturb_network,
+    reference_rollout,
+    synthetic_market,
+    synthetic_prepared_market,
+    tiny_config,
+)
 
 from trainer.train import loop
 from trainer.train.graph import StepRunner
@@ -36,10 +46,10 @@ pytestmark = pytest.mark.gpu
 STARTS, N_BARS = [100, 700], 400  # two windows in lock-step (the epoch boundary's validation + training tail)
 
 
-def cuda_run(seed: int = 0) -> tuple[TrainerState, TrainStep, StepRunner, MarketWindow]:
+def cuda_run(seed: int = 0, policy_weights: str = "online") -> tuple[TrainerState, TrainStep, StepRunner, MarketWindow]:
     """A tiny CUDA run after a few captured training steps, its weights perturbed so the policy trades."""
     config = tiny_config(env={"n_envs": 32}, replay={"capacity": 2048, "batch_size": 32, "learning_starts": 128},
-                         run={"seed": seed, "device": "cuda", "cuda_graph": True})  # fmt: skip
+                         run={"seed": seed, "device": "cuda", "cuda_graph": True, "policy_weights": policy_weights})  # fmt: skip
     market = synthetic_market(1200)
     state = TrainerState(config, market, torch.device("cuda"))
     step = TrainStep(state)
@@ -94,6 +104,33 @@ def test_captured_rollout_equals_the_eager_walk_bit_for_bit():
         assert np.array_equal(trace.actions, actions), f"epoch {epoch}: actions vs the old loop"
         assert np.array_equal(trace.actions, eager_trace.actions)
         assert len(np.unique(trace.actions[:, :, 0])) > 1, "the policy never changed its direction: a weak comparison"
+
+
+def test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_ones_back():
+    """run.policy_weights = "target": the captured bar reads the online storage, into which the
+    target's weights are copied for the walk — captured equals eager equals the old loop acting with
+    the target's weights, run after run, and every training tensor comes back bit for bit."""
+    state, step, _, market = cuda_run(seed=5, policy_weights="target")
+    with torch.no_grad():
+        for target in state.target.parameters():
+            target.mul_(-3.0)  # a target far from the online weights
+    close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
+    before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
+    captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    with online_holding_target(state):
+        equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
+    for walk in range(2):  # warm-up bars and the capture, then replays only
+        trace = captured.run(STARTS)
+        eager.run(STARTS)
+        problems = mismatches(walked(eager), walked(captured))
+        assert not problems, f"walk {walk}: captured vs eager rollout: {problems}"
+        assert np.array_equal(trace.equity, equity) and np.array_equal(trace.units, units), f"walk {walk}: vs the old loop"
+        assert np.array_equal(trace.actions, actions), f"walk {walk}: actions vs the old loop"
+    assert captured.graph is not None
+    changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
+    assert not changed, f"the rollouts changed {changed}"
+    assert len(np.unique(actions[:, :, 0])) > 1, "the target policy never changed its direction: a weak comparison"
 
 
 def test_rollout_replays_never_sync():

@@ -3,6 +3,9 @@ greedy rollout as it was written before it was captured (the reference every rol
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 
@@ -128,6 +131,22 @@ def reference_rollout(state: TrainerState, step: TrainStep, close: torch.Tensor,
             actions.append(chosen.cpu().numpy())
     state.online.train()
     return np.stack(equity), np.stack(units), np.stack(actions)
+
+
+@contextmanager
+def online_holding_target(state: TrainerState) -> Iterator[None]:
+    """The reference of ``run.policy_weights = "target"``: the online network holding its target's
+    weights (copied in, and the online weights copied back on exit)."""
+    kept = [parameter.detach().clone() for parameter in state.online.parameters()]
+    with torch.no_grad():
+        for online, target in zip(state.online.parameters(), state.target.parameters(), strict=True):
+            online.copy_(target)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for online, saved in zip(state.online.parameters(), kept, strict=True):
+                online.copy_(saved)
 
 
 def perturb_network(state: TrainerState, seed: int) -> None:
