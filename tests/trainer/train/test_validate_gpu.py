@@ -115,11 +115,11 @@ def test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_on
         for target in state.target.parameters():
             target.mul_(-3.0)  # a target far from the online weights
     close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
+    with online_holding_target(state):
+        equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
     before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
     captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
     eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
-    with online_holding_target(state):
-        equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
     for walk in range(2):  # warm-up bars and the capture, then replays only
         trace = captured.run(STARTS)
         eager.run(STARTS)
