@@ -182,6 +182,7 @@ def test_an_agent_acting_with_its_target_weights_walks_its_rows_and_gives_them_b
     assert torch.equal(population.online.flat, online) and torch.equal(population.target.flat, target)
     alone = TrainerState(tiny_config(**AGENTS[1]), market, torch.device("cpu"))
     alone.online.load_state_dict(state.target.state_dict())
+    alone.isv.load_state(state.isv.state())  # the agent's atom support and Kelly cap after its step
     expected = GreedyRollouts(alone, TrainStep(alone)).curves(market.close, market.spread, market.offset, [20, 200], 150)
     assert any(np.any(curve.units != 0) for curve in walked), "the target rows never traded: a weak comparison"
     for got, want in zip(walked, expected, strict=True):
