@@ -251,6 +251,12 @@ class ReplayConfig:
     thousands of times, each with the same realised next return: without noise the network can
     memorise bar → return; with it no two visits look alike. Targets and acting stay clean.
     1.0 by default: at 0.3 the validation Sharpe still fell with 4× the steps (docs/results.md §0)."""
+    feature_noise_units: str = _bounded("normalised", Bound(choices=("normalised", "column_std")))
+    """What replay.feature_noise is measured in. "normalised": the same σ on every column, in the
+    units of the normalised features. "column_std": σ times each column's std over the run's
+    training bars, so every column is noised at the same signal-to-noise ratio — the normalised
+    columns have a std near 1, but the autocorrelation and AR(1)-forecast columns 0.1–0.4, which a
+    σ of 1 buries (a column constant over the training bars gets no noise)."""
     mirror: float = _bounded(0.0, Bound(0.0, 1.0))
     """Probability that a replayed transition is learned in the mirrored market: every log return
     negated (the odd feature columns and the position's sign flipped), SHORT and LONG swapped, the

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import torch
 
-from trainer.config import TrainConfig
+from trainer.config import ReplayConfig, TrainConfig
 from trainer.env.vector_env import VectorEnv
 from trainer.isv import Isv
 from trainer.layout import (
@@ -242,8 +242,7 @@ class TrainerState:
             if config.replay.feature_noise > 0
             else None
         )
-        self.noise_scale = torch.full((self.features.shape[1],), config.replay.feature_noise, dtype=torch.float32, device=device)  # [F]
-        self.noise_scale[FEATURE_LINEAR_FORECAST] = config.replay.feature_noise * config.replay.forecast_noise_share
+        self.noise_scale = feature_noise_scale(config.replay, market).to(device)  # [F]
         # Mirror augmentation (replay.mirror): one coin per replayed transition; absent when off.
         self.mirror_draws = torch.zeros(batch, dtype=torch.float32, device=device) if config.replay.mirror > 0 else None
         self.mirror_features = feature_signs(device)  # [F]
@@ -524,6 +523,20 @@ class TrainStep:
             state.online, state.target, state.isv_local, LossWeights.from_config(state.config), batch, windows,
             next_windows, next_return, taus, taus_target,
         )  # fmt: skip
+
+
+def feature_noise_scale(replay: ReplayConfig, market: MarketWindow) -> torch.Tensor:
+    """σ of the feature noise per column [F] f32 (replay.feature_noise, feature_noise_units,
+    forecast_noise_share). With "column_std" each column's σ is scaled by its std over the
+    environments' bars (the training window's feature rows), computed in f64 on the host so that
+    every device gets the same numbers."""
+    n_features = int(market.features.shape[1])
+    scale = torch.full((n_features,), replay.feature_noise, dtype=torch.float64)  # [F]
+    if replay.feature_noise_units == "column_std":
+        rows = market.features[market.offset : market.offset + int(market.close.shape[0])]  # [T_env, F]
+        scale *= rows.detach().to(device="cpu", dtype=torch.float64).std(dim=0, correction=0)
+    scale[FEATURE_LINEAR_FORECAST] *= replay.forecast_noise_share
+    return scale.float()
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import pytest
 import torch
 from train_helpers import collected_state, synthetic_market, tiny_config
 
+from trainer.config import ConfigError
 from trainer.layout import (
     ISV_EPSILON,
     METRIC_C51,
@@ -17,7 +18,7 @@ from trainer.layout import (
 )
 from trainer.markers import is_hot_path
 from trainer.train.graph import StepRunner
-from trainer.train.step import TrainerState, TrainStep, metric_update
+from trainer.train.step import MarketWindow, TrainerState, TrainStep, metric_update
 
 
 def run_steps(seed: int, steps: int = 4) -> TrainerState:
@@ -206,6 +207,38 @@ def test_the_forecast_column_takes_its_share_of_the_feature_noise():
     assert abs(spreads[1.0][0] - 0.4) < tolerance and abs(spreads[0.5][0] - 0.2) < tolerance / 2
     assert spreads[0.0][0] == 0.0
     assert all(abs(spreads[share][1] - 0.4) < 0.02 for share in spreads)  # every other column keeps 0.4
+
+
+def test_column_std_units_noise_each_column_by_its_spread_over_the_training_bars_only():
+    from trainer.layout import FEATURE_LINEAR_FORECAST
+    from trainer.train.step import feature_noise_scale
+
+    market = synthetic_market(n_bars=400, window=4)
+    columns = torch.linspace(0.1, 2.0, market.features.shape[1])  # [F] a different spread per column
+    features = market.features * columns
+    features[:, 1] = 3.0  # constant over every bar: nothing to memorise, no noise
+    features[:2, 0] = 1e6  # rows before the envs' first bar (history only) must not count
+    market = MarketWindow(close=market.close, spread=market.spread, features=features, offset=market.offset)
+    config = tiny_config(replay={"feature_noise": 0.5, "feature_noise_units": "column_std", "forecast_noise_share": 0.5})
+    scale = feature_noise_scale(config.replay, market)
+    walked = features[market.offset : market.offset + market.close.shape[0]].double().numpy()  # [T_env, F]
+    expected = 0.5 * walked.std(axis=0)
+    expected[FEATURE_LINEAR_FORECAST] *= 0.5
+    assert scale.dtype == torch.float32 and scale.shape == columns.shape
+    assert torch.allclose(scale.double(), torch.from_numpy(expected), rtol=1e-6)
+    assert float(scale[1]) == 0.0 and float(scale[0]) < 1.0  # the 1e6 history rows were left out
+    plain = feature_noise_scale(tiny_config(replay={"feature_noise": 0.5}).replay, market)
+    assert config.replay.feature_noise_units == "column_std" and tiny_config().replay.feature_noise_units == "normalised"
+    want = torch.full_like(plain, 0.5)
+    want[FEATURE_LINEAR_FORECAST] = 0.5  # share 1 by default
+    assert torch.equal(plain, want)  # "normalised": the same σ everywhere, whatever the columns' spread
+    state = TrainerState(config, market, torch.device("cpu"))
+    assert torch.equal(state.noise_scale, scale)  # the step draws with exactly these σ
+
+
+def test_unknown_feature_noise_units_are_refused_with_the_choices():
+    with pytest.raises(ConfigError, match=r"replay.feature_noise_units.*'column'.*normalised.*column_std"):
+        tiny_config(replay={"feature_noise_units": "column"})
 
 
 def test_the_feature_noise_is_gaussian_with_the_configured_spread():
