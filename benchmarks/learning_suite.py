@@ -20,6 +20,12 @@ a turnover that falls over training. A finished cell (its ``result.json`` exists
     python benchmarks/learning_suite.py --jobs 16 --steps-multiplier 4 --out runs/suite-4x
     python benchmarks/learning_suite.py --config config/train/gpu.toml --device cuda --seeds 3
     python benchmarks/learning_suite.py --markets ar1,noise --seeds 1 --set run.steps=200
+    python benchmarks/learning_suite.py --compare runs/base runs/change   # paired, seed by seed
+
+``--compare BASE OTHER`` trains nothing: it pairs two arms' finished cells by market and seed and
+prints, per market, both arms' mean ratio and seeds at the floor, the mean paired difference with
+its sd, a 95 % bootstrap interval (seeds resampled; fixed seed, so the table is reproducible), the
+paired t and an exact sign test — the statistics every ablation in docs/results.md reports.
 """
 
 from __future__ import annotations
@@ -323,15 +329,38 @@ def silent_adaptive_values(results: Sequence[Mapping[str, Any]]) -> dict[str, in
     return counts
 
 
+def signal_measure(results: Sequence[Mapping[str, Any]]) -> tuple[str, float]:
+    """The ratio a signal market is judged by, and its target: agent ÷ oracle where every cell has a
+    positive oracle Sharpe, else agent ÷ best baseline."""
+    by_oracle = all(r["agent_over_oracle"] is not None for r in results)
+    return ("agent_over_oracle", TARGET_OF_ORACLE) if by_oracle else ("agent_over_baseline", TARGET_OF_BASELINE)
+
+
+def cell_fraction(result: Mapping[str, Any], key: str) -> float:
+    """One cell's ratio; a cell whose denominator was not positive counts as 0 (no credit)."""
+    value = result[key]
+    return 0.0 if value is None else float(value)
+
+
+def loss_within_costs(result: Mapping[str, Any]) -> bool:
+    """Noise: the agent lost no more than what its trades cost."""
+    return (result["agent"]["total_return"] or 0.0) >= -result["cost_of_agent_trades"]
+
+
+def turnover_falling(result: Mapping[str, Any]) -> bool:
+    """Noise: the validation turnover of the last epoch is at most the first epoch's."""
+    turnovers = [point["turnover"] for point in result["learning_curve"] if point["turnover"] is not None]
+    return len(turnovers) >= 2 and turnovers[-1] <= turnovers[0]
+
+
 def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Mean / min / count at the seed floor, and pass or fail against the issue's targets; beside
     them, the adaptive values that never fired (issue 9 wants none)."""
     market = results[0]["market"]
     silent = silent_adaptive_values(results)
     if market != "noise":
-        by_oracle = all(r["agent_over_oracle"] is not None for r in results)
-        key, target = ("agent_over_oracle", TARGET_OF_ORACLE) if by_oracle else ("agent_over_baseline", TARGET_OF_BASELINE)
-        fractions = [r[key] if r[key] is not None else 0.0 for r in results]
+        key, target = signal_measure(results)
+        fractions = [cell_fraction(r, key) for r in results]
         at_floor = sum(value >= SEED_FLOOR for value in fractions)
         mean = float(np.mean(fractions))
         passed = mean >= target and at_floor >= math.ceil(SEEDS_AT_FLOOR * len(results))
@@ -339,11 +368,8 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "seeds": len(results), "seeds_at_floor": at_floor, "passed": bool(passed), "never_fired": silent}  # fmt: skip
     # Noise: nothing to earn, so the agent must not lose more than its trading costs, and its
     # turnover must fall over training (last epoch ≤ first epoch of the validation curve).
-    losses_within_costs = [(r["agent"]["total_return"] or 0.0) >= -r["cost_of_agent_trades"] for r in results]
-    falling = []
-    for r in results:
-        turnovers = [point["turnover"] for point in r["learning_curve"] if point["turnover"] is not None]
-        falling.append(len(turnovers) >= 2 and turnovers[-1] <= turnovers[0])
+    losses_within_costs = [loss_within_costs(r) for r in results]
+    falling = [turnover_falling(r) for r in results]
     return {"market": market, "measure": "noise", "losses_within_costs": sum(losses_within_costs),
             "turnover_falling": sum(falling), "seeds": len(results),
             "passed": bool(all(losses_within_costs) and all(falling)), "never_fired": silent}  # fmt: skip
@@ -381,6 +407,130 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
         print(f"    adaptive values: {fired}")
 
 
+# ----------------------------------------------------------------------------- paired comparison
+
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0  # the interval is a pure function of the cells: the same directories print the same table
+
+
+def load_cells(directories: Sequence[str | Path]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Every finished cell (``<dir>/<market>-seed<k>/result.json``) of one arm, by (market, seed)."""
+    cells: dict[tuple[str, int], dict[str, Any]] = {}
+    sources: dict[tuple[str, int], Path] = {}
+    for directory in directories:
+        root = Path(directory)
+        found = sorted(root.glob(f"*/{RESULT_FILENAME}")) if root.is_dir() else []
+        if not found:
+            raise UserError(
+                "no finished suite cells to compare", got=str(root), expected=f"a suite --out directory with */{RESULT_FILENAME}",
+                hint="pass the directories two suite runs wrote (--out), several per arm joined by commas",
+            )
+        for path in found:
+            try:
+                result = json.loads(path.read_text(encoding="utf-8"))
+                key = (str(result["market"]), int(result["seed"]))
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                raise UserError("unreadable suite cell", got=f"{path}: {error}", expected="a result.json the suite wrote",
+                                hint="delete the cell's directory and run the suite again to re-score it") from error  # fmt: skip
+            if key in cells:
+                raise UserError("one cell twice in one arm", got=f"{key[0]} seed {key[1]} in {sources[key]} and {path}",
+                                expected="each (market, seed) once per arm", hint="give one arm directories of distinct seeds")  # fmt: skip
+            cells[key], sources[key] = result, path
+    return cells
+
+
+def sign_test_p(better: int, worse: int) -> float:
+    """Two-sided exact sign test: the chance of a split at least this uneven if either arm were as
+    likely to win each seed (ties dropped)."""
+    n = better + worse
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(better, worse) + 1)) / 2**n
+    return min(1.0, 2.0 * tail)
+
+
+def paired_comparison(base: Mapping[tuple[str, int], Mapping[str, Any]], other: Mapping[tuple[str, int], Mapping[str, Any]],
+                      market: str) -> dict[str, Any] | None:  # fmt: skip
+    """The two arms on the seeds both ran of one market (None when they share none).
+
+    Signal markets: each seed's ratio (the suite's own measure) in both arms, the difference other −
+    base per seed, its mean, sd, paired t, a 95 % bootstrap interval of the mean (resampling seeds)
+    and an exact sign test. Noise: each arm's count of losses within costs and of falling
+    turnovers, and on how many seeds the verdict (both tests) differs."""
+    seeds = sorted(seed for (name, seed) in base if name == market and (name, seed) in other)
+    if not seeds:
+        return None
+    a_cells, b_cells = [base[(market, seed)] for seed in seeds], [other[(market, seed)] for seed in seeds]
+    if market == "noise":
+        def verdicts(cells: Sequence[Mapping[str, Any]]) -> list[bool]:
+            return [loss_within_costs(r) and turnover_falling(r) for r in cells]
+
+        return {"market": market, "measure": "noise", "seeds": seeds,
+                "base": {"losses_within_costs": sum(map(loss_within_costs, a_cells)), "turnover_falling": sum(map(turnover_falling, a_cells))},
+                "other": {"losses_within_costs": sum(map(loss_within_costs, b_cells)), "turnover_falling": sum(map(turnover_falling, b_cells))},
+                "verdict_changed": sum(x != y for x, y in zip(verdicts(a_cells), verdicts(b_cells), strict=True))}  # fmt: skip
+    key, _ = signal_measure([*a_cells, *b_cells])
+    a = np.array([cell_fraction(r, key) for r in a_cells])
+    b = np.array([cell_fraction(r, key) for r in b_cells])
+    d = b - a
+    n = len(d)
+    sd = float(d.std(ddof=1)) if n > 1 else 0.0
+    resampled = d[np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))].mean(axis=1)
+    low, high = np.quantile(resampled, [0.025, 0.975])
+    better, worse = int((d > 0).sum()), int((d < 0).sum())
+    return {"market": market, "measure": key, "seeds": seeds,
+            "base": {"values": a.tolist(), "mean": float(a.mean()), "seeds_at_floor": int((a >= SEED_FLOOR).sum())},
+            "other": {"values": b.tolist(), "mean": float(b.mean()), "seeds_at_floor": int((b >= SEED_FLOOR).sum())},
+            "difference": {"mean": float(d.mean()), "sd": sd, "t": float(d.mean() / (sd / math.sqrt(n))) if sd > 0 else None,
+                           "ci95": [float(low), float(high)], "better": better, "worse": worse,
+                           "sign_test_p": sign_test_p(better, worse)}}  # fmt: skip
+
+
+def seed_ranges(seeds: Sequence[int]) -> str:
+    """Sorted seeds as runs: [15, 16, 17, 35, 36] → "15–17, 35–36"."""
+    runs: list[list[int]] = []
+    for seed in seeds:
+        if runs and seed == runs[-1][1] + 1:
+            runs[-1][1] = seed
+        else:
+            runs.append([seed, seed])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in runs)
+
+
+def print_comparison(comparisons: Sequence[Mapping[str, Any]], unpaired: int) -> None:
+    print("\n| market | seeds | base: mean, ≥ 60 % | other: mean, ≥ 60 % | Δ mean (sd), points | 95 % CI of Δ | t | better / worse | sign test p |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for c in comparisons:
+        seeds = f"{len(c['seeds'])} ({seed_ranges(c['seeds'])})"
+        if c["measure"] == "noise":
+            a, b = c["base"], c["other"]
+            print(f"| noise | {seeds} | within costs {a['losses_within_costs']}, turnover falling {a['turnover_falling']} | "
+                  f"within costs {b['losses_within_costs']}, turnover falling {b['turnover_falling']} | "
+                  f"verdict changed on {c['verdict_changed']} | — | — | — | — |")  # fmt: skip
+            continue
+        a, b, d = c["base"], c["other"], c["difference"]
+        n = len(c["seeds"])
+        t = "—" if d["t"] is None else f"{d['t']:+.1f}"
+        print(f"| {c['market']} | {seeds} | {a['mean']:.0%}, {a['seeds_at_floor']}/{n} | {b['mean']:.0%}, {b['seeds_at_floor']}/{n} | "
+              f"{100 * d['mean']:+.0f} ({100 * d['sd']:.0f}) | {100 * d['ci95'][0]:+.0f} … {100 * d['ci95'][1]:+.0f} | {t} | "
+              f"{d['better']} / {d['worse']} | {d['sign_test_p']:.2f} |")  # fmt: skip
+    measures = sorted({c["measure"] for c in comparisons if c["measure"] != "noise"})
+    print(f"\nper seed: {' and '.join(measures) or 'no signal market'} (other − base); cells in only one arm, left out: {unpaired}")
+
+
+def compare(base_dirs: str, other_dirs: str) -> int:
+    """``--compare``: the paired table of two arms (nothing is trained)."""
+    base = load_cells([d for d in base_dirs.split(",") if d])
+    other = load_cells([d for d in other_dirs.split(",") if d])
+    comparisons = [c for name in MARKETS if (c := paired_comparison(base, other, name)) is not None]
+    if not comparisons:
+        raise UserError("the two arms share no cell", got=f"{len(base)} and {len(other)} cells",
+                        expected="the same market and seed in both", hint="compare runs of the same --markets and seeds")  # fmt: skip
+    paired = sum(len(c["seeds"]) for c in comparisons)
+    print_comparison(comparisons, len(base) + len(other) - 2 * paired)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default=None, help="training config (default config/train/default.toml)")
@@ -397,7 +547,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--references-only", action="store_true",
                         help="score the oracle and the baselines on each cell's test bars; train nothing")  # fmt: skip
     parser.add_argument("--out", default="runs/learning_suite")
+    parser.add_argument("--compare", nargs=2, metavar=("BASE", "OTHER"),
+                        help="train nothing: compare two arms' finished cells seed by seed (each a suite --out "
+                             "directory, or several joined by commas)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.compare:
+        try:
+            return compare(*args.compare)
+        except UserError as error:
+            parser.error(str(error))
     markets = [name.strip() for name in args.markets.split(",") if name.strip()]
     unknown = [name for name in markets if name not in MARKETS]
     if unknown:

@@ -196,3 +196,66 @@ def test_user_mistakes_are_one_line_errors_before_any_run(suite, tmp_path, capsy
 def test_the_step_multiplier_applies_after_the_overrides(suite, tmp_path):
     options = suite.SuiteOptions(None, suite.parse_overrides(["run.steps=600"]), 4.0, "cpu", 100, str(tmp_path), False)
     assert suite.suite_config(options, tmp_path / "m.csv", seed=0).run.steps == 2400
+
+
+def _write_arm(suite, root: Path, cells) -> Path:
+    for cell in cells:
+        directory = suite.cell_dir(root, cell["market"], cell["seed"])
+        directory.mkdir(parents=True)
+        (directory / suite.RESULT_FILENAME).write_text(json.dumps(cell))
+    return root
+
+
+def test_the_paired_comparison_reports_each_seeds_difference_with_its_statistics(suite, tmp_path, capsys):
+    base_values, other_values = (0.5, 0.6, 0.7, 0.8, 0.9), (0.7, 0.7, 0.8, 0.8, 1.2)
+    base = [dict(_cell("regime", v), seed=s) for s, v in enumerate(base_values)]
+    other = [dict(_cell("regime", v), seed=s) for s, v in enumerate(other_values)]
+    base += [dict(_cell("noise", None), seed=0), dict(_cell("noise", None, total_return=-0.01), seed=1)]
+    other += [dict(_cell("noise", None, turnovers=(0.01, 0.02)), seed=0), dict(_cell("noise", None), seed=1),
+              dict(_cell("noise", None), seed=7)]  # seed 7: in one arm only, left out  # fmt: skip
+    a = suite.load_cells([_write_arm(suite, tmp_path / "a", base)])
+    b = suite.load_cells([_write_arm(suite, tmp_path / "b1", other[:5]), _write_arm(suite, tmp_path / "b2", other[5:])])
+    regime = suite.paired_comparison(a, b, "regime")
+    d = np.array(other_values) - np.array(base_values)
+    assert regime["seeds"] == [0, 1, 2, 3, 4] and regime["measure"] == "agent_over_oracle"
+    assert regime["difference"]["mean"] == pytest.approx(d.mean()) and regime["difference"]["sd"] == pytest.approx(d.std(ddof=1))
+    assert regime["difference"]["t"] == pytest.approx(d.mean() / (d.std(ddof=1) / np.sqrt(5)))
+    assert (regime["difference"]["better"], regime["difference"]["worse"]) == (4, 0)  # seed 3 is a tie
+    assert regime["difference"]["sign_test_p"] == pytest.approx(2 / 16)  # 4 of 4 untied seeds: 2 · (1/2)^4
+    low, high = regime["difference"]["ci95"]
+    assert d.min() <= low < d.mean() < high <= d.max()
+    assert suite.paired_comparison(a, b, "regime") == regime  # the bootstrap is seeded: the same table every time
+    assert regime["base"]["seeds_at_floor"] == 4 and regime["other"]["seeds_at_floor"] == 5
+    noise = suite.paired_comparison(a, b, "noise")
+    assert noise["seeds"] == [0, 1] and noise["verdict_changed"] == 2  # seed 0 passed → fails, seed 1 the reverse
+    assert noise["base"] == {"losses_within_costs": 1, "turnover_falling": 2}
+    assert noise["other"] == {"losses_within_costs": 2, "turnover_falling": 1}
+    assert suite.paired_comparison(a, b, "ou") is None
+    assert suite.main(["--compare", str(tmp_path / "a"), f"{tmp_path / 'b1'},{tmp_path / 'b2'}"]) == 0
+    table = capsys.readouterr().out
+    assert "| regime | 5 (0–4) | 70%, 4/5 | 84%, 5/5 | +14 (11) |" in table and "| 4 / 0 | 0.12 |" in table
+    assert "| noise | 2 (0–1) | within costs 1, turnover falling 2 | within costs 2, turnover falling 1 | verdict changed on 2 |" in table
+    assert "cells in only one arm, left out: 1" in table
+    assert suite.sign_test_p(0, 0) == 1.0 and suite.sign_test_p(3, 3) == 1.0
+    assert suite.seed_ranges([15, 16, 17, 35, 37]) == "15–17, 35, 37"
+
+
+def test_comparison_mistakes_are_one_line_errors(suite, tmp_path, capsys):
+    arm = _write_arm(suite, tmp_path / "arm", [dict(_cell("ou", 0.8), seed=1)])
+    twin = _write_arm(suite, tmp_path / "twin", [dict(_cell("ou", 0.9), seed=1)])
+    other_market = _write_arm(suite, tmp_path / "ar1", [dict(_cell("ar1", 0.9), seed=1)])
+    broken = tmp_path / "broken" / "ou-seed2"
+    broken.mkdir(parents=True)
+    (broken / suite.RESULT_FILENAME).write_text("{not json")
+    cases = {
+        (str(tmp_path / "missing"), str(arm)): f"no finished suite cells to compare ({tmp_path / 'missing'} vs a suite --out directory",
+        (f"{arm},{twin}", str(arm)): "one cell twice in one arm (ou seed 1 in",
+        (str(tmp_path / "broken"), str(arm)): "unreadable suite cell (",
+        (str(arm), str(other_market)): "the two arms share no cell (1 and 1 cells vs the same market and seed in both)",
+    }
+    for (base, other), message in cases.items():
+        with pytest.raises(SystemExit) as stopped:
+            suite.main(["--compare", base, other])
+        assert stopped.value.code == 2
+        error = capsys.readouterr().err
+        assert message in error and "hint:" in error and "Traceback" not in error
