@@ -14,7 +14,9 @@ Sharpe by ``trainer.eval.metrics.sharpe_ratio`` with the run's periods_per_year)
 The agent's number is the test-split Sharpe of the run's ``metrics.json``. Targets (issue 9):
 mean agent Sharpe ≥ 70 % of the oracle's (≥ 90 % of the best baseline's where there is no oracle),
 at least 80 % of the seeds ≥ 60 %; on noise, a loss no larger than the costs of what it trades and
-a turnover that falls over training. A finished cell (its ``result.json`` exists) is not re-run.
+a turnover that falls over training. Each market's summary carries a 95 % bootstrap interval of
+its mean over the seeds. A finished cell (its ``result.json`` exists) is not re-run, so running the
+suite again on an ``--out`` directory re-reports its cells.
 
     python benchmarks/learning_suite.py --jobs 16                         # 5 markets × 5 seeds, CPU
     python benchmarks/learning_suite.py --jobs 16 --steps-multiplier 4 --out runs/suite-4x
@@ -78,6 +80,8 @@ RESULT_FILENAME = "result.json"
 SUITE_FILENAME = "suite.json"
 REFERENCES_FILENAME = "references.json"  # --references-only: oracle and baselines, nothing trained
 WINDOWS = ("train", "validation", "test")
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0  # intervals are a pure function of the cells: the same cells print the same numbers
 
 MARKETS: dict[str, Callable[..., SyntheticMarket]] = {
     "ar1": make_signal_market,
@@ -329,6 +333,16 @@ def silent_adaptive_values(results: Sequence[Mapping[str, Any]]) -> dict[str, in
     return counts
 
 
+def bootstrap_ci95(values: Sequence[float]) -> list[float]:
+    """95 % bootstrap interval of the mean over seeds (BOOTSTRAP_RESAMPLES resamples of the seeds,
+    a fixed RNG seed: the same cells give the same interval). Why: a suite mean over five seeds
+    moves by tens of points between seed sets (docs/results.md §0); the interval says how far."""
+    x = np.asarray(values, dtype=np.float64)
+    means = x[np.random.default_rng(BOOTSTRAP_SEED).integers(0, len(x), size=(BOOTSTRAP_RESAMPLES, len(x)))].mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return [float(low), float(high)]
+
+
 def signal_measure(results: Sequence[Mapping[str, Any]]) -> tuple[str, float]:
     """The ratio a signal market is judged by, and its target: agent ÷ oracle where every cell has a
     positive oracle Sharpe, else agent ÷ best baseline."""
@@ -364,8 +378,9 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         at_floor = sum(value >= SEED_FLOOR for value in fractions)
         mean = float(np.mean(fractions))
         passed = mean >= target and at_floor >= math.ceil(SEEDS_AT_FLOOR * len(results))
-        return {"market": market, "measure": key, "target": target, "mean": mean, "min": float(min(fractions)),
-                "seeds": len(results), "seeds_at_floor": at_floor, "passed": bool(passed), "never_fired": silent}  # fmt: skip
+        return {"market": market, "measure": key, "target": target, "mean": mean, "ci95": bootstrap_ci95(fractions),
+                "min": float(min(fractions)), "seeds": len(results), "seeds_at_floor": at_floor, "passed": bool(passed),
+                "never_fired": silent}  # fmt: skip
     # Noise: nothing to earn, so the agent must not lose more than its trading costs, and its
     # turnover must fall over training (last epoch ≤ first epoch of the validation curve).
     losses_within_costs = [loss_within_costs(r) for r in results]
@@ -399,7 +414,8 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
             print(f"  {s['market']}: loss within costs in {s['losses_within_costs']}/{s['seeds']}, "
                   f"turnover falling in {s['turnover_falling']}/{s['seeds']} — {verdict}")  # fmt: skip
         else:
-            print(f"  {s['market']}: {s['measure']} mean {s['mean']:.0%} (target ≥ {s['target']:.0%}), min {s['min']:.0%}, "
+            low, high = s["ci95"]
+            print(f"  {s['market']}: {s['measure']} mean {s['mean']:.0%} (95 % CI {low:.0%} … {high:.0%}; target ≥ {s['target']:.0%}), min {s['min']:.0%}, "
                   f"≥ {SEED_FLOOR:.0%} in {s['seeds_at_floor']}/{s['seeds']} — {verdict}")  # fmt: skip
         silent = s.get("never_fired")
         fired = ("not recorded" if silent is None else "every one fired" if not silent
@@ -408,10 +424,6 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
 
 
 # ----------------------------------------------------------------------------- paired comparison
-
-BOOTSTRAP_RESAMPLES = 10_000
-BOOTSTRAP_SEED = 0  # the interval is a pure function of the cells: the same directories print the same table
-
 
 def load_cells(directories: Sequence[str | Path]) -> dict[tuple[str, int], dict[str, Any]]:
     """Every finished cell (``<dir>/<market>-seed<k>/result.json``) of one arm, by (market, seed)."""
@@ -475,14 +487,12 @@ def paired_comparison(base: Mapping[tuple[str, int], Mapping[str, Any]], other: 
     d = b - a
     n = len(d)
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
-    resampled = d[np.random.default_rng(BOOTSTRAP_SEED).integers(0, n, size=(BOOTSTRAP_RESAMPLES, n))].mean(axis=1)
-    low, high = np.quantile(resampled, [0.025, 0.975])
     better, worse = int((d > 0).sum()), int((d < 0).sum())
     return {"market": market, "measure": key, "seeds": seeds,
             "base": {"values": a.tolist(), "mean": float(a.mean()), "seeds_at_floor": int((a >= SEED_FLOOR).sum())},
             "other": {"values": b.tolist(), "mean": float(b.mean()), "seeds_at_floor": int((b >= SEED_FLOOR).sum())},
             "difference": {"mean": float(d.mean()), "sd": sd, "t": float(d.mean() / (sd / math.sqrt(n))) if sd > 0 else None,
-                           "ci95": [float(low), float(high)], "better": better, "worse": worse,
+                           "ci95": bootstrap_ci95(d), "better": better, "worse": worse,
                            "sign_test_p": sign_test_p(better, worse)}}  # fmt: skip
 
 

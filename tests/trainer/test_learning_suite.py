@@ -95,6 +95,9 @@ def _cell(market, fraction_of_oracle, *, total_return=0.01, cost=0.001, turnover
 def test_market_verdicts_follow_the_issue_targets(suite):
     passing = suite.market_summary([_cell("ou", f) for f in (0.9, 0.8, 0.7, 0.65, 0.5)])
     assert passing["passed"] and passing["seeds_at_floor"] == 4 and passing["mean"] == pytest.approx(0.71)
+    low, high = passing["ci95"]  # the mean's bootstrap interval over the five seeds: inside their range, seeded
+    assert 0.5 <= low < 0.71 < high <= 0.9 and passing == suite.market_summary([_cell("ou", f) for f in (0.9, 0.8, 0.7, 0.65, 0.5)])
+    assert suite.market_summary([_cell("ou", 0.8)] * 3)["ci95"] == [pytest.approx(0.8), pytest.approx(0.8)]
     low_mean = suite.market_summary([_cell("ou", f) for f in (0.7, 0.7, 0.65, 0.65, 0.6)])
     assert not low_mean["passed"]  # every seed ≥ 60 %, but the mean is below 70 %
     two_misses = suite.market_summary([_cell("ou", f) for f in (1.0, 1.0, 1.0, 0.5, 0.5)])
