@@ -367,6 +367,11 @@ def turnover_falling(result: Mapping[str, Any]) -> bool:
     return len(turnovers) >= 2 and turnovers[-1] <= turnovers[0]
 
 
+def noise_counts(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Noise: on how many cells the loss stayed within costs, and the turnover fell."""
+    return {"losses_within_costs": sum(map(loss_within_costs, results)), "turnover_falling": sum(map(turnover_falling, results))}
+
+
 def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Mean / min / count at the seed floor, and pass or fail against the issue's targets; beside
     them, the adaptive values that never fired (issue 9 wants none)."""
@@ -383,11 +388,9 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 "never_fired": silent}  # fmt: skip
     # Noise: nothing to earn, so the agent must not lose more than its trading costs, and its
     # turnover must fall over training (last epoch ≤ first epoch of the validation curve).
-    losses_within_costs = [loss_within_costs(r) for r in results]
-    falling = [turnover_falling(r) for r in results]
-    return {"market": market, "measure": "noise", "losses_within_costs": sum(losses_within_costs),
-            "turnover_falling": sum(falling), "seeds": len(results),
-            "passed": bool(all(losses_within_costs) and all(falling)), "never_fired": silent}  # fmt: skip
+    counts = noise_counts(results)
+    return {"market": market, "measure": "noise", **counts, "seeds": len(results),
+            "passed": counts["losses_within_costs"] == counts["turnover_falling"] == len(results), "never_fired": silent}  # fmt: skip
 
 
 def _percent(value: float | None) -> str:
@@ -478,8 +481,7 @@ def paired_comparison(base: Mapping[tuple[str, int], Mapping[str, Any]], other: 
             return [loss_within_costs(r) and turnover_falling(r) for r in cells]
 
         return {"market": market, "measure": "noise", "seeds": seeds,
-                "base": {"losses_within_costs": sum(map(loss_within_costs, a_cells)), "turnover_falling": sum(map(turnover_falling, a_cells))},
-                "other": {"losses_within_costs": sum(map(loss_within_costs, b_cells)), "turnover_falling": sum(map(turnover_falling, b_cells))},
+                "base": noise_counts(a_cells), "other": noise_counts(b_cells),
                 "verdict_changed": sum(x != y for x, y in zip(verdicts(a_cells), verdicts(b_cells), strict=True))}  # fmt: skip
     key, _ = signal_measure([*a_cells, *b_cells])
     a = np.array([cell_fraction(r, key) for r in a_cells])
