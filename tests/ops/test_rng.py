@@ -7,6 +7,8 @@ import torch
 
 from trainer.layout import RNG_STREAM_ENV, RNG_STREAM_EXPLORE
 from trainer.ops.rng import (
+    _philox_host,
+    _philox_torch,
     draw_uniform,
     new_counter,
     philox4x32_10,
@@ -174,3 +176,22 @@ def test_population_kernel_bit_identical_to_torch(count: int, agents: int):
     assert mismatch.shape[0] == 0, f"first mismatches at {mismatch[:8].tolist()}"
     assert torch.equal(counters.cpu(), starts + 1)
     assert torch.equal(uniform(seeds.cuda(), starts.cuda(), RNG_STREAM_EXPLORE, count).cpu(), expected)  # torch on the GPU too
+
+
+def _random_words(generator: torch.Generator, *shape: int) -> torch.Tensor:
+    return torch.randint(0, 2**32, shape, generator=generator, dtype=torch.int64)
+
+
+@pytest.mark.parametrize("n", [1, 5, 4096])
+def test_the_host_rounds_give_the_torch_twins_words(n: int):
+    # The CPU draws through numpy uint64 (_philox_host); the GPU through the torch twin. Both must be
+    # the same bits, for scalar keys and for a population's per-agent keys ([P, 1] against [P, n]).
+    generator = torch.Generator().manual_seed(n)
+    counters = [_random_words(generator, n) for _ in range(4)]
+    for k0, k1 in ((0, 0), (0xFFFFFFFF, 0xFFFFFFFF), (0x9E3779B9, 12345)):
+        assert all(torch.equal(a, b) for a, b in zip(_philox_host(*counters, k0, k1), _philox_torch(*counters, k0, k1), strict=True))
+    agents = [_random_words(generator, 3, n) for _ in range(4)]
+    keys = (_random_words(generator, 3, 1), _random_words(generator, 3, 1))
+    host = _philox_host(*agents, *keys)
+    assert all(torch.equal(a, b) for a, b in zip(host, _philox_torch(*agents, *keys), strict=True))
+    assert all(word.dtype == torch.int64 and int(word.min()) >= 0 and int(word.max()) < 2**32 for word in host)

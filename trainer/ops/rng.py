@@ -10,13 +10,18 @@ two consumers reading the same counter value still get independent numbers.
 The torch twin works on int64 tensors holding unsigned 32-bit words. The 32×32→64-bit products of
 Philox are split into 16-bit halves so no intermediate exceeds 2**49: no signed overflow anywhere,
 so the result is exact on every backend. Everything is pure tensor arithmetic (no host reads),
-hence capture-safe.
+hence capture-safe. On the CPU the same rounds run in numpy's uint64 instead
+(``_philox_host``): there a 32×32-bit product is one exact multiply, a round a third of the
+operations, and a CPU training run spent ≈ 9 % of its time in Philox (docs/benchmarks.md). Both
+are integer arithmetic, so the words are the same bits; ``tests/ops/test_rng.py`` checks the two
+against each other and against Random123's known answers.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 PHILOX_M0 = 0xD2511F53
@@ -26,6 +31,11 @@ PHILOX_W1 = 0xBB67AE85
 MASK32 = 0xFFFFFFFF
 UNIFORM_SCALE = 2.0**-24  # (word >> 8) · 2^-24 is exact in f32 and lies in [0, 1)
 WORDS_PER_DRAW = 4
+# The same constants as numpy uint64 scalars and pairs, for ``_philox_host``.
+_HOST_MULTIPLIERS = np.array([PHILOX_M0, PHILOX_M1], dtype=np.uint64)
+_HOST_BUMPS = np.array([PHILOX_W0, PHILOX_W1], dtype=np.uint64)
+_HOST_MASK32 = np.uint64(MASK32)
+_HOST_32 = np.uint64(32)
 
 
 def _mulhilo(multipliers: tuple[torch.Tensor, torch.Tensor], words: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -63,6 +73,43 @@ def philox4x32_10(
     fixed dispatch, that halves the time of a draw). Integer arithmetic: bit-identical either way.
     """
     c0, c1, c2, c3 = torch.broadcast_tensors(c0, c1, c2, c3)
+    if c0.device.type == "cpu":
+        return _philox_host(c0, c1, c2, c3, k0, k1)
+    return _philox_torch(c0, c1, c2, c3, k0, k1)
+
+
+def _philox_host(
+    c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: int | torch.Tensor, k1: int | torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``philox4x32_10`` on CPU tensors (broadcast already) through numpy uint64: a product of two
+    32-bit words is < 2**64, exact in one multiply, so a round is a multiply, a shift, a mask and
+    two xors on the stacked pair (the torch twin needs the 16-bit split: torch has no uint64 product)."""
+    trailing = (1,) * c0.dim()
+    multiplied = np.stack((c0.numpy(), c2.numpy())).astype(np.uint64)  # [2, ...]: c0, c2
+    passed = np.stack((c1.numpy(), c3.numpy())).astype(np.uint64)  # [2, ...]: c1, c3
+    multipliers = _HOST_MULTIPLIERS.reshape(2, *trailing)
+    if isinstance(k0, torch.Tensor):
+        key_shape = torch.broadcast_shapes(k0.shape, k1.shape)
+        key = np.stack((k0.expand(key_shape).numpy(), k1.expand(key_shape).numpy())).astype(np.uint64)  # [2, *key]
+        bump = _HOST_BUMPS.reshape(2, *(1,) * len(key_shape))
+    else:
+        key = np.array([k0, k1], dtype=np.uint64).reshape(2, *trailing)
+        bump = _HOST_BUMPS.reshape(2, *trailing)
+    for _ in range(10):
+        product = multiplied * multipliers
+        # c0, c1, c2, c3 ← hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0 (the pair reversed by [::-1])
+        multiplied = (product >> _HOST_32)[::-1] ^ passed ^ key
+        passed = (product & _HOST_MASK32)[::-1]
+        key = (key + bump) & _HOST_MASK32
+    words = (multiplied[0], passed[0], multiplied[1], passed[1])
+    return tuple(torch.from_numpy(word.astype(np.int64)) for word in words)  # type: ignore[return-value]
+
+
+def _philox_torch(
+    c0: torch.Tensor, c1: torch.Tensor, c2: torch.Tensor, c3: torch.Tensor, k0: int | torch.Tensor, k1: int | torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``philox4x32_10`` in torch int64 arithmetic (any device; capturable): the GPU's torch twin of
+    cuda/rng.cuh, and the CPU's cross-check of ``_philox_host``."""
     trailing = (1,) * c0.dim()
     device = c0.device
     multipliers = (
