@@ -150,7 +150,8 @@ def test_graph_captures_even_when_every_call_is_shorter_than_the_warm_up():
     counter = int(state.counter)
     runner.run(2)
     torch.cuda.synchronize()
-    draws = 4 + (state.noise_draws is not None)  # explore, env, replay, IQN τ (+ feature noise)
+    # explore, env, replay, IQN τ (+ feature noise, + the mirror's coins)
+    draws = 4 + (state.noise_draws is not None) + (state.mirror_draws is not None)
     assert int(state.counter) - counter == 2 * draws  # two replays took real steps
     assert state.steps_done == 6
 

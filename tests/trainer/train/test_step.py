@@ -50,19 +50,20 @@ def test_rng_never_repeats_across_eager_steps():
     step = TrainStep(state)
     for _ in range(8):
         step.collect()
-    seen_explore, seen_replay, seen_tau, counters = [], [], [], []
+    seen_explore, seen_replay, seen_tau, seen_mirror, counters = [], [], [], [], []
     for _ in range(4):
         step()
         seen_explore.append(state.explore_draws.clone())
         seen_replay.append(state.replay_draws.clone())
         seen_tau.append(state.tau_draws.clone())
+        seen_mirror.append(state.mirror_draws.clone())
         counters.append(int(state.counter))
-    for draws in (seen_explore, seen_replay, seen_tau):
+    for draws in (seen_explore, seen_replay, seen_tau, seen_mirror):
         for i in range(len(draws)):
             for j in range(i + 1, len(draws)):
                 assert not torch.equal(draws[i], draws[j])
-    # explore, env, replay, IQN τ, feature-noise augmentation: five counter values per step, each used once
-    assert [b - a for a, b in itertools.pairwise(counters)] == [5, 5, 5]
+    # explore, env, replay, IQN τ, feature noise, the mirror's coins: six counter values per step, each used once
+    assert [b - a for a, b in itertools.pairwise(counters)] == [6, 6, 6]
 
 
 def test_step_updates_weights_target_and_metrics():
@@ -159,7 +160,8 @@ def test_a_time_limit_is_bootstrapped_from_the_bar_the_episode_reached(time_limi
 
 
 def noisy_state(feature_noise: float, seed: int = 0) -> tuple[TrainerState, TrainStep]:
-    return collected_state(tiny_config(replay={"feature_noise": feature_noise}, run={"seed": seed}))
+    # The mirror off (the default draws its coins too): these tests count the noise's own draws.
+    return collected_state(tiny_config(replay={"feature_noise": feature_noise, "mirror": 0.0}, run={"seed": seed}))
 
 
 def test_feature_noise_off_draws_nothing_extra_and_on_adds_one_fresh_draw_per_update():
