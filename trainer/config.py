@@ -266,7 +266,8 @@ class ReplayConfig:
     agent cannot learn the training window's drift; 0 = off (draws nothing). 0.5 by default: over
     30 fresh seeds it lifted regime from 63 to 76 % of the oracle (25 of 30 seeds ≥ 60 %; paired
     +13 points, 95 % CI +2 … +25), ou and ar1 a few points, and moved garch_trend −13 (sd 82: not
-    beyond its spread) (docs/results.md §0, session 29; at session 24's default no market moved)."""
+    beyond its spread); with 10 fresh CPU seeds, regime +10 and garch_trend −10 over 40 (docs/results.md
+    §0, session 29; at session 24's default no market moved)."""
     forecast_noise_share: float = _bounded(1.0, Bound(0.0, 1.0))
     """Share of replay.feature_noise's std put on the LINEAR_FORECAST column (data.linear_forecast;
     1 = the same as every column). That column is one ridge fit that passed a held-out check, not a
