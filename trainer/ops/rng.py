@@ -67,10 +67,10 @@ def philox4x32_10(
     int64 tensors of 32-bit words broadcastable against the counter words (one key per agent of a
     population: [P, 1, …] keys against [P, n, …] counters).
 
-    Why pairs: a round multiplies c0 by M0 and c2 by M1 the same way, so the two words travel as
-    one stacked [2, ...] tensor ("multiplied": c0, c2; "passed": c1, c3) and every round is half
-    the tensor operations of word-by-word arithmetic (on the CPU, where each small op costs a
-    fixed dispatch, that halves the time of a draw). Integer arithmetic: bit-identical either way.
+    Why pairs (both implementations): a round multiplies c0 by M0 and c2 by M1 the same way, so
+    the two words travel as one stacked [2, ...] array ("multiplied": c0, c2; "passed": c1, c3) and
+    every round is half the operations of word-by-word arithmetic. CPU tensors take
+    ``_philox_host``, every other device the torch twin; integer arithmetic, the same bits.
     """
     c0, c1, c2, c3 = torch.broadcast_tensors(c0, c1, c2, c3)
     if c0.device.type == "cpu":
