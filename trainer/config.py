@@ -337,6 +337,13 @@ class RunConfig:
     test split and ``trainer eval``: "online" = the trained network; "target" = its Polyak average,
     the target network (target ← target + τ·(online − target) every update), which smooths the last
     ≈ 1/τ updates' swings. Training acts and learns with the online network either way."""
+    policy_mirror: bool = _bounded(True, Bound(choices=(True, False)))
+    """Every greedy backtest (validation, the training-window backtest, the test split, ``trainer
+    eval``) chooses by the mean of a state's Q-values and its mirror image's (every log return
+    negated; SHORT and LONG swapped back): a preference for one direction that the signal does not
+    explain — the training window's drift — cancels, and the policy is mirror-equivariant
+    (trainer.train.mirror). Training acts and learns as without it. garch_trend 67 → 104 % of the
+    oracle over 30 fresh H200 seeds (docs/results.md §0, session 30)."""
     patience: int = _bounded(3, Bound(0, 1_000_000))
     """Early stopping: stop after this many epochs without a better validation score; 0 = never."""
     cpu_threads: int = _bounded(1, Bound(1, 1_024))

@@ -15,6 +15,14 @@ of the start and bootstrap windows and the odd portfolio inputs
 done flags and the other branches. Which transitions are mirrored is one uniform per replayed
 transition on the AUGMENT stream (a coin below ``replay.mirror``); a run with it off draws
 nothing, so its random numbers are the ones it had before the option existed.
+
+The same reflection can act (``run.policy_mirror``): the greedy backtests choose by the mean of a
+state's Q-values and its mirror image's, the mirror's direction read back with SHORT and LONG
+swapped (:func:`mirror_averaged_values`). A Q-function fitted on finitely many bars keeps some
+preference for one direction that no signal explains — the training window's drift, which
+mirrored replay halves but cannot cancel exactly (docs/results.md §0, session 30); that part is
+the same in a state and its reflection, so it cancels in the mean, and only direction choices
+that flip with the reflected signal remain. The policy is mirror-equivariant by construction.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from trainer.data.features import MIRROR_ODD
 from trainer.env.vector_env import PORTFOLIO_MIRROR_ODD
 from trainer.layout import (
     BRANCH_DIRECTION,
+    BRANCH_SIZES,
     DIRECTION_LONG,
     DIRECTION_SHORT,
     FEATURE,
@@ -98,3 +107,23 @@ def mirror_batch(
         torch.where(window_flag, next_windows * features, next_windows),
         torch.where(mirrored, -next_return, next_return),
     )
+
+
+def direction_swap(device: torch.device) -> torch.Tensor:
+    """[A] int64 (A = the widest branch): sub-action i of the direction branch in the mirrored
+    market is sub-action ``swap[i]`` in the actual one — SHORT ↔ LONG, HOLD and FLAT unchanged."""
+    swap = torch.arange(max(BRANCH_SIZES), dtype=torch.int64, device=device)
+    swap[DIRECTION_SHORT], swap[DIRECTION_LONG] = DIRECTION_LONG, DIRECTION_SHORT
+    return swap
+
+
+def mirror_averaged_values(values: torch.Tensor, mirrored_values: torch.Tensor, swap: torch.Tensor) -> torch.Tensor:
+    """The mean of a state's Q-values [..., D, A] and its mirror image's (the mirror's direction
+    branch re-indexed by ``swap`` from :func:`direction_swap`, so both are values of the actual
+    state's actions) → [..., D, A]. Each term enters as the other does for the mirrored state, so
+    the mean of a mirrored state is exactly the mean of the state with SHORT and LONG swapped."""
+    direction = mirrored_values[..., BRANCH_DIRECTION, :].index_select(-1, swap).unsqueeze(-2)  # [..., 1, A]
+    read_back = torch.cat(
+        (mirrored_values[..., :BRANCH_DIRECTION, :], direction, mirrored_values[..., BRANCH_DIRECTION + 1 :, :]), dim=-2
+    )  # [..., D, A]
+    return 0.5 * (values + read_back)

@@ -58,12 +58,15 @@ from trainer.model.network import (
     BranchingDistributionalNet,
     NetworkShape,
     greedy_actions,
+    masked_values,
 )
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
 from trainer.train.mirror import (
+    direction_swap,
     feature_signs,
+    mirror_averaged_values,
     mirror_batch,
     mirror_coins,
     portfolio_signs,
@@ -391,6 +394,7 @@ class TrainStep:
         self.sub_action_offsets = torch.tensor(
             [sum(BRANCH_SIZES[:branch]) for branch in range(N_BRANCHES)], dtype=torch.int64, device=state.device
         )  # [D]
+        self.direction_swap = direction_swap(state.device)  # [A]: SHORT ↔ LONG (run.policy_mirror)
 
     # -- acting ------------------------------------------------------------------------------
     def greedy(self, windows: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
@@ -399,6 +403,23 @@ class TrainStep:
         with torch.no_grad():
             log_probs = state.online(windows, portfolio)  # [M, D, A, N]
             return greedy_actions(log_probs, state.supports(), state.online.action_mask)
+
+    def backtest_greedy(self, windows: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
+        """The greedy choice a backtest acts with (validation, the training-window backtest, the test
+        split, ``trainer eval``): ``greedy``, or with ``run.policy_mirror`` the choice by the mean of
+        the state's and its mirror image's Q-values (``trainer.train.mirror``; one forward pass of
+        both) — [M, K, F], [M, P] → int64 [M, N_BRANCHES]. Training acts with ``greedy`` either way."""
+        state = self.state
+        if not state.config.run.policy_mirror:
+            return self.greedy(windows, portfolio)
+        rows = windows.shape[0]
+        with torch.no_grad():
+            log_probs = state.online(
+                torch.cat((windows, windows * state.mirror_features)), torch.cat((portfolio, portfolio * state.mirror_portfolio))
+            )  # [2M, D, A, N]: the states, then their mirror images
+            values = expected_values(log_probs.exp(), state.supports())  # [2M, D, A]
+            averaged = mirror_averaged_values(values[:rows], values[rows:], self.direction_swap)  # [M, D, A]
+            return masked_values(averaged, state.online.action_mask).argmax(-1)
 
     def act(self, bar: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
         """ε-greedy per env (ε from the ISV; one coin per env, uniform random sub-actions)."""

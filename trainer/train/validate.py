@@ -26,7 +26,8 @@ The CPU runs the same bar eagerly.
 Which weights act is ``run.policy_weights``: the online network's, or its Polyak average's (the
 target network). The target's are copied into the online network's storage for the walk and the
 online weights copied back after it, so the one captured graph serves both and training resumes
-from its own weights bit for bit.
+from its own weights bit for bit. How they act is ``TrainStep.backtest_greedy``: the plain greedy
+choice, or with ``run.policy_mirror`` the mirror-averaged one (``trainer.train.mirror``).
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ class WindowRollout:
         env = self.env
         bar = env.bar_index()  # [W]
         windows = self.state.gather_windows(bar, self.feature_offset)  # [W, K, F]
-        chosen = self.step.greedy(windows, env.portfolio_inputs())  # [W, D]
+        chosen = self.step.backtest_greedy(windows, env.portfolio_inputs())  # [W, D]
         env.step((chosen * self.strides).sum(-1).to(torch.int32))
         row = self.cursor  # [1] int64
         self.equity.index_copy_(0, row, env.ps[:, PS_PORTFOLIO_VALUE].unsqueeze(0))

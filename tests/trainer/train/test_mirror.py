@@ -1,10 +1,21 @@
-"""Mirror augmentation (replay.mirror): the reflection of a batch, its draws, and what it teaches."""
+"""Mirror augmentation (replay.mirror): the reflection of a batch, its draws, and what it teaches; and
+the mirror-averaged policy (run.policy_mirror): equivariant, blind to a direction preference no
+state explains, and acting only in backtests."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from train_helpers import collected_state, drifting_market, greedy_direction_bias, tiny_config
+import numpy as np
+from train_helpers import (
+    collected_state,
+    drifting_market,
+    greedy_direction_bias,
+    perturb_network,
+    reference_rollout,
+    synthetic_market,
+    tiny_config,
+)
 
 from trainer.data.features import MIRROR_ODD
 from trainer.layout import (
@@ -20,9 +31,10 @@ from trainer.layout import (
     PORTFOLIO_INPUT_STRIDE,
 )
 from trainer.train.graph import StepRunner
-from trainer.train.mirror import feature_signs, mirror_batch, portfolio_signs
+from trainer.train.mirror import direction_swap, feature_signs, mirror_averaged_values, mirror_batch, portfolio_signs
 from trainer.train.replay import Transitions
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
+from trainer.train.validate import GreedyRollouts
 
 CPU = torch.device("cpu")
 
@@ -129,3 +141,88 @@ def test_the_mirror_reaches_the_learning_a_rising_market_mirrored_teaches_short(
     plain, mirrored = direction_bias(0.0), direction_bias(1.0)
     assert plain > 0.5, plain
     assert mirrored < -0.5, mirrored
+
+
+def swapped_direction(values: torch.Tensor) -> torch.Tensor:
+    """Q-values [..., D, A] with the direction branch's SHORT and LONG entries exchanged."""
+    out = values.clone()
+    out[..., BRANCH_DIRECTION, DIRECTION_SHORT] = values[..., BRANCH_DIRECTION, DIRECTION_LONG]
+    out[..., BRANCH_DIRECTION, DIRECTION_LONG] = values[..., BRANCH_DIRECTION, DIRECTION_SHORT]
+    return out
+
+
+def test_mirror_averaged_values_are_equivariant_and_blind_to_a_constant_direction_preference():
+    generator = torch.Generator().manual_seed(7)
+    values, mirrored = torch.randn(2, 5, N_BRANCHES, 4, generator=generator)  # [B, D, A] each
+    swap = direction_swap(CPU)
+    averaged = mirror_averaged_values(values, mirrored, swap)
+    assert torch.equal(averaged, 0.5 * (values + swapped_direction(mirrored)))
+    # The mirrored state's mean is the state's mean with SHORT and LONG exchanged, bit for bit.
+    assert torch.equal(mirror_averaged_values(mirrored, values, swap), swapped_direction(averaged))
+    # A preference for LONG that every state shares (the training window's drift) moves SHORT and
+    # LONG alike in the mean: the gap between them, and so the choice, is unchanged.
+    biased = torch.zeros_like(values)
+    biased[..., BRANCH_DIRECTION, DIRECTION_LONG] = 3.0
+    shifted = mirror_averaged_values(values + biased, mirrored + biased, swap)
+    gap = shifted[..., BRANCH_DIRECTION, DIRECTION_LONG] - shifted[..., BRANCH_DIRECTION, DIRECTION_SHORT]
+    torch.testing.assert_close(gap, averaged[..., BRANCH_DIRECTION, DIRECTION_LONG] - averaged[..., BRANCH_DIRECTION, DIRECTION_SHORT])
+    assert torch.equal(direction_swap(CPU)[[DIRECTION_HOLD, DIRECTION_FLAT]], torch.tensor([DIRECTION_HOLD, DIRECTION_FLAT]))
+
+
+def policy_state(policy_mirror: bool) -> tuple[TrainerState, TrainStep, MarketWindow]:
+    """A tiny CPU state whose greedy policy trades (its random weights scaled up)."""
+    torch.set_num_threads(1)
+    market = synthetic_market(700)
+    state = TrainerState(tiny_config(run={"policy_mirror": policy_mirror}), market, CPU)
+    perturb_network(state, seed=0)
+    return state, TrainStep(state), market
+
+
+def test_the_mirror_averaged_choice_in_a_mirrored_state_is_the_choice_with_short_and_long_exchanged():
+    state, step, market = policy_state(True)
+    state.isv_local.copy_(state.isv.tensor)  # the atom supports the greedy choice reads
+    generator = torch.Generator().manual_seed(1)
+    bars = torch.arange(0, 600, 3)
+    windows = state.gather_windows(bars)  # [M, K, F]
+    portfolio = torch.randn(bars.shape[0], PORTFOLIO_INPUT_STRIDE, generator=generator)
+    chosen = step.backtest_greedy(windows, portfolio)  # [M, D]
+    reflected = step.backtest_greedy(windows * feature_signs(CPU), portfolio * portfolio_signs(CPU))
+    direction = chosen[:, BRANCH_DIRECTION]
+    assert torch.equal(reflected[:, BRANCH_DIRECTION], direction_swap(CPU)[direction])
+    keep = [branch for branch in range(N_BRANCHES) if branch != BRANCH_DIRECTION]
+    assert torch.equal(reflected[:, keep], chosen[:, keep])
+    assert len(torch.unique(direction)) > 1, "one direction everywhere: a weak comparison"
+    # The plain choice is not equivariant: the averaging is what makes it so.
+    plain = step.greedy(windows, portfolio)[:, BRANCH_DIRECTION]
+    plain_reflected = step.greedy(windows * feature_signs(CPU), portfolio * portfolio_signs(CPU))[:, BRANCH_DIRECTION]
+    assert not torch.equal(plain_reflected, direction_swap(CPU)[plain])
+
+
+def test_the_mirror_averaged_policy_acts_in_backtests_only_and_changes_no_training_tensor():
+    """run.policy_mirror: every greedy backtest walks with the mirror-averaged choice (the reference
+    rollout's bars, choosing with it); training acts with the plain greedy; no tensor changes."""
+    walked = {}
+    for policy_mirror in (False, True):
+        state, step, market = policy_state(policy_mirror)
+        close_spread = (market.close, torch.linspace(0.0, 0.05, market.close.shape[0]))
+        before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
+        trace = GreedyRollouts(state, step).rollout(*close_spread, market.offset, 2, 120).run([50, 400])
+        changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
+        assert not changed, f"policy_mirror={policy_mirror}: a rollout changed {changed}"
+        walked[policy_mirror] = trace
+        if policy_mirror:
+            expected = reference_rollout(state, step, *close_spread, market.offset, [50, 400], 120)
+            assert np.array_equal(trace.equity, expected[0]) and np.array_equal(trace.actions, expected[2])
+    assert not np.array_equal(walked[False].actions, walked[True].actions), "both policies acted alike: a weak comparison"
+    assert len(np.unique(walked[True].actions[:, :, BRANCH_DIRECTION])) > 1, "the mirror-averaged policy never changed direction"
+
+
+def test_training_acts_with_the_plain_greedy_choice_under_the_mirror_averaged_policy():
+    """run.policy_mirror changes no step of training: the same config with and without it trains bit for bit."""
+    runs = []
+    for policy_mirror in (False, True):
+        state, step = collected_state(tiny_config(run={"seed": 3, "policy_mirror": policy_mirror}))
+        StepRunner(step, use_graph=True).run(5)
+        runs.append(state.named_tensors())
+    assert runs[0].keys() == runs[1].keys()
+    assert all(torch.equal(runs[0][name], runs[1][name]) for name in runs[0])

@@ -11,6 +11,9 @@ What each test pins:
 - ``test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_ones_back``:
   ``run.policy_weights = "target"`` swaps the target's weights into the storage the graph reads and
   back; captured = eager = the old loop acting with the target's weights, training tensors unchanged.
+- ``test_a_captured_rollout_acts_with_the_mirror_averaged_choice``: ``run.policy_mirror`` (one
+  forward pass of the states and their mirror images per bar) captures and replays: captured = eager
+  = the old loop choosing by ``backtest_greedy``, training tensors unchanged.
 - ``test_rollout_replays_never_sync``: once captured, walking every bar of a window makes no host sync.
 - ``test_train_validates_identically_with_the_rollout_captured_or_not``: the product loop
   (``trainer.train.loop.train``) writes the same HEALTH_DIAG records and metrics.json with the
@@ -46,10 +49,11 @@ pytestmark = pytest.mark.gpu
 STARTS, N_BARS = [100, 700], 400  # two windows in lock-step (the epoch boundary's validation + training tail)
 
 
-def cuda_run(seed: int = 0, policy_weights: str = "online") -> tuple[TrainerState, TrainStep, StepRunner, MarketWindow]:
+def cuda_run(seed: int = 0, policy_weights: str = "online", policy_mirror: bool = False) -> tuple[TrainerState, TrainStep, StepRunner, MarketWindow]:
     """A tiny CUDA run after a few captured training steps, its weights perturbed so the policy trades."""
     config = tiny_config(env={"n_envs": 32}, replay={"capacity": 2048, "batch_size": 32, "learning_starts": 128},
-                         run={"seed": seed, "device": "cuda", "cuda_graph": True, "policy_weights": policy_weights})  # fmt: skip
+                         run={"seed": seed, "device": "cuda", "cuda_graph": True, "policy_weights": policy_weights,
+                              "policy_mirror": policy_mirror})  # fmt: skip
     market = synthetic_market(1200)
     state = TrainerState(config, market, torch.device("cuda"))
     step = TrainStep(state)
@@ -131,6 +135,27 @@ def test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_on
     changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
     assert not changed, f"the rollouts changed {changed}"
     assert len(np.unique(actions[:, :, 0])) > 1, "the target policy never changed its direction: a weak comparison"
+
+
+def test_a_captured_rollout_acts_with_the_mirror_averaged_choice():
+    """run.policy_mirror: the captured bar's one forward pass of the states and their mirror images
+    replays bit for bit as the eager walk and the old loop choosing by ``backtest_greedy``."""
+    state, step, _, market = cuda_run(seed=6, policy_mirror=True)
+    close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
+    before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
+    captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
+    for walk in range(2):  # warm-up bars and the capture, then replays only
+        trace = captured.run(STARTS)
+        eager.run(STARTS)
+        problems = mismatches(walked(eager), walked(captured))
+        assert not problems, f"walk {walk}: captured vs eager rollout: {problems}"
+        assert np.array_equal(trace.equity, equity) and np.array_equal(trace.actions, actions), f"walk {walk}: vs the old loop"
+    assert captured.graph is not None
+    changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
+    assert not changed, f"the rollouts changed {changed}"
+    assert len(np.unique(actions[:, :, 0])) > 1, "the mirror-averaged policy never changed its direction: a weak comparison"
 
 
 def test_rollout_replays_never_sync():

@@ -124,7 +124,7 @@ def reference_rollout(state: TrainerState, step: TrainStep, close: torch.Tensor,
     state.online.eval()
     with torch.inference_mode():
         for _ in range(n_bars - 2):
-            chosen = step.greedy(state.gather_windows(env.bar_index(), feature_offset), env.portfolio_inputs())
+            chosen = step.backtest_greedy(state.gather_windows(env.bar_index(), feature_offset), env.portfolio_inputs())
             env.step((chosen * strides).sum(-1).to(torch.int32))
             equity.append(env.ps[:, PS_PORTFOLIO_VALUE].double().cpu().numpy())
             units.append(env.ps[:, PS_POSITION].double().cpu().numpy())
