@@ -390,8 +390,8 @@ def _train_config(args: argparse.Namespace, resume_dir: Path | None) -> TrainCon
     from trainer.train.loop import CONFIG_FILENAME, resolve_device
 
     stored = resume_dir / CONFIG_FILENAME if resume_dir is not None else None
-    config = load_config(stored if args.config is None and stored is not None and stored.exists() else args.config,
-                         overrides=_overrides(args))  # fmt: skip
+    own = args.config is None and stored is not None and stored.exists()  # the resumed run's config.toml, as written
+    config = load_config(stored if own else args.config, overrides=_overrides(args), stored=own)
     if args.folds is not None:
         config = config.replace(data={"folds": args.folds})
     return config.replace(run={"device": resolve_device(config.run.device).type})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from importlib import metadata
 
 import pytest
@@ -42,6 +43,30 @@ def test_eval_of_the_selected_checkpoint_reproduces_the_runs_test_metrics(finish
     for name in ("equity.png", "drawdown.png", "actions.png"):
         assert (out / "plots" / name).read_bytes()[:4] == b"\x89PNG", name
     assert f"results: {out}" in capsys.readouterr().out
+
+
+def test_eval_of_a_checkpoint_written_before_the_mirror_averaged_policy_acts_as_its_run_did(finished_run, tmp_path):
+    """A manifest whose config lacks run.policy_mirror (written before the key existed) is
+    evaluated acting plainly, as its run did — not with today's default."""
+    run_dir = tmp_path / "older"
+    shutil.copytree(finished_run, run_dir)
+    (run_dir / "config.toml").write_text((run_dir / "config.toml").read_text().replace("policy_mirror = true\n", ""))
+    manifests = sorted((run_dir / "checkpoints").glob("*.json"))
+    for manifest_path in manifests:
+        manifest = json.loads(manifest_path.read_text())
+        assert manifest["config"]["run"].pop("policy_mirror") is True
+        manifest_path.write_text(json.dumps(manifest))
+    reports = {}
+    for name, checkpoint in (("older", run_dir / "checkpoints" / "best.json"), ("now", finished_run / "checkpoints" / "best.json")):
+        assert main(["eval", str(checkpoint), "--out", str(tmp_path / f"eval-{name}"), "--device", "cpu", "--no-plots"]) == 0
+        reports[name] = json.loads((tmp_path / f"eval-{name}" / "metrics.json").read_text())
+    plain = tmp_path / "eval-plain"
+    manifest = json.loads((finished_run / "checkpoints" / "best.json").read_text())
+    manifest["config"]["run"]["policy_mirror"] = False
+    (run_dir / "checkpoints" / "plain.json").write_text(json.dumps(manifest))
+    assert main(["eval", str(run_dir / "checkpoints" / "plain.json"), "--out", str(plain), "--device", "cpu", "--no-plots"]) == 0
+    assert reports["older"] == json.loads((plain / "metrics.json").read_text())
+    assert reports["older"]["agent"] != reports["now"]["agent"], "both policies traded alike: a weak comparison"
 
 
 def test_eval_on_other_data_backtests_every_usable_bar(finished_run, tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from trainer.cli import main
 from trainer.config import (
     DEFAULT_CONFIG_PATH,
+    KEYS_ADDED_SINCE,
     ConfigError,
     TrainConfig,
     config_from_mapping,
@@ -113,3 +114,35 @@ def test_train_accepts_set_and_reports_bad_keys_without_traceback(capsys):
     err = capsys.readouterr().err
     assert err.startswith("trainer: error: invalid training configuration") and "unknown key run.bogus" in err
     assert "Traceback" not in err
+
+
+def test_a_stored_config_that_lacks_a_key_added_since_reads_the_value_runs_had_before_it(tmp_path):
+    """A config a run wrote holds every key its trainer knew: one without run.policy_mirror was
+    written before the mirror-averaged policy existed, and its run acted plainly — resuming it or
+    evaluating its checkpoints must too. A user's config without the key gets today's default."""
+    assert KEYS_ADDED_SINCE == {"run.policy_mirror": False} and TrainConfig().run.policy_mirror is True
+    older = TrainConfig().to_dict()
+    del older["run"]["policy_mirror"]
+    assert config_from_mapping(older, stored=True).run.policy_mirror is False
+    assert config_from_mapping(older).run.policy_mirror is True
+    written = TrainConfig().replace(run={"policy_mirror": True}).to_dict()
+    assert config_from_mapping(written, stored=True).run.policy_mirror is True  # a stored value is kept
+    path = tmp_path / "config.toml"
+    text = TrainConfig().to_toml()
+    assert "policy_mirror = true\n" in text
+    path.write_text(text.replace("policy_mirror = true\n", ""))
+    assert load_config(path, stored=True).run.policy_mirror is False
+    assert load_config(path).run.policy_mirror is True
+    assert load_config(path, ["run.policy_mirror=true"], stored=True).run.policy_mirror is True  # --set still wins
+
+
+def test_a_resumed_run_reads_its_own_older_config_as_it_was_written(tmp_path):
+    """The run directory's config.toml, or a checkpoint's copy without it: either one lacking
+    run.policy_mirror resumes acting plainly (trainer.train.rundir.stored_config)."""
+    from trainer.train.rundir import stored_config
+
+    older = TrainConfig().to_dict()
+    del older["run"]["policy_mirror"]
+    assert stored_config(tmp_path, {"config": older}).run.policy_mirror is False
+    (tmp_path / "config.toml").write_text(TrainConfig().to_toml().replace("policy_mirror = true\n", ""))
+    assert stored_config(tmp_path, {}).run.policy_mirror is False

@@ -35,7 +35,7 @@ EVAL_FILENAME = "eval.json"  # what was evaluated: checkpoint, data, window, dev
 
 def evaluation_config(manifest: dict[str, Any], data: str | None, device: str) -> TrainConfig:
     """The checkpoint's run config, on ``data`` when given, on the device that will run."""
-    config = config_from_mapping(manifest.get("config", {}), source="the checkpoint's config")
+    config = config_from_mapping(manifest.get("config", {}), source="the checkpoint's config", stored=True)
     if data is not None:
         config = config.replace(data={"path": data})
     return config.replace(run={"device": resolve_device(device).type})

@@ -134,8 +134,8 @@ def stored_config(run_dir: Path, manifest: dict[str, Any]) -> TrainConfig:
     """The config the run was started with: its ``config.toml``, else the checkpoint's copy."""
     path = run_dir / CONFIG_FILENAME
     if path.exists():
-        return load_config(path)
-    return config_from_mapping(manifest.get("config", {}), source=f"the checkpoint's config ({run_dir})")
+        return load_config(path, stored=True)
+    return config_from_mapping(manifest.get("config", {}), source=f"the checkpoint's config ({run_dir})", stored=True)
 
 
 def checkpoint_manifest(path: Path) -> Path:
@@ -229,7 +229,7 @@ def _resumed_directory(path: Path, stored: TrainConfig) -> Path:
 
 def _prepare_resume(path: Path, config: TrainConfig, resume_from: Path | None) -> RunDirectory:
     if (path / CONFIG_FILENAME).exists():
-        differences = config_differences(load_config(path / CONFIG_FILENAME), config)
+        differences = config_differences(load_config(path / CONFIG_FILENAME, stored=True), config)
         if differences:
             _refuse_differences(path, differences)
     if config.run.agents > 1:

@@ -222,7 +222,8 @@ def run_pack(specs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
         running = [{**spec["cell"], "id": Cell(**spec["cell"]).id, "dir": str(cell_dir)} for _, spec, cell_dir in todo]
         resume = all(has_checkpoint(cell_dir) for _, _, cell_dir in todo)
         try:
-            configs = [config_from_mapping(spec["config"], source=f"cell {result['id']}") for (_, spec, _), result in zip(todo, running, strict=True)]
+            configs = [config_from_mapping(spec["config"], source=f"cell {result['id']}", stored=True)
+                       for (_, spec, _), result in zip(todo, running, strict=True)]  # fmt: skip
             # A fold cell trains in cell_dir/fold-KK/ (a complete run directory), a single split in cell_dir.
             progress = _ProgressFiles([cell_dir / CELL_PROGRESS for _, _, cell_dir in todo])
             outcomes = train_agents(configs, [cell_dir for _, _, cell_dir in todo], resume=resume, progress=progress)

@@ -383,7 +383,7 @@ def write_bands_from_report(out: Path, destination: Path) -> Path:
 
 def _report_scope(plan: Mapping[str, Any], cells: list[dict[str, Any]]) -> BandScope:
     """The scope of bands written from a sweep: its base configuration and the cells' data."""
-    config = config_from_mapping(plan["config"], source=f"the report's plan ({plan['config_source']})")
+    config = config_from_mapping(plan["config"], source=f"the report's plan ({plan['config_source']})", stored=True)
     for cell in cells:
         try:
             metrics = json.loads((Path(cell["dir"]) / "metrics.json").read_text(encoding="utf-8"))

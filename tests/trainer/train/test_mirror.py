@@ -4,9 +4,9 @@ state explains, and acting only in backtests."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
-import numpy as np
 from train_helpers import (
     collected_state,
     drifting_market,
@@ -31,7 +31,13 @@ from trainer.layout import (
     PORTFOLIO_INPUT_STRIDE,
 )
 from trainer.train.graph import StepRunner
-from trainer.train.mirror import direction_swap, feature_signs, mirror_averaged_values, mirror_batch, portfolio_signs
+from trainer.train.mirror import (
+    direction_swap,
+    feature_signs,
+    mirror_averaged_values,
+    mirror_batch,
+    portfolio_signs,
+)
 from trainer.train.replay import Transitions
 from trainer.train.step import MarketWindow, TrainerState, TrainStep
 from trainer.train.validate import GreedyRollouts
@@ -179,7 +185,7 @@ def policy_state(policy_mirror: bool) -> tuple[TrainerState, TrainStep, MarketWi
 
 
 def test_the_mirror_averaged_choice_in_a_mirrored_state_is_the_choice_with_short_and_long_exchanged():
-    state, step, market = policy_state(True)
+    state, step, _ = policy_state(True)
     state.isv_local.copy_(state.isv.tensor)  # the atom supports the greedy choice reads
     generator = torch.Generator().manual_seed(1)
     bars = torch.arange(0, 600, 3)
