@@ -50,9 +50,14 @@ BANDS_SCHEMA = 2
 """2: with the [scope] table; schema-1 files (no scope) still load and apply to every run."""
 
 SCOPE_EXCLUDED = frozenset({"data.path", "data.folds", "data.fold", "data.fold_train_fraction", "schedule.horizon_steps"})
-"""Configuration keys outside a band's scope (besides every ``run.*`` key): where the data lives
+"""Configuration keys outside a band's scope (besides the ``run.*`` keys): where the data lives
 (its content is compared instead), how a validation folds it, and the schedules' span (a length,
 like ``run.steps``, which it defaults to)."""
+
+SCOPE_RUN_KEYS = frozenset({"run.policy_weights", "run.policy_mirror"})
+"""The ``run.*`` keys inside a band's scope: how the greedy backtests act, which shapes every
+epoch's validation metrics. The other ``run.*`` keys (seeds, lengths, devices, cadences, the
+selection, which picks among epochs without changing them) are outside it."""
 
 _FIXED_METRICS = ("validation.sharpe_ratio", "loss.total", "loss.c51", "loss.iqn", "loss.cql", "grad_norm.global")
 
@@ -146,7 +151,8 @@ class BandScope:
     def of(cls, config: Any, data: str, data_sha256: str) -> BandScope:
         """The scope of a run: its resolved configuration (a TrainConfig) and its data."""
         flat = _flat_config(config.to_dict())
-        kept = {key: value for key, value in flat.items() if not key.startswith("run.") and key not in SCOPE_EXCLUDED}
+        kept = {key: value for key, value in flat.items()
+                if (not key.startswith("run.") or key in SCOPE_RUN_KEYS) and key not in SCOPE_EXCLUDED}  # fmt: skip
         return cls(data, data_sha256, kept)
 
     def differences(self, run: BandScope) -> list[str]:

@@ -177,6 +177,11 @@ def test_the_scope_round_trips_and_names_every_difference(tmp_path):
         "data (mine.csv vs eurusd the bands were measured on)", "optim.lr (0.01 vs 0.0003)",
         "replay.feature_noise (0.5 vs 1.0)",
     ]  # fmt: skip
+    # How the backtests act shapes every epoch's validation metrics: inside the scope; the selection is not.
+    acting = config.replace(run={"policy_mirror": False, "policy_weights": "target", "select": "last"})
+    assert loaded.scope.differences(BandScope.of(acting, "eurusd", "aa" * 32)) == [
+        "run.policy_mirror (False vs True)", "run.policy_weights ('target' vs 'online')",
+    ]
 
 
 def test_default_bands_watch_only_runs_of_their_scope_and_an_explicit_file_always(tmp_path, monkeypatch):
