@@ -110,6 +110,28 @@ def test_captured_rollout_equals_the_eager_walk_bit_for_bit():
         assert len(np.unique(trace.actions[:, :, 0])) > 1, "the policy never changed its direction: a weak comparison"
 
 
+def walks_match_the_old_loop(state: TrainerState, step: TrainStep, market: MarketWindow, close: torch.Tensor,
+                             spread: torch.Tensor, reference: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:  # fmt: skip
+    """Two walks of a captured and an eager rollout (warm-up bars and the capture, then replays only):
+    captured = eager = the old loop's ``reference`` (equity, units, actions), bit for bit, every
+    training tensor unchanged, and the policy changing its direction (else the comparison is weak)."""
+    equity, units, actions = reference
+    before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
+    captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    for walk in range(2):
+        trace = captured.run(STARTS)
+        eager.run(STARTS)
+        problems = mismatches(walked(eager), walked(captured))
+        assert not problems, f"walk {walk}: captured vs eager rollout: {problems}"
+        assert np.array_equal(trace.equity, equity) and np.array_equal(trace.units, units), f"walk {walk}: vs the old loop"
+        assert np.array_equal(trace.actions, actions), f"walk {walk}: actions vs the old loop"
+    assert captured.graph is not None
+    changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
+    assert not changed, f"the rollouts changed {changed}"
+    assert len(np.unique(actions[:, :, 0])) > 1, "the policy never changed its direction: a weak comparison"
+
+
 def test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_ones_back():
     """run.policy_weights = "target": the captured bar reads the online storage, into which the
     target's weights are copied for the walk — captured equals eager equals the old loop acting with
@@ -120,21 +142,8 @@ def test_a_captured_rollout_acts_with_the_target_weights_and_gives_the_online_on
             target.mul_(-3.0)  # a target far from the online weights
     close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
     with online_holding_target(state):
-        equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
-    before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
-    captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
-    eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
-    for walk in range(2):  # warm-up bars and the capture, then replays only
-        trace = captured.run(STARTS)
-        eager.run(STARTS)
-        problems = mismatches(walked(eager), walked(captured))
-        assert not problems, f"walk {walk}: captured vs eager rollout: {problems}"
-        assert np.array_equal(trace.equity, equity) and np.array_equal(trace.units, units), f"walk {walk}: vs the old loop"
-        assert np.array_equal(trace.actions, actions), f"walk {walk}: actions vs the old loop"
-    assert captured.graph is not None
-    changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
-    assert not changed, f"the rollouts changed {changed}"
-    assert len(np.unique(actions[:, :, 0])) > 1, "the target policy never changed its direction: a weak comparison"
+        reference = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
+    walks_match_the_old_loop(state, step, market, close, spread, reference)
 
 
 def test_a_captured_rollout_acts_with_the_mirror_averaged_choice():
@@ -142,20 +151,8 @@ def test_a_captured_rollout_acts_with_the_mirror_averaged_choice():
     replays bit for bit as the eager walk and the old loop choosing by ``backtest_greedy``."""
     state, step, _, market = cuda_run(seed=6, policy_mirror=True)
     close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
-    before = {name: tensor.clone() for name, tensor in state.named_tensors().items() if name != "isv_local"}
-    captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
-    eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
-    equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
-    for walk in range(2):  # warm-up bars and the capture, then replays only
-        trace = captured.run(STARTS)
-        eager.run(STARTS)
-        problems = mismatches(walked(eager), walked(captured))
-        assert not problems, f"walk {walk}: captured vs eager rollout: {problems}"
-        assert np.array_equal(trace.equity, equity) and np.array_equal(trace.actions, actions), f"walk {walk}: vs the old loop"
-    assert captured.graph is not None
-    changed = [name for name, tensor in state.named_tensors().items() if name in before and not torch.equal(before[name], tensor)]
-    assert not changed, f"the rollouts changed {changed}"
-    assert len(np.unique(actions[:, :, 0])) > 1, "the mirror-averaged policy never changed its direction: a weak comparison"
+    reference = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS)
+    walks_match_the_old_loop(state, step, market, close, spread, reference)
 
 
 def test_rollout_replays_never_sync():
