@@ -798,12 +798,10 @@ def load_config(path: str | Path | None = None, overrides: list[str] | tuple[str
     else:
         path = Path(path) if path is not None else DEFAULT_CONFIG_PATH
         raw, source = _read_toml(path), str(path)
-    if stored:
-        raw = with_keys_added_since(raw)
     if overrides:
         raw = deep_merge(raw, parse_overrides(overrides))
         source += " with --set " + " ".join(overrides)
-    return config_from_mapping(raw, source=source)
+    return config_from_mapping(raw, source=source, stored=stored)  # an override of a key added since is held, so it wins
 
 
 def field_help(section_type: type) -> dict[str, str]:
