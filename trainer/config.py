@@ -352,8 +352,9 @@ class RunConfig:
     """torch intra-op threads on the CPU (the default network is small: one thread is fastest)."""
     bands: str = "default"
     """Metric bands of the regression hard-stop: "default" = the shipped bands of the run's scope
-    (config/metric-bands.toml for default.toml, config/metric-bands-gpu.toml for gpu.toml, on the
-    embedded EURUSD bars; none for other runs), "" = none, else a TOML path (always applied)."""
+    (config/metric-bands.toml for default.toml on the embedded EURUSD bars; config/metric-bands-gpu.toml
+    for gpu.toml as it was before session 31's mirror, until re-validated; none for other runs),
+    "" = none, else a TOML path (always applied)."""
     band_epochs: int = _bounded(2, Bound(1, 10_000))
     """N of the hard-stop: a metric outside its band for 2N consecutive epochs stops the run."""
     agents: int = _bounded(1, Bound(1, 4_096))
