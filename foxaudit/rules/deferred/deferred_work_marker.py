@@ -98,22 +98,31 @@ def _python_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
         subset = text[offset:]
 
 
-def _cuda_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
-    """The first word of each comment line (and of each later `//`-section) is a tag, any case."""
+def _cuda_line_opening(line: str, matchers: _Matchers) -> tuple[int, str] | None:
+    """The first word of a comment line (or of a later `//`-section on it) is a tag, any case."""
+    position = 0
+    while True:
+        start = _CUDA_LEAD.match(line, position).end()  # type: ignore[union-attr]
+        word = _FIRST_WORD.match(line, start).group()  # type: ignore[union-attr]
+        if word.lower() in matchers.lower_tags:
+            return start, word
+        following = line.find("//", start)
+        if following < 0:
+            return None
+        position = following
+
+
+def _cuda_markers(text: str, matchers: _Matchers) -> list[tuple[int, str]]:
+    """One marker per line of a CUDA comment: a `/* … */` block spans lines, and each tagged line
+    is its own promise, as each `//` line and each docstring line is."""
+    found: list[tuple[int, str]] = []
     line_start = 0
     for line in text.split("\n"):
-        position = 0
-        while True:
-            start = _CUDA_LEAD.match(line, position).end()  # type: ignore[union-attr]
-            word = _FIRST_WORD.match(line, start).group()  # type: ignore[union-attr]
-            if word.lower() in matchers.lower_tags:
-                return line_start + start, word
-            following = line.find("//", start)
-            if following < 0:
-                break
-            position = following
+        marker = _first(_cuda_line_opening(line, matchers), _upper_anywhere(line, matchers))
+        if marker is not None:
+            found.append((line_start + marker[0], marker[1]))
         line_start += len(line) + 1
-    return None
+    return found
 
 
 def _blank_code_spans(text: str) -> str:
@@ -152,7 +161,8 @@ class DeferredWorkMarker(Rule):
     a comment or docstring in upper case as a whole word (`# see below; <TAG> fix`). In a
     docstring a line opening with the tag and a colon (napoleon's `Todo:` section) matches in
     any case (`Todo:`, `todo: measure`); a numpydoc parameter named like a tag (`todo : str`,
-    a space before the colon) is not a section.
+    a space before the colon) is not a section. One finding per tagged line: a `/* … */` block or a
+    docstring with tags on two lines gives two.
 
     Not markers: a lower-case word in running text (`# this is a hack`), a longer word
     (`# Todoist`, `# XXXL size`), a tag quoted in an inline code span or a fenced code block of a
@@ -250,6 +260,9 @@ class DeferredWorkMarker(Rule):
         Example("// TODO: vectorise\n__global__ void k(float* x) { x[0] = 1; }\n", path="k.cu", expect=1),
         Example("/* fixme: bank conflicts */\n", path="k.cuh", expect=1),
         Example("/**\n * Reduce a block.\n * @todo handle n % 32 != 0\n */\n", path="r.cuh", expect=1),
+        # Each tagged line of a block comment is its own marker (found on llm.c: the second was missed).
+        Example("/*\nTODO(general): fuse the two passes\nthen the norm.\nTODO(perf): vectorise the loads\n*/\n",
+                path="adamw.cu", expect=2),
         Example("#define BLOCK 256 // TODO tune per arch\n", path="k.cu", expect=1),
         Example('#define NAME "x" /* hack */\n', path="k.cu", expect=1),
         Example("#pragma unroll // FIXME: unroll factor\nfor (int i = 0; i < 4; ++i) {}\n", path="k.cu",
@@ -287,22 +300,18 @@ class DeferredWorkMarker(Rule):
         matchers = _matchers(options.tags)
         if not _mentions_tag(text, matchers):
             return
+        if ctx.language == "python":
+            found = _first(_python_opening(text, matchers), _upper_anywhere(text, matchers))
+            if found is not None:
+                _report(ctx, node, text, found, "comment")
+            return
+        start, where = 0, "comment"
         if kind == "preproc_arg":
-            start = _preproc_comment_start(text)
+            start, where = _preproc_comment_start(text), "comment on a preprocessor line"
             if start is None:
                 return
-            found = _first(_cuda_opening(text[start:], matchers), _upper_anywhere(text[start:], matchers))
-            if found is not None:
-                found = (found[0] + start, found[1])
-            where = "comment on a preprocessor line"
-        elif ctx.language == "python":
-            found = _first(_python_opening(text, matchers), _upper_anywhere(text, matchers))
-            where = "comment"
-        else:
-            found = _first(_cuda_opening(text, matchers), _upper_anywhere(text, matchers))
-            where = "comment"
-        if found is not None:
-            _report(ctx, node, text, found, where)
+        for offset, tag in _cuda_markers(text[start:], matchers):
+            _report(ctx, node, text, (start + offset, tag), where)
 
     def _check_docstring(self, string: tree_sitter.Node, ctx: FileContext, options: DeferredWorkMarkerOptions) -> None:
         text = ctx.source.node_text(string)
