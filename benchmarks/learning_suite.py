@@ -15,7 +15,9 @@ The agent's number is the test-split Sharpe of the run's ``metrics.json``. Targe
 mean agent Sharpe ≥ 70 % of the oracle's (≥ 90 % of the best baseline's where there is no oracle),
 at least 80 % of the seeds ≥ 60 %; on noise, a loss no larger than the costs of what it trades and
 a turnover that falls over training. Each market's summary carries a 95 % bootstrap interval of
-its mean over the seeds. A finished cell (its ``result.json`` exists) is not re-run, so running the
+its mean over the seeds, and the decay of its learning curves: each seed's last validation epoch
+÷ its best (``curve_retention``; 100 % = nothing lost by training on, which the selected test
+number cannot show because the selection keeps the early epoch). A finished cell (its ``result.json`` exists) is not re-run, so running the
 suite again on an ``--out`` directory re-reports its cells.
 
     python benchmarks/learning_suite.py --jobs 16                         # 5 markets × 5 seeds, CPU
@@ -367,6 +369,28 @@ def turnover_falling(result: Mapping[str, Any]) -> bool:
     return len(turnovers) >= 2 and turnovers[-1] <= turnovers[0]
 
 
+def curve_retention(result: Mapping[str, Any]) -> float | None:
+    """The decay of one run, read from its own validation curve: the last epoch's validation Sharpe
+    ÷ the best epoch's. An epoch that never traded scores 0, as the selection counts it
+    (``trainer.train.selection.criterion_value``); None with fewer than two epochs, or when no
+    epoch scored above 0 (nothing learned, so nothing to lose).
+
+    Why: issue 9's first symptom is that training longer loses what earlier epochs had. The
+    selected checkpoint hides it (the test number is the early epoch's), so a remedy for the decay
+    itself is judged here: 100 % = the last network is as good as the best, 0 % = all of it lost,
+    below 0 = the last network loses on the validation window."""
+    scores = [0.0 if point["sharpe_ratio"] is None else float(point["sharpe_ratio"]) for point in result["learning_curve"]]
+    if len(scores) < 2 or max(scores) <= 0.0:
+        return None
+    return scores[-1] / max(scores)
+
+
+def median_retention(results: Sequence[Mapping[str, Any]]) -> float | None:
+    """The median ``curve_retention`` over the cells that have one (None when none has)."""
+    values = [value for r in results if (value := curve_retention(r)) is not None]
+    return float(np.median(values)) if values else None
+
+
 def noise_counts(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """Noise: on how many cells the loss stayed within costs, and the turnover fell."""
     return {"losses_within_costs": sum(map(loss_within_costs, results)), "turnover_falling": sum(map(turnover_falling, results))}
@@ -385,7 +409,8 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         passed = mean >= target and at_floor >= math.ceil(SEEDS_AT_FLOOR * len(results))
         return {"market": market, "measure": key, "target": target, "mean": mean, "ci95": bootstrap_ci95(fractions),
                 "min": float(min(fractions)), "seeds": len(results), "seeds_at_floor": at_floor, "passed": bool(passed),
-                "never_fired": silent}  # fmt: skip
+                "never_fired": silent, "retention": [curve_retention(r) for r in results],
+                "median_retention": median_retention(results)}  # fmt: skip
     # Noise: nothing to earn, so the agent must not lose more than its trading costs, and its
     # turnover must fall over training (last epoch ≤ first epoch of the validation curve).
     counts = noise_counts(results)
@@ -420,6 +445,8 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
             low, high = s["ci95"]
             print(f"  {s['market']}: {s['measure']} mean {s['mean']:.0%} (95 % CI {low:.0%} … {high:.0%}; target ≥ {s['target']:.0%}), min {s['min']:.0%}, "
                   f"≥ {SEED_FLOOR:.0%} in {s['seeds_at_floor']}/{s['seeds']} — {verdict}")  # fmt: skip
+            per_seed = " / ".join(_percent(value) for value in s["retention"])
+            print(f"    last ÷ best validation epoch: median {_percent(s['median_retention'])} ({per_seed})")
         silent = s.get("never_fired")
         fired = ("not recorded" if silent is None else "every one fired" if not silent
                  else ", ".join(f"{name} silent in {count}/{s['seeds']}" for name, count in sorted(silent.items())))
@@ -490,7 +517,11 @@ def paired_comparison(base: Mapping[tuple[str, int], Mapping[str, Any]], other: 
     n = len(d)
     sd = float(d.std(ddof=1)) if n > 1 else 0.0
     better, worse = int((d > 0).sum()), int((d < 0).sum())
-    return {"market": market, "measure": key, "seeds": seeds,
+    kept = [(x, y) for x, y in zip(map(curve_retention, a_cells), map(curve_retention, b_cells), strict=True)
+            if x is not None and y is not None]  # fmt: skip
+    retention = {"base": median_retention(a_cells), "other": median_retention(b_cells), "seeds": len(kept),
+                 "better": sum(y > x for x, y in kept), "worse": sum(y < x for x, y in kept)}  # fmt: skip
+    return {"market": market, "measure": key, "seeds": seeds, "retention": retention,
             "base": {"values": a.tolist(), "mean": float(a.mean()), "seeds_at_floor": int((a >= SEED_FLOOR).sum())},
             "other": {"values": b.tolist(), "mean": float(b.mean()), "seeds_at_floor": int((b >= SEED_FLOOR).sum())},
             "difference": {"mean": float(d.mean()), "sd": sd, "t": float(d.mean() / (sd / math.sqrt(n))) if sd > 0 else None,
@@ -526,7 +557,14 @@ def print_comparison(comparisons: Sequence[Mapping[str, Any]], unpaired: int) ->
         print(f"| {c['market']} | {seeds} | {a['mean']:.0%}, {a['seeds_at_floor']}/{n} | {b['mean']:.0%}, {b['seeds_at_floor']}/{n} | "
               f"{100 * d['mean']:+.0f} ({100 * d['sd']:.0f}) | {100 * d['ci95'][0]:+.0f} … {100 * d['ci95'][1]:+.0f} | {t} | "
               f"{d['better']} / {d['worse']} | {d['sign_test_p']:.2f} |")  # fmt: skip
-    measures = sorted({c["measure"] for c in comparisons if c["measure"] != "noise"})
+    signal = [c for c in comparisons if c["measure"] != "noise"]
+    if signal:
+        print("\n| market | decay: base, median last ÷ best validation epoch | other | seeds with both: other kept more / less |")
+        print("|---|---|---|---|")
+        for c in signal:
+            r = c["retention"]
+            print(f"| {c['market']} | {_percent(r['base'])} | {_percent(r['other'])} | {r['seeds']}: {r['better']} / {r['worse']} |")
+    measures = sorted({c["measure"] for c in signal})
     print(f"\nper seed: {' and '.join(measures) or 'no signal market'} (other − base); cells in only one arm, left out: {unpaired}")
 
 

@@ -203,6 +203,24 @@ def test_the_step_multiplier_applies_after_the_overrides(suite, tmp_path):
     assert suite.suite_config(options, tmp_path / "m.csv", seed=0).run.steps == 2400
 
 
+def _curve(*sharpes):
+    return [{"epoch": e, "sharpe_ratio": v, "turnover": 0.01} for e, v in enumerate(sharpes)]
+
+
+def test_the_decay_is_the_last_validation_epoch_over_the_best(suite):
+    assert suite.curve_retention({"learning_curve": _curve(8.0, 10.0, 5.0)}) == pytest.approx(0.5)
+    assert suite.curve_retention({"learning_curve": _curve(4.0, 2.0, 4.0)}) == pytest.approx(1.0)  # recovered: no loss
+    assert suite.curve_retention({"learning_curve": _curve(8.0, -2.0)}) == pytest.approx(-0.25)  # ends losing
+    assert suite.curve_retention({"learning_curve": _curve(6.0, None)}) == 0.0  # a last epoch that never traded scores 0
+    assert suite.curve_retention({"learning_curve": _curve(None, -1.0)}) is None  # nothing learned, nothing to lose
+    assert suite.curve_retention({"learning_curve": _curve(5.0)}) is None  # one epoch: no curve
+    cells = [dict(_cell("ou", 0.8), learning_curve=_curve(*c)) for c in ((10.0, 2.0), (10.0, 9.0), (10.0, 5.0), (None, None))]
+    summary = suite.market_summary(cells)
+    assert summary["retention"] == [pytest.approx(0.2), pytest.approx(0.9), pytest.approx(0.5), None]
+    assert summary["median_retention"] == pytest.approx(0.5)  # the median of the cells that have one
+    assert "median_retention" not in suite.market_summary([_cell("noise", None)])  # on noise a peak is the window's luck
+
+
 def _write_arm(suite, root: Path, cells) -> Path:
     for cell in cells:
         directory = suite.cell_dir(root, cell["market"], cell["seed"])
@@ -241,6 +259,12 @@ def test_the_paired_comparison_reports_each_seeds_difference_with_its_statistics
     assert "| regime | 5 (0–4) | 70%, 4/5 | 84%, 5/5 | +14 (11) |" in table and "| 4 / 0 | 0.12 |" in table
     assert "| noise | 2 (0–1) | within costs 1, turnover falling 2 | within costs 2, turnover falling 1 | verdict changed on 2 |" in table
     assert "cells in only one arm, left out: 1" in table
+    assert regime["retention"] == {"base": None, "other": None, "seeds": 0, "better": 0, "worse": 0}  # flat curves at 0
+    decaying = [dict(_cell("ou", 0.8), seed=s, learning_curve=_curve(10.0, last)) for s, last in enumerate((2.0, 4.0, 9.0))]
+    held = [dict(_cell("ou", 0.8), seed=s, learning_curve=_curve(10.0, last)) for s, last in enumerate((9.0, 9.0, 5.0))]
+    ou = suite.paired_comparison({("ou", c["seed"]): c for c in decaying}, {("ou", c["seed"]): c for c in held}, "ou")
+    assert ou["retention"] == {"base": pytest.approx(0.4), "other": pytest.approx(0.9), "seeds": 3, "better": 2, "worse": 1}
+    assert "| market | decay: base, median last ÷ best validation epoch | other |" in table and "| regime | — | — | 0: 0 / 0 |" in table
     assert suite.sign_test_p(0, 0) == 1.0 and suite.sign_test_p(3, 3) == 1.0
     assert suite.seed_ranges([15, 16, 17, 35, 37]) == "15–17, 35, 37"
 
