@@ -182,9 +182,24 @@ def test_the_agent_learns_two_markets_of_the_suite(suite, tmp_path):
     assert ou["agent_over_oracle"] >= 0.35, ou
 
 
+def test_a_market_variant_is_its_generator_with_those_arguments_judged_like_its_kind(suite, tmp_path):
+    variant = suite.make_market("ar1:sigma=0.02:start_price=1.1", 600, seed=3)
+    direct = make_signal_market(600, sigma=0.02, start_price=1.1, seed=3, cost_rate=suite.COST_RATE)
+    assert variant.params == direct.params == {"phi": 0.4, "sigma": 0.02}
+    np.testing.assert_array_equal(variant.close, direct.close)
+    assert suite.market_spec("ou") == ("ou", {}) and suite.market_kind("noise:sigma=0.01") == "noise"
+    assert suite.cell_dir(tmp_path, "ar1:sigma=0.02", 3) == tmp_path / "ar1+sigma=0.02-seed3"
+    noisy = [dict(_cell("noise:sigma=0.01", None), seed=s) for s in (0, 1)]
+    assert suite.market_summary(noisy)["measure"] == "noise"  # no oracle ratio asked of a noise variant
+    assert suite.paired_comparison({("noise:sigma=0.01", 0): noisy[0]}, {("noise:sigma=0.01", 0): noisy[1]}, "noise:sigma=0.01")["measure"] == "noise"
+
+
 def test_user_mistakes_are_one_line_errors_before_any_run(suite, tmp_path, capsys):
     cases = {
-        ("--markets", "ar1,bogus"): "unknown market 'bogus' (vs one of ar1, regime, ou, garch_trend, noise) — hint",
+        ("--markets", "ar1,bogus"): "unknown market 'bogus' (bogus vs one of ar1, regime, ou, garch_trend, noise) — hint",
+        ("--markets", "ar1:bogus=1"): "unknown parameter 'bogus' of market 'ar1' (ar1:bogus=1 vs one of phi, sigma, start_price) — hint",
+        ("--markets", "ou:half_life=long"): "market parameter half_life is not a number (long vs a number) — hint",
+        ("--markets", "regime:stay=2"): "market 'regime:stay=2' cannot be built: regime stay probability out of range (2.0 vs",
         ("--set", "env.n_envs=0"): "env.n_envs = 0 out of range",
         ("--set", "steps"): "--set 'steps' (vs section.key=value, e.g. run.steps=100)",
         ("--jobs", "0"): "--jobs, --seeds and --steps-multiplier must be positive (0, 5, 1.0 vs > 0)",
