@@ -171,6 +171,11 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     uses: dict[tuple[str, str, int], Launch] = {}
 
     def use(node: tree_sitter.Node | None, how: str) -> None:
+        if node is not None and node.type == "conditional_expression":
+            # `auto k = cond ? &k1<T> : &k2<T>; k<<<g, b>>>(p)`: either branch is the kernel taken.
+            use(node.child_by_field_name("consequence"), how)
+            use(node.child_by_field_name("alternative"), how)
+            return
         name = node if node is not None and node.type == "type_identifier" else _function_value(node)
         if name is not None:
             where = span(name)

@@ -129,9 +129,17 @@ def _blank_code_spans(text: str) -> str:
     return _CODE_SPAN.sub(lambda match: " " * len(match.group()), text)
 
 
+# `see TODO in ...`, `(see the FIXME above)`: the comment points at a marker elsewhere (reported
+# where it is written, when it is in the tree); the pointer itself promises nothing.
+_REFERS_TO_TAG = re.compile(r"\bsee\s+(?:the\s+)?$", re.IGNORECASE)
+
+
 def _upper_anywhere(text: str, matchers: _Matchers) -> tuple[int, str] | None:
-    match = matchers.upper.search(_blank_code_spans(text))
-    return (match.start(), match.group()) if match else None
+    blanked = _blank_code_spans(text)
+    for match in matchers.upper.finditer(blanked):
+        if not _REFERS_TO_TAG.search(blanked, 0, match.start()):
+            return match.start(), match.group()
+    return None
 
 
 def _mentions_tag(text: str, matchers: _Matchers) -> bool:
@@ -166,7 +174,9 @@ class DeferredWorkMarker(Rule):
 
     Not markers: a lower-case word in running text (`# this is a hack`), a longer word
     (`# Todoist`, `# XXXL size`), a tag quoted in an inline code span or a fenced code block of a
-    docstring (documentation that *mentions* the tag), and ordinary string literals that are
+    docstring (documentation that *mentions* the tag), an upper-case tag right after "see" or
+    "see the" (`(see TODO in the reference implementation)`: a pointer to a marker written
+    elsewhere, reported where it is written), and ordinary string literals that are
     values — `TAGS = ("...", "...")`, arguments, f-strings in expressions — so that a tool which
     searches for the word can contain it. Every bare string statement counts as documentation:
     module, class and function docstrings and also attribute docstrings and strings used as
@@ -221,6 +231,8 @@ class DeferredWorkMarker(Rule):
         Example('"""Docs.\n\n```python\n# TODO: in a fenced example\n```\n"""\n'),
         Example("# the to-do list lives in the tracker\n"),
         Example("# TODOS are tracked elsewhere\n"),
+        # A pointer to a marker written elsewhere is no marker of its own.
+        Example("# the fast path stays off (see TODO in the reference\n# implementation about parity)\nfast = False\n"),
         Example("x = 1  # foxaudit: ignore[FX401] -- documented reason\n"),
         Example('"""TODO in a docstring, but docstrings are off."""\n', options={"docstrings": False}),
         Example("# TODO is not a tag here\n", options={"tags": ["WIP"]}),

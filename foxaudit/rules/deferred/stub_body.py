@@ -261,6 +261,37 @@ class _UsedBySelf(dict[str, set[str]]):
         return self[klass]
 
 
+# Built-in container and value types whose methods a subclass may refuse by overriding them.
+_BUILTIN_BASES = {kind.__name__: kind for kind in (dict, list, set, frozenset, tuple, str, bytes, bytearray, int, float)}
+
+
+def _refuses_builtin_method(owner: tree_sitter.Node, label: str, names: _FileNames) -> bool:
+    """The class derives from a built-in type (``dict``, ``list``, ...) that implements ``label``: its
+    ``raise NotImplementedError`` turns off an inherited operation (a ``dict`` whose ``update``
+    would bypass its own bookkeeping), an answer as a subclass's is to an implemented method."""
+    superclasses = owner.child_by_field_name("superclasses")
+    if superclasses is None:
+        return False
+    for base in superclasses.named_children:
+        written = base.text.decode()
+        if base.type == "identifier" and written in _BUILTIN_BASES and written not in names.aliases:
+            if label in vars(_BUILTIN_BASES[written]):
+                return True
+    return False
+
+
+def _rebound_on_instances(owner: tree_sitter.Node, label: str) -> bool:
+    """The class assigns ``self.<label> = ...`` in one of its methods: each instance gets its own
+    callable under the method's name (``self.encode = self._encode_eager`` in ``__init__``), so the
+    method's body is the slot's declaration, not what a call runs."""
+    query = _query("(assignment left: (attribute object: (identifier) @o attribute: (identifier) @a))")
+    for _, captures in tree_sitter.QueryCursor(query).matches(owner):
+        receiver, member = captures.get("o", []), captures.get("a", [])
+        if receiver and member and receiver[0].text == b"self" and member[0].text.decode() == label:
+            return True
+    return False
+
+
 def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
     """`self.hook(...)`, `cls.hook`, `self.hook` handed on: the members a method reaches on its own object."""
     used: set[str] = set()
@@ -1030,7 +1061,11 @@ class StubBody(Rule):
     constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
     a function named for doing nothing (`nothing`, `do_nothing`, `noop`, `ignore`); a class
     attribute bound by assignment implements a member like a method does
-    (`set_device = staticmethod(torch.cuda.set_device)`); a function defined in one branch of
+    (`set_device = staticmethod(torch.cuda.set_device)`), and so does an instance attribute the
+    class binds under the method's name (`self.encode = self._encode_eager` in `__init__`: the
+    method only declares the slot, even when its message calls it a placeholder); a `raise
+    NotImplementedError` overriding a method of a built-in base (`class TwoWay(dict)`'s
+    `update`: the type turns off an inherited operation); a function defined in one branch of
     an `if`/`try` whose other branch binds the same name
     (`try: from fast import f` / `except ImportError: def f(*a): pass`: the variant for when the
     feature is absent), or that a later `if`/`try` of the same block rebinds (`def
@@ -1142,6 +1177,18 @@ class StubBody(Rule):
     confirms_in_project = True
 
     VALID: ClassVar[list[Example]] = [
+        # The class binds the name on each instance: the method only declares the slot.
+        Example("class Codec:\n    def __init__(self, cached):\n"
+                "        self.encode = self._encode_cached if cached else self._encode_plain\n\n"
+                "    def encode(self, value):\n"
+                "        raise NotImplementedError(\"a placeholder: __init__ binds the encoder\")\n\n"
+                "    def _encode_cached(self, value):\n        return self._encode_plain(value)\n\n"
+                "    def _encode_plain(self, value):\n        return str(value).encode()\n"),
+        # A subclass of a built-in type turns off an operation the built-in implements.
+        Example("class TwoWay(dict):\n    def __init__(self):\n        super().__init__()\n"
+                "        self.inverse = {}\n\n    def __setitem__(self, key, value):\n"
+                "        self.inverse[value] = key\n        super().__setitem__(key, value)\n\n"
+                "    def update(self, other):\n        raise NotImplementedError\n"),
         Example("def version():\n    return 3\n"),
         Example("def ratio(a, b):\n    return a / b\n"),
         Example("def load(path):\n    try:\n        return open(path).read()\n    except OSError:\n        pass\n"
@@ -1557,6 +1604,8 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
+        if owner is not None and _rebound_on_instances(owner, label):
+            return  # `self.encode = self._encode_eager` in the class: the method is a slot construction fills
         confirm: tuple[str, ...] = ()
         if not _marked_pending(node):
             # (Something that says the work is pending — a `TODO`, "yet", "NYI" — outweighs every
@@ -1603,6 +1652,8 @@ class StubBody(Rule):
         if owner is None:
             # A function's callers and sibling modules may live in other files: the whole program decides.
             return ("", _qualified_name(node), constant_answer(node), FUNCTION)
+        if placeholder == RAISE_NOT_IMPLEMENTED and _refuses_builtin_method(owner, label, names):
+            return None  # `class Table(dict): def update(...): raise NotImplementedError`: the type refuses it
         abstract = _is_abstract_base(owner, names)
         if abstract and _is_empty(placeholder):
             # An empty method of an abstract base class is reported whatever its subclasses do, as

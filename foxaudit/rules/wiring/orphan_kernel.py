@@ -64,6 +64,16 @@ class OrphanKernel(AnalysisRule):
 
     VALID: ClassVar[list[ProjectExample]] = [
         ProjectExample(kernel_project({"ops/scale.py": scale_module()}), note="The one kernel is loaded by name and launched."),
+        ProjectExample(
+            kernel_project({"ops/scale.py": scale_module()}, cuda=SCALE_KERNEL + (
+                "\ntemplate <bool Fast> __global__ void reduce_fast(float* x, int n) { if (n) x[0] = 1.0f; }\n"
+                "template <bool Fast> __global__ void reduce_slow(float* x, int n) { if (n) x[0] = 2.0f; }\n"
+                "void reduce(float* x, int n, bool fast) {\n"
+                "  auto kernel = fast ? &reduce_fast<true> : &reduce_slow<false>;\n"
+                "  kernel<<<1, 32>>>(x, n);\n}\n"
+            )),
+            note="A pointer picked by `?:` and launched: both kernels it may name are launched.",
+        ),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample(
