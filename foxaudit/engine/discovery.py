@@ -17,6 +17,7 @@ from pathlib import Path
 
 from foxaudit.config import Settings
 from foxaudit.engine.globs import GitIgnore, GlobSet, ignored, matches_name, plain_name
+from foxaudit.program.configrefs import CONFIG_SUFFIXES
 from foxaudit.sources.base import language_of
 
 BUILTIN_EXCLUDE = (
@@ -49,17 +50,25 @@ class Discovered:
     relative: str
 
 
-def discover(settings: Settings, paths: list[str] | None = None) -> list[Discovered]:
-    """Files to check under ``settings.root`` (or the given paths), sorted by relative path."""
+def discover(settings: Settings, paths: list[str] | None = None, *, configs: list[Discovered] | None = None) -> list[Discovered]:
+    """Files to check under ``settings.root`` (or the given paths), sorted by relative path.
+
+    ``configs``: where to collect, in the same listing, the configuration files the import graph
+    reads (YAML, ``foxaudit.program.configrefs``): not checked themselves, so ``include`` (which
+    selects the files to check) does not apply to them; ``.gitignore``, the built-in exclusions
+    and ``exclude`` do."""
     root = settings.root
     exclude = GlobSet((*BUILTIN_EXCLUDE, *settings.exclude))
     included = _Include(settings.include)
     found: dict[str, Discovered] = {}
+    config_found: dict[str, Discovered] = {}
 
     def accept(absolute: str, explicit: bool) -> None:
         relative = _relative(absolute, root)
         name = relative.rsplit("/", 1)[-1]
         if language_of(name) is None:
+            if configs is not None and not explicit and name.endswith(CONFIG_SUFFIXES) and not exclude.matches(relative):
+                config_found.setdefault(relative, Discovered(absolute, relative))
             return
         if not explicit and not included(relative, name):
             return
@@ -81,9 +90,11 @@ def discover(settings: Settings, paths: list[str] | None = None) -> list[Discove
             continue
         listed = _git_files(absolute)
         if listed is None:
-            listed = _walk(absolute, root, exclude)
+            listed = _walk(absolute, root, exclude, CONFIG_SUFFIXES if configs is not None else ())
         for path in listed:
             accept(path, explicit=False)
+    if configs is not None:
+        configs.extend(config_found[key] for key in sorted(config_found))
     return [found[key] for key in sorted(found)]
 
 
@@ -159,8 +170,9 @@ def _git_files(directory: str) -> list[str] | None:
     return paths
 
 
-def _walk(directory: str, root: Path, exclude: GlobSet) -> list[str]:
-    """Walk ``directory`` honouring .gitignore files (root's and every one on the way down)."""
+def _walk(directory: str, root: Path, exclude: GlobSet, also: tuple[str, ...] = ()) -> list[str]:
+    """Walk ``directory`` honouring .gitignore files (root's and every one on the way down);
+    source files, and files whose names end with one of ``also``."""
     base = _relative(directory, root)
     base = "" if base == "." else base
     stack: list[GitIgnore] = []
@@ -181,7 +193,7 @@ def _walk(directory: str, root: Path, exclude: GlobSet) -> list[str]:
         for entry in entries:
             child = f"{relative}/{entry.name}" if relative else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if not is_dir and language_of(entry.name) is None:
+            if not is_dir and language_of(entry.name) is None and not (also and entry.name.endswith(also)):
                 continue  # discover() keeps source files only: no ignore rules to try on the rest
             if ignored(stack, child, is_dir):
                 continue

@@ -7,9 +7,10 @@ tree-sitter tree is parsed on first use (a rule that only reads Python never par
 
 from __future__ import annotations
 
-from foxaudit.engine.discovery import Discovered
+from foxaudit.engine.discovery import Discovered, discover
 from foxaudit.engine.resolve import Resolved
 from foxaudit.program.model import Prepared
+from foxaudit.program.configrefs import config_targets
 from foxaudit.program.project import ContentReads, Project, WatchedSource
 from foxaudit.sources.base import SourceFile, language_of
 from foxaudit.store import Store
@@ -22,11 +23,18 @@ def build_project(
     summaries: dict[str, Prepared] | None = None,
     contents: dict[str, bytes] | None = None,
     reads: ContentReads | None = None,
+    config_targets: dict[str, tuple[tuple[int, str], ...]] | None = None,
 ) -> Project:
     """``summaries``: those the per-file pass made from its own parse (path → Prepared);
     ``contents``: files' bytes the run has already read (path → bytes), not read again;
-    ``reads``: where to note the files whose content (not summary) the rules read."""
+    ``reads``: where to note the files whose content (not summary) the rules read;
+    ``config_targets``: what the project's YAML files name (``read_config_targets``), read here
+    from a discovery of its own when not given."""
     contents = contents or {}
+    if config_targets is None:
+        configs: list[Discovered] = []
+        discover(resolved.settings, None, configs=configs)
+        config_targets = read_config_targets(configs)
     sources: list[SourceFile] = []
     for item in files:
         source = project_source(resolved, item, contents, watched=reads is not None)
@@ -44,7 +52,22 @@ def build_project(
         cache=cache,
         summaries=dict(summaries or {}),
         reads=reads,
+        config_targets=config_targets,
     )
+
+
+def read_config_targets(configs: list[Discovered]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Path → the ``_target_`` names of each configuration file that has any (unreadable: none)."""
+    found: dict[str, tuple[tuple[int, str], ...]] = {}
+    for item in configs:
+        try:
+            with open(item.absolute, "rb") as handle:
+                targets = config_targets(handle.read())
+        except OSError:
+            continue
+        if targets:
+            found[item.relative] = targets
+    return found
 
 
 def project_source(resolved: Resolved, item: Discovered, contents: dict[str, bytes], *, watched: bool = False) -> SourceFile | None:

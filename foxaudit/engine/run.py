@@ -73,14 +73,17 @@ def check(
     graph of three files means nothing) but only findings in the given files are reported.
     ``project=False`` skips the whole-project rules (the per-file pre-commit hook).
     """
-    files = discover(resolved.settings, paths)
+    whole = project and bool(resolved.project_codes or resolved.confirming_codes)
+    # The configuration files the import graph reads (YAML `_target_`), listed with the sources.
+    configs: list[Discovered] | None = [] if whole else None
+    files = discover(resolved.settings, paths, configs=None if paths else configs)
     store = open_cache(resolved.settings.root, cache_dir, use_cache)
     scope: list[Discovered] | None = None
-    if project and (resolved.project_codes or resolved.confirming_codes):
-        scope = discover(resolved.settings, None) if paths else files
-    result = _check_once(resolved, files, jobs, store, scope)
+    if whole:
+        scope = discover(resolved.settings, None, configs=configs) if paths else files
+    result = _check_once(resolved, files, jobs, store, scope, configs)
     if fix:
-        result = _fix_rounds(resolved, files, jobs, store, scope, result)
+        result = _fix_rounds(resolved, files, jobs, store, scope, result, configs)
     if store is not None:
         # Keep the cache bounded (``Store.prune_if_due``): free for a run that wrote nothing.
         store.prune_if_due()
@@ -94,6 +97,7 @@ def _fix_rounds(
     store: cache_module.Cache | None,
     scope: list[Discovered] | None,
     result: CheckResult,
+    configs: list[Discovered] | None = None,
 ) -> CheckResult:
     """``--fix``: apply the offered edits and check again until nothing changes."""
     from foxaudit.engine.fix import fix_file
@@ -110,7 +114,7 @@ def _fix_rounds(
         if not fixed_round:
             break
         fixed_total += fixed_round
-        result = _check_once(resolved, files, jobs, store, scope)
+        result = _check_once(resolved, files, jobs, store, scope, configs)
     result.fixed = fixed_total
     return result
 
@@ -121,6 +125,7 @@ def _check_once(
     jobs: int | None,
     store: cache_module.Cache | None,
     scope: list[Discovered] | None,
+    configs: list[Discovered] | None = None,
 ) -> CheckResult:
     results: dict[str, Any] = {}
     keys: dict[str, str] = {}
@@ -222,8 +227,11 @@ def _check_once(
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
+        from foxaudit.engine.project import read_config_targets
+
         found = _project_pass(
-            resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents, pending
+            resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents, pending,
+            read_config_targets(configs or []),
         )
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
@@ -491,9 +499,10 @@ def _project_pass(
     prepared: dict[str, Any] | None = None,
     contents: dict[str, bytes] | None = None,
     pending: list[tuple[Diagnostic, tuple[str, ...]]] | None = None,
+    config_targets: dict[str, tuple[tuple[int, str], ...]] | None = None,
 ) -> list[Diagnostic]:
     """Run whole-project rules and confirm the per-file pass's ``pending`` findings (cached on
-    every file key + config), then filter their findings.
+    every file key + config + what the configuration files name), then filter their findings.
 
     Beside each project entry, an inputs entry records what its findings were made from: every
     file's content key with the digest of its summary, and the files whose content the rules
@@ -508,6 +517,10 @@ def _project_pass(
     # (the generator's, the static check's) must not answer for each other.
     generators = generators_allowed()
     digest.update(b"generators-run" if generators else b"generators-not-run")
+    # What the YAML files name (`_target_`), before the pointer's name: an edit of one is a new
+    # configuration, whose findings no earlier state's may answer for.
+    config_targets = config_targets or {}
+    digest.update(json.dumps(sorted(config_targets.items())).encode())
     # A generator reads its header from disk, past the content log: no reuse when they run.
     latest_name = _latest_name(digest, keys) if store is not None and not generators else None
     for relative in sorted(keys):
@@ -532,7 +545,7 @@ def _project_pass(
         if raw is None:
             raw, inputs = _run_project_rules(
                 resolved, files, store, prepared or {}, contents or {}, pending or [], keys=keys if latest_name is not None else None,
-                previous=recorded[0] if recorded is not None else {},
+                previous=recorded[0] if recorded is not None else {}, config_targets=config_targets,
             )
         if store is not None:
             encoded = cache_module.encode_project(raw)
@@ -668,6 +681,7 @@ def _run_project_rules(
     *,
     keys: dict[str, str] | None = None,
     previous: dict[str, list[str]] | None = None,
+    config_targets: dict[str, tuple[tuple[int, str], ...]] | None = None,
 ) -> tuple[list[Diagnostic], dict[str, Any] | None]:
     """The rules' findings, and (when ``keys`` are given) the inputs they were found from: each
     file's content key and summary digest (``previous`` answers for files whose key it has) and
@@ -676,7 +690,10 @@ def _run_project_rules(
     from foxaudit.program.project import ContentReads
     from foxaudit.rules.tool.parse_error import internal_failure
 
-    project = build_project(resolved, files, store, prepared, contents, reads=ContentReads() if keys is not None else None)
+    project = build_project(
+        resolved, files, store, prepared, contents, reads=ContentReads() if keys is not None else None,
+        config_targets=config_targets if config_targets is not None else {},
+    )
     table = registered()
     found: list[Diagnostic] = []
     config_name = _config_name(resolved)

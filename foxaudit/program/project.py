@@ -80,6 +80,10 @@ class Project:
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # The files whose content (not summary) the rules read, when the engine watches for it.
     reads: ContentReads | None = field(default=None, repr=False, compare=False)
+    # Configuration files (YAML) → the (line, dotted name) of each ``_target_`` they hold
+    # (``foxaudit.program.configrefs``): modules a framework imports by name at run time. The
+    # engine reads them with the files and keys the whole-project results on them; None: none read.
+    config_targets: dict[str, tuple[tuple[int, str], ...]] | None = field(default=None, repr=False, compare=False)
 
     def summarising(self) -> contextlib.AbstractContextManager[None]:
         """Reading files to summarise them is not what the content log records."""

@@ -7,7 +7,9 @@ configured ``entry-points``; a repository that configures no entry-point key get
 (pytest-named tests, the distribution's package, top-level scripts), and one with no entry point at
 all gets one FX201 saying so instead of an orphan per module. Edges follow ``import a.b`` (a and a.b run), ``from a import b``
 (a, and a.b when it is a module), relative imports, and literal ``importlib.import_module`` /
-``__import__``. Imports under ``if TYPE_CHECKING:`` are NOT edges: that block never runs, so it
+``__import__``; a ``_target_`` a project YAML file names is an entry point, and a file run by a
+path chosen at run time (``exec(open(path).read())``) may be any config-shaped module (noted
+once at the call, like a module name built at run time). Imports under ``if TYPE_CHECKING:`` are NOT edges: that block never runs, so it
 makes nothing reachable at run time. A module is Wired when a non-test entry reaches it, Partial
 when only tests reach it, Orphan when nothing does, Out-of-scope when a configured glob says so.
 
@@ -80,9 +82,15 @@ class DynamicImport:
     expression: str
     prefix: str  # the literal head: 'pkg.'
     modules: tuple[str, ...] = ()  # modules only this call may reach (filled by import_graph)
+    # "import": a module name built at run time; "exec": a file's text run by a path chosen at run
+    # time (``exec(open(path).read())``, ``runpy.run_path(path)``), which may be any module shaped
+    # like a config file (prefix '').
+    kind: str = "import"
 
     @property
     def what(self) -> str:
+        if self.kind == "exec":
+            return f"`{self.expression}` at {self.site.where} (a file run by a path chosen at run time)"
         return f"`{self.expression}` at {self.site.where} (a name built at run time)"
 
 
@@ -142,6 +150,9 @@ def import_graph(program: Program) -> ImportGraph:
     if derived:
         for name, why in _derived_entries(program).items():
             entries.setdefault(name, why)
+    # Hydra's `_target_: pkg.module.Class` in a YAML file: the framework imports the module.
+    for name, why in _config_entries(program, derived).items():
+        entries.setdefault(name, why)
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
     for name in [n for n in entries if first_path_match(modules[n].path, settings.out_of_scope)]:
         del entries[name]
@@ -155,6 +166,17 @@ def import_graph(program: Program) -> ImportGraph:
         for name in modules:
             if name.startswith(found.prefix) and name not in production and name not in tests:
                 dynamic_candidates.setdefault(name, found)
+    # exec(open(path).read()) with the path from the command line: any module shaped like a config
+    # file (assignments, no def or class) may be the one it runs. One note at the call, as above.
+    executions = _file_executions(program, production, tests)
+    if executions:
+        dynamic_imports.extend(executions)
+        for name, module in modules.items():
+            if (
+                name not in production and name not in tests and name not in dynamic_candidates and _config_shaped(module)
+                and not program.out_of_scope(module.path)
+            ):
+                dynamic_candidates[name] = executions[0]
     rows: list[ModuleRow] = []
     for name in sorted(modules, key=lambda n: modules[n].path):
         module = modules[name]
@@ -168,7 +190,9 @@ def import_graph(program: Program) -> ImportGraph:
         elif name in tests:
             rows.append(ModuleRow(name, module.path, PARTIAL, f"only tests reach it (via `{tests[name]}`)", module.is_test))
         elif name in dynamic_candidates:
-            rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be imported by {dynamic_candidates[name].what}", module.is_test))
+            found = dynamic_candidates[name]
+            verb = "run" if found.kind == "exec" else "imported"
+            rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be {verb} by {found.what}", module.is_test))
         else:
             importers = sorted(typing_only.get(name, ()))
             via = "no entry point reaches it"
@@ -329,6 +353,48 @@ def _derived_entries(program: Program) -> dict[str, str]:
     return found
 
 
+def _config_entries(program: Program, derived: bool) -> dict[str, str]:
+    """The modules the project's YAML files name in ``_target_`` (``foxaudit.program.configrefs``):
+    ``hydra.utils.instantiate`` imports them, so they run as an entry point's imports do. A name
+    resolves as the script that loads the file would resolve it: against the file's own directory
+    and its enclosing ones, nearest first, then as an absolute name (``training/configs/x.yaml``'s
+    ``src.models.gpt.GPT`` is ``training/src/models/gpt.py``); the longest prefix that is a
+    project module is the one imported (``src.models.gpt``; ``GPT`` is its attribute). A file
+    under an ``out-of-scope`` glob names nothing; one under a test root (or, derived, a
+    ``tests``/``test`` directory) reaches what it names as a test does."""
+    found: dict[str, str] = {}
+    settings = program.settings
+    test_roots = tuple(root.strip("/") + "/" for root in settings.test_roots)
+    for path, targets in sorted((program.project.config_targets or {}).items()):
+        if first_path_match(path, settings.out_of_scope) is not None:
+            continue
+        directories = path.split("/")[:-1]
+        is_test = path.startswith(test_roots) or (derived and any(part in ("tests", "test") for part in directories))
+        bases = [
+            ".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
+            if all(part.isidentifier() for part in directories[:cut])
+        ]
+        bases.append("")
+        for line, dotted in targets:
+            name = _named_module(program, dotted, bases)
+            if name is not None:
+                found.setdefault(name, "test root" if is_test else f"named by `_target_` in `{path}:{line}`")
+    return found
+
+
+def _named_module(program: Program, dotted: str, bases: list[str]) -> str | None:
+    """The project module ``dotted`` names under the first of ``bases`` (dotted directories, ''
+    last) where its first part is one: the longest prefix that is a module."""
+    for base in bases:
+        parts = [*base.split("."), *dotted.split(".")] if base else dotted.split(".")
+        floor = len(base.split(".")) if base else 0
+        for cut in range(len(parts), floor, -1):
+            candidate = ".".join(parts[:cut])
+            if candidate in program.modules:
+                return candidate
+    return None
+
+
 # Module-level calls that read the command line: the module is a script.
 _COMMAND_LINE = frozenset({"ArgumentParser", "parse_args", "parse_known_args", "tyro.cli", "fire.Fire", "typer.run", "HfArgumentParser"})
 
@@ -377,7 +443,7 @@ def import_graph_reads_body(summary: ModuleSummary) -> bool:
     """Whether the import graph reads this module's summary body, as its index tells: a module
     that may extend ``sys.path`` (``_sys_path_additions``) or import by a computed name
     (``_dynamic_imports``). The per-file pass makes these bodies with the index."""
-    return _may_extend_sys_path(summary) or not DYNAMIC_IMPORT_METHODS.isdisjoint(summary.call_methods)
+    return _may_extend_sys_path(summary) or not (DYNAMIC_IMPORT_METHODS | FILE_EXEC_METHODS).isdisjoint(summary.call_methods)
 
 
 def _may_extend_sys_path(summary: ModuleSummary) -> bool:
@@ -491,6 +557,87 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         if prefix and prefix.endswith(".") and prefix[:-1] in program.modules:
             found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
     return found
+
+
+# The methods of the calls ``_file_executions`` reads: ``exec(...)``, ``runpy.run_path(...)``.
+FILE_EXEC_METHODS = frozenset({"exec", "run_path"})
+# What reads a file's text (``open(p).read()``, ``Path(p).read_text()``) and what opens one.
+_READS = frozenset({"read", "read_text", "read_bytes"})
+_OPENS = frozenset({"open", "io.open", "codecs.open", "Path", "pathlib.Path"})
+
+
+def _file_executions(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
+    """Calls in reached modules that run a file's text by a path that is not a literal:
+    ``exec(open(path).read())``, ``exec(compile(open(path).read(), path, "exec"))``,
+    ``exec(Path(path).read_text())``, ``exec(f.read())`` under ``with open(path) as f``, ``source
+    = open(path).read(); exec(source)``, ``runpy.run_path(path)``. A literal path
+    (``exec(open("configurator.py").read())``) runs one known file, not any: not counted."""
+    found: list[DynamicImport] = []
+    for module, call in program.iter_calls_named(FILE_EXEC_METHODS):
+        if module.name not in production and module.name not in tests:
+            continue
+        arg = call.args[0] if call.args else call.kwarg("path_name") or call.kwarg("source")
+        if arg is None:
+            continue
+        if call.method == "run_path":
+            if program.canonical(module, call.func) != "runpy.run_path":
+                continue
+            if arg.kind != "str":
+                found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="exec"))
+            continue
+        if call.func not in ("exec", "builtins.exec") or arg.kind not in ("call", "name"):
+            continue
+        if _runs_a_file_by_a_variable_path(module, call, arg):
+            found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="exec"))
+    return sorted(found, key=lambda d: (d.site.path, d.site.span))
+
+
+def _call_text(call: Call) -> str:
+    """``exec(open(config_file).read())``: the call as written (its arguments' text)."""
+    return f"{call.func}({', '.join(arg.text for arg in call.args)})"
+
+
+def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> bool:
+    """Whether ``exec``'s argument is a file's text (read inside the call, or read into the name it
+    passes in the same scope) whose path is not a string literal."""
+    calls = [c for c in module.summary.calls if c.scope == call.scope]
+
+    def inside(span: Span) -> list[Call]:
+        return [c for c in calls if c is not call and (span.line, span.column) <= (c.span.line, c.span.column)
+                and (c.span.end_line, c.span.end_column) <= (span.end_line, span.end_column)]
+
+    spans = [call.span]
+    if arg.kind == "name" or (arg.kind == "call" and arg.dotted == "compile"):
+        # exec(source) / exec(compile(source, path, "exec")): where `source = open(path).read()`.
+        name = arg.text if arg.kind == "name" else next(
+            (c.args[0].text for c in inside(call.span) if c.func == "compile" and c.args and c.args[0].kind == "name"), ""
+        )
+        spans += [c.span for c in calls if name and c.bound_to == name and c.method in _READS]
+    within = [c for span in spans for c in inside(span)]
+    if not any(c.method in _READS for c in within):
+        return False
+    openers = [c for c in within if c.func in _OPENS]
+    if not openers:
+        # f.read() of a `with open(path) as f`: the openers of the scope say what it opens.
+        receivers = {c.receiver for c in within if c.method in _READS and c.receiver_kind == "name"}
+        openers = [c for c in calls if c.func in _OPENS and c.bound_to in receivers] or [c for c in calls if c.func in _OPENS]
+    return not openers or any(not opener.args or opener.args[0].kind != "str" for opener in openers)
+
+
+def _config_shaped(module: Module) -> bool:
+    """A module shaped like a config file that ``exec`` runs: it binds names at module level and
+    defines no function or class, has no ``__main__`` guard and is no package. It may import
+    (``import time`` for a value like ``"run-" + str(time.time())``): what it imports is still
+    imported. Tests are not configs."""
+    summary = module.summary
+    return (
+        not module.is_package
+        and not module.is_test
+        and not summary.has_main_guard
+        and not summary.classes
+        and not summary.function_names
+        and bool(summary.defined_names)
+    )
 
 
 def _package_named(program: Program, module: Module, arg: Arg) -> str | None:

@@ -34,6 +34,17 @@ class OrphanModule(AnalysisRule):
     parameter (`import_module(f"{mod.__name__}.{file}")`), noted at each call that names the
     package (`import_submodule(backends)`).
 
+    Two more run-time mechanisms are read. A file's text run by a path that is not a literal
+    (`exec(open(path).read())`, `exec(compile(open(path).read(), path, "exec"))`,
+    `exec(Path(path).read_text())`, `runpy.run_path(path)`, the path from the command line) may
+    be any module shaped like a config file — it binds names at module level and defines no
+    function or class (it may import: `import time` for a value), no `__main__` guard, no
+    package: those nothing else reaches get one note at the call, not an orphan each; without
+    such a call they are orphans like any module. And a `_target_: pkg.module.Class` line in a
+    project YAML file (Hydra/OmegaConf's `instantiate` imports it) names the longest prefix that
+    is a project module, resolved against the YAML file's directory and its enclosing ones first:
+    it is an entry point, and its imports reach further as usual.
+
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept
     green and audited, or a feature that was written and never connected.
@@ -67,6 +78,27 @@ class OrphanModule(AnalysisRule):
             "tests/test_prices.py": "from shop.prices import total\n\n\ndef test_total():\n    assert total([1]) == 1\n",
             "benchmarks/bench_total.py": "from shop.prices import total\n\nprint(total(range(10)))\n",
         }, note="The console script, the test root and an out-of-scope glob account for every module."),
+        ProjectExample({
+            "train.py": "import sys\n\nbatch_size = 1\nlearning_rate = 0.1\nfor path in sys.argv[1:]:\n"
+                        "    exec(open(path).read())  # foxaudit: ignore[FX201] -- runs the config/*.py named on the command line\n"
+                        "print(batch_size, learning_rate)\n",
+            "config/small.py": "# python train.py config/small.py\nbatch_size = 8\nlearning_rate = 3e-4\n",
+            "config/large.py": "batch_size = 64\nlearning_rate = 1e-4\nwarmup = batch_size * 10\n",
+        }, note="`config/*.py` are run by `exec` with a path from the command line: one note at the call (suppressed"
+                " here with its reason), not an orphan per config file."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["lab.train"]\n',
+            "lab/__init__.py": "",
+            "lab/train.py": "import sys\n\nfrom hydra.utils import instantiate\nfrom omegaconf import OmegaConf\n\n"
+                            "model = instantiate(OmegaConf.load(sys.argv[1]).model)\n",
+            "lab/configs/model/small.yaml": "model:\n  _target_: models.mlp.MLP  # lab/models/mlp.py\n  width: 64\n"
+                                            "optimizer:\n  _target_: torch.optim.SGD\n",
+            "lab/models/__init__.py": "",
+            "lab/models/mlp.py": "from lab.models.layers import dense\n\n\nclass MLP:\n    def __init__(self, width):\n"
+                                 "        self.weights = dense(width)\n",
+            "lab/models/layers.py": "def dense(width):\n    return [0.0] * width\n",
+        }, note="A YAML `_target_` names `lab.models.mlp` (resolved beside the file's directories); what it imports is"
+                " reached too, and `torch.optim.SGD` names no project module."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -81,6 +113,26 @@ class OrphanModule(AnalysisRule):
             "prices.py": "def total(values):\n    return sum(values)\n",
             "scaler.py": "def scale(value):\n    return 2 * value\n",
         }, expect=1, note="No entry point at all: one finding that says so, not one orphan per module."),
+        ProjectExample({
+            "train.py": "batch_size = 1\nprint(batch_size)\n",
+            "config/small.py": "batch_size = 8\n",
+        }, expect=1, note="No `exec` of a file by a run-time path in the project: `config/small.py` is an orphan."),
+        ProjectExample({
+            "train.py": "import sys\n\nfor path in sys.argv[1:]:\n"
+                        "    exec(open(path).read())  # foxaudit: ignore[FX201] -- runs the config/*.py named on the command line\n",
+            "config/small.py": "batch_size = 8\n",
+            "helpers.py": "def unused(value):\n    return value\n",
+        }, expect=1, note="The `exec` may run `config/small.py`, not `helpers.py` (it defines a function): still an orphan."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["lab.train"]\n',
+            "lab/__init__.py": "",
+            "lab/train.py": "import sys\n\nfrom hydra.utils import instantiate\nfrom omegaconf import OmegaConf\n\n"
+                            "model = instantiate(OmegaConf.load(sys.argv[1]).model)\n",
+            "lab/configs/model/small.yaml": "model:\n  _target_: models.mlp.MLP\n",
+            "lab/models/__init__.py": "",
+            "lab/models/mlp.py": "class MLP:\n    pass\n",
+            "lab/models/rnn.py": "class RNN:\n    pass\n",
+        }, expect=1, note="No YAML file names `lab.models.rnn`: an orphan."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
@@ -109,6 +161,15 @@ class OrphanModule(AnalysisRule):
                 "nothing else imports them: import them by name, or list the ones meant to be loaded this way under"
                 " `entry-points`",
             )
+            if found.kind != "exec"
+            else diagnostic_at(
+                self.code,
+                found.site,
+                f"orphan-module analysis unresolved for {len(found.modules)} modules shaped like config files"
+                f" (`{found.expression}` runs a file picked at run time vs an import): {_listed(found.modules)}",
+                "nothing imports them: if they are the files this call runs, classify them under `out-of-scope`"
+                " (\"run by path\"); delete the ones no command line names",
+            )
             for found in graph.dynamic
         ]
         return notes + [
@@ -122,3 +183,9 @@ class OrphanModule(AnalysisRule):
             for row in analysis.imports.rows
             if row.status == ORPHAN
         ]
+
+
+def _listed(modules: tuple[str, ...], most: int = 3) -> str:
+    """`a`, `b`, `c` and 3 more."""
+    shown = ", ".join(f"`{name}`" for name in modules[:most])
+    return shown + (f" and {len(modules) - most} more" if len(modules) > most else "")

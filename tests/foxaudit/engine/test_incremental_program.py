@@ -201,3 +201,41 @@ def test_a_body_an_analysis_read_is_compared_after_an_edit_and_another_is_not(
     (root / "setup.py").write_text(SETUP.replace('"install"', '"vendors"') + "# a comment\n")
     runs.clear()
     assert _findings(root, cache) == incremental and runs == []
+
+
+def test_an_edited_yaml_target_changes_the_findings_on_a_warm_cache(project, tmp_path: Path, monkeypatch) -> None:
+    """YAML files are no source files, yet what their `_target_` lines name is an input of the
+    import graph: an edit that names another module runs the rules again (and finds what a cold
+    run finds), an edit of anything else in the file (a comment, a value) reuses the findings."""
+    from foxaudit.engine import run
+
+    config = "[tool.foxaudit.program]\nentry-points = ['jobs.train']\n"
+    files = {
+        "jobs/__init__.py": "", "jobs/train.py": "print('train')\n",
+        "jobs/models/__init__.py": "", "jobs/models/mlp.py": "class MLP:\n    pass\n",
+        "jobs/models/cnn.py": "class CNN:\n    pass\n",
+        "jobs/configs/model.yaml": "model:\n  _target_: models.mlp.MLP  # the network\n  width: 8\n",
+    }  # fmt: skip
+    root = project(files, config)
+    cache = tmp_path / "warm"
+    runs = []
+    original = run._run_project_rules
+    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+
+    def orphans(at: Path) -> set[str]:
+        from foxaudit.config import load_settings
+
+        resolved = resolve(load_settings(None, root, overrides={"select": ["FX201"]}))
+        return {d.path for d in check(resolved, cache_dir=at, jobs=1).diagnostics}
+
+    assert orphans(cache) == {"jobs/models/cnn.py"}
+    assert orphans(cache) == {"jobs/models/cnn.py"}  # warm
+    (root / "jobs/configs/model.yaml").write_text("model:\n  _target_: 'models.cnn.CNN'  # the network\n  width: 8\n")
+    runs.clear()
+    assert orphans(cache) == {"jobs/models/mlp.py"} == orphans(tmp_path / "cold")
+    assert runs == [1, 1]
+    (root / "jobs/configs/model.yaml").write_text("# another comment\nmodel:\n  _target_: 'models.cnn.CNN'\n  width: 16\n")
+    runs.clear()
+    assert orphans(cache) == {"jobs/models/mlp.py"} and runs == [1]
+    runs.clear()
+    assert orphans(cache) == {"jobs/models/mlp.py"} and runs == []

@@ -304,6 +304,61 @@ def test_relative_and_helper_built_imports_are_unresolved_notes(tmp_path: Path) 
     assert notes == [("app/_back/registry.py", 5), ("app/_cases/__init__.py", 6), ("app/_poly/loader.py", 5)]
 
 
+CONFIG = "# python run.py configs/a.py\nbatch_size = 8\nname = 'a'\n"
+
+# Each runs a file's text by a path that is not a literal (True), or does not (False).
+EXECUTIONS = [
+    ("import sys\nexec(open(sys.argv[1]).read())\n", True),
+    ("import sys\np = sys.argv[1]\nexec(compile(open(p).read(), p, 'exec'))\n", True),
+    ("import sys\nfrom pathlib import Path\nexec(Path(sys.argv[1]).read_text())\n", True),
+    ("import sys\nwith open(sys.argv[1]) as f:\n    exec(f.read(), globals())\n", True),
+    ("import sys\nsource = open(sys.argv[1]).read()\nexec(source)\n", True),
+    ("import runpy\nimport sys\nrunpy.run_path(sys.argv[1])\n", True),
+    ("exec(open('defaults.py').read())\n", False),  # one known file
+    ("import runpy\nrunpy.run_path('defaults.py')\n", False),
+    ("CODE = 'x = 1'\nexec(CODE)\n", False),  # a string, no file
+    ("import sys\nprint(sys.argv)\n", False),
+]
+
+
+def test_a_file_run_by_a_run_time_path_reaches_modules_shaped_like_configs(tmp_path: Path) -> None:
+    for number, (runner, runs) in enumerate(EXECUTIONS):
+        analysis = _analyze(tmp_path / str(number), {
+            "run.py": runner,
+            "defaults.py": "batch_size = 1\n",
+            "configs/a.py": CONFIG,
+            "configs/b.py": "import time\n\nstamp = 'b-' + str(time.time())\nlayers = [64, 64]\n",
+            "configs/tool.py": "def helper():\n    return 1\n",
+            "configs/klass.py": "class Settings:\n    size = 1\n",
+        })  # fmt: skip
+        status = _modules(analysis)
+        assert status["configs.a"] == (UNRESOLVED if runs else ORPHAN), (runner, status)
+        # A function or a class is no config file; what runs a call at import is a script.
+        assert (status["configs.tool"], status["configs.klass"], status["configs.b"]) == (ORPHAN, ORPHAN, WIRED), runner
+        notes = [d for d in findings(analysis, "FX201") if "unresolved" in d.message]
+        if runs:
+            (note,) = notes
+            assert note.path == "run.py" and "modules shaped like config files" in note.message, note.message
+        else:
+            assert not notes, runner
+
+
+def test_yaml_targets_resolve_beside_the_file_and_as_absolute_names(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[tool.foxaudit.program]\nentry-points = ['exp.run']\nout-of-scope = { 'old/**' = 'kept' }\n",
+        "exp/__init__.py": "", "exp/run.py": "print('run')\n",
+        "exp/src/__init__.py": "", "exp/src/nets.py": "from exp.src import blocks\n", "exp/src/blocks.py": "",
+        "exp/src/unnamed.py": "",
+        "exp/configs/net/base.yaml": "net:\n  _target_: src.nets.Net\n  blocks:\n    - _target_: \"lib.layers.Dense\"\n",
+        "lib/__init__.py": "", "lib/layers.py": "", "lib/unused.py": "",
+        "old/conf.yaml": "_target_: lib.unused.X\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["exp.src.nets"] == status["exp.src.blocks"] == status["lib.layers"] == WIRED
+    assert status["exp.src.unnamed"] == status["lib.unused"] == ORPHAN  # an out-of-scope YAML names nothing
+    assert analysis.imports.entries["exp.src.nets"] == "named by `_target_` in `exp/configs/net/base.yaml:2`"
+
+
 def test_a_kernel_handed_to_code_the_analysis_cannot_follow_is_no_fx204(tmp_path: Path) -> None:
     analysis = _analyze(tmp_path, {
         "lib/__init__.py": "",
