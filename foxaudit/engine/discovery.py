@@ -17,7 +17,7 @@ from pathlib import Path
 
 from foxaudit.config import Settings
 from foxaudit.engine.globs import GitIgnore, GlobSet, ignored, matches_name, plain_name
-from foxaudit.program.configrefs import CONFIG_SUFFIXES
+from foxaudit.program.configrefs import GRAPH_INPUT_SUFFIXES
 from foxaudit.sources.base import language_of
 
 BUILTIN_EXCLUDE = (
@@ -53,8 +53,8 @@ class Discovered:
 def discover(settings: Settings, paths: list[str] | None = None, *, configs: list[Discovered] | None = None) -> list[Discovered]:
     """Files to check under ``settings.root`` (or the given paths), sorted by relative path.
 
-    ``configs``: where to collect, in the same listing, the configuration files the import graph
-    reads (YAML, ``foxaudit.program.configrefs``): not checked themselves, so ``include`` (which
+    ``configs``: where to collect, in the same listing, the other files the import graph reads
+    (YAML configuration files and Cython modules, ``foxaudit.program.configrefs``): not checked themselves, so ``include`` (which
     selects the files to check) does not apply to them; ``.gitignore``, the built-in exclusions
     and ``exclude`` do."""
     root = settings.root
@@ -67,7 +67,7 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
         relative = _relative(absolute, root)
         name = relative.rsplit("/", 1)[-1]
         if language_of(name) is None:
-            if configs is not None and not explicit and name.endswith(CONFIG_SUFFIXES) and not exclude.matches(relative):
+            if configs is not None and not explicit and name.endswith(GRAPH_INPUT_SUFFIXES) and not exclude.matches(relative):
                 config_found.setdefault(relative, Discovered(absolute, relative))
             return
         if not explicit and not included(relative, name):
@@ -90,7 +90,7 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
             continue
         listed = _git_files(absolute)
         if listed is None:
-            listed = _walk(absolute, root, exclude, CONFIG_SUFFIXES if configs is not None else ())
+            listed = _walk(absolute, root, exclude, GRAPH_INPUT_SUFFIXES if configs is not None else ())
         for path in listed:
             accept(path, explicit=False)
     if configs is not None:

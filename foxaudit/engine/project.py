@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from foxaudit.engine.discovery import Discovered, discover
 from foxaudit.engine.resolve import Resolved
+from foxaudit.program.configrefs import (
+    CONFIG_SUFFIXES,
+    CYTHON_SUFFIX,
+    config_targets,
+    cython_import_text,
+)
 from foxaudit.program.model import Prepared
-from foxaudit.program.configrefs import config_targets
 from foxaudit.program.project import ContentReads, Project, WatchedSource
 from foxaudit.sources.base import SourceFile, language_of
 from foxaudit.store import Store
@@ -24,17 +29,20 @@ def build_project(
     contents: dict[str, bytes] | None = None,
     reads: ContentReads | None = None,
     config_targets: dict[str, tuple[tuple[int, str], ...]] | None = None,
+    cython_imports: dict[str, str] | None = None,
 ) -> Project:
     """``summaries``: those the per-file pass made from its own parse (path → Prepared);
     ``contents``: files' bytes the run has already read (path → bytes), not read again;
     ``reads``: where to note the files whose content (not summary) the rules read;
-    ``config_targets``: what the project's YAML files name (``read_config_targets``), read here
-    from a discovery of its own when not given."""
+    ``config_targets``, ``cython_imports``: what the project's YAML files name and its Cython
+    modules import (``read_config_targets``, ``read_cython_imports``), read here from a discovery
+    of its own when not given."""
     contents = contents or {}
-    if config_targets is None:
+    if config_targets is None or cython_imports is None:
         configs: list[Discovered] = []
         discover(resolved.settings, None, configs=configs)
-        config_targets = read_config_targets(configs)
+        config_targets = read_config_targets(configs) if config_targets is None else config_targets
+        cython_imports = read_cython_imports(configs) if cython_imports is None else cython_imports
     sources: list[SourceFile] = []
     for item in files:
         source = project_source(resolved, item, contents, watched=reads is not None)
@@ -53,6 +61,7 @@ def build_project(
         summaries=dict(summaries or {}),
         reads=reads,
         config_targets=config_targets,
+        cython_imports=cython_imports,
     )
 
 
@@ -60,6 +69,8 @@ def read_config_targets(configs: list[Discovered]) -> dict[str, tuple[tuple[int,
     """Path → the ``_target_`` names of each configuration file that has any (unreadable: none)."""
     found: dict[str, tuple[tuple[int, str], ...]] = {}
     for item in configs:
+        if not item.relative.endswith(CONFIG_SUFFIXES):
+            continue
         try:
             with open(item.absolute, "rb") as handle:
                 targets = config_targets(handle.read())
@@ -67,6 +78,20 @@ def read_config_targets(configs: list[Discovered]) -> dict[str, tuple[tuple[int,
             continue
         if targets:
             found[item.relative] = targets
+    return found
+
+
+def read_cython_imports(listed: list[Discovered]) -> dict[str, str]:
+    """Path → the run-time import statements of each Cython module (``.pyx``) listed (unreadable: left out)."""
+    found: dict[str, str] = {}
+    for item in listed:
+        if not item.relative.endswith(CYTHON_SUFFIX):
+            continue
+        try:
+            with open(item.absolute, "rb") as handle:
+                found[item.relative] = cython_import_text(handle.read())
+        except OSError:
+            continue
     return found
 
 

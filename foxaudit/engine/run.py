@@ -227,11 +227,11 @@ def _check_once(
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
         whole = scope is files or reported == {item.relative for item in scope}
-        from foxaudit.engine.project import read_config_targets
+        from foxaudit.engine.project import read_config_targets, read_cython_imports
 
         found = _project_pass(
             resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents, pending,
-            read_config_targets(configs or []),
+            read_config_targets(configs or []), read_cython_imports(configs or []),
         )
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
@@ -500,9 +500,11 @@ def _project_pass(
     contents: dict[str, bytes] | None = None,
     pending: list[tuple[Diagnostic, tuple[str, ...]]] | None = None,
     config_targets: dict[str, tuple[tuple[int, str], ...]] | None = None,
+    cython_imports: dict[str, str] | None = None,
 ) -> list[Diagnostic]:
     """Run whole-project rules and confirm the per-file pass's ``pending`` findings (cached on
-    every file key + config + what the configuration files name), then filter their findings.
+    every file key + config + what the YAML files name and the Cython modules import), then filter
+    their findings.
 
     Beside each project entry, an inputs entry records what its findings were made from: every
     file's content key with the digest of its summary, and the files whose content the rules
@@ -521,6 +523,9 @@ def _project_pass(
     # configuration, whose findings no earlier state's may answer for.
     config_targets = config_targets or {}
     digest.update(json.dumps(sorted(config_targets.items())).encode())
+    # So are the Cython modules' run-time imports (they reach Python modules; no source file's key covers them).
+    cython_imports = cython_imports or {}
+    digest.update(json.dumps(sorted(cython_imports.items())).encode())
     # A generator reads its header from disk, past the content log: no reuse when they run.
     latest_name = _latest_name(digest, keys) if store is not None and not generators else None
     for relative in sorted(keys):
@@ -546,6 +551,7 @@ def _project_pass(
             raw, inputs = _run_project_rules(
                 resolved, files, store, prepared or {}, contents or {}, pending or [], keys=keys if latest_name is not None else None,
                 previous=recorded[0] if recorded is not None else {}, config_targets=config_targets,
+                cython_imports=cython_imports,
             )
         if store is not None:
             encoded = cache_module.encode_project(raw)
@@ -682,6 +688,7 @@ def _run_project_rules(
     keys: dict[str, str] | None = None,
     previous: dict[str, list[str]] | None = None,
     config_targets: dict[str, tuple[tuple[int, str], ...]] | None = None,
+    cython_imports: dict[str, str] | None = None,
 ) -> tuple[list[Diagnostic], dict[str, Any] | None]:
     """The rules' findings, and (when ``keys`` are given) the inputs they were found from: each
     file's content key and summary digest (``previous`` answers for files whose key it has) and
@@ -693,6 +700,7 @@ def _run_project_rules(
     project = build_project(
         resolved, files, store, prepared, contents, reads=ContentReads() if keys is not None else None,
         config_targets=config_targets if config_targets is not None else {},
+        cython_imports=cython_imports if cython_imports is not None else {},
     )
     table = registered()
     found: list[Diagnostic] = []

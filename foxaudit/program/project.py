@@ -84,6 +84,9 @@ class Project:
     # (``foxaudit.program.configrefs``): modules a framework imports by name at run time. The
     # engine reads them with the files and keys the whole-project results on them; None: none read.
     config_targets: dict[str, tuple[tuple[int, str], ...]] | None = field(default=None, repr=False, compare=False)
+    # Cython modules (``.pyx``) → their run-time import statements (``configrefs.cython_import_text``),
+    # read and keyed on by the engine in the same way; None: the import graph reads them from disk.
+    cython_imports: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     def summarising(self) -> contextlib.AbstractContextManager[None]:
         """Reading files to summarise them is not what the content log records."""

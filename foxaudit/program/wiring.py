@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from foxaudit.globs import first_path_match, name_matches
+from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, cython_import_text
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
@@ -471,11 +472,6 @@ def _sys_path_additions(module: Module) -> tuple[str, ...]:
     return tuple(found)
 
 
-_CYTHON_IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[\w ,\t]+)|import[ \t]+([\w., \t]+))", re.MULTILINE
-)
-
-
 def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]]:
     """Run-time imports of the Cython modules (``.pyx``) in the project's package directories:
     dotted name → [(module, names)]. ``cimport`` is compile time and does not count."""
@@ -483,20 +479,9 @@ def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[s
     for name, module in program.modules.items():
         if not module.is_package:
             continue
-        folder = program.root / module.path.rpartition("/")[0]
-        try:
-            sources = sorted(folder.glob("*.pyx"))
-        except OSError:
-            continue
-        for source in sources:
-            if not source.stem.isidentifier():
-                continue
-            try:
-                text = source.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
+        for stem, text in _cython_sources(program, module.path.rpartition("/")[0]):
             imports: list[tuple[str, tuple[tuple[str, str], ...]]] = []
-            for match in _CYTHON_IMPORT.finditer(text):
+            for match in CYTHON_IMPORT.finditer(text):
                 if match.group(1):
                     target = match.group(1)
                     if target.startswith("."):
@@ -513,7 +498,31 @@ def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[s
                     for part in match.group(3).split(","):
                         if part.strip():
                             imports.append((part.split()[0], ()))
-            found[f"{name}.{source.stem}"] = imports
+            found[f"{name}.{stem}"] = imports
+    return found
+
+
+def _cython_sources(program: Program, folder: str) -> list[tuple[str, str]]:
+    """(module stem, import statements) of the ``.pyx`` files in one package directory: those the
+    engine listed and read with the sources (``Project.cython_imports``, which the whole-project
+    results are keyed on), else read here (a Program built without the engine)."""
+    listed = program.project.cython_imports
+    if listed is not None:
+        prefix = f"{folder}/" if folder else ""
+        return [(path[len(prefix):-len(CYTHON_SUFFIX)], text) for path, text in sorted(listed.items())
+                if path.startswith(prefix) and "/" not in path[len(prefix):] and path[len(prefix):-len(CYTHON_SUFFIX)].isidentifier()]  # fmt: skip
+    try:
+        sources = sorted((program.root / folder).glob(f"*{CYTHON_SUFFIX}"))
+    except OSError:
+        return []
+    found = []
+    for source in sources:
+        if not source.stem.isidentifier():
+            continue
+        try:
+            found.append((source.stem, cython_import_text(source.read_bytes())))
+        except OSError:
+            continue
     return found
 
 

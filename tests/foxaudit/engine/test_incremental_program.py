@@ -239,3 +239,35 @@ def test_an_edited_yaml_target_changes_the_findings_on_a_warm_cache(project, tmp
     assert orphans(cache) == {"jobs/models/mlp.py"} and runs == [1]
     runs.clear()
     assert orphans(cache) == {"jobs/models/mlp.py"} and runs == []
+
+
+def test_an_edited_cython_import_changes_the_findings_on_a_warm_cache(project, tmp_path: Path, monkeypatch) -> None:
+    """A Cython module (`.pyx`) is no source file, yet its run-time imports reach Python modules:
+    an edit that drops one makes that module an orphan on a warm cache as on a cold one (the
+    results were reused before: stale), and an edit of anything else in it reuses the findings."""
+    from foxaudit.engine import run
+
+    files = {
+        "pkg/__init__.py": "from pkg import fast\n", "pkg/_helper.py": "Y = 2\n", "pkg/_other.py": "Z = 3\n",
+        "pkg/fast.pyx": "from pkg._helper import Y\ncimport cython\n",
+    }  # fmt: skip
+    root = project(files, "[project]\nname = 'pkg'\n")
+    cache = tmp_path / "warm"
+    runs = []
+    original = run._run_project_rules
+    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+
+    def orphans(at: Path) -> set[str]:
+        from foxaudit.config import load_settings
+
+        resolved = resolve(load_settings(None, root, overrides={"select": ["FX201"]}))
+        return {d.path for d in check(resolved, cache_dir=at, jobs=1).diagnostics}
+
+    assert orphans(cache) == {"pkg/_other.py"} == orphans(cache)  # cold, then warm
+    (root / "pkg/fast.pyx").write_text("from pkg._other import Z\ncimport cython\n")
+    runs.clear()
+    assert orphans(cache) == {"pkg/_helper.py"} == orphans(tmp_path / "cold")
+    assert runs == [1, 1]
+    (root / "pkg/fast.pyx").write_text("# a comment\nfrom pkg._other import Z\ncdef int unused = 0\n")
+    runs.clear()
+    assert orphans(cache) == {"pkg/_helper.py"} and runs == []
