@@ -8,8 +8,11 @@
 // fee_rate × |units| × fill, equity = cash + position × close (vectorbt from_orders accounting,
 // trainer/env/accounting.py). The reward (ISV REWARD_MODE) is the differential Sharpe ratio of the
 // per-bar net return, zero during the warm-up, with a variance floor, or that net return in units of
-// RETURN_SCALE (the training bars' return std, no warm-up); either is clipped. Episodes end at the data
-// end, at the configured length or at ruin, and restart at a random bar drawn from Philox. Only
+// RETURN_SCALE (the training bars' return std, no warm-up); either is clipped. Either is computed
+// from the return less HOLD_HURDLE × RETURN_SCALE × the exposure held over the bar (a per-bar
+// Sharpe a position must beat to earn reward; 0 = off), while the DSR EMAs keep the true return.
+// Episodes end at the data end, at the configured length or at ruin, and restart at a random bar
+// drawn from Philox. Only
 // ruin is a terminal (nothing follows it); the data end and the time limit truncate an episode
 // whose value goes on (Pardo et al. 2018), so the learner bootstraps from the state the episode
 // reached: final_ps holds it, written only for the (rare) bars that end an episode.
@@ -81,6 +84,7 @@ __device__ __forceinline__ void step_env(float* __restrict__ ps, const float* __
     const float clip = cfg[ISV_DSR_CLIP];
     const bool return_reward = cfg[ISV_REWARD_MODE] != 0.0f;
     const float return_scale = cfg[ISV_RETURN_SCALE];
+    const float hold_hurdle = cfg[ISV_HOLD_HURDLE];
     const float init_cash = cfg[ISV_INIT_CASH];
     const float episode_length = cfg[ISV_EPISODE_LENGTH];
     const int max_start = episode_length > 0.0f ? max(n_bars - 1 - (int)episode_length, 0) : n_bars - 2;
@@ -159,17 +163,21 @@ __device__ __forceinline__ void step_env(float* __restrict__ ps, const float* __
         if (delta != 0.0f) s.trades = s.trades + 1.0f;
 
         // Mark to the next bar; the reward is the differential Sharpe ratio of the net return or the
-        // net return in units of the training bars' return std (REWARD_MODE). The DSR EMAs run in
-        // both modes: the network reads them as portfolio inputs.
+        // net return in units of the training bars' return std (REWARD_MODE), either computed from
+        // the return charged HOLD_HURDLE training volatilities per unit of exposure held over the
+        // bar (so a position earns reward only above that per-bar Sharpe; 0 charges nothing). The
+        // DSR EMAs run on the true return in both modes: the network reads them as portfolio inputs.
         const int t_next = t + 1;
         const float pv_next = s.cash + new_pos * close[t_next];
         const float ret = pv_next / s.pv - 1.0f;
+        const float charged = ret - hold_hurdle * return_scale * (fabsf(new_pos) * price / s.pv);
         const float delta_a = ret - s.dsr_a;
         const float delta_b = ret * ret - s.dsr_b;
         const float variance = fmaxf(s.dsr_b - s.dsr_a * s.dsr_a, var_floor);
-        const float dsr = (s.dsr_b * delta_a - 0.5f * s.dsr_a * delta_b) / (variance * sqrtf(variance));
+        const float dsr = (s.dsr_b * (charged - s.dsr_a) - 0.5f * s.dsr_a * (charged * charged - s.dsr_b)) /
+                          (variance * sqrtf(variance));
         s.steps = s.steps + 1.0f;
-        const float raw = return_reward ? ret / return_scale : dsr;
+        const float raw = return_reward ? charged / return_scale : dsr;
         const bool warming = !return_reward && s.steps <= warmup;  // only the DSR's EMAs need a warm-up
         const float reward = warming ? 0.0f : fminf(fmaxf(raw, -clip), clip);
         s.dsr_a = s.dsr_a + eta * delta_a;

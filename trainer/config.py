@@ -153,6 +153,8 @@ class EnvConfig:
     """Base price slippage against the trader for a market order (fraction of price)."""
     reward: str = _bounded("dsr", Bound(choices=REWARD_MODES))
     """Per-bar reward: "dsr" = the differential Sharpe ratio of the net return (Moody & Saffell; its scale comes from each env's own EMAs, so it swells when an env has been flat), "return" = the net return ÷ the std of one-bar log returns over the training bars (one fixed scale per run, no warm-up)."""
+    hold_hurdle: float = _bounded(_slot_default("HOLD_HURDLE"), Bound(0.0, 1.0))
+    """Per-bar Sharpe ratio a held position must beat to earn reward: each bar, the return the reward is computed from (either mode) is charged hold_hurdle × the training bars' return std × the exposure (the position's notional ÷ equity). Holding a series with no edge then costs reward instead of nothing (the DSR's expectation of a zero-mean position is proportional to the env's running mean, ≈ 0); equity, metrics and the validation and test splits are not charged. 0 = off."""
     dsr_eta: float = _bounded(0.01, Bound(0.0, 1.0, open_low=True))
     """EMA rate of the differential Sharpe ratio reward (Moody & Saffell's η)."""
     time_limit_terminal: bool = _bounded(False, Bound(choices=(True, False)))

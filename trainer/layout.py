@@ -162,6 +162,7 @@ ISV = Layout(
         Slot("DSR_CLIP", writer=_S, bootstrap=5.0, doc="|reward| bound"),
         Slot("REWARD_MODE", writer=_S, bootstrap=0.0, doc="0 = differential Sharpe ratio, 1 = net return ÷ RETURN_SCALE"),
         Slot("RETURN_SCALE", writer=_S, bootstrap=1.0, doc="std of one-bar log returns over the training bars (unit of the return reward)"),
+        Slot("HOLD_HURDLE", writer=_S, bootstrap=0.0, doc="per-bar Sharpe a held position must beat: the reward's return is charged HOLD_HURDLE × RETURN_SCALE × exposure"),
         Slot("KELLY_PRIOR_WINS", writer=_S, bootstrap=2.0, doc="Bayesian prior wins per env"),
         Slot("KELLY_PRIOR_LOSSES", writer=_S, bootstrap=2.0, doc="Bayesian prior losses per env"),
         Slot("KELLY_PRIOR_MEAN_RETURN", writer=_S, bootstrap=0.01, doc="prior mean |return| per trade"),
@@ -361,6 +362,7 @@ ISV_DSR_WARMUP_BARS: int = ISV.offsets["DSR_WARMUP_BARS"]
 ISV_DSR_VARIANCE_FLOOR: int = ISV.offsets["DSR_VARIANCE_FLOOR"]
 ISV_DSR_CLIP: int = ISV.offsets["DSR_CLIP"]
 ISV_REWARD_MODE: int = ISV.offsets["REWARD_MODE"]
+ISV_HOLD_HURDLE: int = ISV.offsets["HOLD_HURDLE"]
 REWARD_MODES = ("dsr", "return")  # env.reward's values; the ISV REWARD_MODE slot holds the index
 ISV_RETURN_SCALE: int = ISV.offsets["RETURN_SCALE"]
 ISV_KELLY_PRIOR_WINS: int = ISV.offsets["KELLY_PRIOR_WINS"]

@@ -2,9 +2,9 @@
 // Source of truth: trainer/layout.py. Regenerate after any layout change.
 #pragma once
 
-#define FOXHUNT_LAYOUT_FINGERPRINT 0xDABC8118ED4780CBULL
-#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0xED4780CBu
-#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0xDABC8118u
+#define FOXHUNT_LAYOUT_FINGERPRINT 0x9D425A05062D5DABULL
+#define FOXHUNT_LAYOUT_FINGERPRINT_LO 0x062D5DABu
+#define FOXHUNT_LAYOUT_FINGERPRINT_HI 0x9D425A05u
 
 // action branches
 constexpr int BRANCH_DIRECTION = 0;
@@ -71,12 +71,13 @@ constexpr int ISV_DSR_VARIANCE_FLOOR = 38;
 constexpr int ISV_DSR_CLIP = 39;
 constexpr int ISV_REWARD_MODE = 40;
 constexpr int ISV_RETURN_SCALE = 41;
-constexpr int ISV_KELLY_PRIOR_WINS = 42;
-constexpr int ISV_KELLY_PRIOR_LOSSES = 43;
-constexpr int ISV_KELLY_PRIOR_MEAN_RETURN = 44;
-constexpr int ISV_FINGERPRINT_LO = 45;
-constexpr int ISV_FINGERPRINT_HI = 46;
-constexpr int ISV_STRIDE = 47;
+constexpr int ISV_HOLD_HURDLE = 42;
+constexpr int ISV_KELLY_PRIOR_WINS = 43;
+constexpr int ISV_KELLY_PRIOR_LOSSES = 44;
+constexpr int ISV_KELLY_PRIOR_MEAN_RETURN = 45;
+constexpr int ISV_FINGERPRINT_LO = 46;
+constexpr int ISV_FINGERPRINT_HI = 47;
+constexpr int ISV_STRIDE = 48;
 
 // per-env portfolio state
 constexpr int PS_POSITION = 0;

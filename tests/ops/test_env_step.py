@@ -8,10 +8,12 @@ import torch
 from trainer.isv import Isv
 from trainer.layout import (
     DIRECTION_FLAT,
+    DIRECTION_HOLD,
     DIRECTION_LONG,
     DIRECTION_SHORT,
     ISV_DSR_WARMUP_BARS,
     ISV_EPISODE_LENGTH,
+    ISV_HOLD_HURDLE,
     ISV_KELLY_CAP,
     ISV_RETURN_SCALE,
     ISV_REWARD_MODE,
@@ -42,7 +44,7 @@ from trainer.ops.rng import new_counter
 
 
 def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7, warmup=4.0, flat_prices=False,
-          ruin=False, return_reward=False, device="cpu"):  # fmt: skip
+          ruin=False, return_reward=False, hold_hurdle=0.0, device="cpu"):  # fmt: skip
     g = torch.Generator().manual_seed(seed)
     if flat_prices:
         close = torch.full((n_bars,), 50.0)
@@ -53,6 +55,8 @@ def _case(n_envs, k_steps, n_bars, *, seed=0, episode_length=0.0, kelly_cap=0.7,
     spread = torch.rand(n_bars, generator=g) * 0.05
     isv = Isv("cpu", config={"EPISODE_LENGTH": episode_length, "DSR_WARMUP_BARS": warmup, "FEE_RATE": 3e-4})
     isv.tensor[ISV_KELLY_CAP] = kelly_cap
+    isv.tensor[ISV_HOLD_HURDLE] = hold_hurdle
+    isv.tensor[ISV_RETURN_SCALE] = 0.02  # the generated bars' return std (the hurdle's unit)
     if return_reward:
         isv.tensor[ISV_REWARD_MODE] = 1.0
         isv.tensor[ISV_RETURN_SCALE] = 0.004  # small enough that the clip binds on some bars
@@ -103,6 +107,8 @@ CASES = {
     "many_bars_per_launch": {"n_envs": 4096, "k_steps": 64, "n_bars": 500, "episode_length": 32.0},
     "ruin_is_terminal": {"n_envs": 64, "k_steps": 6, "n_bars": 32, "kelly_cap": 1.0, "ruin": True},
     "return_reward": {"n_envs": 1000, "k_steps": 24, "n_bars": 64, "episode_length": 8.0, "return_reward": True},
+    "hold_hurdle_dsr": {"n_envs": 1000, "k_steps": 24, "n_bars": 64, "episode_length": 8.0, "hold_hurdle": 0.3},
+    "hold_hurdle_return": {"n_envs": 1000, "k_steps": 24, "n_bars": 64, "return_reward": True, "hold_hurdle": 0.3},
 }
 
 
@@ -207,6 +213,81 @@ def test_the_return_reward_is_the_net_return_in_training_volatilities_from_the_f
     assert rewards[0] == pytest.approx(net[0] / 0.005, rel=1e-4)
     assert rewards[1] == pytest.approx(net[1] / 0.005, rel=1e-4)
     assert rewards[2] == 5.0  # +30 %: 60 training volatilities, clipped at DSR_CLIP
+
+
+def _hurdle_pair(return_reward, hurdle=0.25):
+    """The same case stepped with and without the hold hurdle: (without, with)."""
+    case = _case(n_envs=400, k_steps=12, n_bars=64, episode_length=10.0, warmup=2.0, return_reward=return_reward)
+    plain, charged = _to(case, "cpu"), _to(case, "cpu")
+    charged["isv"][ISV_HOLD_HURDLE] = hurdle
+    env_step_reference(**plain)
+    env_step_reference(**charged)
+    return plain, charged
+
+
+@pytest.mark.parametrize("return_reward", [False, True], ids=["dsr", "return"])
+def test_the_hold_hurdle_charges_only_the_reward(return_reward):
+    """Equity, positions, the DSR EMAs (portfolio inputs), episodes: identical with the hurdle on;
+    only the rewards move."""
+    plain, charged = _hurdle_pair(return_reward)
+    for key in ("ps", "final_ps"):
+        columns = [i for i, slot in enumerate(PS.slots) if slot.name != "LAST_REWARD"]
+        assert torch.equal(plain[key][..., columns], charged[key][..., columns]), key
+    for key in ("dones", "obs_index", "terminals", "counter"):
+        assert torch.equal(plain[key], charged[key]), key
+    assert not torch.equal(plain["rewards"], charged["rewards"])
+
+
+def test_the_hold_hurdle_costs_a_held_position_its_exposure_in_training_volatilities():
+    """Return mode, one env held long at full size over flat prices: no return, so the whole
+    reward is the charge, −h × exposure, bar after bar (reward unit = RETURN_SCALE); flat, nothing."""
+    case = _case(n_envs=1, k_steps=1, n_bars=6, return_reward=True, hold_hurdle=0.25, kelly_cap=0.5)
+    case["close"] = torch.full((6,), 80.0)
+    case["spread"] = torch.zeros(6)
+    case["ps"][0, PS_BAR_INDEX] = 0.0
+    case["isv"][ISV_RETURN_SCALE] = 0.01
+    long_full = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    flat = encode_joint_action(DIRECTION_FLAT, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+    rewards, exposures = [], []
+    for action in (long_full, long_full, long_full, flat):
+        before = case["ps"][0].clone()
+        case["actions"][0, 0] = action
+        env_step_reference(**case)
+        held = abs(float(case["ps"][0, PS_POSITION])) * 80.0 / float(before[PS_PORTFOLIO_VALUE])
+        net = float(case["ps"][0, PS_PORTFOLIO_VALUE]) / float(before[PS_PORTFOLIO_VALUE]) - 1.0
+        rewards.append(float(case["rewards"][0, 0]) - net / 0.01)  # what the hurdle took
+        exposures.append(held)
+    assert exposures[0] == pytest.approx(0.5, rel=1e-3) and exposures[3] == 0.0
+    for taken, held in zip(rewards, exposures):
+        assert taken == pytest.approx(-0.25 * held, abs=1e-5)
+
+
+def test_the_hold_hurdle_turns_a_zero_mean_hold_into_a_cost_under_the_dsr():
+    """The noise market's failure in miniature: under the DSR a position held on a driftless series
+    earns ≈ 0 per bar, as flat does, so nothing tells the agent to leave. Charged, the held envs'
+    mean reward falls by about the hurdle per bar (in the DSR's own units, whatever the position's
+    size); the flat envs' rewards do not move."""
+    n_envs, n_bars, k_steps = 2000, 400, 300
+    generator = torch.Generator().manual_seed(7)
+    close = (100 * torch.exp(torch.cumsum(torch.randn(n_bars, generator=generator) * 0.01, 0))).float()
+    rewards = {}
+    for hurdle in (0.0, 0.1):
+        case = _case(n_envs=n_envs, k_steps=k_steps, n_bars=n_bars, warmup=16.0, kelly_cap=0.5, hold_hurdle=hurdle)
+        case["close"], case["spread"] = close, torch.zeros(n_bars)
+        case["isv"][ISV_RETURN_SCALE] = 0.01
+        case["isv"][ISV_EPISODE_LENGTH] = 0.0
+        case["ps"][:, PS_BAR_INDEX] = 0.0
+        long_full = encode_joint_action(DIRECTION_LONG, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+        hold = encode_joint_action(DIRECTION_HOLD, MAGNITUDE_FULL, ORDER_TYPE_MARKET, URGENCY_NORMAL)
+        case["actions"][:] = hold
+        case["actions"][0, : n_envs // 2] = long_full  # half enter once and hold, half stay flat
+        env_step_reference(**case)
+        rewards[hurdle] = case["rewards"][16:]  # past the warm-up
+    held, flat = slice(0, n_envs // 2), slice(n_envs // 2, n_envs)
+    assert torch.equal(rewards[0.0][:, flat], rewards[0.1][:, flat])
+    assert float(rewards[0.0][:, flat].abs().max()) == 0.0
+    drop = float((rewards[0.0][:, held] - rewards[0.1][:, held]).mean())
+    assert 0.05 < drop < 0.2  # ≈ the hurdle, per bar, in the DSR's own units
 
 
 def _one_bar_at_a_time(case, plan):

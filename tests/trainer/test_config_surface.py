@@ -87,7 +87,7 @@ def test_cost_model_is_written_into_the_isv():
     from trainer.layout import FEATURE_STRIDE
     from trainer.train.step import MarketWindow, TrainerState
 
-    tiny = {"env": {"n_envs": 8, "episode_length": 48, "market_impact": [0.1, 0.2, 0.3], "dsr_clip": 3.0},
+    tiny = {"env": {"n_envs": 8, "episode_length": 48, "market_impact": [0.1, 0.2, 0.3], "dsr_clip": 3.0, "hold_hurdle": 0.05},
             "replay": {"capacity": 256, "batch_size": 16, "learning_starts": 32}, "run": {"device": "cpu"},
             "model": {"window": 4, "scan_channels": 8, "scan_state": 4, "hidden": 32, "head_hidden": 16, "n_atoms": 11}}  # fmt: skip
     config = config_from_mapping(tiny)
@@ -98,6 +98,7 @@ def test_cost_model_is_written_into_the_isv():
     state = TrainerState(config, window, torch.device("cpu"))
     assert state.isv.read("MARKET_IMPACT") == pytest.approx((0.1, 0.2, 0.3))
     assert state.isv.read("DSR_CLIP") == pytest.approx(3.0)
+    assert state.isv.read("HOLD_HURDLE") == pytest.approx(0.05)
 
 
 def test_every_key_of_the_default_toml_round_trips():

@@ -10,8 +10,9 @@ times the ISV Kelly cap; fills at close moved against the trader (market: half s
 urgency; limit: earns a share of the half spread and fills with a probability per urgency);
 fee = fee_rate × |units| × fill; equity = cash + position × close (trainer.env.accounting); reward
 (ISV REWARD_MODE) = differential Sharpe ratio of the per-bar net return with warm-up and variance
-floor, or that net return ÷ RETURN_SCALE (the training bars' return std); either is clipped.
-Episodes end at the data end, at the time limit or at ruin; only ruin is a terminal
+floor, or that net return ÷ RETURN_SCALE (the training bars' return std); either is clipped and
+computed from the return less HOLD_HURDLE × RETURN_SCALE × the exposure held over the bar (the
+EMAs keep the true return). Episodes end at the data end, at the time limit or at ruin; only ruin is a terminal
 (``terminals``), and ``final_ps`` keeps, for the bars that end an episode, the state it reached
 before the restart — what a truncated episode bootstraps from (Pardo et al. 2018); its other rows
 are left as they were.
@@ -32,6 +33,7 @@ from trainer.layout import (
     ISV_DSR_WARMUP_BARS,
     ISV_EPISODE_LENGTH,
     ISV_FEE_RATE,
+    ISV_HOLD_HURDLE,
     ISV_INIT_CASH,
     ISV_KELLY_CAP,
     ISV_LIMIT_FILL_PROB,
@@ -200,6 +202,7 @@ def env_step_reference(
     eta, warmup = cfg[..., ISV_DSR_ETA], cfg[..., ISV_DSR_WARMUP_BARS]
     var_floor, clip = cfg[..., ISV_DSR_VARIANCE_FLOOR], cfg[..., ISV_DSR_CLIP]
     return_reward, return_scale = cfg[..., ISV_REWARD_MODE] != 0, cfg[..., ISV_RETURN_SCALE]
+    hold_hurdle = cfg[..., ISV_HOLD_HURDLE]
     init_cash, episode_length = cfg[..., ISV_INIT_CASH], cfg[..., ISV_EPISODE_LENGTH]
     has_length = episode_length > 0
     max_start = torch.where(
@@ -274,12 +277,13 @@ def env_step_reference(
         t_next = t + 1
         pv_next = cash + new_pos * close[t_next]
         ret = pv_next / pv - 1.0
+        charged = ret - hold_hurdle * return_scale * (new_pos.abs() * price / pv)  # the reward's return (kernel)
         delta_a = ret - dsr_a
         delta_b = ret * ret - dsr_b
         variance = torch.maximum(dsr_b - dsr_a * dsr_a, var_floor)
-        dsr = (dsr_b * delta_a - 0.5 * dsr_a * delta_b) / (variance * torch.sqrt(variance))
+        dsr = (dsr_b * (charged - dsr_a) - 0.5 * dsr_a * (charged * charged - dsr_b)) / (variance * torch.sqrt(variance))
         steps = steps + 1.0
-        raw = torch.where(return_reward, ret / return_scale, dsr)
+        raw = torch.where(return_reward, charged / return_scale, dsr)
         warming = ~return_reward & (steps <= warmup)  # only the DSR's EMAs need a warm-up
         reward = torch.where(warming, zero, torch.minimum(torch.maximum(raw, -clip), clip))
         dsr_a = dsr_a + eta * delta_a

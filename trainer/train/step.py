@@ -197,6 +197,7 @@ class TrainerState:
                 "DSR_CLIP": config.env.dsr_clip,
                 "REWARD_MODE": float(REWARD_MODES.index(config.env.reward)),
                 "RETURN_SCALE": float(return_scale(market.close)),
+                "HOLD_HURDLE": config.env.hold_hurdle,
                 "CQL_ALPHA": config.loss.cql_alpha,
             },
         )
