@@ -878,8 +878,9 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
 def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
     """``function`` is passed to a call (`loop(stop_hook=stop_hook)`, `register_autograd(op,
     setup_context=setup)`, `_make_prim(meta=_sink_tokens_aten)`), returned (a factory's no-op
-    logger, also in a tuple: `return wrapper, f`) or stored as the value of a dict literal (a
-    dispatch table written by hand: `{LOCAL: _local_post_load_hook, FULL: ...}`), and never
+    logger, also in a tuple: `return wrapper, f`), stored as the value of a dict literal (a
+    dispatch table written by hand: `{LOCAL: _local_post_load_hook, FULL: ...}`) or is a
+    parameter's default value (`def simulate(post_func=no_post_func)`), and never
     called where it is defined (its enclosing function, or its module for a module-level
     function): a callback, whose signature is what its caller expects and whose trivial body is
     the answer it wants (as a test's doubles are)."""
@@ -900,8 +901,12 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
         if parent.type in ("expression_list", "tuple") and parent.parent is not None:
             parent = parent.parent  # `return wrapper, f`, `register(op, (fwd, bwd))`
         if parent.type in ("argument_list", "return_statement") or (
-                parent.type in ("keyword_argument", "pair") and parent.child_by_field_name("value") == identifier):
-            handed = True  # passed to a call, returned by a factory, a dispatch table's value: someone else calls it
+                parent.type in ("keyword_argument", "pair", "default_parameter", "typed_default_parameter")
+                and parent.child_by_field_name("value") == identifier):
+            # passed to a call, returned by a factory, a dispatch table's value, a parameter's
+            # default (`def simulate(post_func=no_post_func)`: the callback a caller may replace):
+            # someone else calls it
+            handed = True
     return handed
 
 
@@ -1095,10 +1100,12 @@ class StubBody(Rule):
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
       `@lru_cache(128)`), the fallback of `functools.singledispatch`;
-    - a function passed to a call, returned (also in a tuple: `return wrapper, f`) or stored as a
-      dict literal's value (a dispatch table by hand), never called where it is defined — its
-      enclosing function, or its module for a module-level function (a callback shaped by its
-      callee: `_make_prim(meta=_sink_tokens)`, `register_autograd(op, setup_context=setup)`);
+    - a function passed to a call, returned (also in a tuple: `return wrapper, f`), stored as a
+      dict literal's value (a dispatch table by hand) or given as a parameter's default value
+      (`def simulate(post_func=no_post_func)`: the default callback a caller may replace), never
+      called where it is defined — its enclosing function, or its module for a module-level
+      function (a callback shaped by its callee: `_make_prim(meta=_sink_tokens)`,
+      `register_autograd(op, setup_context=setup)`);
     - a marker function: a module-level function that the code compares by identity
       (`fn is markers.graph_break`, in any file of the project): an interpreter or tracer
       recognises it and acts in its place;
@@ -1393,6 +1400,12 @@ class StubBody(Rule):
                 "def _local_post_load(module, state):\n    pass\n\n"
                 "def post_load(module, state, kind):\n"
                 "    return {FULL: _full_post_load, LOCAL: _local_post_load}[kind](module, state)\n"),
+        # A module-level function that is a parameter's default value, never called in its module:
+        # the default callback (a null object) a caller may replace (vectorbt's `no_post_func_nb`).
+        Example("def no_post_func(context, *args) -> None:\n    '''Postprocessing function that returns nothing.'''\n"
+                "    return None\n\n"
+                "def simulate(rows, post_func: Callable = no_post_func, pre_func=no_post_func):\n"
+                "    for row in rows:\n        pre_func(row)\n        post_func(row)\n"),
         # Nested functions returned in a tuple: fixtures whose signature is the point.
         Example("class Cases:\n    @classmethod\n    def make(cls):\n"
                 "        def f(a: 'an annotation'):\n            '''A docstring to copy.'''\n\n"
