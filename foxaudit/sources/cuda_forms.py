@@ -13,6 +13,7 @@ nvcc accepts                          the grammar is given
 ``new const float *[n]``              ``new const float  [n]`` (same allocation, one level less)
 ``typeid(Real) == typeid(double)``    ``sizeof(Real) == sizeof(double)`` (same shape of call)
 ``auto v = typename X::type{};``      ``auto v =          X::type{};``
+``typename K::Scan(s).Sum(v);``       ``         K::Scan(s).Sum(v);`` (a temporary's member called)
 ``void CUDART_CB f(void*)``           ``void           f(void*)`` (calling-convention macros)
 ====================================  ===========================================================
 
@@ -130,6 +131,32 @@ def _blank_typename(match: re.Match[bytes], out: bytearray, view: bytes) -> None
     before = view[: match.start()].rstrip()
     if before.endswith((b"=", b"(", b",", b"{", b"?", b"return")) or (before.endswith(b":") and not before.endswith(b"::")):
         _blank_group(1)(match, out, view)
+    elif before.endswith((b";", b"}")) and _member_of_temporary(view, match.end()):
+        # A statement that opens with a temporary whose member it calls — CUB's block primitives,
+        # `typename K::BlockReduceT(smem).Sum(v);` — is an expression; `typename X::T (v);` stays
+        # the declaration it is.
+        _blank_group(1)(match, out, view)
+
+
+def _member_of_temporary(view: bytes, start: int) -> bool:
+    """The type name at ``start`` is followed by an argument list (`(...)` or `{...}`) and then
+    by `.` or `->`: a temporary whose member is used, not a declarator."""
+    opening = re.compile(rb"[\w:<>, ]*?\s*([({])").match(view, start)
+    if opening is None:
+        return False
+    close = {0x28: 0x29, 0x7B: 0x7D}[view[opening.start(1)]]
+    depth = 0
+    for index in range(opening.start(1), len(view)):
+        byte = view[index]
+        if byte == view[opening.start(1)]:
+            depth += 1
+        elif byte == close:
+            depth -= 1
+            if depth == 0:
+                return view[index + 1 :].lstrip().startswith((b".", b"->"))
+        elif byte == 0x3B:  # `;` before the argument list closes: not an expression
+            return False
+    return False
 
 
 # Calling-convention and export macros that sit between a return type and a function name.

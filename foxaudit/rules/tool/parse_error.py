@@ -36,7 +36,8 @@ class ParseError(Rule):
     statement split across branches is fine and code under `#if 0` is not looked at), then the
     forms nvcc accepts and tree-sitter-cuda does not are normalised column for column
     (`__align__(n)`, `__device__` lambdas, `new T*[n]`, asm operand lists, `typeid`,
-    `typename X::type{}`, `CUDART_CB`-style attribute macros, explicit template instantiations),
+    `typename X::type{}` and a statement `typename K::BlockReduceT(smem).Sum(v);` (CUB's block
+    primitives), `CUDART_CB`-style attribute macros, explicit template instantiations),
     and a macro-like name that still breaks the parse (`CUB_NAMESPACE_BEGIN`,
     `_CCCL_HOST_DEVICE`) is hidden when that lets the parse go further. What still fails is
     reported once per file, at the first failing region, as a note that names the construct
@@ -92,6 +93,10 @@ class ParseError(Rule):
                 path="a.cu"),
         Example("template <class R> bool f() { return typeid(R) == typeid(double); }\n", path="t.cu"),
         Example("template <class X> auto f() { return typename X::type{}; }\n", path="t.cu"),
+        # CUB's block primitives: a temporary of a dependent type whose member is called at once.
+        Example("template <class K> __global__ void k(float* x) {\n  float v = x[0];\n"
+                "  typename K::BlockReduceT(smem).Sum(v);\n  typename K::BlockStoreT(smem)\n      .Store(x, v);\n}\n",
+                path="scan.cuh"),
         Example("static void CUDART_CB done(cudaStream_t s, cudaError_t e, void* d) { }\n", path="cb.cu"),
         Example("template class Estimator<float>;\n", path="e.cu"),
         Example("CUB_NAMESPACE_BEGIN\n\nnamespace detail\n{\nint x;\n}\nCUB_NAMESPACE_END\n", path="agent.cuh"),

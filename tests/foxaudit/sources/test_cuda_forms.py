@@ -18,6 +18,7 @@ FORMS = {
     "asm operands": '__device__ void f(unsigned r, void* a) { asm volatile("st [%1], %0;" ::"r"(r) "l"(a) : "memory"); }\n',
     "typeid": "template <class R> bool f() { return typeid(R) == typeid(double); }\n",
     "typename temporary": "template <class X> void f() { auto v = typename X::type{}; g(typename X::type()); }\n",
+    "typename temporary as a statement": "template <class K> void f(float v) { v = 1; typename K::Reduce(s).Sum(v); }\n",
     "calling convention macro": "static void CUDART_CB myHostNodeCallback(void *data) {\n  int x = 1;\n}\n",
     "explicit instantiation": "template class PiEstimator<float>;\nextern template class A<int>;\n",
     "cluster dimensions": "__global__ void __cluster_dims__(C::CLUSTER_SIZE, 1, 1) k(float* x) { x[0] = 0; }\n",
@@ -41,6 +42,8 @@ def test_comments_and_strings_are_never_rewritten() -> None:
 
 def test_the_typename_of_a_declaration_is_kept() -> None:
     data = b"template <typename T> void f() { typename T::type v; }\n"
+    assert normalise(data) == data
+    data = b"template <typename T> void f() { int x; typename T::type (v); typename T::type w(x); }\n"
     assert normalise(data) == data
 
 
