@@ -168,8 +168,6 @@ def test_a_body_an_analysis_read_is_compared_after_an_edit_and_another_is_not(
     """The recorded inputs of the project's findings compare each edited file's index, and its
     body only where an analysis read the body: an edit of such a body alone runs the rules again
     (the findings move), an edit of a body no analysis read reuses them."""
-    from foxaudit.engine import run
-
     builder = "from builder._steps import run\n"
     steps = "def run():\n    return compute(3)\n"
     files = {
@@ -180,9 +178,7 @@ def test_a_body_an_analysis_read_is_compared_after_an_edit_and_another_is_not(
     }  # fmt: skip
     root = project(files)
     cache = tmp_path / "incremental"
-    runs = []
-    original = run._run_project_rules
-    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+    runs = _count_project_runs(monkeypatch)
     orphans = {path for path, _, code, _ in _findings(root, cache) if code == "FX201"}
     assert orphans == {"vendors/builder/__init__.py", "vendors/builder/_steps.py"}
     # The directory setup.py adds, same length: setup.py's index stays as it was, its body not.
@@ -203,12 +199,28 @@ def test_a_body_an_analysis_read_is_compared_after_an_edit_and_another_is_not(
     assert _findings(root, cache) == incremental and runs == []
 
 
+def _count_project_runs(monkeypatch) -> list[int]:
+    """A list that gains one entry each time the whole-program rules run (not reused from cache)."""
+    from foxaudit.engine import run
+
+    runs: list[int] = []
+    original = run._run_project_rules
+    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+    return runs
+
+
+def _fx201_paths(root: Path, cache_dir: Path) -> set[str]:
+    """The files FX201 reports in ``root``, checked with the cache at ``cache_dir``."""
+    from foxaudit.config import load_settings
+
+    resolved = resolve(load_settings(None, root, overrides={"select": ["FX201"]}))
+    return {d.path for d in check(resolved, cache_dir=cache_dir, jobs=1).diagnostics}
+
+
 def test_an_edited_yaml_target_changes_the_findings_on_a_warm_cache(project, tmp_path: Path, monkeypatch) -> None:
     """YAML files are no source files, yet what their `_target_` lines name is an input of the
     import graph: an edit that names another module runs the rules again (and finds what a cold
     run finds), an edit of anything else in the file (a comment, a value) reuses the findings."""
-    from foxaudit.engine import run
-
     config = "[tool.foxaudit.program]\nentry-points = ['jobs.train']\n"
     files = {
         "jobs/__init__.py": "", "jobs/train.py": "print('train')\n",
@@ -218,15 +230,10 @@ def test_an_edited_yaml_target_changes_the_findings_on_a_warm_cache(project, tmp
     }  # fmt: skip
     root = project(files, config)
     cache = tmp_path / "warm"
-    runs = []
-    original = run._run_project_rules
-    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+    runs = _count_project_runs(monkeypatch)
 
     def orphans(at: Path) -> set[str]:
-        from foxaudit.config import load_settings
-
-        resolved = resolve(load_settings(None, root, overrides={"select": ["FX201"]}))
-        return {d.path for d in check(resolved, cache_dir=at, jobs=1).diagnostics}
+        return _fx201_paths(root, at)
 
     assert orphans(cache) == {"jobs/models/cnn.py"}
     assert orphans(cache) == {"jobs/models/cnn.py"}  # warm
@@ -245,23 +252,16 @@ def test_an_edited_cython_import_changes_the_findings_on_a_warm_cache(project, t
     """A Cython module (`.pyx`) is no source file, yet its run-time imports reach Python modules:
     an edit that drops one makes that module an orphan on a warm cache as on a cold one (the
     results were reused before: stale), and an edit of anything else in it reuses the findings."""
-    from foxaudit.engine import run
-
     files = {
         "pkg/__init__.py": "from pkg import fast\n", "pkg/_helper.py": "Y = 2\n", "pkg/_other.py": "Z = 3\n",
         "pkg/fast.pyx": "from pkg._helper import Y\ncimport cython\n",
     }  # fmt: skip
     root = project(files, "[project]\nname = 'pkg'\n")
     cache = tmp_path / "warm"
-    runs = []
-    original = run._run_project_rules
-    monkeypatch.setattr(run, "_run_project_rules", lambda *args, **kwargs: runs.append(1) or original(*args, **kwargs))
+    runs = _count_project_runs(monkeypatch)
 
     def orphans(at: Path) -> set[str]:
-        from foxaudit.config import load_settings
-
-        resolved = resolve(load_settings(None, root, overrides={"select": ["FX201"]}))
-        return {d.path for d in check(resolved, cache_dir=at, jobs=1).diagnostics}
+        return _fx201_paths(root, at)
 
     assert orphans(cache) == {"pkg/_other.py"} == orphans(cache)  # cold, then warm
     (root / "pkg/fast.pyx").write_text("from pkg._other import Z\ncimport cython\n")
