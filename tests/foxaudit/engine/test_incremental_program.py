@@ -232,20 +232,17 @@ def test_an_edited_yaml_target_changes_the_findings_on_a_warm_cache(project, tmp
     cache = tmp_path / "warm"
     runs = _count_project_runs(monkeypatch)
 
-    def orphans(at: Path) -> set[str]:
-        return _fx201_paths(root, at)
-
-    assert orphans(cache) == {"jobs/models/cnn.py"}
-    assert orphans(cache) == {"jobs/models/cnn.py"}  # warm
+    assert _fx201_paths(root, cache) == {"jobs/models/cnn.py"}
+    assert _fx201_paths(root, cache) == {"jobs/models/cnn.py"}  # warm
     (root / "jobs/configs/model.yaml").write_text("model:\n  _target_: 'models.cnn.CNN'  # the network\n  width: 8\n")
     runs.clear()
-    assert orphans(cache) == {"jobs/models/mlp.py"} == orphans(tmp_path / "cold")
+    assert _fx201_paths(root, cache) == {"jobs/models/mlp.py"} == _fx201_paths(root, tmp_path / "cold")
     assert runs == [1, 1]
     (root / "jobs/configs/model.yaml").write_text("# another comment\nmodel:\n  _target_: 'models.cnn.CNN'\n  width: 16\n")
     runs.clear()
-    assert orphans(cache) == {"jobs/models/mlp.py"} and runs == [1]
+    assert _fx201_paths(root, cache) == {"jobs/models/mlp.py"} and runs == [1]
     runs.clear()
-    assert orphans(cache) == {"jobs/models/mlp.py"} and runs == []
+    assert _fx201_paths(root, cache) == {"jobs/models/mlp.py"} and runs == []
 
 
 def test_an_edited_cython_import_changes_the_findings_on_a_warm_cache(project, tmp_path: Path, monkeypatch) -> None:
@@ -260,14 +257,11 @@ def test_an_edited_cython_import_changes_the_findings_on_a_warm_cache(project, t
     cache = tmp_path / "warm"
     runs = _count_project_runs(monkeypatch)
 
-    def orphans(at: Path) -> set[str]:
-        return _fx201_paths(root, at)
-
-    assert orphans(cache) == {"pkg/_other.py"} == orphans(cache)  # cold, then warm
+    assert _fx201_paths(root, cache) == {"pkg/_other.py"} == _fx201_paths(root, cache)  # cold, then warm
     (root / "pkg/fast.pyx").write_text("from pkg._other import Z\ncimport cython\n")
     runs.clear()
-    assert orphans(cache) == {"pkg/_helper.py"} == orphans(tmp_path / "cold")
+    assert _fx201_paths(root, cache) == {"pkg/_helper.py"} == _fx201_paths(root, tmp_path / "cold")
     assert runs == [1, 1]
     (root / "pkg/fast.pyx").write_text("# a comment\nfrom pkg._other import Z\ncdef int unused = 0\n")
     runs.clear()
-    assert orphans(cache) == {"pkg/_helper.py"} and runs == []
+    assert _fx201_paths(root, cache) == {"pkg/_helper.py"} and runs == []
