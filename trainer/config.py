@@ -356,7 +356,7 @@ class RunConfig:
     bands: str = "default"
     """Metric bands of the regression hard-stop: "default" = the shipped bands of the run's scope
     (config/metric-bands.toml for default.toml on the embedded EURUSD bars; config/metric-bands-gpu.toml
-    for gpu.toml as it was before session 31's mirror and session 33's weight decay, until re-validated; none for other runs),
+    for gpu.toml; none for other runs),
     "" = none, else a TOML path (always applied)."""
     band_epochs: int = _bounded(2, Bound(1, 10_000))
     """N of the hard-stop: a metric outside its band for 2N consecutive epochs stops the run."""
