@@ -442,6 +442,18 @@ def noise_counts(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return {"losses_within_costs": sum(map(loss_within_costs, results)), "turnover_falling": sum(map(turnover_falling, results))}
 
 
+def flat_epochs(results: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Noise: how many validation epochs, over every cell, had a greedy policy that never traded
+    (its Sharpe undefined), of how many.
+
+    Why: "turnover falling" compares one cell's last epoch with its first. An agent that stays flat
+    on most epochs and trades a little on a few scattered ones fails it whenever the last epoch is one
+    of those, and passes it otherwise; this count says whether a failure is such flicker around flat
+    or an agent that trades noise more and more."""
+    curves = [point for r in results for point in r["learning_curve"]]
+    return {"flat_epochs": sum(point["sharpe_ratio"] is None for point in curves), "epochs": len(curves)}
+
+
 def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Mean / min / count at the seed floor, and pass or fail against the issue's targets; beside
     them, the adaptive values that never fired (issue 9 wants none)."""
@@ -460,7 +472,7 @@ def market_summary(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     # Noise: nothing to earn, so the agent must not lose more than its trading costs, and its
     # turnover must fall over training (last epoch ≤ first epoch of the validation curve).
     counts = noise_counts(results)
-    return {"market": market, "measure": "noise", **counts, "seeds": len(results),
+    return {"market": market, "measure": "noise", **counts, **flat_epochs(results), "seeds": len(results),
             "passed": counts["losses_within_costs"] == counts["turnover_falling"] == len(results), "never_fired": silent}  # fmt: skip
 
 
@@ -477,9 +489,11 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
               f"{r['baselines'][best]['sharpe_ratio']:.2f} ({best}) | {_percent(r['agent_over_oracle'])} | "
               f"{_percent(r['agent_over_baseline'])} | {r['agent']['turnover'] or 0.0:.4f} | "
               f"{r['selected_epoch']}{'' if r['selection_reported'] else ' (last)'} |")  # fmt: skip
-    print("\nlearning curves (validation Sharpe per epoch):")
+    print("\nlearning curves (validation Sharpe per epoch, — = never traded; on noise with its turnover):")
     for r in results:
-        values = " → ".join("—" if p["sharpe_ratio"] is None else f"{p['sharpe_ratio']:.1f}" for p in r["learning_curve"])
+        noise = market_kind(r["market"]) == "noise"
+        values = " → ".join(("—" if p["sharpe_ratio"] is None else f"{p['sharpe_ratio']:.1f}")
+                            + (f" ({p['turnover'] or 0.0:.3f})" if noise else "") for p in r["learning_curve"])  # fmt: skip
         print(f"  {r['market']} seed {r['seed']}: {values}")
     print("\nsummary:")
     for s in summaries:
@@ -487,6 +501,7 @@ def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mappi
         if s["measure"] == "noise":
             print(f"  {s['market']}: loss within costs in {s['losses_within_costs']}/{s['seeds']}, "
                   f"turnover falling in {s['turnover_falling']}/{s['seeds']} — {verdict}")  # fmt: skip
+            print(f"    validation epochs that never traded: {s['flat_epochs']}/{s['epochs']}")
         else:
             low, high = s["ci95"]
             print(f"  {s['market']}: {s['measure']} mean {s['mean']:.0%} (95 % CI {low:.0%} … {high:.0%}; target ≥ {s['target']:.0%}), min {s['min']:.0%}, "
@@ -543,8 +558,9 @@ def paired_comparison(base: Mapping[tuple[str, int], Mapping[str, Any]], other: 
 
     Signal markets: each seed's ratio (the suite's own measure) in both arms, the difference other −
     base per seed, its mean, sd, paired t, a 95 % bootstrap interval of the mean (resampling seeds)
-    and an exact sign test. Noise: each arm's count of losses within costs and of falling
-    turnovers, and on how many seeds the verdict (both tests) differs."""
+    and an exact sign test. Noise: each arm's count of losses within costs, of falling turnovers
+    and of validation epochs that never traded, and on how many seeds the verdict (both tests)
+    differs."""
     seeds = sorted(seed for (name, seed) in base if name == market and (name, seed) in other)
     if not seeds:
         return None
@@ -554,7 +570,7 @@ def paired_comparison(base: Mapping[tuple[str, int], Mapping[str, Any]], other: 
             return [loss_within_costs(r) and turnover_falling(r) for r in cells]
 
         return {"market": market, "measure": "noise", "seeds": seeds,
-                "base": noise_counts(a_cells), "other": noise_counts(b_cells),
+                "base": {**noise_counts(a_cells), **flat_epochs(a_cells)}, "other": {**noise_counts(b_cells), **flat_epochs(b_cells)},
                 "verdict_changed": sum(x != y for x, y in zip(verdicts(a_cells), verdicts(b_cells), strict=True))}  # fmt: skip
     key, _ = signal_measure([*a_cells, *b_cells])
     a = np.array([cell_fraction(r, key) for r in a_cells])
@@ -593,8 +609,9 @@ def print_comparison(comparisons: Sequence[Mapping[str, Any]], unpaired: int) ->
         seeds = f"{len(c['seeds'])} ({seed_ranges(c['seeds'])})"
         if c["measure"] == "noise":
             a, b = c["base"], c["other"]
-            print(f"| noise | {seeds} | within costs {a['losses_within_costs']}, turnover falling {a['turnover_falling']} | "
-                  f"within costs {b['losses_within_costs']}, turnover falling {b['turnover_falling']} | "
+            print(f"| noise | {seeds} | within costs {a['losses_within_costs']}, turnover falling {a['turnover_falling']}, "
+                  f"flat epochs {a['flat_epochs']}/{a['epochs']} | within costs {b['losses_within_costs']}, "
+                  f"turnover falling {b['turnover_falling']}, flat epochs {b['flat_epochs']}/{b['epochs']} | "
                   f"verdict changed on {c['verdict_changed']} | — | — | — | — |")  # fmt: skip
             continue
         a, b, d = c["base"], c["other"], c["difference"]

@@ -87,9 +87,10 @@ def test_positions_are_scored_through_the_trainers_backtester(suite):
 
 
 def _cell(market, fraction_of_oracle, *, total_return=0.01, cost=0.001, turnovers=(0.1, 0.05)):
+    # An epoch of turnover 0 never traded: its Sharpe is undefined (None), as the run reports it.
     return {"market": market, "agent_over_oracle": fraction_of_oracle, "agent_over_baseline": None,
             "agent": {"total_return": total_return}, "cost_of_agent_trades": cost,
-            "learning_curve": [{"epoch": e, "sharpe_ratio": 0.0, "turnover": t} for e, t in enumerate(turnovers)]}  # fmt: skip
+            "learning_curve": [{"epoch": e, "sharpe_ratio": None if t == 0 else 0.0, "turnover": t} for e, t in enumerate(turnovers)]}  # fmt: skip
 
 
 def test_market_verdicts_follow_the_issue_targets(suite):
@@ -106,6 +107,21 @@ def test_market_verdicts_follow_the_issue_targets(suite):
     assert noise["passed"]
     assert not suite.market_summary([_cell("noise", None, total_return=-0.002)])["passed"]  # lost more than its costs
     assert not suite.market_summary([_cell("noise", None, turnovers=(0.01, 0.02))])["passed"]  # trades more with training
+
+
+def test_the_noise_summary_counts_the_validation_epochs_that_never_traded(suite, capsys):
+    # Flicker around flat (flat, a little, flat, a little) fails "turnover falling" on its last epoch;
+    # the count of flat epochs says it is flicker, not an agent trading noise more and more.
+    flicker = _cell("noise", None, turnovers=(0.0, 0.03, 0.0, 0.03))
+    churn = _cell("noise", None, turnovers=(0.01, 0.02, 0.04, 0.08))
+    summary = suite.market_summary([flicker, churn])
+    assert (summary["turnover_falling"], summary["flat_epochs"], summary["epochs"]) == (0, 2, 8)
+    suite.print_report([dict(flicker, seed=1, agent={"sharpe_ratio": 0.0, "turnover": 0.0}, oracle={"sharpe_ratio": 0.0},
+                             baselines={"ar5": {"sharpe_ratio": 0.0}}, best_baseline="ar5", selected_epoch=0,
+                             selection_reported=True)], [summary])  # fmt: skip
+    out = capsys.readouterr().out
+    assert "noise seed 1: — (0.000) → 0.0 (0.030) → — (0.000) → 0.0 (0.030)" in out
+    assert "validation epochs that never traded: 2/8" in out
 
 
 def test_the_summary_counts_the_adaptive_values_that_never_fired(suite):
@@ -249,7 +265,7 @@ def test_the_paired_comparison_reports_each_seeds_difference_with_its_statistics
     base = [dict(_cell("regime", v), seed=s) for s, v in enumerate(base_values)]
     other = [dict(_cell("regime", v), seed=s) for s, v in enumerate(other_values)]
     base += [dict(_cell("noise", None), seed=0), dict(_cell("noise", None, total_return=-0.01), seed=1)]
-    other += [dict(_cell("noise", None, turnovers=(0.01, 0.02)), seed=0), dict(_cell("noise", None), seed=1),
+    other += [dict(_cell("noise", None, turnovers=(0.0, 0.02)), seed=0), dict(_cell("noise", None), seed=1),
               dict(_cell("noise", None), seed=7)]  # seed 7: in one arm only, left out  # fmt: skip
     a = suite.load_cells([_write_arm(suite, tmp_path / "a", base)])
     b = suite.load_cells([_write_arm(suite, tmp_path / "b1", other[:5]), _write_arm(suite, tmp_path / "b2", other[5:])])
@@ -266,13 +282,14 @@ def test_the_paired_comparison_reports_each_seeds_difference_with_its_statistics
     assert regime["base"]["seeds_at_floor"] == 4 and regime["other"]["seeds_at_floor"] == 5
     noise = suite.paired_comparison(a, b, "noise")
     assert noise["seeds"] == [0, 1] and noise["verdict_changed"] == 2  # seed 0 passed → fails, seed 1 the reverse
-    assert noise["base"] == {"losses_within_costs": 1, "turnover_falling": 2}
-    assert noise["other"] == {"losses_within_costs": 2, "turnover_falling": 1}
+    assert noise["base"] == {"losses_within_costs": 1, "turnover_falling": 2, "flat_epochs": 0, "epochs": 4}
+    assert noise["other"] == {"losses_within_costs": 2, "turnover_falling": 1, "flat_epochs": 1, "epochs": 4}
     assert suite.paired_comparison(a, b, "ou") is None
     assert suite.main(["--compare", str(tmp_path / "a"), f"{tmp_path / 'b1'},{tmp_path / 'b2'}"]) == 0
     table = capsys.readouterr().out
     assert "| regime | 5 (0–4) | 70%, 4/5 | 84%, 5/5 | +14 (11) |" in table and "| 4 / 0 | 0.12 |" in table
-    assert "| noise | 2 (0–1) | within costs 1, turnover falling 2 | within costs 2, turnover falling 1 | verdict changed on 2 |" in table
+    assert ("| noise | 2 (0–1) | within costs 1, turnover falling 2, flat epochs 0/4 | within costs 2, turnover falling 1, "
+            "flat epochs 1/4 | verdict changed on 2 |") in table
     assert "cells in only one arm, left out: 1" in table
     assert regime["retention"] == {"base": None, "other": None, "seeds": 0, "better": 0, "worse": 0}  # flat curves at 0
     decaying = [dict(_cell("ou", 0.8), seed=s, learning_curve=_curve(10.0, last)) for s, last in enumerate((2.0, 4.0, 9.0))]
