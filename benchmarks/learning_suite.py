@@ -201,13 +201,14 @@ def score_strategies(market: SyntheticMarket, splits: Mapping[str, tuple[int, in
     window = scored_bars(splits["test"])
     options = {"fee_rate": env.fee_rate, "slippage": env.slippage, "init_cash": env.init_cash,
                "periods_per_year": config.data.periods_per_year}  # fmt: skip
-    oracle = score_positions(close[window], oracle_positions(market, cost)[window], **options)
+    fit = slice(train_start, train_stop)  # the oracle's flat band, like the baselines, is chosen on the training bars
+    oracle = score_positions(close[window], oracle_positions(market, cost, fit_bars=fit)[window], **options)
     rules = fit_baselines(close[train_start:train_stop], cost_rate=cost, periods_per_year=config.data.periods_per_year)
     baselines = {}
     for name, rule in rules.items():
         baselines[name] = score_positions(close[window], rule.positions(close, cost)[window], **options)
         baselines[name]["train_sharpe"] = rule.train_sharpe
-        baselines[name]["params"] = {key: value for key, value in rule.params.items()}
+        baselines[name]["params"] = {key: value for key, value in rule.params.items()} | {"flat_band": rule.flat_band}
     best = max(baselines, key=lambda name: baselines[name]["sharpe_ratio"])
     return {"oracle": oracle, "baselines": baselines, "best_baseline": best}
 

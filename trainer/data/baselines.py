@@ -10,7 +10,8 @@
 
 The rolling rules choose their window w and sign s by the Sharpe ratio on the training bars. Every
 rule trades through :func:`trainer.data.synthetic.hysteresis_positions`, the same cost band as the
-oracles. Every ``fit_*`` receives the training closes and nothing else, so it cannot read a later
+oracles, with a flat band chosen on the training bars as the oracles' is
+(:func:`trainer.data.synthetic.fit_flat_band`). Every ``fit_*`` receives the training closes and nothing else, so it cannot read a later
 bar; :meth:`FittedRule.positions` then applies the fitted rule causally (bar t from bars ≤ t) to
 any series.
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from trainer.data.synthetic import hysteresis_positions, position_returns, sharpe
+from trainer.data.synthetic import fit_flat_band, hysteresis_positions, position_returns, sharpe
 
 AR_ORDER = 5
 AUTOCORR_WINDOWS = (24, 48, 96, 192, 384)
@@ -38,6 +39,7 @@ class FittedRule:
     kind: str  # "ar5" | "rolling_autocorr" | "zscore"
     params: Mapping[str, float | list[float]]
     train_sharpe: float  # Sharpe of its positions on the training bars (annualised)
+    flat_band: float = 0.0  # flat while |expected| ≤ this (edge units; fitted on the training bars)
 
     def expected(self, close: np.ndarray) -> np.ndarray:
         """Predicted r_{t+1} per bar from bars ≤ t → [n_bars] (0 where the history is too short)."""
@@ -52,8 +54,9 @@ class FittedRule:
                          f"build rules with fit_baselines")  # fmt: skip
 
     def positions(self, close: np.ndarray, cost_rate: float) -> np.ndarray:
-        """Positions (−1, 0, +1) per bar, decided at bar t's close, with the cost hysteresis."""
-        return hysteresis_positions(self.expected(close), cost_rate)
+        """Positions (−1, 0, +1) per bar, decided at bar t's close, with the cost hysteresis and the
+        fitted flat band."""
+        return hysteresis_positions(self.expected(close), cost_rate, self.flat_band)
 
 
 def log_returns(close: np.ndarray) -> np.ndarray:
@@ -120,9 +123,12 @@ def _zscore(log_price: np.ndarray, window: int) -> np.ndarray:
     return z
 
 
-def _train_sharpe(close: np.ndarray, expected: np.ndarray, cost_rate: float, periods_per_year: float) -> float:
-    positions = hysteresis_positions(expected, cost_rate)
-    return sharpe(position_returns(close, positions, cost_rate), int(periods_per_year))
+def _fitted(kind: str, params: Mapping[str, float | list[float]], close: np.ndarray, expected: np.ndarray,
+            cost_rate: float, periods_per_year: float) -> FittedRule:  # fmt: skip
+    """A candidate rule with its flat band fitted and its Sharpe ratio on the training bars."""
+    band = fit_flat_band(close, expected, cost_rate)
+    positions = hysteresis_positions(expected, cost_rate, band)
+    return FittedRule(kind, params, sharpe(position_returns(close, positions, cost_rate), int(periods_per_year)), band)
 
 
 def _best(candidates: list[FittedRule]) -> FittedRule:
@@ -138,7 +144,7 @@ def fit_ar(train_close: np.ndarray, *, cost_rate: float, periods_per_year: float
     target = r[order + 1 :]  # [m] r_{t+1}
     coefficients, *_ = np.linalg.lstsq(design, target, rcond=None)
     rule = FittedRule("ar5", {"coefficients": coefficients.tolist()}, 0.0)
-    return FittedRule(rule.kind, rule.params, _train_sharpe(close, rule.expected(close), cost_rate, periods_per_year))
+    return _fitted(rule.kind, rule.params, close, rule.expected(close), cost_rate, periods_per_year)
 
 
 def fit_rolling_autocorr(
@@ -153,8 +159,8 @@ def fit_rolling_autocorr(
             continue  # a window longer than the training bars never trades there
         signal = _autocorr_signal(r, window)
         for sign in SIGNS:
-            score = _train_sharpe(close, sign * signal, cost_rate, periods_per_year)
-            candidates.append(FittedRule("rolling_autocorr", {"window": float(window), "sign": sign}, score))
+            candidates.append(_fitted("rolling_autocorr", {"window": float(window), "sign": sign}, close, sign * signal,
+                                      cost_rate, periods_per_year))  # fmt: skip
     return _best(candidates)
 
 
@@ -174,8 +180,8 @@ def fit_zscore(
         energy = float(z_fit @ z_fit)
         scale = abs(float(z_fit @ r_fit)) / energy if energy > 0.0 else 0.0
         for sign in SIGNS:
-            score = _train_sharpe(close, sign * scale * z, cost_rate, periods_per_year)
-            candidates.append(FittedRule("zscore", {"window": float(window), "sign": sign, "scale": scale}, score))
+            candidates.append(_fitted("zscore", {"window": float(window), "sign": sign, "scale": scale}, close,
+                                      sign * scale * z, cost_rate, periods_per_year))  # fmt: skip
     return _best(candidates)
 
 

@@ -17,7 +17,11 @@ For each market the *feasible oracle* (:func:`oracle_positions`) knows the gener
 but not its hidden state: it decides at bar t's close from the bars up to t, through the exact
 Bayesian filter of that market (an HMM forward filter, a Kalman filter, the GARCH variance
 recursion), and trades the sign of the expected next return with a hysteresis band that pays for
-switching (:func:`hysteresis_positions`). On noise it stays flat.
+switching (:func:`hysteresis_positions`). On noise it stays flat. Given the training bars, it also
+stays flat while the expected edge is too small to be worth its variance: the width of that flat
+band is chosen on the training bars only (:func:`fit_flat_band`), as the fitted baselines choose
+their windows — without it the "oracle" holds full positions through bars whose edge is ≈ 0 and a
+learner that goes flat there beats it (docs/results.md §0, session 34).
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ if TYPE_CHECKING:  # pandas builds the DataFrame view on demand; the markets the
     import pandas as pd
 
 BARS_PER_YEAR_HOURLY = 252 * 24
+# Widths of the flat band a fitted rule chooses from, in standard deviations of its expected edge
+# over the fitting bars (fit_flat_band); 0 = the rule never goes flat on purpose.
+FLAT_BANDS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0)
 MARKET_KINDS = ("ar1", "regime", "ou", "garch_trend", "noise")
 
 
@@ -387,32 +394,61 @@ def expected_next_return(market: SyntheticMarket) -> np.ndarray:
 # ----------------------------------------------------------------------------- positions and scoring
 
 
-def hysteresis_positions(expected: np.ndarray, cost_rate: float) -> np.ndarray:
+def hysteresis_positions(expected: np.ndarray, cost_rate: float, flat_band: float = 0.0) -> np.ndarray:
     """Positions (−1, 0, +1) that follow the sign of an expected next return, paying for switches.
 
     Entering or flipping costs ``cost_rate`` per unit of position changed, so the current position
     is kept unless the expected edge of the other side exceeds the cost of switching (a hysteresis
     band, which is what keeps a rule from churning on tiny signals); an edge of exactly 0 never
-    trades. ``positions[t]`` is decided at bar t's close from ``expected[t]`` and is held to t+1.
+    trades. With ``flat_band`` > 0 the rule is flat while |edge| ≤ ``flat_band``: a bar whose edge is
+    that small adds the position's variance and almost none of its return, so holding through it
+    lowers the Sharpe ratio. ``positions[t]`` is decided at bar t's close from ``expected[t]`` and is
+    held to t+1.
     """
     positions = np.zeros(len(expected))
     current = 0.0
     for t, edge in enumerate(np.asarray(expected, dtype=np.float64)):
-        wanted = float(np.sign(edge))
-        if wanted != current and abs(edge) > cost_rate * abs(wanted - current):
-            current = wanted
+        if flat_band > 0.0 and abs(edge) <= flat_band:
+            current = 0.0
+        else:
+            wanted = float(np.sign(edge))
+            if wanted != current and abs(edge) > cost_rate * abs(wanted - current):
+                current = wanted
         positions[t] = current
     return positions
 
 
-def oracle_positions(market: SyntheticMarket, cost_rate: float | None = None) -> np.ndarray:
+def fit_flat_band(close: np.ndarray, expected: np.ndarray, cost_rate: float) -> float:
+    """The flat band of :func:`hysteresis_positions` with the best Sharpe ratio on these bars: one of
+    ``FLAT_BANDS`` × the std of ``expected`` over them (0 = never flat; the narrowest on a tie).
+
+    Why fitted, and only on the bars given: the band that pays depends on how the edge is
+    distributed, which the market's parameters alone do not give in closed form; a rule fitted on the
+    training bars stays feasible (it reads no later bar), as the fitted baselines do."""
+    close = np.asarray(close, dtype=np.float64)
+    expected = np.asarray(expected, dtype=np.float64)
+    scale = float(np.std(expected))
+    best_band, best_score = 0.0, -math.inf
+    for multiple in FLAT_BANDS:
+        band = multiple * scale
+        score = sharpe(position_returns(close, hysteresis_positions(expected, cost_rate, band), cost_rate))
+        if score > best_score:
+            best_band, best_score = band, score
+    return best_band
+
+
+def oracle_positions(market: SyntheticMarket, cost_rate: float | None = None, *, fit_bars: slice | None = None) -> np.ndarray:
     """The feasible oracle's position per bar (−1, 0, +1), decided at bar t's close from bars ≤ t.
 
     The sign of :func:`expected_next_return` (the market's exact filter under its known parameters)
     through :func:`hysteresis_positions` at ``cost_rate`` (default: the market's). Flat on noise.
+    With ``fit_bars`` (the training window), flat also where the edge is within the band
+    :func:`fit_flat_band` chooses on those bars; without, it never goes flat on purpose.
     """
     rate = market.cost_rate if cost_rate is None else cost_rate
-    return hysteresis_positions(expected_next_return(market), rate)
+    expected = expected_next_return(market)
+    band = 0.0 if fit_bars is None else fit_flat_band(market.close[fit_bars], expected[fit_bars], rate)
+    return hysteresis_positions(expected, rate, band)
 
 
 def position_returns(close: np.ndarray, positions: np.ndarray, cost_rate: float) -> np.ndarray:

@@ -16,6 +16,7 @@ from trainer.data.baselines import (
     log_returns,
 )
 from trainer.data.synthetic import (
+    hysteresis_positions,
     make_noise_market,
     make_ou_market,
     make_regime_market,
@@ -36,6 +37,15 @@ def test_ar5_recovers_the_ar1_coefficient_and_nothing_else():
     assert max(abs(value) for value in lags[1:]) < 0.03
     assert abs(intercept) < 1e-4
     assert rule.train_sharpe > 10.0
+
+
+def test_each_rule_trades_with_the_flat_band_fitted_on_its_training_bars():
+    market = make_regime_market(8000, phi=0.2, stay=0.98, seed=4)
+    rule = fit_rolling_autocorr(market.close[:4800], **OPTIONS)
+    assert rule.flat_band > 0.0  # a weak, fast-switching regime: flat where the rule's edge is small
+    np.testing.assert_array_equal(rule.positions(market.close, COST),
+                                  hysteresis_positions(rule.expected(market.close), COST, rule.flat_band))  # fmt: skip
+    assert np.mean(rule.positions(market.close, COST) == 0.0) > 0.05
 
 
 def test_rolling_rules_pick_the_sign_the_market_rewards():
