@@ -311,6 +311,8 @@ def _derived_entries(program: Program) -> dict[str, str]:
       (``main()`` unguarded — build helpers run as ``python generate_version.py`` — or ``print``);
     * pytest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py`` and every module under a
       ``tests``/``test`` directory at any depth (pandas keeps them in ``pandas/tests``) are tests;
+    * Sphinx's configuration: a ``conf.py`` outside any package under a ``doc``/``docs``/
+      ``documentation`` directory (``sphinx-build`` executes it);
     * a library: the package named like the distribution (``[project] name``, ``-`` → ``_``) is
       its API, so its public modules (no ``_``-prefixed part) are entry points; where that name is
       no top-level package (``pyqlib`` ships ``qlib``), the packages ``[tool.setuptools]
@@ -346,6 +348,9 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or any(part in ("tests", "test") for part in parts[:-1])
         ):
             found[name] = "test root"
+        elif filename == "conf.py" and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
+            # docs/conf.py, docs/source/conf.py: sphinx-build runs it by path, nothing imports it.
+            found[name] = "Sphinx configuration (a `conf.py` under a documentation directory, run by sphinx-build)"
         elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
             found[name] = "top-level script (runs a call at import)"
         elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
@@ -357,6 +362,12 @@ def _derived_entries(program: Program) -> dict[str, str]:
             top = name.split(".")[0]
             found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
+
+
+# Where Sphinx's sources live: a `conf.py` outside any package under one of them is its
+# configuration. (Read from the module's path alone, which the whole-program cache key covers: the
+# files beside it, `index.rst`, are not discovered.)
+_DOC_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
 
 
 def _listed_packages(program: Program) -> set[str]:
