@@ -311,16 +311,23 @@ def _derived_entries(program: Program) -> dict[str, str]:
       (``main()`` unguarded — build helpers run as ``python generate_version.py`` — or ``print``);
     * pytest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py`` and every module under a
       ``tests``/``test`` directory at any depth (pandas keeps them in ``pandas/tests``) are tests;
+    * Sphinx's configuration: a ``conf.py`` outside any package under a ``doc``/``docs``/
+      ``documentation`` directory (``sphinx-build`` executes it);
     * a library: the package named like the distribution (``[project] name``, ``-`` → ``_``) is
-      its API, so its public modules (no ``_``-prefixed part) are entry points.
+      its API, so its public modules (no ``_``-prefixed part) are entry points; where that name is
+      no top-level package (``pyqlib`` ships ``qlib``), the packages ``[tool.setuptools]
+      packages`` lists are; with no ``[project] name``, every top-level package that is not
+      tests, docs or examples.
     """
     found: dict[str, str] = {}
     project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
     distribution = str(project_table.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
-    # No [project] name (a setup.py build, a checked-out wheel): every top-level regular package
-    # that is not tests, docs or examples is the library's API.
+    # A [project] name that names no top-level package (`pyqlib` ships `qlib`): the packages
+    # `[tool.setuptools] packages` lists, if any (an application named unlike its package, with
+    # no such list, has no library API). No [project] name (a setup.py build, a checked-out
+    # wheel): every top-level regular package that is not tests, docs or examples is its API.
     libraries = (
-        {distribution}
+        ({distribution} if distribution in program.modules else _listed_packages(program) or {distribution})
         if distribution
         else {
             name for name, module in program.modules.items()
@@ -341,6 +348,9 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or any(part in ("tests", "test") for part in parts[:-1])
         ):
             found[name] = "test root"
+        elif filename == "conf.py" and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
+            # docs/conf.py, docs/source/conf.py: sphinx-build runs it by path, nothing imports it.
+            found[name] = "Sphinx configuration (a `conf.py` under a documentation directory, run by sphinx-build)"
         elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
             found[name] = "top-level script (runs a call at import)"
         elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
@@ -352,6 +362,27 @@ def _derived_entries(program: Program) -> dict[str, str]:
             top = name.split(".")[0]
             found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
+
+
+# Where Sphinx's sources live: a `conf.py` outside any package under one of them is its
+# configuration. (Read from the module's path alone, which the whole-program cache key covers: the
+# files beside it, `index.rst`, are not discovered.)
+_DOC_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
+
+
+def _listed_packages(program: Program) -> set[str]:
+    """The top-level project packages that ``[tool.setuptools] packages`` lists (a literal list of
+    dotted names: ``["qlib", "qlib.data"]`` gives ``qlib``); none when it is absent or a ``find``
+    table."""
+    pyproject = program.project.pyproject if isinstance(program.project.pyproject, dict) else {}
+    setuptools = pyproject.get("tool", {}).get("setuptools", {}) if isinstance(pyproject.get("tool"), dict) else {}
+    listed = setuptools.get("packages") if isinstance(setuptools, dict) else None
+    if not isinstance(listed, list):
+        return set()
+    return {
+        top for top in (str(name).split(".")[0] for name in listed)
+        if top in program.modules and program.modules[top].is_package
+    }
 
 
 def _config_entries(program: Program, derived: bool) -> dict[str, str]:

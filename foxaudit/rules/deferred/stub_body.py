@@ -141,6 +141,8 @@ class _FileNames:
     used_by_self: dict[str, set[str]] = field(default_factory=dict)
     # Names an `is` / `is not` of the file compares against (`fn is graph_break`).
     identities: set[str] = field(default_factory=set)
+    # class name → every member it defines, placeholder or not (an `@abstractmethod` declaration too).
+    declared: dict[str, set[str]] = field(default_factory=dict)
 
 
 # Nodes the file's walk hands FX902 besides functions: what its names are read from, so no
@@ -181,6 +183,7 @@ def _file_names(walked: _Walked) -> _FileNames:
         # class → its implemented methods, whose `self.` names are collected when first read
         implemented_methods: dict[str, list[tree_sitter.Node]] = {}
         methods_of: dict[str, list[tree_sitter.Node]] = {}
+        declared: dict[str, set[str]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         for definition in walked.classes:
             name = definition.child_by_field_name("name")
@@ -198,6 +201,7 @@ def _file_names(walked: _Walked) -> _FileNames:
             constants = answers.setdefault(class_name, {})
             implementing = implemented_methods.setdefault(class_name, [])
             methods = methods_of.setdefault(class_name, [])
+            defined = declared.setdefault(class_name, set())
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
                 if member is not None and member.type == "function_definition":
@@ -205,6 +209,7 @@ def _file_names(walked: _Walked) -> _FileNames:
                     member_name = member.child_by_field_name("name")
                     if member_name is None:
                         continue
+                    defined.add(member_name.text.decode())
                     if placeholder_body(member) is None:
                         members.add(member_name.text.decode())
                         implementing.append(member)
@@ -236,7 +241,7 @@ def _file_names(walked: _Walked) -> _FileNames:
                       if any(child.type in ("is", "is not") for child in comparison.children)
                       for operand in comparison.named_children if operand.type == "identifier"}
         state = walked.names = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
-                                             _UsedBySelf(implemented_methods), identities)
+                                             _UsedBySelf(implemented_methods), identities, declared)
     return state
 
 
@@ -514,6 +519,9 @@ def _calls_through_self(program: Program, class_key: str, method: str) -> bool:
 
 
 _EMPTY = frozenset({"`pass`", "`...`", DOCSTRING})
+# The confirm fact of an abstract class's empty method (B027): the whole program looks for a base
+# that declares it.
+_ABSTRACT_EMPTY = "abstract-empty"
 
 
 def _is_empty(placeholder: str) -> bool:
@@ -1057,7 +1065,9 @@ class StubBody(Rule):
     placeholder is its answer to an implemented method (nothing to do here, not supported by this
     subclass, a constant result: `LegacyVersion.release` is None where `Version` computes it;
     an empty method (`pass`, `...`, a docstring) of an abstract base class — `abc.ABC` or
-    `metaclass=ABCMeta` — is still reported, as flake8-bugbear's B027 reports it; a class nested
+    `metaclass=ABCMeta` — is still reported, as flake8-bugbear's B027 reports it, unless a base
+    above its class declares the method (abstract or not: the empty body is then the class's
+    answer to an inherited member, not a forgotten `@abstractmethod`); a class nested
     in a class belongs to the family of the same-named nested class of each class
     related to its outer one: `CudaInterface.Worker` overrides `DeviceInterface.Worker`).
     Bases (`Base`, `mod.Base`, `Base[T]`) and subclasses are resolved through imports across files
@@ -1204,6 +1214,12 @@ class StubBody(Rule):
                 "        raise NotImplementedError\n"),
         Example("from abc import abstractmethod, ABC\n\nclass Env(ABC):\n    @property\n    @abstractmethod\n"
                 "    def size(self) -> int:\n        ...\n"),
+        # An abstract class's empty method that answers a member its base declares (B027 is about a
+        # declaration): the feed has no index to fetch, and still leaves `symbols` abstract.
+        Example("import abc\n\nclass Feed(abc.ABC):\n    def run(self):\n        self.fetch_index()\n\n"
+                "    @abc.abstractmethod\n    def fetch_index(self):\n        raise NotImplementedError\n\n\n"
+                "class LocalFeed(Feed, abc.ABC):\n    def fetch_index(self):\n        pass\n\n"
+                "    @abc.abstractmethod\n    def symbols(self):\n        raise NotImplementedError\n"),
         Example("from typing import overload\n\n@overload\ndef get(key: int) -> int: ...\n@overload\n"
                 "def get(key: str) -> str: ...\ndef get(key):\n    return table[key]\n"),
         Example("import typing\n\n@typing.overload\ndef get(key: int) -> int: ...\n"),
@@ -1474,6 +1490,11 @@ class StubBody(Rule):
         # An empty method of an abstract base class is one whatever its subclasses do (B027).
         Example("from abc import ABC\n\nclass Plot(ABC):\n    def legend(self, ax):\n        pass\n\n"
                 "class Line(Plot):\n    def legend(self, ax):\n        ax.legend()\n", expect=1),
+        # ... and an abstract subclass's empty method that no base above it declares (its base does not
+        # make it an override).
+        Example("import abc\n\nclass Feed(abc.ABC):\n    @abc.abstractmethod\n    def fetch_index(self):\n"
+                "        raise NotImplementedError\n\n\nclass LocalFeed(Feed, abc.ABC):\n    def flush(self):\n"
+                "        pass\n", expect=1),
         # A hook no subclass implements is a stub: here the subclass's override is a stub too.
         Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Noop(Op):\n"
                 "    def other(self):\n        return 1\n", expect=1),
@@ -1670,8 +1691,16 @@ class StubBody(Rule):
         abstract = _is_abstract_base(owner, names)
         if abstract and _is_empty(placeholder):
             # An empty method of an abstract base class is reported whatever its subclasses do, as
-            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark.
-            return ()
+            # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark —
+            # unless a base above it declares the method (abstract or not): then it is this class's
+            # answer to an inherited member (`pass` for "nothing to download here"), not a declaration.
+            owner_name = owner.child_by_field_name("name")
+            klass = owner_name.text.decode() if owner_name is not None else ""
+            if any(label in names.declared.get(ancestor, ()) or label in names.implemented.get(ancestor, ())
+                   for ancestor in _file_ancestors(klass, names)):
+                return None
+            # Its bases may live in other files: the whole program decides.
+            return (_qualified_name(owner), label, constant_answer(node), _ABSTRACT_EMPTY)
         if not options.unmarked_methods and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner):
             return None  # a method's `pass`/constant is its class's answer unless something says the work is pending
         owner_name = owner.child_by_field_name("name")
@@ -1709,6 +1738,11 @@ class StubBody(Rule):
         class_key = function_key(module.name, class_name) if module is not None else ""
         if class_key not in program.classes:
             return True
+        if called == _ABSTRACT_EMPTY:
+            # An abstract class's empty method stands unless a base above it declares the method.
+            return not any(f"{ancestor}.{method}" in program.functions
+                           or (ancestor in program.classes and method in program.classes[ancestor][1].attributes)
+                           for ancestor in _program_ancestors(program, class_key))
         if (called or _calls_through_self(program, class_key, method)) and program.subclasses(class_key):
             return False  # a step the class calls, in a class that has subclasses: a template method's hook
         if any(_calls_through_self(program, ancestor, method) for ancestor in _program_ancestors(program, class_key)):

@@ -23,12 +23,15 @@ class OrphanModule(AnalysisRule):
 
     With no entry-point key configured, the entry points are derived the way ML repositories run
     code: scripts run by path (a file outside any package that runs a call at import) or with a
-    module-level command line (`argparse`, `tyro.cli`, `fire.Fire`), pytest's test files, and the
-    public modules of the distribution (`[project] name`, or every top-level package when there is
-    none). An import the source roots cannot resolve is resolved against the importer's own and
-    enclosing directories (the script's directory is on `sys.path`) and against literal
-    `sys.path.append(...)` directories; `.pyx` files' imports count. `import_module(f"pkg.{x}")`
-    gives one note for the modules only it may load, not an orphan each; so do a relative name
+    module-level command line (`argparse`, `tyro.cli`, `fire.Fire`), pytest's test files, Sphinx's
+    `conf.py` outside any package under `doc`/`docs`/`documentation` (`sphinx-build` runs it), and
+    the public modules of the distribution (the package `[project] name` names; where it names no
+    top-level package, as `pyqlib` ships `qlib`, the packages `[tool.setuptools] packages` lists;
+    with no name, every top-level package but tests, docs and examples). An import the source
+    roots cannot resolve is resolved against the importer's own and enclosing directories (the
+    script's directory is on `sys.path`) and against literal `sys.path.append(...)` directories;
+    `.pyx` files' imports count. `import_module(f"pkg.{x}")` gives one note for the modules only
+    it may load, not an orphan each; so do a relative name
     anchored at a package (`import_module(f".{x}", package=pkg.__name__)`, `__import__(name,
     globals(), locals(), [], 1)` over a glob of the directory) and a helper that imports under its
     parameter (`import_module(f"{mod.__name__}.{file}")`), noted at each call that names the
@@ -99,6 +102,20 @@ class OrphanModule(AnalysisRule):
             "lab/models/layers.py": "def dense(width):\n    return [0.0] * width\n",
         }, note="A YAML `_target_` names `lab.models.mlp` (resolved beside the file's directories); what it imports is"
                 " reached too, and `torch.optim.SGD` names no project module."),
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "pyshop"\nversion = "0"\n\n[tool.setuptools]\npackages = ["shop"]\n',
+            "shop/__init__.py": "",
+            "shop/prices.py": "def total(values):\n    return sum(values)\n",
+            "shop/report/__init__.py": "",
+            "shop/report/table.py": "from shop.prices import total\n\n\ndef table(values):\n    return [total(values)]\n",
+        }, note="The distribution `pyshop` ships the package `shop` (`[tool.setuptools] packages`): its public modules"
+                " are the library's API, though nothing in the tree imports `shop.report.table`."),
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n',
+            "shop/__init__.py": "",
+            "docs/index.rst": "Shop\n====\n",
+            "docs/conf.py": "project = 'shop'\nextensions = ['sphinx.ext.autodoc']\n",
+        }, note="`docs/conf.py` is Sphinx's configuration: `sphinx-build` runs it by path."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({

@@ -235,3 +235,45 @@ def test_a_backend_module_answers_what_its_parallel_modules_implement(project, t
     root = project({"pkg/__init__.py": "", "pkg/cuda/__init__.py": cuda, "pkg/mtia/__init__.py": mtia,
                     "pkg/utils.py": utils})
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/mtia/__init__.py", 5), ("pkg/utils.py", 1)]
+
+
+FEED = """\
+import abc
+
+
+class Feed(abc.ABC):
+    def run(self):
+        self.fetch_index()
+
+    @abc.abstractmethod
+    def fetch_index(self):
+        raise NotImplementedError
+"""
+
+LOCAL_FEED = """\
+import abc
+
+from pkg.feed import Feed
+
+
+class LocalFeed(Feed, abc.ABC):
+    def fetch_index(self):
+        pass
+
+    def flush(self):
+        pass
+
+    @abc.abstractmethod
+    def symbols(self):
+        raise NotImplementedError
+"""
+
+
+def test_an_abstract_class_answering_a_base_declared_in_another_file_is_no_b027(project, tmp_path):
+    """An abstract class's empty method (B027) stands unless a base above it, in any file, declares
+    the method: `fetch_index` answers `Feed`'s abstract one, `flush` declares a new empty member."""
+    root = project({"pkg/__init__.py": "", "pkg/feed.py": FEED, "pkg/local.py": LOCAL_FEED})
+    for options in ({}, {"unmarked-methods": True}):
+        settings = resolve(Settings(root=root, select=("FX902",), rules={"FX902": options}))
+        result = check(settings, cache_dir=tmp_path / f"c{len(options)}")
+        assert _stubs(result) == [("pkg/local.py", 10)]
