@@ -87,6 +87,11 @@ SEED_FLOOR = 0.60
 SEEDS_AT_FLOOR = 0.80  # "4 of 5 seeds"
 RESULT_FILENAME = "result.json"
 SUITE_FILENAME = "suite.json"
+# What the cells' oracle and baselines are: "flat_band" since session 34 (each goes flat where its
+# edge is inside a band fitted on the training bars, trainer.data.synthetic.fit_flat_band); a
+# result.json without the key was scored against the plain rule ("plain"), 7–16 % weaker on the
+# default markets. --compare refuses to pair cells of different yardsticks.
+YARDSTICK = "flat_band"
 REFERENCES_FILENAME = "references.json"  # --references-only: oracle and baselines, nothing trained
 WINDOWS = ("train", "validation", "test")
 BOOTSTRAP_RESAMPLES = 10_000
@@ -328,6 +333,7 @@ def run_cell(market_name: str, seed: int, options: SuiteOptions) -> dict[str, An
         "oracle": scores["oracle"],
         "baselines": scores["baselines"],
         "best_baseline": best,
+        "yardstick": YARDSTICK,
         "agent_over_oracle": ratio(agent_sharpe, scores["oracle"]["sharpe_ratio"]),
         "agent_over_baseline": ratio(agent_sharpe, scores["baselines"][best]["sharpe_ratio"]),
         "cost_of_agent_trades": (config.env.fee_rate + config.env.slippage) * (agent.get("turnover") or 0.0) * expected_periods,
@@ -636,6 +642,13 @@ def compare(base_dirs: str, other_dirs: str) -> int:
     """``--compare``: the paired table of two arms (nothing is trained)."""
     base = load_cells([d for d in base_dirs.split(",") if d])
     other = load_cells([d for d in other_dirs.split(",") if d])
+    yardsticks = {cell.get("yardstick", "plain") for cell in (*base.values(), *other.values())}
+    if len(yardsticks) > 1:  # a ratio to a weaker oracle is not comparable with one to a stronger
+        counts = ", ".join(f"{name} ({sum(cell.get('yardstick', 'plain') == name for cell in (*base.values(), *other.values()))} cells)"
+                           for name in sorted(yardsticks))  # fmt: skip
+        raise UserError("the cells were scored against different oracles and baselines", got=counts,
+                        expected=f"every cell of both arms scored by one version of the suite (now {YARDSTICK!r})",
+                        hint="re-run the older arm's cells with this suite (delete their directories), or compare arms of one version")  # fmt: skip
     names = sorted({name for name, _ in (*base, *other)}, key=lambda name: (list(MARKETS).index(market_kind(name)), name))
     comparisons = [c for name in names if (c := paired_comparison(base, other, name)) is not None]
     if not comparisons:

@@ -194,6 +194,7 @@ def test_the_agent_learns_two_markets_of_the_suite(suite, tmp_path):
         assert cell["agent"]["n_periods"] == cell["oracle"]["n_periods"]  # the same test bars
         assert len(cell["learning_curve"]) == 2
         assert cell["selection_reported"]
+        assert cell["yardstick"] == suite.YARDSTICK  # scored against the oracle with its fitted flat band
     assert ar1["agent_over_oracle"] >= 0.5, ar1
     assert ou["agent_over_oracle"] >= 0.35, ou
 
@@ -305,6 +306,7 @@ def test_comparison_mistakes_are_one_line_errors(suite, tmp_path, capsys):
     arm = _write_arm(suite, tmp_path / "arm", [dict(_cell("ou", 0.8), seed=1)])
     twin = _write_arm(suite, tmp_path / "twin", [dict(_cell("ou", 0.9), seed=1)])
     other_market = _write_arm(suite, tmp_path / "ar1", [dict(_cell("ar1", 0.9), seed=1)])
+    current = _write_arm(suite, tmp_path / "current", [dict(_cell("ou", 0.7), seed=1, yardstick=suite.YARDSTICK)])
     broken = tmp_path / "broken" / "ou-seed2"
     broken.mkdir(parents=True)
     (broken / suite.RESULT_FILENAME).write_text("{not json")
@@ -313,6 +315,8 @@ def test_comparison_mistakes_are_one_line_errors(suite, tmp_path, capsys):
         (f"{arm},{twin}", str(arm)): "one cell twice in one arm (ou seed 1 in",
         (str(tmp_path / "broken"), str(arm)): "unreadable suite cell (",
         (str(arm), str(other_market)): "the two arms share no cell (1 and 1 cells vs the same market and seed in both)",
+        # a cell scored before session 34 (no key: the plain oracle) against one scored by this suite
+        (str(arm), str(current)): "the cells were scored against different oracles and baselines (flat_band (1 cells), plain (1 cells)",
     }
     for (base, other), message in cases.items():
         with pytest.raises(SystemExit) as stopped:
