@@ -11,9 +11,9 @@
 The rolling rules choose their window w and sign s by the Sharpe ratio on the training bars. Every
 rule trades through :func:`trainer.data.synthetic.hysteresis_positions`, the same cost band as the
 oracles, with a flat band chosen on the training bars as the oracles' is
-(:func:`trainer.data.synthetic.fit_flat_band`). Every ``fit_*`` receives the training closes and nothing else, so it cannot read a later
-bar; :meth:`FittedRule.positions` then applies the fitted rule causally (bar t from bars ≤ t) to
-any series.
+(:func:`trainer.data.synthetic.fit_flat_band`). Every ``fit_*`` receives the training closes and
+nothing else, so it cannot read a later bar; :meth:`FittedRule.positions` then applies the fitted
+rule causally (bar t from bars ≤ t) to any series.
 """
 
 from __future__ import annotations
