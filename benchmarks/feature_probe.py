@@ -5,8 +5,8 @@ same train | validation | test split of the default config, the same costs) this
 training bars only, an ordinary least-squares regression of each bar's next log return on the
 trainer's own feature row of that bar (``trainer.train.loop.prepare_market``: every column the
 network sees at the current bar, nothing from the window before it), then trades the sign of the
-forecast through the oracle's cost hysteresis and scores it on the agent's test bars with the
-trainer's backtester. Nothing is trained by RL: the number says what a *linear* policy on the
+forecast through the oracle's cost hysteresis (with its flat band fitted on the training bars, as the
+oracle's is) and scores it on the agent's test bars with the trainer's backtester. Nothing is trained by RL: the number says what a *linear* policy on the
 agent's inputs can reach, so an agent far below it fails to learn, not to see.
 
     python benchmarks/feature_probe.py                      # 5 markets × 5 seeds, ≈ 1 min of CPU
@@ -36,7 +36,7 @@ from learning_suite import (  # noqa: E402 — the suite's markets, config and s
     suite_config,
 )
 
-from trainer.data.synthetic import hysteresis_positions, write_market_csv  # noqa: E402
+from trainer.data.synthetic import fit_flat_band, hysteresis_positions, write_market_csv  # noqa: E402
 from trainer.train.loop import prepare_market, run_splits  # noqa: E402
 
 
@@ -64,7 +64,8 @@ def probe_cell(market_name: str, seed: int, workdir: Path) -> dict[str, float]:
     window = scored_bars((split.test.start, split.test.stop))
     costs = {"fee_rate": config.env.fee_rate, "slippage": config.env.slippage, "init_cash": config.env.init_cash,
                "periods_per_year": config.data.periods_per_year}  # fmt: skip
-    linear = score_positions(close[window], hysteresis_positions(forecast, cost)[window], **costs)
+    band = fit_flat_band(close[split.train], forecast[split.train], cost)  # as the oracle and the baselines fit theirs
+    linear = score_positions(close[window], hysteresis_positions(forecast, cost, band)[window], **costs)
     references = score_strategies(market, {"train": (split.train.start, split.train.stop),
                                            "test": (split.test.start, split.test.stop)}, config)  # fmt: skip
     return {"linear": linear["sharpe_ratio"], "oracle": references["oracle"]["sharpe_ratio"]}
