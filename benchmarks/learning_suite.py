@@ -47,6 +47,7 @@ import math
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -642,10 +643,9 @@ def compare(base_dirs: str, other_dirs: str) -> int:
     """``--compare``: the paired table of two arms (nothing is trained)."""
     base = load_cells([d for d in base_dirs.split(",") if d])
     other = load_cells([d for d in other_dirs.split(",") if d])
-    yardsticks = {cell.get("yardstick", "plain") for cell in (*base.values(), *other.values())}
+    yardsticks = Counter(cell.get("yardstick", "plain") for cell in (*base.values(), *other.values()))
     if len(yardsticks) > 1:  # a ratio to a weaker oracle is not comparable with one to a stronger
-        counts = ", ".join(f"{name} ({sum(cell.get('yardstick', 'plain') == name for cell in (*base.values(), *other.values()))} cells)"
-                           for name in sorted(yardsticks))  # fmt: skip
+        counts = ", ".join(f"{name} ({count} cells)" for name, count in sorted(yardsticks.items()))
         raise UserError("the cells were scored against different oracles and baselines", got=counts,
                         expected=f"every cell of both arms scored by one version of the suite (now {YARDSTICK!r})",
                         hint="re-run the older arm's cells with this suite (delete their directories), or compare arms of one version")  # fmt: skip
