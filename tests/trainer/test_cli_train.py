@@ -70,8 +70,11 @@ def test_train_writes_every_output(tmp_path, tiny_toml, capsys):
     assert set(records[-1]["actions"]) == {"direction", "magnitude", "order_type", "urgency"}
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics) == {"agent", "buy_and_hold", "flat", "validation", "selection", "splits", "source", "data_sha256", "bands",
-                            "linear_forecast"}  # fmt: skip
+                            "linear_forecast", "flat_margin"}  # fmt: skip
     assert metrics["linear_forecast"]["active"] is False  # EURUSD's bars: no linear edge survives the check
+    choice = metrics["flat_margin"]  # run.flat_margin: chosen on validation, margin 0 always a candidate
+    scores = [candidate["validation"] for candidate in choice["candidates"]]
+    assert choice["candidates"][0]["margin"] == 0.0 and choice["margin"] == choice["candidates"][scores.index(max(scores))]["margin"]
     assert metrics["bands"]["applied"] is False and len(metrics["data_sha256"]) == 64
     assert "env.n_envs (8 vs 64)" in metrics["bands"]["differences"]
     for block in (metrics, metrics["validation"]):  # the test window, and the validation window beside it

@@ -121,11 +121,13 @@ def test_a_stored_config_that_lacks_a_key_added_since_reads_the_value_runs_had_b
     """A config a run wrote holds every key its trainer knew: one without run.policy_mirror was
     written before the mirror-averaged policy existed, and its run acted plainly — resuming it or
     evaluating its checkpoints must too. A user's config without the key gets today's default."""
-    assert KEYS_ADDED_SINCE == {"run.policy_mirror": False} and TrainConfig().run.policy_mirror is True
+    assert KEYS_ADDED_SINCE == {"run.policy_mirror": False, "run.flat_margin": False}
+    assert TrainConfig().run.policy_mirror is True and TrainConfig().run.flat_margin is True
     older = TrainConfig().to_dict()
-    del older["run"]["policy_mirror"]
+    del older["run"]["policy_mirror"], older["run"]["flat_margin"]
     assert config_from_mapping(older, stored=True).run.policy_mirror is False
-    assert config_from_mapping(older).run.policy_mirror is True
+    assert config_from_mapping(older, stored=True).run.flat_margin is False  # its test acted without a margin
+    assert config_from_mapping(older).run.policy_mirror is True and config_from_mapping(older).run.flat_margin is True
     written = TrainConfig().replace(run={"policy_mirror": True}).to_dict()
     assert config_from_mapping(written, stored=True).run.policy_mirror is True  # a stored value is kept
     path = tmp_path / "config.toml"

@@ -319,6 +319,15 @@ def read_manifest(manifest_path: str | Path) -> dict[str, Any]:
     return manifest
 
 
+def annotate_manifest(manifest_path: str | Path, key: str, value: Any) -> None:
+    """Record ``value`` under ``extra[key]`` of a written checkpoint's manifest (atomically; its
+    tensors untouched) — what a run decides about a checkpoint after writing it, such as the flat
+    margin chosen for the selected epoch (``trainer.train.flat_margin``)."""
+    manifest = read_manifest(manifest_path)
+    manifest.setdefault("extra", {})[key] = value
+    write_bytes_atomic(Path(manifest_path), (json.dumps(manifest, indent=2) + "\n").encode())
+
+
 def load_checkpoint(state: TrainerState, manifest_path: str | Path, only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Restore every tensor and host counter of ``state``; returns the manifest.
 

@@ -24,6 +24,7 @@ from trainer.data.forecast import LinearForecast
 from trainer.eval.backtest import backtest_report
 from trainer.files import write_text_atomic
 from trainer.train.checkpoint import load_checkpoint, read_manifest
+from trainer.train.flat_margin import recorded_margin
 from trainer.train.host import prepare_cpu_process
 from trainer.train.loop import CHECKPOINT_DIRNAME, METRICS_FILENAME, PLOTS_DIRNAME, PreparedMarket, prepare_market, resolve_device, run_splits
 from trainer.train.rundir import checkpoint_manifest
@@ -73,13 +74,15 @@ def evaluate_checkpoint(
     step = TrainStep(state)
     only = manifest.get("only")  # a selected-epoch checkpoint holds only what a backtest needs
     load_checkpoint(state, manifest_path, only=tuple(only) if only else None)
-    (curves,) = validation_curves(state, step, market.close, market.spread, [window])
+    margin = recorded_margin(manifest.get("extra", {}))  # a run's best.json: the flat margin its test acted with
+    (curves,) = validation_curves(state, step, market.close, market.spread, [window], [margin])
     report = backtest_report(curves["agent"], curves["buy_and_hold"], curves["flat"], market.periods_per_year)
     out = Path(out_dir)
     write_text_atomic(out / METRICS_FILENAME, json.dumps(report, indent=2, allow_nan=False) + "\n")
     described = {
         "checkpoint": str(manifest_path), "steps_done": int(manifest["steps_done"]), "data": market.source,
         "window": [window.start, window.stop], "device": torch_device.type, "periods_per_year": market.periods_per_year,
+        "flat_margin": margin,
     }  # fmt: skip
     write_text_atomic(out / EVAL_FILENAME, json.dumps(described, indent=2) + "\n")
     if make_plots:

@@ -66,9 +66,11 @@ from trainer.train.checkpoint import (
     CHECKPOINT_PREFIX,
     MANIFEST_SUFFIX,
     CheckpointWriter,
+    annotate_manifest,
     latest_checkpoint,
     load_checkpoint,
 )
+from trainer.train.flat_margin import FlatMarginChoice, MarginCandidate, choose_margin, margin_candidates
 from trainer.train.grad_diag import component_grad_norms, grad_norm_section, optional_components
 from trainer.train.graph import StepRunner, pin_cublas_workspace
 from trainer.train.host import prepare_cpu_process
@@ -256,11 +258,12 @@ def start_split(config: TrainConfig, market: PreparedMarket, split: Split, devic
 
 
 def evaluate(
-    run: SplitRun, market: PreparedMarket, windows: list[slice]
+    run: SplitRun, market: PreparedMarket, windows: list[slice], margins: list[float] | None = None
 ) -> list[tuple[dict[str, Any], dict[str, EquityCurve]]]:
     """Greedy backtests of the current network on each window (one batched rollout where the windows
-    are equally long), each with buy-and-hold and flat on the same bars."""
-    curves = run.rollouts.validation_curves(market.close, market.spread, windows)
+    are equally long; window i with flat margin ``margins[i]``, 0 by default), each with buy-and-hold
+    and flat on the same bars."""
+    curves = run.rollouts.validation_curves(market.close, market.spread, windows, margins)
     return [
         (backtest_report(c["agent"], c["buy_and_hold"], c["flat"], market.periods_per_year), c) for c in curves
     ]
@@ -622,17 +625,33 @@ class AgentTraining:
                                    best_only=SELECTED_TENSORS)  # fmt: skip
         return losses, validation, manifest_path
 
+    def choose_flat_margin(self) -> FlatMarginChoice:
+        """The selected network's flat margin, chosen on the validation window (``trainer.train.flat_margin``):
+        one rollout as it is records its direction gaps, one batched rollout scores every candidate."""
+        validation = self.split.validation
+        ((plain, curves),) = evaluate(self.run, self.market, [validation])
+        if not np.any(curves["agent"].units != 0.0):  # never held a position: a margin can only keep it flat
+            return choose_margin([MarginCandidate(0.0, 0.0)], [plain], [1.0], self.config.run.select)
+        candidates = margin_candidates(self.run.rollouts.direction_gaps(0))
+        scored = evaluate(self.run, self.market, [validation] * len(candidates), [c.margin for c in candidates])
+        flat_shares = [float(np.mean(curves["agent"].units == 0.0)) for _, curves in scored]
+        return choose_margin(candidates, [report for report, _ in scored], flat_shares, self.config.run.select)
+
     def finish(self, make_plots: bool) -> SplitResult:
         """The one test backtest, of the selected epoch's network and ISV; writes metrics.json and plots."""
         state, config, split, market = self.state, self.config, self.split, self.market
         best = self.checkpoints / f"{BEST_CHECKPOINT}{MANIFEST_SUFFIX}"
         if best.exists():
             load_checkpoint(state, best, only=SELECTED_TENSORS)
-        ((report, curves),) = evaluate(self.run, market, [split.test])
+        margin = self.choose_flat_margin() if config.run.flat_margin else None
+        if margin is not None and best.exists():  # `trainer eval` of best.json acts with it too
+            annotate_manifest(best, "flat_margin", margin.to_dict())
+        ((report, curves),) = evaluate(self.run, market, [split.test], [0.0 if margin is None else margin.margin])
         metrics = {
             **report,
             "validation": self.selection.best_report,
             "selection": self.selection.summary(stopped_early=self.selection.should_stop and state.steps_done < self.total_steps),
+            "flat_margin": None if margin is None else margin.to_dict(),
             "splits": split.to_dict(),
             "source": market.source,
             "data_sha256": market.source_sha256,

@@ -63,6 +63,7 @@ from trainer.model.network import (
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
+from trainer.train.flat_margin import with_flat_margin
 from trainer.train.mirror import (
     direction_swap,
     feature_signs,
@@ -405,22 +406,30 @@ class TrainStep:
             log_probs = state.online(windows, portfolio)  # [M, D, A, N]
             return greedy_actions(log_probs, state.supports(), state.online.action_mask)
 
-    def backtest_greedy(self, windows: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
-        """The greedy choice a backtest acts with (validation, the training-window backtest, the test
-        split, ``trainer eval``): ``greedy``, or with ``run.policy_mirror`` the choice by the mean of
-        the state's and its mirror image's Q-values (``trainer.train.mirror``; one forward pass of
-        both) — [M, K, F], [M, P] → int64 [M, N_BRANCHES]. Training acts with ``greedy`` either way."""
+    def backtest_values(self, windows: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
+        """The Q-values a backtest chooses by (validation, the training-window backtest, the test
+        split, ``trainer eval``): each action's expected value, or with ``run.policy_mirror`` the mean
+        of the state's and its mirror image's (``trainer.train.mirror``; one forward pass of both) —
+        [M, K, F], [M, P] → [M, D, A], padded actions included (mask them before an argmax)."""
         state = self.state
-        if not state.config.run.policy_mirror:
-            return self.greedy(windows, portfolio)
-        rows = windows.shape[0]
         with torch.no_grad():
+            if not state.config.run.policy_mirror:
+                return expected_values(state.online(windows, portfolio).exp(), state.supports())  # [M, D, A]
+            rows = windows.shape[0]
             log_probs = state.online(
                 torch.cat((windows, windows * state.mirror_features)), torch.cat((portfolio, portfolio * state.mirror_portfolio))
             )  # [2M, D, A, N]: the states, then their mirror images
             values = expected_values(log_probs.exp(), state.supports())  # [2M, D, A]
-            averaged = mirror_averaged_values(values[:rows], values[rows:], self.direction_swap)  # [M, D, A]
-            return masked_values(averaged, state.online.action_mask).argmax(-1)
+            return mirror_averaged_values(values[:rows], values[rows:], self.direction_swap)  # [M, D, A]
+
+    def backtest_greedy(self, windows: torch.Tensor, portfolio: torch.Tensor, flat_margin: torch.Tensor | None = None) -> torch.Tensor:
+        """The greedy choice a backtest acts with: each branch's argmax of ``backtest_values``, FLAT's
+        value first raised by ``flat_margin`` [M] when given (``trainer.train.flat_margin``) —
+        [M, K, F], [M, P] → int64 [M, N_BRANCHES]. Training acts with ``greedy`` either way."""
+        values = self.backtest_values(windows, portfolio)  # [M, D, A]
+        if flat_margin is not None:
+            values = with_flat_margin(values, flat_margin)
+        return masked_values(values, self.state.online.action_mask).argmax(-1)
 
     def act(self, bar: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
         """ε-greedy per env (ε from the ISV; one coin per env, uniform random sub-actions)."""

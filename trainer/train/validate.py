@@ -54,6 +54,8 @@ from trainer.layout import (
 )
 from trainer.markers import hot_path
 from trainer.ops.rng import new_counter
+from trainer.model.network import masked_values
+from trainer.train.flat_margin import direction_gap, with_flat_margin
 from trainer.train.graph import capture_graph, run_on_side_stream
 from trainer.train.step import TrainerState, TrainStep
 
@@ -79,6 +81,7 @@ class RolloutTrace:
     equity: np.ndarray  # [n − 2, W] f64: portfolio value at close_{t+1}
     units: np.ndarray  # [n − 2, W] f64: position held over period t
     actions: np.ndarray  # [n − 2, W, N_BRANCHES] int64: the greedy sub-actions taken at bar t
+    gaps: np.ndarray  # [n − 2, W] f64: the direction gap at bar t (trainer.train.flat_margin.direction_gap)
 
 
 class WindowRollout:
@@ -124,6 +127,9 @@ class WindowRollout:
         self.equity = torch.zeros(self.n_steps, n_windows, device=device)  # [n − 2, W] value at close_{t+1}
         self.units = torch.zeros(self.n_steps, n_windows, device=device)  # [n − 2, W] position over period t
         self.actions = torch.zeros(self.n_steps, n_windows, N_BRANCHES, dtype=torch.int64, device=device)  # [n − 2, W, D]
+        self.gaps = torch.zeros(self.n_steps, n_windows, device=device)  # [n − 2, W] best position less FLAT
+        self.margins = torch.zeros(n_windows, device=device)  # [W] each window's flat margin (begin() writes it)
+        self.last_trace: RolloutTrace | None = None  # what the last read() returned
         self.graph: torch.cuda.CUDAGraph | None = None
         self.warmup_done = 0  # eager bars taken so far on the side stream (capture once WARMUP_BARS)
         self.bars_done = 0  # bars walked by the current run (host count: the cursor's twin)
@@ -135,19 +141,22 @@ class WindowRollout:
             else None
         )
 
-    def run(self, starts: list[int]) -> RolloutTrace:
-        """Walk the windows starting at env bars ``starts`` (one per env) and read the record back."""
-        self.begin(starts)
+    def run(self, starts: list[int], margins: list[float] | None = None) -> RolloutTrace:
+        """Walk the windows starting at env bars ``starts`` (one per env; each with its flat margin,
+        0 by default) and read the record back."""
+        self.begin(starts, margins)
         self.advance(self.n_steps)
         return self.read()
 
-    def begin(self, starts: list[int]) -> None:
+    def begin(self, starts: list[int], margins: list[float] | None = None) -> None:
         """Rewind: the training state's current ISV (episode length 0), the RNG counter at 0, fresh
-        portfolios at ``starts`` — what a newly built env holds — and the cursor at bar 0."""
-        if len(starts) != self.n_windows:
+        portfolios at ``starts`` — what a newly built env holds — each window's flat margin
+        (``trainer.train.flat_margin``; 0 by default) and the cursor at bar 0."""
+        margins = [0.0] * len(starts) if margins is None else margins
+        if len(starts) != self.n_windows or len(margins) != self.n_windows:
             raise ValueError(
-                f"rollout starts do not match its environments ({len(starts)} vs {self.n_windows}) — hint: "
-                f"pass one start per window"
+                f"rollout starts or margins do not match its environments ({len(starts)} starts, {len(margins)} "
+                f"margins vs {self.n_windows}) — hint: pass one start and one margin per window"
             )
         if self._walked is not None:
             self._walked.synchronize()  # the last run's bars read the ISV copy refilled below
@@ -158,6 +167,7 @@ class WindowRollout:
         start_bars = torch.tensor(starts, dtype=torch.float32, device=state.device)
         env.ps[:, PS_BAR_INDEX] = start_bars
         env.ps[:, PS_EPISODE_START] = start_bars
+        self.margins.copy_(torch.tensor(margins, dtype=torch.float32))  # the captured bar reads this buffer
         self.cursor.zero_()
         self.bars_done = 0
         state.isv_local.copy_(state.isv.tensor)  # the atom support of the greedy choice
@@ -221,33 +231,38 @@ class WindowRollout:
 
     @hot_path
     def bar(self) -> None:
-        """One bar of every window: the greedy choice at the env's own bar, the env step, the record
-        written at the cursor's row, the cursor advanced. Capture-safe: no host read, no allocation
-        that outlives it, no Python value that changes from bar to bar."""
+        """One bar of every window: the greedy choice at the env's own bar (FLAT raised by the window's
+        margin), the env step, the record written at the cursor's row, the cursor advanced.
+        Capture-safe: no host read, no allocation that outlives it, no Python value that changes
+        from bar to bar."""
         env = self.env
         bar = env.bar_index()  # [W]
         windows = self.state.gather_windows(bar, self.feature_offset)  # [W, K, F]
-        chosen = self.step.backtest_greedy(windows, env.portfolio_inputs())  # [W, D]
+        values = self.step.backtest_values(windows, env.portfolio_inputs())  # [W, D, A]
+        chosen = masked_values(with_flat_margin(values, self.margins), self.state.online.action_mask).argmax(-1)  # [W, D]
         env.step((chosen * self.strides).sum(-1).to(torch.int32))
         row = self.cursor  # [1] int64
         self.equity.index_copy_(0, row, env.ps[:, PS_PORTFOLIO_VALUE].unsqueeze(0))
         self.units.index_copy_(0, row, env.ps[:, PS_POSITION].unsqueeze(0))
         self.actions.index_copy_(0, row, chosen.unsqueeze(0))
+        self.gaps.index_copy_(0, row, direction_gap(values).unsqueeze(0))
         self.cursor.add_(1)
 
     def read(self) -> RolloutTrace:
         """The record of the bars walked, in one host read (the rollout waits for the device once)."""
         n, windows = self.bars_done, self.n_windows
-        # f32 values and small action indices are exact in f64: one transfer carries all three.
+        # f32 values and small action indices are exact in f64: one transfer carries all four.
         packed = torch.cat((self.equity[:n].reshape(-1).double(), self.units[:n].reshape(-1).double(),
-                            self.actions[:n].reshape(-1).double()))  # fmt: skip
+                            self.gaps[:n].reshape(-1).double(), self.actions[:n].reshape(-1).double()))  # fmt: skip
         host = packed.cpu().numpy()
         cells = n * windows
-        return RolloutTrace(
+        self.last_trace = RolloutTrace(
             equity=host[:cells].reshape(n, windows),
             units=host[cells : 2 * cells].reshape(n, windows),
-            actions=host[2 * cells :].reshape(n, windows, N_BRANCHES).astype(np.int64),
+            actions=host[3 * cells :].reshape(n, windows, N_BRANCHES).astype(np.int64),
+            gaps=host[2 * cells : 3 * cells].reshape(n, windows),
         )
+        return self.last_trace
 
     def _refill_isv(self) -> None:
         self.isv.load_state(self.state.isv.state())
@@ -283,9 +298,11 @@ class GreedyRollouts:
         return found
 
     def curves(
-        self, close: torch.Tensor, spread: torch.Tensor, feature_offset: int, starts: list[int], n_bars: int
+        self, close: torch.Tensor, spread: torch.Tensor, feature_offset: int, starts: list[int], n_bars: int,
+        margins: list[float] | None = None,
     ) -> list[EquityCurve]:
-        """Trade several windows of ``n_bars`` bars of one series at once, one environment each.
+        """Trade several windows of ``n_bars`` bars of one series at once, one environment each
+        (window i with flat margin ``margins[i]``, 0 by default: ``trainer.train.flat_margin``).
 
         Env bar b of ``close`` is global feature row ``feature_offset + b``; window i covers env bars
         ``starts[i] … starts[i] + n_bars − 1``. The windows advance in lock-step as one batch (one
@@ -299,7 +316,7 @@ class GreedyRollouts:
                 f"rollout windows do not fit the series (starts {starts}, {n_bars} bars each vs a series of "
                 f"{int(close.shape[0])} bars, ≥ 3 bars per window) — hint: pass windows inside the bars"
             )
-        trace = self.rollout(close, spread, feature_offset, n_windows, n_bars).run(starts)
+        trace = self.rollout(close, spread, feature_offset, n_windows, n_bars).run(starts, margins)
         init_cash = float(self.state.config.env.init_cash)
         close_all = close.double().cpu().numpy()  # the series the caller passed (host memory in the loop)
         curves = []
@@ -323,18 +340,40 @@ class GreedyRollouts:
         rollout, row = self.walked_by[window]
         return rollout.env.ps.narrow(0, row, 1)  # [1, PS_STRIDE]
 
-    def validation_curves(self, close: torch.Tensor, spread: torch.Tensor, windows: list[slice]) -> list[dict[str, EquityCurve]]:
-        """Per window of ``close`` (global bar indices; equal lengths are rolled out together), the
-        agent's greedy rollout and both baselines over the same bars (``close[window][:-1]``), keyed as
-        metrics.json stores them."""
+    def direction_gaps(self, window: int) -> np.ndarray:
+        """The direction gap per bar [n − 2] of window ``window`` of the last ``validation_curves``
+        call (``trainer.train.flat_margin.direction_gap``), as its rollout recorded it."""
+        if window not in self.walked_by:
+            raise ValueError(
+                f"no window {window} in the last validation rollout ({sorted(self.walked_by)} vs {window}) — "
+                f"hint: call validation_curves first and pass the index of one of its windows"
+            )
+        rollout, row = self.walked_by[window]
+        trace = rollout.last_trace
+        if trace is None:  # walked_by names only rollouts that validation_curves ran and read
+            raise ValueError(f"window {window}'s rollout has no record — hint: call validation_curves first")
+        return trace.gaps[:, row]
+
+    def validation_curves(
+        self, close: torch.Tensor, spread: torch.Tensor, windows: list[slice], margins: list[float] | None = None
+    ) -> list[dict[str, EquityCurve]]:
+        """Per window of ``close`` (global bar indices; equal lengths are rolled out together; window i
+        acts with flat margin ``margins[i]``, 0 by default), the agent's greedy rollout and both
+        baselines over the same bars (``close[window][:-1]``), keyed as metrics.json stores them."""
         env = self.state.config.env
+        margins = [0.0] * len(windows) if margins is None else margins
+        if len(margins) != len(windows):
+            raise ValueError(
+                f"validation windows and margins differ ({len(windows)} windows vs {len(margins)} margins) — "
+                f"hint: pass one margin per window"
+            )
         agents: dict[int, EquityCurve] = {}
         by_length: dict[int, list[int]] = {}
         for index, window in enumerate(windows):
             by_length.setdefault(window.stop - window.start, []).append(index)
         self.walked_by = {}
         for length, members in by_length.items():
-            rolled = self.curves(close, spread, 0, [windows[i].start for i in members], length)
+            rolled = self.curves(close, spread, 0, [windows[i].start for i in members], length, [margins[i] for i in members])
             agents.update(zip(members, rolled, strict=True))
             walked = self.rollout(close, spread, 0, len(members), length)  # the one ``curves`` just ran
             self.walked_by.update((member, (walked, row)) for row, member in enumerate(members))
@@ -384,7 +423,8 @@ def baseline_curves(close: torch.Tensor, *, fee_rate: float, slippage: float, in
 
 
 def validation_curves(
-    state: TrainerState, step: TrainStep, close: torch.Tensor, spread: torch.Tensor, windows: list[slice]
+    state: TrainerState, step: TrainStep, close: torch.Tensor, spread: torch.Tensor, windows: list[slice],
+    margins: list[float] | None = None,
 ) -> list[dict[str, EquityCurve]]:
     """``GreedyRollouts.validation_curves`` once (``trainer eval``; the training loop keeps its own)."""
-    return GreedyRollouts(state, step).validation_curves(close, spread, windows)
+    return GreedyRollouts(state, step).validation_curves(close, spread, windows, margins)

@@ -187,6 +187,7 @@ def test_no_bar_of_the_test_window_reaches_training_or_selection(market, tmp_pat
     first = train(config, tmp_path / "a", make_plots=False)
     second = train(tiny_config(changed), tmp_path / "b", make_plots=False)
     assert first["validation"] == second["validation"] and first["selection"] == second["selection"]
+    assert first["flat_margin"] == second["flat_margin"] is not None  # chosen on validation alone
     assert first["splits"] == second["splits"] == split.to_dict()
     diag_a = [record.to_dict() for record in read_health_diag(tmp_path / "a")]
     diag_b = [record.to_dict() for record in read_health_diag(tmp_path / "b")]

@@ -149,9 +149,11 @@ def test_the_target_policy_acts_with_the_target_weights_and_gives_the_online_one
 def test_a_rollout_refuses_starts_it_has_no_env_for_and_bars_past_its_window():
     state, step, market = trading_state()
     rollout = GreedyRollouts(state, step).rollout(market.close, torch.zeros_like(market.close), market.offset, 2, 50)
-    with pytest.raises(ValueError, match=r"rollout starts do not match its environments \(1 vs 2\) — hint: pass one "
-                       r"start per window"):  # fmt: skip
+    with pytest.raises(ValueError, match=r"rollout starts or margins do not match its environments \(1 starts, 1 "
+                       r"margins vs 2\) — hint: pass one start and one margin per window"):  # fmt: skip
         rollout.begin([0])
+    with pytest.raises(ValueError, match=r"\(2 starts, 3 margins vs 2\)"):
+        rollout.begin([0, 100], [0.0, 0.1, 0.2])
     rollout.begin([0, 100])
     rollout.advance(40)
     with pytest.raises(ValueError, match=r"rollout walks past its window \(40 \+ 9 bars vs 48\) — hint: call begin\(\)"):

@@ -155,6 +155,31 @@ def test_a_captured_rollout_acts_with_the_mirror_averaged_choice():
     walks_match_the_old_loop(state, step, market, close, spread, reference)
 
 
+def test_a_captured_rollout_reads_each_walks_flat_margins_from_its_buffer():
+    """trainer.train.flat_margin: the margins are written into the buffer the captured bar reads, so
+    one graph walks any margins — captured = eager = the old loop given those margins, bit for bit,
+    and the margin-0 walk after a margin walk is the plain one again."""
+    state, step, _, market = cuda_run(seed=7, policy_mirror=True)
+    close, spread = market.close, torch.linspace(0.0, 0.05, market.close.shape[0])
+    captured = GreedyRollouts(state, step, capture=True).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    eager = GreedyRollouts(state, step, capture=False).rollout(close, spread, market.offset, len(STARTS), N_BARS)
+    plain = captured.run(STARTS)
+    margins = [float(np.quantile(plain.gaps[:, i], 0.6)) for i in range(len(STARTS))]
+    assert max(margins) > 0.0, "the network never preferred a position: a weak comparison"
+    for walk_margins in (margins, [0.0] * len(STARTS)):
+        trace = captured.run(STARTS, walk_margins)
+        eager_trace = eager.run(STARTS, walk_margins)
+        problems = mismatches(walked(eager), walked(captured))
+        assert not problems, f"margins {walk_margins}: captured vs eager rollout: {problems}"
+        assert np.array_equal(trace.gaps, eager_trace.gaps)
+        equity, units, actions = reference_rollout(state, step, close, spread, market.offset, STARTS, N_BARS, walk_margins)
+        assert np.array_equal(trace.equity, equity) and np.array_equal(trace.actions, actions), f"margins {walk_margins}: vs the old loop"
+    assert captured.graph is not None
+    assert np.array_equal(trace.actions, plain.actions) and np.array_equal(trace.equity, plain.equity)
+    with_margin = captured.run(STARTS, margins)
+    assert not np.array_equal(with_margin.actions, plain.actions), "the margins changed no choice: a weak comparison"
+
+
 def test_rollout_replays_never_sync():
     state, step, _, market = cuda_run(seed=3)
     rollout = GreedyRollouts(state, step).rollout(market.close, market.spread, market.offset, len(STARTS), N_BARS)

@@ -108,9 +108,11 @@ def file_config(path, **overrides: dict) -> TrainConfig:
 
 
 def reference_rollout(state: TrainerState, step: TrainStep, close: torch.Tensor, spread: torch.Tensor,
-                      feature_offset: int, starts: list[int], n_bars: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+                      feature_offset: int, starts: list[int], n_bars: int,
+                      margins: list[float] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """The rollout as it was written before it was captured: a fresh env and ISV copy, a Python loop
-    writing bar t's row — (equity, units, actions) [n − 2, W(, D)], the semantics every path must keep."""
+    writing bar t's row — (equity, units, actions) [n − 2, W(, D)], the semantics every path must keep
+    (with ``margins``, each window's flat margin given to ``backtest_greedy``)."""
     isv = Isv(state.device)
     isv.load_state(state.isv.state())
     isv.write_config("EPISODE_LENGTH", 0.0)
@@ -124,7 +126,8 @@ def reference_rollout(state: TrainerState, step: TrainStep, close: torch.Tensor,
     state.online.eval()
     with torch.inference_mode():
         for _ in range(n_bars - 2):
-            chosen = step.backtest_greedy(state.gather_windows(env.bar_index(), feature_offset), env.portfolio_inputs())
+            flat_margin = None if margins is None else torch.tensor(margins, dtype=torch.float32, device=state.device)
+            chosen = step.backtest_greedy(state.gather_windows(env.bar_index(), feature_offset), env.portfolio_inputs(), flat_margin)
             env.step((chosen * strides).sum(-1).to(torch.int32))
             equity.append(env.ps[:, PS_PORTFOLIO_VALUE].double().cpu().numpy())
             units.append(env.ps[:, PS_POSITION].double().cpu().numpy())
