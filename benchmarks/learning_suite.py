@@ -340,6 +340,7 @@ def run_cell(market_name: str, seed: int, options: SuiteOptions) -> dict[str, An
         "cost_of_agent_trades": (config.env.fee_rate + config.env.slippage) * (agent.get("turnover") or 0.0) * expected_periods,
         "selected_epoch": selection.get("epoch", curve[-1]["epoch"] if curve else None),
         "selection_reported": "epoch" in selection,
+        "flat_margin": metrics.get("flat_margin"),
         "learning_curve": curve,
         "never_fired": never_fired(run_dir),
     }
@@ -488,15 +489,24 @@ def _percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
 
+def margin_level(result: Mapping[str, Any]) -> str:
+    """The flat margin the cell's test acted with, as its quantile level of the validation gaps
+    (``trainer.train.flat_margin``): "0" = none chosen, "—" = run.flat_margin off or a cell from before it."""
+    chosen = result.get("flat_margin")
+    if not chosen:
+        return "—"
+    return "0" if chosen["margin"] == 0.0 else f"q{chosen['level']:.1f}"
+
+
 def print_report(results: Sequence[Mapping[str, Any]], summaries: Sequence[Mapping[str, Any]]) -> None:
-    print("\n| market | seed | agent | oracle | best baseline | agent/oracle | agent/baseline | turnover | selected epoch |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| market | seed | agent | oracle | best baseline | agent/oracle | agent/baseline | turnover | selected epoch | flat margin |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         best = r["best_baseline"]
         print(f"| {r['market']} | {r['seed']} | {r['agent']['sharpe_ratio']:.2f} | {r['oracle']['sharpe_ratio']:.2f} | "
               f"{r['baselines'][best]['sharpe_ratio']:.2f} ({best}) | {_percent(r['agent_over_oracle'])} | "
               f"{_percent(r['agent_over_baseline'])} | {r['agent']['turnover'] or 0.0:.4f} | "
-              f"{r['selected_epoch']}{'' if r['selection_reported'] else ' (last)'} |")  # fmt: skip
+              f"{r['selected_epoch']}{'' if r['selection_reported'] else ' (last)'} | {margin_level(r)} |")  # fmt: skip
     print("\nlearning curves (validation Sharpe per epoch, — = never traded; on noise with its turnover):")
     for r in results:
         noise = market_kind(r["market"]) == "noise"

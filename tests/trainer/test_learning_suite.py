@@ -118,8 +118,10 @@ def test_the_noise_summary_counts_the_validation_epochs_that_never_traded(suite,
     assert (summary["turnover_falling"], summary["flat_epochs"], summary["epochs"]) == (0, 2, 8)
     suite.print_report([dict(flicker, seed=1, agent={"sharpe_ratio": 0.0, "turnover": 0.0}, oracle={"sharpe_ratio": 0.0},
                              baselines={"ar5": {"sharpe_ratio": 0.0}}, best_baseline="ar5", selected_epoch=0,
-                             selection_reported=True)], [summary])  # fmt: skip
+                             selection_reported=True, flat_margin={"margin": 0.02, "level": 0.7})], [summary])  # fmt: skip
     out = capsys.readouterr().out
+    assert "| noise | 1 | 0.00 | 0.00 | 0.00 (ar5) | — | — | 0.0000 | 0 | q0.7 |" in out  # the flat margin's level
+    assert suite.margin_level({"flat_margin": {"margin": 0.0, "level": 0.0}}) == "0" and suite.margin_level({}) == "—"
     assert "noise seed 1: — (0.000) → 0.0 (0.030) → — (0.000) → 0.0 (0.030)" in out
     assert "validation epochs that never traded: 2/8" in out
 

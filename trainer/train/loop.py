@@ -634,7 +634,7 @@ class AgentTraining:
             return choose_margin([MarginCandidate(0.0, 0.0)], [plain], [1.0], self.config.run.select)
         candidates = margin_candidates(self.run.rollouts.direction_gaps(0))
         scored = evaluate(self.run, self.market, [validation] * len(candidates), [c.margin for c in candidates])
-        flat_shares = [float(np.mean(curves["agent"].units == 0.0)) for _, curves in scored]
+        flat_shares = [float(np.mean(walked["agent"].units == 0.0)) for _, walked in scored]
         return choose_margin(candidates, [report for report, _ in scored], flat_shares, self.config.run.select)
 
     def finish(self, make_plots: bool) -> SplitResult:
