@@ -26,8 +26,11 @@ The CPU runs the same bar eagerly.
 Which weights act is ``run.policy_weights``: the online network's, or its Polyak average's (the
 target network). The target's are copied into the online network's storage for the walk and the
 online weights copied back after it, so the one captured graph serves both and training resumes
-from its own weights bit for bit. How they act is ``TrainStep.backtest_greedy``: the plain greedy
-choice, or with ``run.policy_mirror`` the mirror-averaged one (``trainer.train.mirror``).
+from its own weights bit for bit. How they act: by ``TrainStep.backtest_values`` — the plain
+expected values, or with ``run.policy_mirror`` the mirror-averaged ones (``trainer.train.mirror``) —
+with each window's flat margin added to FLAT's value before the argmax (0 but for the candidates
+and the test of ``trainer.train.flat_margin``); every bar also records its direction gap, from
+which the flat margin's candidates are made.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from trainer.layout import (
     PS_POSITION,
 )
 from trainer.markers import hot_path
-from trainer.ops.rng import new_counter
 from trainer.model.network import masked_values
+from trainer.ops.rng import new_counter
 from trainer.train.flat_margin import direction_gap, with_flat_margin
 from trainer.train.graph import capture_graph, run_on_side_stream
 from trainer.train.step import TrainerState, TrainStep

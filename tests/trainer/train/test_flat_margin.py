@@ -12,7 +12,14 @@ from test_validate import trading_state
 from train_helpers import file_config, reference_rollout
 
 from trainer.data.synthetic import make_regime_market, write_market_csv
-from trainer.layout import BRANCH_DIRECTION, DIRECTION_FLAT, DIRECTION_HOLD, DIRECTION_LONG, DIRECTION_SHORT, N_BRANCHES
+from trainer.layout import (
+    BRANCH_DIRECTION,
+    DIRECTION_FLAT,
+    DIRECTION_HOLD,
+    DIRECTION_LONG,
+    DIRECTION_SHORT,
+    N_BRANCHES,
+)
 from trainer.train.evaluate import evaluate_checkpoint
 from trainer.train.flat_margin import (
     MARGIN_LEVELS,
@@ -106,7 +113,7 @@ def margin_run(tmp_path_factory):
 
 
 def test_a_run_chooses_its_margin_on_validation_and_its_test_and_eval_act_with_it(margin_run):
-    config, run_dir, metrics = margin_run
+    _, run_dir, metrics = margin_run
     chosen = metrics["flat_margin"]
     candidates = chosen["candidates"]
     assert candidates[0]["margin"] == 0.0 and chosen["criterion"] == "validation sharpe_ratio"
