@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from trainer.layout import BRANCH_DIRECTION, DIRECTION_FLAT, DIRECTION_HOLD, DIRECTION_LONG, DIRECTION_SHORT
+from trainer.model.network import masked_values
 from trainer.train.selection import SELECT_LAST, criterion_value
 
 #: Quantile levels of the validation window's direction gaps that give the candidate margins (0 is
@@ -54,6 +55,13 @@ def with_flat_margin(values: torch.Tensor, margins: torch.Tensor) -> torch.Tenso
     raised = values.clone()
     raised[:, BRANCH_DIRECTION, DIRECTION_FLAT] += margins
     return raised
+
+
+def greedy_with_margin(values: torch.Tensor, margins: torch.Tensor | None, mask: torch.Tensor) -> torch.Tensor:
+    """Each branch's argmax over its real actions [M, D] of ``values`` [M, D, A], FLAT's value first
+    raised by each row's margin [M] (None: no margin) — how every backtest chooses."""
+    raised = values if margins is None else with_flat_margin(values, margins)
+    return masked_values(raised, mask).argmax(-1)
 
 
 @dataclass(frozen=True)

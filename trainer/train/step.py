@@ -58,12 +58,11 @@ from trainer.model.network import (
     BranchingDistributionalNet,
     NetworkShape,
     greedy_actions,
-    masked_values,
 )
 from trainer.ops.adaptive_machinery import AdaptiveMachinery, AdaptiveParams
 from trainer.ops.rng import gaussian_from_uniform
 from trainer.ops.rng_uniform import rng_uniform
-from trainer.train.flat_margin import with_flat_margin
+from trainer.train.flat_margin import greedy_with_margin
 from trainer.train.mirror import (
     direction_swap,
     feature_signs,
@@ -426,10 +425,7 @@ class TrainStep:
         """The greedy choice a backtest acts with: each branch's argmax of ``backtest_values``, FLAT's
         value first raised by ``flat_margin`` [M] when given (``trainer.train.flat_margin``) —
         [M, K, F], [M, P] → int64 [M, N_BRANCHES]. Training acts with ``greedy`` either way."""
-        values = self.backtest_values(windows, portfolio)  # [M, D, A]
-        if flat_margin is not None:
-            values = with_flat_margin(values, flat_margin)
-        return masked_values(values, self.state.online.action_mask).argmax(-1)
+        return greedy_with_margin(self.backtest_values(windows, portfolio), flat_margin, self.state.online.action_mask)
 
     def act(self, bar: torch.Tensor, portfolio: torch.Tensor) -> torch.Tensor:
         """ε-greedy per env (ε from the ISV; one coin per env, uniform random sub-actions)."""

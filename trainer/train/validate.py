@@ -56,9 +56,8 @@ from trainer.layout import (
     PS_POSITION,
 )
 from trainer.markers import hot_path
-from trainer.model.network import masked_values
 from trainer.ops.rng import new_counter
-from trainer.train.flat_margin import direction_gap, with_flat_margin
+from trainer.train.flat_margin import direction_gap, greedy_with_margin
 from trainer.train.graph import capture_graph, run_on_side_stream
 from trainer.train.step import TrainerState, TrainStep
 
@@ -242,7 +241,7 @@ class WindowRollout:
         bar = env.bar_index()  # [W]
         windows = self.state.gather_windows(bar, self.feature_offset)  # [W, K, F]
         values = self.step.backtest_values(windows, env.portfolio_inputs())  # [W, D, A]
-        chosen = masked_values(with_flat_margin(values, self.margins), self.state.online.action_mask).argmax(-1)  # [W, D]
+        chosen = greedy_with_margin(values, self.margins, self.state.online.action_mask)  # [W, D]
         env.step((chosen * self.strides).sum(-1).to(torch.int32))
         row = self.cursor  # [1] int64
         self.equity.index_copy_(0, row, env.ps[:, PS_PORTFOLIO_VALUE].unsqueeze(0))

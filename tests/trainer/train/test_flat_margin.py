@@ -26,6 +26,7 @@ from trainer.train.flat_margin import (
     MarginCandidate,
     choose_margin,
     direction_gap,
+    greedy_with_margin,
     margin_candidates,
     recorded_margin,
     with_flat_margin,
@@ -51,6 +52,11 @@ def test_the_gap_is_the_best_position_less_flat_and_the_margin_raises_flat_alone
     changed = (raised != values).nonzero().tolist()
     assert changed == [[0, BRANCH_DIRECTION, DIRECTION_FLAT]]  # FLAT of the row with a margin, nothing else
     assert values[0, BRANCH_DIRECTION, DIRECTION_FLAT] == pytest.approx(0.25)  # out of place
+    mask = torch.ones(N_BRANCHES, 4, dtype=torch.bool)
+    assert greedy_with_margin(values, None, mask)[:, BRANCH_DIRECTION].tolist() == [DIRECTION_SHORT, DIRECTION_FLAT]
+    assert greedy_with_margin(values, torch.tensor([0.1, 0.0]), mask)[:, BRANCH_DIRECTION].tolist() == [DIRECTION_FLAT] * 2
+    mask[BRANCH_DIRECTION, DIRECTION_FLAT] = False  # a padded action is never chosen, whatever its margin
+    assert DIRECTION_FLAT not in greedy_with_margin(values, torch.tensor([9.0, 9.0]), mask)[:, BRANCH_DIRECTION].tolist()
 
 
 def test_the_candidates_are_zero_and_the_distinct_positive_quantiles_of_the_gaps():
