@@ -32,7 +32,7 @@ import torch
 
 from trainer.layout import BRANCH_DIRECTION, DIRECTION_FLAT, DIRECTION_HOLD, DIRECTION_LONG, DIRECTION_SHORT
 from trainer.model.network import masked_values
-from trainer.train.selection import SELECT_LAST, criterion_value
+from trainer.train.selection import criterion_value, scored_metric
 
 #: Quantile levels of the validation window's direction gaps that give the candidate margins (0 is
 #: always a candidate besides them): a margin at level q keeps the policy flat on roughly the share
@@ -117,12 +117,13 @@ def choose_margin(candidates: Sequence[MarginCandidate], reports: Sequence[dict[
             f"margin candidates and their reports differ ({len(candidates)} candidates, {len(reports)} reports, "
             f"{len(flat_shares)} flat shares) — hint: score every candidate once"
         )
-    metric = "sharpe_ratio" if select == SELECT_LAST else select
+    metric = scored_metric(select)
+    values = [criterion_value(report, metric) for report in reports]
     scored = [
-        MarginCandidate(c.level, c.margin, _finite(criterion_value(report, metric)), float(share))
-        for c, report, share in zip(candidates, reports, flat_shares, strict=True)
+        MarginCandidate(c.level, c.margin, _finite(value), float(share))
+        for c, value, share in zip(candidates, values, flat_shares, strict=True)
     ]
-    best = max(range(len(scored)), key=lambda i: (criterion_value(reports[i], metric), -i))
+    best = max(range(len(scored)), key=lambda i: (values[i], -i))
     return FlatMarginChoice(scored[best].margin, scored[best].level, metric, tuple(scored))
 
 

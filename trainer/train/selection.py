@@ -37,6 +37,12 @@ def criterion_value(report: dict[str, Any], metric: str) -> float:
     return value if math.isfinite(value) else -math.inf
 
 
+def scored_metric(select: str) -> str:
+    """The report metric ``run.select`` compares: itself, or the Sharpe ratio for "last" (which keeps
+    the last epoch but still records a score)."""
+    return "sharpe_ratio" if select == SELECT_LAST else select
+
+
 @dataclass
 class ModelSelection:
     """Best validation score so far, its epoch, and the patience counter."""
@@ -53,7 +59,7 @@ class ModelSelection:
 
     def observe(self, epoch: int, step: int, validation: dict[str, Any], training: dict[str, Any]) -> bool:
         """Record one epoch's validation (and training-window) report; True when it becomes the selected one."""
-        metric = "sharpe_ratio" if self.metric == SELECT_LAST else self.metric
+        metric = scored_metric(self.metric)
         value = criterion_value(validation, metric)
         self.curve.append({
             "epoch": epoch, "step": step, "validation": value, "training": criterion_value(training, metric),
