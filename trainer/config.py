@@ -132,7 +132,17 @@ class DataConfig:
     other columns, fitted per split on its training bars only, and used only where a fit on the earlier
     training bars predicts the latest quarter of them (trainer.data.forecast); false = the column is 0."""
     forecast_ridge: float = _bounded(1e-3, Bound(0.0, 1e3))
-    """Ridge penalty of the linear forecast per training row (the columns are unit-scale features)."""
+    """Ridge penalty of the linear forecast per training row (the columns are unit-scale features);
+    used where ``forecast_ridge_cv`` is false."""
+    forecast_signals: bool = False
+    """Regress the linear forecast on the feature row and a bank of classic signals at the fitted
+    baselines' windows (rolling autocorrelation × last return, z-score of the log price;
+    trainer.data.forecast.signal_bank); false = the feature row only. Off: a better linear read-out,
+    not a better agent (docs/results.md §0, session 36)."""
+    forecast_ridge_cv: bool = False
+    """Choose the forecast's ridge penalty from trainer.data.forecast.RIDGE_GRID by how well fits on
+    earlier training rows predict later ones (an embargo of ``embargo_bars`` between them); false =
+    ``forecast_ridge``. Off, with ``forecast_signals`` (docs/results.md §0, session 36)."""
     forecast_min_z: float = _bounded(2.0, Bound(0.0, 10.0))
     """Standard errors above 0 the forecast's held-out correlation must reach before it is used."""
 

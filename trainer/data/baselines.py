@@ -46,10 +46,10 @@ class FittedRule:
         if self.kind == "ar5":
             return _ar_prediction(log_returns(close), np.asarray(self.params["coefficients"]))
         if self.kind == "rolling_autocorr":
-            return self.params["sign"] * _autocorr_signal(log_returns(close), int(self.params["window"]))
+            return self.params["sign"] * autocorr_signal(log_returns(close), int(self.params["window"]))
         if self.kind == "zscore":
             scale = self.params["sign"] * self.params["scale"]
-            return scale * _zscore(np.log(np.asarray(close, dtype=np.float64)), int(self.params["window"]))
+            return scale * zscore(np.log(np.asarray(close, dtype=np.float64)), int(self.params["window"]))
         raise ValueError(f"unknown baseline rule ({self.kind!r} vs ar5, rolling_autocorr or zscore) — hint: "
                          f"build rules with fit_baselines")  # fmt: skip
 
@@ -98,7 +98,7 @@ def _rolling_sum(values: np.ndarray, window: int) -> np.ndarray:
     return total
 
 
-def _autocorr_signal(r: np.ndarray, window: int) -> np.ndarray:
+def autocorr_signal(r: np.ndarray, window: int) -> np.ndarray:
     """ρ̂_t·r_t with ρ̂_t over the last ``window`` return pairs; 0 until the window is full."""
     products = np.concatenate([[0.0], r[1:] * r[:-1]])  # [n] r_t·r_{t−1}
     squares = np.concatenate([[0.0], r[:-1] ** 2])  # [n] r_{t−1}²
@@ -110,7 +110,7 @@ def _autocorr_signal(r: np.ndarray, window: int) -> np.ndarray:
     return signal
 
 
-def _zscore(log_price: np.ndarray, window: int) -> np.ndarray:
+def zscore(log_price: np.ndarray, window: int) -> np.ndarray:
     """(x_t − mean) / std over the last ``window`` log prices; 0 until the window is full."""
     z = np.zeros(len(log_price))
     if len(log_price) < window:
@@ -157,7 +157,7 @@ def fit_rolling_autocorr(
     for window in windows:
         if window + 2 > len(close):
             continue  # a window longer than the training bars never trades there
-        signal = _autocorr_signal(r, window)
+        signal = autocorr_signal(r, window)
         for sign in SIGNS:
             candidates.append(_fitted("rolling_autocorr", {"window": float(window), "sign": sign}, close, sign * signal,
                                       cost_rate, periods_per_year))  # fmt: skip
@@ -175,7 +175,7 @@ def fit_zscore(
     for window in windows:
         if window + 2 > len(close):
             continue
-        z = _zscore(log_price, window)
+        z = zscore(log_price, window)
         z_fit, r_fit = z[:-1], r_next[:-1]
         energy = float(z_fit @ z_fit)
         scale = abs(float(z_fit @ r_fit)) / energy if energy > 0.0 else 0.0

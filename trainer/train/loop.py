@@ -113,13 +113,15 @@ class PreparedMarket:
             return self, None
         features = self.features.numpy()
         forecast = fit_linear_forecast(features, self.close.double().numpy(), split.train, ridge=data.forecast_ridge,
-                                       min_z=data.forecast_min_z, exclude=FEATURE_LINEAR_FORECAST)  # fmt: skip
+                                       min_z=data.forecast_min_z, exclude=FEATURE_LINEAR_FORECAST,
+                                       signals=data.forecast_signals, ridge_cv=data.forecast_ridge_cv,
+                                       embargo=data.embargo_bars)  # fmt: skip
         return self.with_forecast_applied(forecast), forecast
 
     def with_forecast_applied(self, forecast: LinearForecast) -> PreparedMarket:
         """This market with the LINEAR_FORECAST column computed by an already fitted ``forecast``."""
         features = self.features.numpy().copy()  # [T, F]
-        features[:, FEATURE_LINEAR_FORECAST] = forecast.column(features, FeatureConfig().clip)  # the features' own clip
+        features[:, FEATURE_LINEAR_FORECAST] = forecast.column(features, self.close.double().numpy(), FeatureConfig().clip)  # the features' own clip
         return dataclasses.replace(self, features=torch.from_numpy(features))
 
     def window(self, bars: slice) -> MarketWindow:
