@@ -155,6 +155,35 @@ def _main(argv: list[str]) -> int:
     return EXIT_USAGE
 
 
+def discovery_start(paths: list[str] | None, cwd: Path) -> Path:
+    """Where `check` looks for the project and its configuration: the working directory, unless a
+    path given lies outside the project found from it (or the working directory is in none) — then
+    the project those paths are in.
+
+    Why: `foxaudit check ~/src/other` run from elsewhere must check that repository as
+    `foxaudit check` run inside it does — its [tool.foxaudit] settings, its root for module names
+    and whole-program rules — not as files of whatever directory the shell stands in. Paths in two
+    projects are a usage error: each has its own settings and program."""
+    from foxaudit.config import find_config
+
+    if not paths:
+        return cwd
+    here = find_config(cwd)[0]
+    in_a_project = (here / "pyproject.toml").is_file() or (here / ".git").exists()
+    targets = [Path(path).resolve() for path in paths]
+    if in_a_project and all(target == here or here in target.parents for target in targets):
+        return cwd
+    starts = {target if target.is_dir() else target.parent for target in targets}
+    roots = {find_config(start)[0]: start for start in sorted(starts)}
+    if len(roots) > 1:
+        listed = ", ".join(str(root) for root in sorted(roots))
+        raise UsageError(
+            f"paths in {len(roots)} projects ({listed} vs one project per run) — hint: run foxaudit check once per "
+            f"project, from its directory or with its paths"
+        )
+    return next(iter(roots.values()))
+
+
 def _run_check(args: argparse.Namespace):  # -> (Settings, CheckResult) | int
     """Settings and the result of the run `check` and `baseline` both make; an exit status when
     the configuration or the command line is wrong (already reported)."""
@@ -174,7 +203,8 @@ def _run_check(args: argparse.Namespace):  # -> (Settings, CheckResult) | int
     }
     try:
         problems: list[str] = []
-        settings = load_settings(args.config, Path.cwd(), overrides, errors=problems)
+        start = Path.cwd() if args.config is not None else discovery_start(args.paths, Path.cwd())
+        settings = load_settings(args.config, start, overrides, errors=problems)
         if problems:
             # Report the rule-level problems of the valid remainder in the same list.
             try:

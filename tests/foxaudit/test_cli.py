@@ -164,3 +164,38 @@ def test_generator_commands_run_only_with_run_generators(tmp_path: Path, monkeyp
     ]
     trusted = _foxaudit(root, "check", "--run-generators", cache=cache)
     assert trusted.returncode == 0 and (root / "PWNED;").exists() and "note:" not in trusted.stderr
+
+
+def _configured_project(root: Path) -> Path:
+    """A project whose own settings decide a finding: FX902 reports an unmarked `pass` method only
+    with `unmarked-methods = true`, which this pyproject sets."""
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        '[tool.foxaudit]\nselect = ["FX902"]\n[tool.foxaudit.rules.FX902]\nunmarked-methods = true\n'
+    )
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "stub.py").write_text("class A:\n    def f(self):\n        pass\n")
+    return root
+
+
+@pytest.mark.parametrize("elsewhere", ["outside any project", "inside another project"])
+def test_a_project_checked_from_elsewhere_is_checked_as_from_inside(tmp_path: Path, elsewhere: str):
+    project = _configured_project(tmp_path / "proj")
+    here = tmp_path / "shell"
+    here.mkdir()
+    if elsewhere == "inside another project":
+        (here / "pyproject.toml").write_text('[tool.foxaudit]\nselect = ["FX0"]\n')
+    inside = _foxaudit(project, "check", cache=tmp_path / "cache")
+    assert inside.returncode == 1 and inside.stdout.startswith("pkg/stub.py:2:")  # the project's option applies
+    for target in (str(project), str(project / "pkg"), str(project / "pkg" / "stub.py")):
+        outside = _foxaudit(here, "check", target, cache=tmp_path / "cache")
+        findings = outside.stdout.splitlines()[:-1]  # the summary counts the files given
+        assert (outside.returncode, findings) == (inside.returncode, inside.stdout.splitlines()[:-1]), target
+
+
+def test_paths_in_two_projects_are_a_usage_error(tmp_path: Path):
+    first, second = _configured_project(tmp_path / "a"), _configured_project(tmp_path / "b")
+    run = _foxaudit(tmp_path, "check", str(first), str(second / "pkg"), cache=tmp_path / "cache")
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert f"paths in 2 projects ({first}, {second} vs one project per run)" in run.stderr
+    assert "hint: run foxaudit check once per project" in run.stderr
