@@ -297,9 +297,70 @@ def resolve_rule_options(
     return resolved
 
 
+SOURCE_ROOTS_KEY = "source-roots"
+
+
+def inferred_source_roots(root: Path, pyproject: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """``source-roots`` for a project that does not set them, where the default (``.``) would
+    misname its modules: ``(".", "src")`` for a src layout, else None (the default stands).
+
+    A src layout: ``src/`` is no package itself (no ``__init__.py``) and the packaging says the
+    code is importable from it — the distribution's package (``[project] name``, ``-`` → ``_``) is
+    ``src/<name>/`` or ``src/<name>.py``, or setuptools (``package-dir``, ``packages.find.where``,
+    setup.cfg's ``package_dir``), hatch, poetry or pdm point at ``src``. Why: with ``.`` alone
+    ``src/click/core.py`` is module ``src.click.core``, which nothing imports, so every module of a
+    src-layout library was an orphan (FX201) and its imports resolved nowhere. A ``src`` directory
+    the code imports as ``src.x`` (no such packaging) keeps the default."""
+    src = root / "src"
+    if not src.is_dir() or (src / "__init__.py").exists():
+        return None
+    project = pyproject.get("project") if isinstance(pyproject.get("project"), Mapping) else {}
+    name = str(project.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
+    if name and ((src / name / "__init__.py").is_file() or (src / f"{name}.py").is_file()):
+        return (".", "src")
+    return (".", "src") if _packaging_points_at_src(root, pyproject) else None
+
+
+def _packaging_points_at_src(root: Path, pyproject: Mapping[str, Any]) -> bool:
+    """Whether a build backend's configuration names ``src`` as where the packages are."""
+
+    def table(*keys: str) -> Any:
+        node: Any = pyproject
+        for key in keys:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        return node
+
+    def names_src(value: Any) -> bool:
+        if isinstance(value, str):
+            return value.strip("./") == "src" or value.strip("./").startswith("src/")
+        if isinstance(value, Mapping):
+            return any(names_src(item) for item in value.values()) or names_src(value.get("from"))
+        if isinstance(value, list | tuple):
+            return any(names_src(item) for item in value)
+        return False
+
+    candidates = (
+        table("tool", "setuptools", "package-dir"), table("tool", "setuptools", "packages", "find", "where"),
+        table("tool", "hatch", "build", "targets", "wheel", "packages"), table("tool", "hatch", "build", "sources"),
+        table("tool", "poetry", "packages"), table("tool", "pdm", "build", "package-dir"),
+    )  # fmt: skip
+    if any(names_src(value) for value in candidates):
+        return True
+    try:
+        setup_cfg = (root / "setup.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"^\s*package_dir\s*=\s*(?:\n\s*)?=\s*src\s*$", setup_cfg, re.MULTILINE) is not None
+
+
 def resolve_program(settings: Settings, errors: list[str]) -> dict[str, Any]:
-    """``[tool.foxaudit.program]`` checked against PROGRAM_SCHEMA, defaults filled in."""
+    """``[tool.foxaudit.program]`` checked against PROGRAM_SCHEMA, defaults filled in (a src
+    layout's ``source-roots`` inferred: :func:`inferred_source_roots`)."""
     resolved = {key: spec.default for key, spec in PROGRAM_SCHEMA.items()}
+    if SOURCE_ROOTS_KEY in resolved and SOURCE_ROOTS_KEY not in settings.program:
+        inferred = inferred_source_roots(settings.root, settings.pyproject)
+        if inferred is not None:
+            resolved[SOURCE_ROOTS_KEY] = list(inferred)  # as TOML writes it
     for key, value in settings.program.items():
         spec = PROGRAM_SCHEMA.get(key)
         if spec is None:

@@ -24,6 +24,7 @@ from foxaudit.config import (
     did_you_mean,
     Settings,
     fingerprint,
+    inferred_source_roots,
     resolve_program,
     resolve_rule_options,
 )
@@ -239,6 +240,8 @@ def resolve_cached(settings: Settings, store: Cache | None) -> Resolved:
             "program": settings.program,
             "pyproject": settings.pyproject,
             "cuda_defines": settings.cuda_defines,
+            # Read from the tree, not the settings: a src/ made or removed re-resolves.
+            "source_roots": inferred_source_roots(settings.root, settings.pyproject),
         }
     )
     entry = store.get(key)

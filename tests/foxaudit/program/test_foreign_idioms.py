@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from program_support import findings, load_project
 
 from foxaudit.program.analysis import Analysis, analysis_for
@@ -391,3 +393,46 @@ def test_kernels_of_a_header_nothing_includes_are_one_unresolved_note(tmp_path: 
     assert len(notes) == 1 and notes[0].path == "include/ATen/native/cuda/SortUtils.cuh"
     assert "unresolved for 2 kernels" in notes[0].message and "`bitonicSortKVInPlace`" in notes[0].message
     assert sorted(d.message.split("`")[1] for d in found if d not in notes) == ["dead_kernel", "helper_kernel"]
+
+
+# -- a src layout (PyPA's recommended one) ------------------------------------------------------
+SRC_LIBRARY = {
+    "src/lib/__init__.py": "from lib.core import run\n",
+    "src/lib/core.py": "from lib import _util\n\n\ndef run():\n    return _util.one()\n",
+    "src/lib/_util.py": "def one():\n    return 1\n",
+    "src/lib/_dead.py": "def two():\n    return 2\n",
+    "tests/test_core.py": "from lib.core import run\n\n\ndef test_run():\n    assert run() == 1\n",
+}
+
+
+def test_a_src_layout_library_is_named_from_src(tmp_path: Path) -> None:
+    # Before: `src.lib.core`, which nothing imports — every module of the library an orphan.
+    analysis = _analyze(tmp_path, {"pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", **SRC_LIBRARY})
+    status = _modules(analysis)
+    assert {status[name] for name in ("lib", "lib.core", "lib._util")} == {WIRED}
+    assert not any(name.startswith("src.") for name in status)
+    assert [d.path for d in findings(analysis, "FX201")] == ["src/lib/_dead.py"]
+
+
+@pytest.mark.parametrize("packaging", [
+    "[project]\nname = 'distribution-named-otherwise'\n[tool.setuptools.packages.find]\nwhere = ['src']\n",
+    "[project]\nname = 'other'\n[tool.setuptools]\npackage-dir = {'' = 'src'}\n",
+    "[project]\nname = 'other'\n[tool.hatch.build.targets.wheel]\npackages = ['src/lib']\n",
+    "[tool.poetry]\nname = 'other'\npackages = [{include = 'lib', from = 'src'}]\n",
+])  # fmt: skip
+def test_packaging_that_points_at_src_names_modules_from_it(tmp_path: Path, packaging: str) -> None:
+    status = _modules(_analyze(tmp_path, {"pyproject.toml": packaging, **SRC_LIBRARY}))
+    assert "lib.core" in status and not any(name.startswith("src.") for name in status)
+
+
+def test_a_src_the_code_imports_by_that_name_keeps_it(tmp_path: Path) -> None:
+    # An ML repository's `src/` run from the root (`from src.models import net`), no packaging
+    # that points at it: its modules are `src.*`, as its imports name them.
+    analysis = _analyze(tmp_path, {
+        "train.py": "from src.models import net\n\nnet.build()\n",
+        "src/models/__init__.py": "",
+        "src/models/net.py": "def build():\n    return 1\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["src.models.net"] == WIRED and "models.net" not in status
+    assert findings(analysis, "FX201") == []
