@@ -36,7 +36,15 @@ DEFAULT_EXEMPT_DECORATORS = (
     "abstractclassmethod",
     "abstractstaticmethod",
     "overload",
+    # pluggy's hook specifications (`hookspec = pluggy.HookspecMarker("project")`, then `@hookspec`
+    # over a function whose docstring is the hook's contract): pytest's, tox's, datasette's, ...
+    "hookspec",
+    "HookspecMarker",
 )
+# The decorators that make a module a pluggy hook-specification module: there every module-level
+# function is a specification, marked or not (`add_hookspecs(module)` also takes the unmarked ones
+# a project's prefix names: 27 of pytest's 75 are unmarked).
+_HOOKSPEC_MARKERS = ("hookspec", "HookspecMarker")
 # Bases that implement no method a subclass could inherit in place of its own.
 _NEUTRAL_BASES = frozenset({"object", "Generic", "Protocol", "ABC", "NamedTuple", "TypedDict"})
 
@@ -163,6 +171,19 @@ class _Walked:
     placeholders: list[tuple[tree_sitter.Node, str]] = field(default_factory=list)
     aliases: dict[str, str] | None = None
     names: _FileNames | None = None
+    declares_hookspecs: bool | None = None  # a decorator of the file is a pluggy hook-spec marker
+
+
+def _declares_hookspecs(walked: _Walked) -> bool:
+    """Whether the file marks a function with pluggy's hook-spec marker (as written or through an
+    import alias): it is a hook-specification module, whose functions are declarations."""
+    if walked.declares_hookspecs is None:
+        markers, aliases = _name_pattern(_HOOKSPEC_MARKERS), _file_aliases(walked)
+        walked.declares_hookspecs = any(
+            markers.match(written) or markers.match(resolve(written, aliases))
+            for written in map(_decorator_expression, walked.decorators)
+        )
+    return walked.declares_hookspecs
 
 
 def _file_aliases(walked: _Walked) -> dict[str, str]:
@@ -1050,7 +1071,8 @@ class StubBody(Rule):
     and `pass`) is a stub too.
 
     Not stubs: functions decorated with one of `exempt-decorators` (`@abstractmethod`,
-    `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, ...), also
+    `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, pluggy's hook
+    specifications `@hookspec` and `@hookspec(historic=True)`, ...), also
     through an import alias (`from abc import abstractmethod as abstract`, `import typing as t`
     then `@t.overload`; the written name counts too, as with torch's
     `from torch._jit_internal import _overload as overload`, and a private name such as
@@ -1206,6 +1228,11 @@ class StubBody(Rule):
                 "        self.inverse = {}\n\n    def __setitem__(self, key, value):\n"
                 "        self.inverse[value] = key\n        super().__setitem__(key, value)\n\n"
                 "    def update(self, other):\n        raise NotImplementedError\n"),
+        # A pluggy hook specification: the docstring is the contract plugins implement.
+        Example("import pluggy\n\nhookspec = pluggy.HookspecMarker(\"app\")\n\n\n@hookspec(firstresult=True)\n"
+                "def app_load_config(path):\n    \"\"\"Return the configuration read from ``path``.\"\"\"\n\n\n"
+                "@hookspec\ndef app_started(app):\n    \"\"\"Called once the app has started.\"\"\"\n\n\n"
+                "def app_stopping(app):\n    \"\"\"Unmarked, beside marked ones: a specification too.\"\"\"\n"),
         Example("def version():\n    return 3\n"),
         Example("def ratio(a, b):\n    return a / b\n"),
         Example("def load(path):\n    try:\n        return open(path).read()\n    except OSError:\n        pass\n"
@@ -1630,6 +1657,9 @@ class StubBody(Rule):
         # and past its imports only once one is no declaration.
         if _is_declaration(node, options, _file_aliases(walked)):
             return
+        if _owner_class(node) is None and node.parent is not None and node.parent.type in ("module", "decorated_definition") \
+                and _declares_hookspecs(walked):
+            return  # a pluggy hook specification left unmarked beside marked ones: its docstring is the contract
         names = _file_names(walked)
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
