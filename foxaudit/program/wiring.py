@@ -40,6 +40,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, cython_import_text
@@ -310,7 +311,8 @@ def _derived_entries(program: Program) -> dict[str, str]:
     * a top-level script: a module outside any package that runs a call at module level
       (``main()`` unguarded — build helpers run as ``python generate_version.py`` — or ``print``);
     * pytest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py`` and every module under a
-      ``tests``/``test`` directory at any depth (pandas keeps them in ``pandas/tests``) are tests;
+      ``tests``/``test`` directory at any depth (pandas keeps them in ``pandas/tests``) or under a
+      directory ``[tool.pytest.ini_options] testpaths`` names (pytest's own ``testing/``) are tests;
     * Sphinx's configuration: a ``conf.py`` outside any package under a ``doc``/``docs``/
       ``documentation`` directory (``sphinx-build`` executes it);
     * a library: the package named like the distribution (``[project] name``, ``-`` → ``_``) is
@@ -334,6 +336,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
             if module.is_package and "." not in name and name not in _NOT_LIBRARIES
         }
     )
+    testpaths = pytest_testpaths(program.project.pyproject)
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
         # (callee, method, bound) of the calls importing it runs; a top-level package's
@@ -346,6 +349,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or filename.endswith("_test.py")
             or filename == "conftest.py"
             or any(part in ("tests", "test") for part in parts[:-1])
+            or module.path.startswith(testpaths)
         ):
             found[name] = "test root"
         elif filename == "conf.py" and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
@@ -362,6 +366,25 @@ def _derived_entries(program: Program) -> dict[str, str]:
             top = name.split(".")[0]
             found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
+
+
+def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
+    """The directories pytest's ``testpaths`` names in pyproject.toml (``[tool.pytest.ini_options]``,
+    or pytest 9's ``[tool.pytest]``), as path prefixes (``("testing/",)``): where the project tells
+    pytest its tests are (pytest's own repository keeps them in ``testing/``). Read from
+    pyproject.toml only, which the whole-program cache key covers."""
+    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
+    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(pytest_table, dict):
+        return ()
+    options = pytest_table.get("ini_options")
+    listed = options.get("testpaths") if isinstance(options, dict) else pytest_table.get("testpaths")
+    if isinstance(listed, str):
+        listed = listed.split()
+    if not isinstance(listed, list):
+        return ()
+    prefixes = (str(path).strip().strip("/").removeprefix("./") for path in listed)
+    return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix)
 
 
 # Where Sphinx's sources live: a `conf.py` outside any package under one of them is its
@@ -401,7 +424,8 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
         if first_path_match(path, settings.out_of_scope) is not None:
             continue
         directories = path.split("/")[:-1]
-        is_test = path.startswith(test_roots) or (derived and any(part in ("tests", "test") for part in directories))
+        is_test = path.startswith(test_roots) or (derived and (any(part in ("tests", "test") for part in directories)
+                                                               or path.startswith(pytest_testpaths(program.project.pyproject))))
         bases = [
             ".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
             if all(part.isidentifier() for part in directories[:cut])

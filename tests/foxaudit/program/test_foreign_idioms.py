@@ -436,3 +436,17 @@ def test_a_src_the_code_imports_by_that_name_keeps_it(tmp_path: Path) -> None:
     status = _modules(analysis)
     assert status["src.models.net"] == WIRED and "models.net" not in status
     assert findings(analysis, "FX201") == []
+
+
+@pytest.mark.parametrize("table", [None, "[tool.pytest.ini_options]", "[tool.pytest]"])
+def test_the_directories_pytest_is_told_to_collect_hold_tests(tmp_path: Path, table: str | None) -> None:
+    # pytest's own repository keeps its tests in `testing/` and says so in `testpaths` (pytest 9
+    # reads it from [tool.pytest] too): there `python/integration.py` is a test module.
+    pyproject = "[project]\nname = 'app'\nversion = '1'\n" + (f"{table}\ntestpaths = ['testing']\n" if table else "")
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": pyproject,
+        "app/__init__.py": "",
+        "testing/python/integration.py": "from app import __name__ as name\n\n\ndef check():\n    assert name\n",
+    })  # fmt: skip
+    orphans = [d.path for d in findings(analysis, "FX201")]
+    assert orphans == ([] if table else ["testing/python/integration.py"])
