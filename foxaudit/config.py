@@ -333,8 +333,8 @@ def _packaging_points_at_src(root: Path, pyproject: Mapping[str, Any]) -> bool:
     def names_src(value: Any) -> bool:
         if isinstance(value, str):
             return value.strip("./") == "src" or value.strip("./").startswith("src/")
-        if isinstance(value, Mapping):
-            return any(names_src(item) for item in value.values()) or names_src(value.get("from"))
+        if isinstance(value, Mapping):  # {"" = "src"} (setuptools), {"src" = ""} (hatch), {from = "src"} (poetry)
+            return any(names_src(item) for item in (*value.keys(), *value.values()))
         if isinstance(value, list | tuple):
             return any(names_src(item) for item in value)
         return False

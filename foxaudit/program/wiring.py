@@ -348,8 +348,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
             filename.startswith("test_")
             or filename.endswith("_test.py")
             or filename == "conftest.py"
-            or any(part in ("tests", "test") for part in parts[:-1])
-            or module.path.startswith(testpaths)
+            or _under_test_directory(module.path, testpaths)
         ):
             found[name] = "test root"
         elif filename == "conf.py" and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
@@ -387,6 +386,12 @@ def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
     return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix)
 
 
+def _under_test_directory(path: str, testpaths: tuple[str, ...]) -> bool:
+    """Whether ``path`` lies under a ``tests``/``test`` directory at any depth or under one of
+    pytest's ``testpaths`` (``pytest_testpaths``): where an unconfigured repository keeps tests."""
+    return any(part in ("tests", "test") for part in path.split("/")[:-1]) or path.startswith(testpaths)
+
+
 # Where Sphinx's sources live: a `conf.py` outside any package under one of them is its
 # configuration. (Read from the module's path alone, which the whole-program cache key covers: the
 # files beside it, `index.rst`, are not discovered.)
@@ -420,12 +425,12 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
     found: dict[str, str] = {}
     settings = program.settings
     test_roots = tuple(root.strip("/") + "/" for root in settings.test_roots)
+    testpaths = pytest_testpaths(program.project.pyproject)
     for path, targets in sorted((program.project.config_targets or {}).items()):
         if first_path_match(path, settings.out_of_scope) is not None:
             continue
         directories = path.split("/")[:-1]
-        is_test = path.startswith(test_roots) or (derived and (any(part in ("tests", "test") for part in directories)
-                                                               or path.startswith(pytest_testpaths(program.project.pyproject))))
+        is_test = path.startswith(test_roots) or (derived and _under_test_directory(path, testpaths))
         bases = [
             ".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
             if all(part.isidentifier() for part in directories[:cut])
