@@ -592,7 +592,8 @@ DYNAMIC_IMPORT_METHODS = frozenset({"import_module", "__import__"})
 
 def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
     """Imports whose module name is built at run time under a known package, in reached modules:
-    ``import_module(f"pkg.{name}")`` / ``import_module("pkg." + name)``; relative ones,
+    ``import_module(f"pkg.{name}")`` / ``import_module("pkg." + name)``, also through a name the
+    function bound to such a string just before (``_built_name_bound_to``); relative ones,
     ``import_module(f".{name}", package=polyfills.__name__)`` and ``__import__(name, globals(),
     locals(), [], 1)`` (the package a `glob` of its directory feeds); and a helper that imports
     under its parameter, ``import_module(f"{mod.__name__}.{file}")``, at each call that names the
@@ -604,6 +605,8 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         if call.func not in ("importlib.import_module", "import_module", "__import__") and not call.func.endswith(".import_module"):
             continue
         arg = call.args[0] if call.args else None
+        if arg is not None and arg.kind == "name":
+            arg = _built_name_bound_to(module, call, arg.text) or arg
         prefix = None
         if arg is not None and arg.kind == "fstring":
             prefix = _fstring_head(arg.text)
@@ -626,6 +629,18 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         if prefix and prefix.endswith(".") and prefix[:-1] in program.modules:
             found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
     return found
+
+
+def _built_name_bound_to(module: Module, call: Call, name: str) -> Arg | None:
+    """The f-string or ``+`` chain the name ``name`` was last bound to before ``call`` in the
+    call's own scope (``module_name = f"app.plugins.{kind}"`` then ``import_module(module_name)``):
+    the import's name is built the same way as when it is written in the call. None when the last
+    binding is anything else (a parameter, a call, a branch: not followed)."""
+    position = (call.span.line, call.span.column)
+    bound = [a for a in module.summary.assignments
+             if a.target == name and a.scope == call.scope and (a.span.line, a.span.column) < position]
+    last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)
+    return last.value if last is not None and last.value.kind in ("fstring", "concat") else None
 
 
 # The methods of the calls ``_file_executions`` reads: ``exec(...)``, ``runpy.run_path(...)``.
