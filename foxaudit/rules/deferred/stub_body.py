@@ -40,6 +40,10 @@ DEFAULT_EXEMPT_DECORATORS = (
     # over a function whose docstring is the hook's contract): pytest's, tox's, datasette's, ...
     "hookspec",
     "HookspecMarker",
+    # A command-line group (click's, cloup's, typer's `@click.group()`, `@cli.group()`): its callback
+    # runs before a subcommand, and `pass` there means there is nothing to prepare — the commands
+    # registered under it do the work.
+    "group",
 )
 # The decorators that make a module a pluggy hook-specification module: there every module-level
 # function is a specification, marked or not (`add_hookspecs(module)` also takes the unmarked ones
@@ -1072,7 +1076,8 @@ class StubBody(Rule):
 
     Not stubs: functions decorated with one of `exempt-decorators` (`@abstractmethod`,
     `@abc.abstractmethod`, `@abstractproperty`, `@overload`, `@typing.overload`, pluggy's hook
-    specifications `@hookspec` and `@hookspec(historic=True)`, ...), also
+    specifications `@hookspec` and `@hookspec(historic=True)`, a command-line group's callback
+    `@click.group()`, ...), also
     through an import alias (`from abc import abstractmethod as abstract`, `import typing as t`
     then `@t.overload`; the written name counts too, as with torch's
     `from torch._jit_internal import _overload as overload`, and a private name such as
@@ -1233,6 +1238,9 @@ class StubBody(Rule):
                 "def app_load_config(path):\n    \"\"\"Return the configuration read from ``path``.\"\"\"\n\n\n"
                 "@hookspec\ndef app_started(app):\n    \"\"\"Called once the app has started.\"\"\"\n\n\n"
                 "def app_stopping(app):\n    \"\"\"Unmarked, beside marked ones: a specification too.\"\"\"\n"),
+        # A click group: the subcommands do the work.
+        Example("import click\n\n\n@click.group()\ndef cli():\n    pass\n\n\n@cli.group(chain=True)\ndef db():\n"
+                "    \"\"\"Database commands.\"\"\"\n\n\n@db.command()\ndef migrate():\n    click.echo(\"migrated\")\n"),
         Example("def version():\n    return 3\n"),
         Example("def ratio(a, b):\n    return a / b\n"),
         Example("def load(path):\n    try:\n        return open(path).read()\n    except OSError:\n        pass\n"
