@@ -126,12 +126,15 @@ class LinearForecast:
                    None if ridge is None else float(ridge))  # fmt: skip
 
 
-def _design(features: np.ndarray, close: np.ndarray, signal_scale: tuple[float, ...] | np.ndarray | None) -> np.ndarray:
-    """[T, F] features, then (with a scale) the signal bank in its training units → float64 design."""
+def _design(features: np.ndarray, close: np.ndarray, signal_scale: tuple[float, ...] | np.ndarray | None,
+            bank: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """[T, F] features, then (with a scale) the signal bank in its training units → float64 design;
+    ``bank``: ``signal_bank(close)`` when the caller already has it."""
     design = features.astype(np.float64)
     if signal_scale is None:
         return design
-    return np.column_stack([design, signal_bank(close) / np.asarray(signal_scale, dtype=np.float64)])
+    bank = signal_bank(close) if bank is None else bank
+    return np.column_stack([design, bank / np.asarray(signal_scale, dtype=np.float64)])
 
 
 def _ridge(design: np.ndarray, target: np.ndarray, ridge: float) -> tuple[np.ndarray, float]:
@@ -181,9 +184,9 @@ def fit_linear_forecast(features: np.ndarray, close: np.ndarray, train: slice, *
         features[:, exclude] = 0.0  # a constant column: centred away, its ridge weight is exactly 0
     rows = np.arange(train.start, train.stop - 1)  # [N] bars whose next close is a training bar
     signal_scale: tuple[float, ...] | None = None
-    if signals:
-        train_bank = signal_bank(close)[rows]
-        spread = train_bank.std(axis=0) if len(rows) else np.ones(len(SIGNAL_NAMES))
+    bank = signal_bank(close) if signals else None  # [T, S], once: it scales and fills the design
+    if bank is not None:
+        spread = bank[rows].std(axis=0) if len(rows) else np.ones(len(SIGNAL_NAMES))
         signal_scale = tuple(float(s) if s > 0.0 else 1.0 for s in spread)  # a constant column: centred away
     n_columns = features.shape[1] + (len(SIGNAL_NAMES) if signals else 0)
 
@@ -194,7 +197,7 @@ def fit_linear_forecast(features: np.ndarray, close: np.ndarray, train: slice, *
     min_rows = max(MIN_FIT_ROWS, 2 * n_columns)
     if len(rows) < min_rows:
         return off()
-    design = _design(features, close, signal_scale)[rows]  # [N, F (+ signals)]
+    design = _design(features, close, signal_scale, bank)[rows]  # [N, F (+ signals)]
     next_return = np.diff(np.log(close.astype(np.float64)))[rows]  # [N] log(close[t+1] / close[t])
     scale = next_return.std()
     if not math.isfinite(scale) or scale == 0.0:

@@ -255,12 +255,16 @@ def test_public_modules_of_a_library_without_pyproject(tmp_path: Path) -> None:
     assert [d.path for d in findings(analysis, "FX201")] == ["mylib/_private.py"]
 
 
-def test_import_module_with_a_built_name_is_one_unresolved_note(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("load", "line"), [
+    ("def load(name):\n    return importlib.import_module('app._plugins.' + name)\n", 5),
+    # The name built first, then imported: as when it is built in the call.
+    ("def load(kind):\n    module_name = f'app._plugins.{kind}'\n    return importlib.import_module(module_name)\n", 6),
+], ids=["in the call", "bound to a name first"])  # fmt: skip
+def test_import_module_with_a_built_name_is_one_unresolved_note(tmp_path: Path, load: str, line: int) -> None:
     analysis = _analyze(tmp_path, {
         "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
         "app/__init__.py": "",
-        "app/_plugins/__init__.py": "import importlib\n\n\n"
-                                     "def load(name):\n    return importlib.import_module('app._plugins.' + name)\n",
+        "app/_plugins/__init__.py": "import importlib\n\n\n" + load,
         "app/_plugins/_a.py": "A = 1\n",
         "app/_plugins/_b.py": "B = 2\n",
         "app/_plugins/_c.py": "C = 3\n",
@@ -269,7 +273,7 @@ def test_import_module_with_a_built_name_is_one_unresolved_note(tmp_path: Path) 
     status = _modules(analysis)
     assert {status[name] for name in ("app._plugins._a", "app._plugins._b", "app._plugins._c")} == {UNRESOLVED}
     (note,) = findings(analysis, "FX201")
-    assert note.path == "app/_plugins/__init__.py" and note.line == 5
+    assert note.path == "app/_plugins/__init__.py" and note.line == line
     assert note.message.startswith("orphan-module analysis unresolved for 3 modules under `app._plugins`")
 
 
@@ -450,23 +454,6 @@ def test_the_directories_pytest_is_told_to_collect_hold_tests(tmp_path: Path, ta
     })  # fmt: skip
     orphans = [d.path for d in findings(analysis, "FX201")]
     assert orphans == ([] if table else ["testing/python/integration.py"])
-
-
-def test_a_module_name_built_into_a_variable_is_one_unresolved_note(tmp_path: Path) -> None:
-    # The plugin loader's name is built first, then imported: as when it is built in the call.
-    analysis = _analyze(tmp_path, {
-        "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
-        "app/__init__.py": "",
-        "app/_plugins/__init__.py": "import importlib\n\n\ndef load(kind):\n    module_name = f'app._plugins.{kind}'\n"
-                                     "    return importlib.import_module(module_name)\n",
-        "app/_plugins/_a.py": "A = 1\n",
-        "app/_plugins/_b.py": "B = 2\n",
-        "app/cli.py": "from app._plugins import load\n",
-    })  # fmt: skip
-    status = _modules(analysis)
-    assert {status[name] for name in ("app._plugins._a", "app._plugins._b")} == {UNRESOLVED}
-    (note,) = findings(analysis, "FX201")
-    assert note.path == "app/_plugins/__init__.py" and note.line == 6
 
 
 def test_a_variable_bound_to_something_else_is_not_followed(tmp_path: Path) -> None:
