@@ -222,6 +222,7 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
         if parent in program.modules:
             imported.add(parent)
     extra_roots = _sys_path_additions(module) if derived else ()
+    imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
     for ref in module.summary.imports:
         if not ref.module:
             continue
@@ -337,6 +338,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
         }
     )
     testpaths = pytest_testpaths(program.project.pyproject)
+    build_hooks = hatch_build_hooks(program.project.pyproject)
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
         # (callee, method, bound) of the calls importing it runs; a top-level package's
@@ -354,6 +356,12 @@ def _derived_entries(program: Program) -> dict[str, str]:
         elif filename == "conf.py" and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
             # docs/conf.py, docs/source/conf.py: sphinx-build runs it by path, nothing imports it.
             found[name] = "Sphinx configuration (a `conf.py` under a documentation directory, run by sphinx-build)"
+        elif module.path in build_hooks:
+            found[name] = "hatch build hook (`[tool.hatch...hooks.custom]` loads it by path)"
+        elif _asv_benchmark(module, parts):
+            # benchmarks/benchmarks.py (`class Suite: def time_x(self)`): asv imports every module
+            # of its benchmark directory and runs the functions its prefixes name.
+            found[name] = "asv benchmark (asv imports it and runs its `time_*`/`mem_*`/`track_*` functions)"
         elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
             found[name] = "top-level script (runs a call at import)"
         elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
@@ -384,6 +392,42 @@ def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
         return ()
     prefixes = (str(path).strip().strip("/").removeprefix("./") for path in listed)
     return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix)
+
+
+def hatch_build_hooks(pyproject: Any) -> frozenset[str]:
+    """The files hatchling loads as custom build or metadata hooks: each ``hooks.custom`` table
+    under ``[tool.hatch]`` (``[tool.hatch.build.hooks.custom]``, per target, ``[tool.hatch.metadata.
+    hooks.custom]``), at its ``path`` or hatchling's default ``hatch_build.py``."""
+    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
+    hatch = tool.get("hatch") if isinstance(tool, dict) else None
+    found: set[str] = set()
+    pending: list[Any] = [hatch]
+    while pending:
+        table = pending.pop()
+        if not isinstance(table, dict):
+            continue
+        hooks = table.get("hooks")
+        custom = hooks.get("custom") if isinstance(hooks, dict) else None
+        if isinstance(custom, dict):
+            path = custom.get("path", "hatch_build.py")
+            if isinstance(path, str) and path.strip():
+                found.add(path.strip().removeprefix("./"))
+        pending.extend(value for key, value in table.items() if key != "hooks")
+    return frozenset(found)
+
+
+# The prefixes of the functions and methods asv runs (airspeed velocity's benchmark kinds), and the
+# directories its benchmarks live in (`benchmark_dir`: asv's default, pandas' `asv_bench`).
+_ASV_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
+_ASV_DIRECTORIES = frozenset({"benchmarks", "benchmark", "asv_bench"})
+
+
+def _asv_benchmark(module: Module, parts: list[str]) -> bool:
+    """A module under a benchmark directory that defines a function or method asv runs."""
+    if not any(part in _ASV_DIRECTORIES for part in parts[:-1]):
+        return False
+    summary = module.summary
+    return any(name.startswith(_ASV_PREFIXES) for name in (*summary.function_names, *summary.method_names))
 
 
 def _under_test_directory(path: str, testpaths: tuple[str, ...]) -> bool:
@@ -488,10 +532,16 @@ def _path_relative_targets(
     ``python dev/data/fineweb.py`` puts ``dev/data`` on ``sys.path``, so its ``from data_common
     import x`` is ``dev/data/data_common.py``; modules it imports resolve their own absolute
     imports against that directory too, hence the nearest enclosing directory that has the
-    module wins. ``sys.path.append(os.path.join(here, "install"))`` adds ``install``."""
+    module wins, and a directory's ``src/`` after it (an example project with a src layout).
+    ``sys.path.append(os.path.join(here, "install"))`` adds ``install``."""
     package = importer if module.is_package else importer.rpartition(".")[0]
     parts = package.split(".") if package else []
-    bases = [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)]
+    # Each enclosing directory, then its `src/` (a project nested in the tree with a src layout,
+    # `examples/celery/src/task_app`, installed for the script beside it).
+    bases = [
+        candidate for cut in range(len(parts), 0, -1)
+        for candidate in (".".join(parts[:cut]), ".".join([*parts[:cut], "src"]))
+    ]
     bases = [*(f"{package}.{root}".strip(".") if package else root for root in extra_roots), *bases]
     for base in bases:
         found = _import_targets(program, f"{base}.{target}", names, known)
@@ -502,9 +552,50 @@ def _path_relative_targets(
 
 def import_graph_reads_body(summary: ModuleSummary) -> bool:
     """Whether the import graph reads this module's summary body, as its index tells: a module
-    that may extend ``sys.path`` (``_sys_path_additions``) or import by a computed name
-    (``_dynamic_imports``). The per-file pass makes these bodies with the index."""
-    return _may_extend_sys_path(summary) or not (DYNAMIC_IMPORT_METHODS | FILE_EXEC_METHODS).isdisjoint(summary.call_methods)
+    that may extend ``sys.path`` (``_sys_path_additions``), import by a computed name
+    (``_dynamic_imports``) or load a file by its path (``_loaded_by_path``). The per-file pass
+    makes these bodies with the index."""
+    return _may_extend_sys_path(summary) or not (
+        DYNAMIC_IMPORT_METHODS | FILE_EXEC_METHODS | PATH_LOAD_METHODS).isdisjoint(summary.call_methods)
+
+
+# Calls that load one Python file by its path: importlib's loaders and runpy.
+PATH_LOAD_METHODS = frozenset({"SourceFileLoader", "spec_from_file_location", "run_path"})
+# A Python file name written as a string literal: `"tox_conf.py"`, `'ext/build.py'`.
+_PY_FILE_LITERAL = re.compile(r"""["']([\w./-]*\w\.py)["']""")
+
+
+def _loaded_by_path(name: str, module: Module, known: set[str]) -> set[str]:
+    """Project modules ``module`` loads by a literal file path: ``SourceFileLoader("ext", str(here /
+    "ext.py")).load_module()``, ``spec_from_file_location("ext", os.path.join(d, "ext.py"))``,
+    ``runpy.run_path("tools/gen.py")``. The path is read from the call's arguments (and the calls
+    nested in them) as a string literal naming a ``.py`` file; it is resolved against the loading
+    module's package (its directory), then the project root. A path built from variables alone
+    names nothing."""
+    if PATH_LOAD_METHODS.isdisjoint(module.summary.call_methods):
+        return set()
+    package = name if module.is_package else name.rpartition(".")[0]
+    directory = package.split(".") if package else []
+    found: set[str] = set()
+    calls = module.summary.calls
+    for call in calls:
+        if call.method not in PATH_LOAD_METHODS:
+            continue
+        texts = [arg.text for arg in call.args] + [arg.text for _, arg in call.kwargs]
+        for inner in calls:
+            if inner is not call and call.span.line <= inner.span.line <= call.span.end_line:
+                texts.extend(arg.text for arg in inner.args)
+        for text in texts:
+            for literal in _PY_FILE_LITERAL.findall(text):
+                parts = [part for part in literal.removesuffix(".py").replace("\\", "/").split("/") if part not in ("", ".")]
+                if not parts or not all(part.isidentifier() for part in parts):
+                    continue
+                for base in (directory, []):
+                    candidate = ".".join([*base, *parts])
+                    if candidate in known:
+                        found.add(candidate)
+                        break
+    return found
 
 
 def _may_extend_sys_path(summary: ModuleSummary) -> bool:

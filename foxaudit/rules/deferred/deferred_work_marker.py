@@ -41,7 +41,8 @@ class DeferredWorkMarkerOptions(RuleOptions):
     honour_peer_suppressions: bool = field(
         default=False,
         metadata={"help": "Skip a marker on a line that ruff or pylint is told to accept: a bare `# noqa`,"
-                          " `# noqa: FIX001`-`FIX004` for the tag's code, `# pylint: disable=fixme` (or W0511)."},
+                          " `# noqa: FIX001`-`FIX004` for the tag's code (or `# ruff: ignore[...]` naming it"
+                          " or its rule name), `# pylint: disable=fixme` (or W0511)."},
     )
 
     def __post_init__(self) -> None:
@@ -206,7 +207,8 @@ class DeferredWorkMarker(Rule):
     - `docstrings`: whether docstrings and bare string statements are checked (default true).
     - `honour-peer-suppressions`: when migrating from ruff or pylint, accept the markers those
       tools were already told to accept on the same line — a bare `# noqa`, `# noqa: FIX001`
-      (`FIXME`), `FIX002` (`TODO`), `FIX003` (`XXX`), `FIX004` (`HACK`) for the tag found, and
+      (`FIXME`), `FIX002` (`TODO`), `FIX003` (`XXX`), `FIX004` (`HACK`) for the tag found, ruff's
+      own `# ruff: ignore[...]` naming that code or its rule name (`line-contains-todo`), and
       `# pylint: disable=fixme` / `disable=W0511` (default false: a peer's suppression carries
       no reason, foxaudit's `# foxaudit: ignore[FX901] -- reason` does).
     """
@@ -237,7 +239,8 @@ class DeferredWorkMarker(Rule):
         Example('"""TODO in a docstring, but docstrings are off."""\n', options={"docstrings": False}),
         Example("# TODO is not a tag here\n", options={"tags": ["WIP"]}),
         Example("# TODO: port the cache  # noqa: FIX002\n# FIXME: later  # noqa: FIX001, E501\n"
-                "x = 1  # XXX  # noqa\n# HACK around it  # pylint: disable=fixme\n# TODO: y  # pylint: disable=W0511\n",
+                "x = 1  # XXX  # noqa\n# HACK around it  # pylint: disable=fixme\n# TODO: y  # pylint: disable=W0511\n"
+                "# TODO: z  # ruff: ignore[line-contains-todo]\n# FIXME: w  # ruff: ignore[E501, FIX001]\n",
                 options={"honour-peer-suppressions": True}),
         Example('def update(grid, todo):\n    """Update the grid.\n\n    Parameters\n    ----------\n'
                 "    todo : string (one of 'left', 'right')\n    \"\"\"\n    return grid[todo]\n"),
@@ -267,8 +270,9 @@ class DeferredWorkMarker(Rule):
         Example("# WIP: half done\n", options={"tags": ["WIP"]}, expect=1),
         # Peer suppressions count only when asked for, and only for the tag's own code.
         Example("# TODO: port the cache  # noqa: FIX002\n", expect=1),
-        Example("# TODO: port the cache  # noqa: FIX001\n# FIXME  # noqa: E501\n# XXX  # pylint: disable=line-too-long\n",
-                options={"honour-peer-suppressions": True}, expect=3),
+        Example("# TODO: port the cache  # noqa: FIX001\n# FIXME  # noqa: E501\n# XXX  # pylint: disable=line-too-long\n"
+                "# HACK  # ruff: ignore[line-contains-todo]\n",
+                options={"honour-peer-suppressions": True}, expect=4),
         Example("// TODO: vectorise\n__global__ void k(float* x) { x[0] = 1; }\n", path="k.cu", expect=1),
         Example("/* fixme: bank conflicts */\n", path="k.cuh", expect=1),
         Example("/**\n * Reduce a block.\n * @todo handle n % 32 != 0\n */\n", path="r.cuh", expect=1),
@@ -360,20 +364,30 @@ def _preproc_comment_start(text: str) -> int | None:
     return None
 
 
-# ruff's flake8-fixme codes, by tag: a `# noqa: FIX002` accepts a `TODO` on its line.
+# ruff's flake8-fixme codes and rule names, by tag: a `# noqa: FIX002` or a
+# `# ruff: ignore[line-contains-todo]` accepts a `TODO` on its line.
 _RUFF_CODES = {"fixme": "FIX001", "todo": "FIX002", "xxx": "FIX003", "hack": "FIX004"}
+_RUFF_NAMES = {"fixme": "line-contains-fixme", "todo": "line-contains-todo", "xxx": "line-contains-xxx",
+               "hack": "line-contains-hack"}
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+# ruff's own line suppression (0.15+), by code or by rule name: `# ruff: ignore[FIX002, E501]`.
+_RUFF_IGNORE = re.compile(r"#\s*ruff:\s*ignore\[(?P<rules>[^\]]*)\]", re.IGNORECASE)
 _PYLINT_DISABLE = re.compile(r"#\s*pylint:\s*disable\s*=\s*(?P<names>[\w\-, ]+)")
 
 
 def peer_suppressed(line_text: str, tag: str) -> bool:
-    """A ruff ``# noqa`` (bare, or naming the tag's FIX code) or pylint ``disable=fixme`` on the line."""
+    """A ruff ``# noqa`` (bare, or naming the tag's FIX code), a ``# ruff: ignore[...]`` naming the tag's
+    code or rule name, or pylint ``disable=fixme`` on the line."""
     for match in _NOQA.finditer(line_text):
         codes = match.group("codes")
         if codes is None:
             return True  # a bare `# noqa` silences every ruff rule on the line
         wanted = _RUFF_CODES.get(tag.lower())
         if wanted is not None and wanted in re.split(r"[\s,]+", codes.upper()):
+            return True
+    for match in _RUFF_IGNORE.finditer(line_text):
+        rules = {rule.strip().lower() for rule in match.group("rules").split(",")}
+        if rules & {_RUFF_CODES.get(tag.lower(), "").lower(), _RUFF_NAMES.get(tag.lower(), "")} - {""}:
             return True
     for match in _PYLINT_DISABLE.finditer(line_text):
         names = {name.strip().lower() for name in match.group("names").split(",")}

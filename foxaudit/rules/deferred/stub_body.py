@@ -192,10 +192,40 @@ def _declares_hookspecs(walked: _Walked) -> bool:
 
 def _file_aliases(walked: _Walked) -> dict[str, str]:
     """The file's import aliases: all that ``_is_declaration`` reads, so a file whose placeholders
-    are all declarations (`@overload`, `@abstractmethod`: most of pandas') is not read further."""
+    are all declarations (`@overload`, `@abstractmethod`: most of pandas') is not read further.
+    A module-level name bound to a marker an exempt decorator names counts as that marker: tox's
+    `_spec = pluggy.HookspecMarker(NAME)`, then `@_spec`."""
     if walked.aliases is None:
         walked.aliases = aliases_of(walked.imports)
+        if walked.placeholders:
+            walked.aliases.update(_marker_bindings(walked.placeholders[0][0], walked.aliases))
     return walked.aliases
+
+
+def _marker_bindings(node: tree_sitter.Node, aliases: dict[str, str]) -> dict[str, str]:
+    """``{name: qualified marker}`` for each module-level ``name = <...>HookspecMarker(...)`` of the
+    file that holds ``node`` (its top-level statements only: a marker is made once, at import)."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    markers = _name_pattern(_HOOKSPEC_MARKERS)
+    bound: dict[str, str] = {}
+    for statement in root.named_children:
+        if statement.type != "expression_statement" or statement.named_child_count != 1:
+            continue
+        assignment = statement.named_children[0]
+        if assignment.type != "assignment":
+            continue
+        left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
+        if left is None or right is None or left.type != "identifier" or right.type != "call":
+            continue
+        function = right.child_by_field_name("function")
+        if function is None:
+            continue
+        qualified = resolve(function.text.decode(), aliases)
+        if markers.match(qualified):
+            bound[left.text.decode()] = qualified
+    return bound
 
 
 def _file_names(walked: _Walked) -> _FileNames:
@@ -722,8 +752,11 @@ _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|n
 _SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|(?:as|is|a|just) placeholder)\b",
                             re.IGNORECASE)
 # mypy's error code for a function whose body is empty while its annotation promises a value.
-# (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`).
-_EMPTY_BODY_IGNORE = re.compile(r"#\s*type:\s*ignore\[[^\]]*\bempty-body\b|#\s*noqa:[^#]*\bB027\b")
+# (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`, or in
+# ruff's own suppression by code or rule name, `# ruff: ignore[empty-method-without-abstract-decorator]`).
+_EMPTY_BODY_IGNORE = re.compile(
+    r"#\s*type:\s*ignore\[[^\]]*\bempty-body\b|#\s*noqa:[^#]*\bB027\b"
+    r"|#\s*ruff:\s*ignore\[[^\]]*(?:\bB027\b|\bempty-method-without-abstract-decorator\b)", re.IGNORECASE)
 # Names of event hooks: a class that calls `self.on_step(...)` announces an event subclasses may handle.
 _HOOK_NAME = re.compile(r"^_*(?:on|before|after|pre|post)_\w+$|^\w+_hook$")
 # A class so named is there to be subclassed (`GemmBase`, `BaseReader`, `LoggingMixin`).
@@ -945,7 +978,8 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
 
 
 def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
-    """A `# type: ignore[empty-body]` or `# noqa: B027` on the signature (the header's lines, before the body)."""
+    """A `# type: ignore[empty-body]`, `# noqa: B027` or `# ruff: ignore[B027]` on the signature (the
+    header's lines, before the body)."""
     body = function.child_by_field_name("body")
     if body is None:
         return False
@@ -1133,7 +1167,8 @@ class StubBody(Rule):
       limitation ("deletion not supported", "please use add() instead", "should never be
       called"), a name that promises it (`_fake_rcb`, `_init_mesh_stub`, `always_true` returning
       True, `default_kwargs` returning a constant, `_not_impl` raising), a
-      `# type: ignore[empty-body]` or `# noqa: B027`;
+      `# type: ignore[empty-body]`, `# noqa: B027` or ruff's `# ruff: ignore[B027]` (by code or
+      by name, `empty-method-without-abstract-decorator`);
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
       `@lru_cache(128)`), the fallback of `functools.singledispatch`;
@@ -1238,6 +1273,9 @@ class StubBody(Rule):
                 "def app_load_config(path):\n    \"\"\"Return the configuration read from ``path``.\"\"\"\n\n\n"
                 "@hookspec\ndef app_started(app):\n    \"\"\"Called once the app has started.\"\"\"\n\n\n"
                 "def app_stopping(app):\n    \"\"\"Unmarked, beside marked ones: a specification too.\"\"\"\n"),
+        # The marker bound to a name of the project's choosing (tox's `_spec`).
+        Example("import pluggy\n\n_spec = pluggy.HookspecMarker(\"app\")\n\n\n@_spec\n"
+                "def app_started(app):\n    \"\"\"Called once the app has started.\"\"\"\n"),
         # A click group: the subcommands do the work.
         Example("import click\n\n\n@click.group()\ndef cli():\n    pass\n\n\n@cli.group(chain=True)\ndef db():\n"
                 "    \"\"\"Database commands.\"\"\"\n\n\n@db.command()\ndef migrate():\n    click.echo(\"migrated\")\n"),
@@ -1365,6 +1403,9 @@ class StubBody(Rule):
                 "    def artifacts(self) -> list[str]:  # type: ignore[empty-body]\n        ...\n"),
         Example("import abc\n\nclass PassBase(abc.ABC):\n    def requires(self, module):  # noqa: B027\n"
                 "        '''Checked before the pass runs.'''\n"),
+        Example("import abc\n\nclass ToxEnv(abc.ABC):\n    def run(self):\n        self._setup()\n\n"
+                "    def _setup(self) -> None:  # ruff: ignore[empty-method-without-abstract-decorator]\n"
+                "        pass\n\n    def _teardown(self) -> None:  # ruff: ignore[B027]\n        pass\n"),
         # An entry of a dispatch table: registered for a key, or the fallback of singledispatch.
         Example("@register_lowering(aten.sink_tokens)\ndef sink_tokens(tokens):\n    return None\n\n"
                 "@wait_stream.register_fake\ndef _(event, stream):\n    pass\n\n"

@@ -24,13 +24,19 @@ class OrphanModule(AnalysisRule):
     With no entry-point key configured, the entry points are derived the way ML repositories run
     code: scripts run by path (a file outside any package that runs a call at import) or with a
     module-level command line (`argparse`, `tyro.cli`, `fire.Fire`), pytest's test files, Sphinx's
-    `conf.py` outside any package under `doc`/`docs`/`documentation` (`sphinx-build` runs it), and
+    `conf.py` outside any package under `doc`/`docs`/`documentation` (`sphinx-build` runs it), asv
+    benchmarks (a module under `benchmarks`/`benchmark`/`asv_bench` that defines a `time_*`,
+    `timeraw_*`, `mem_*`, `peakmem_*` or `track_*` function or method), hatchling's custom hooks
+    (`[tool.hatch...hooks.custom]`, at its `path` or `hatch_build.py`), and
     the public modules of the distribution (the package `[project] name` names; where it names no
     top-level package, as `pyqlib` ships `qlib`, the packages `[tool.setuptools] packages` lists;
     with no name, every top-level package but tests, docs and examples). An import the source
     roots cannot resolve is resolved against the importer's own and enclosing directories (the
-    script's directory is on `sys.path`) and against literal `sys.path.append(...)` directories;
-    `.pyx` files' imports count. `import_module(f"pkg.{x}")` gives one note for the modules only
+    script's directory is on `sys.path`) and their `src/` (an example project with a src layout),
+    and against literal `sys.path.append(...)` directories; `.pyx` files' imports count, and so
+    does a file loaded by a literal path (`SourceFileLoader("ext", str(here / "ext.py"))`,
+    `spec_from_file_location(...)`, `runpy.run_path("tools/gen.py")`), resolved against the
+    loader's directory, then the project root, whatever the configuration. `import_module(f"pkg.{x}")` gives one note for the modules only
     it may load, not an orphan each; so do a relative name
     anchored at a package (`import_module(f".{x}", package=pkg.__name__)`, `__import__(name,
     globals(), locals(), [], 1)` over a glob of the directory) and a helper that imports under its
@@ -116,6 +122,17 @@ class OrphanModule(AnalysisRule):
             "docs/index.rst": "Shop\n====\n",
             "docs/conf.py": "project = 'shop'\nextensions = ['sphinx.ext.autodoc']\n",
         }, note="`docs/conf.py` is Sphinx's configuration: `sphinx-build` runs it by path."),
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n',
+            "shop/__init__.py": "def total(values):\n    return sum(values)\n",
+            "benchmarks/__init__.py": "",
+            "benchmarks/bench_total.py": "from shop import total\n\n\nclass Total:\n    def time_total(self):\n"
+                                         "        total(range(1000))\n",
+            "docs/conf.py": "from importlib.machinery import SourceFileLoader\n\n"
+                            "roles = SourceFileLoader('roles', 'docs/roles.py').load_module()\n",
+            "docs/roles.py": "ROLES = {}\n",
+        }, note="asv imports `benchmarks/bench_total.py` and runs its `time_*` method; `docs/conf.py` loads"
+                " `docs/roles.py` by its path."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({

@@ -466,3 +466,72 @@ def test_a_variable_bound_to_something_else_is_not_followed(tmp_path: Path) -> N
         "app/cli.py": "from app._plugins import load\n",
     })  # fmt: skip
     assert [d.path for d in findings(analysis, "FX201")] == ["app/_plugins/_a.py"]
+
+
+def test_asv_benchmarks_under_a_benchmark_directory_are_entry_points(tmp_path: Path) -> None:
+    # rich's and pandas' benchmarks: asv imports the modules of its benchmark directory and runs
+    # `time_*` methods; a module there that defines none of asv's kinds is still an orphan.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "X = 1\n",
+        "benchmarks/__init__.py": "",
+        "benchmarks/benchmarks.py": "from lib import X\n\nfrom benchmarks import snippets\n\n\nclass Suite:\n"
+                                    "    def time_x(self):\n        return X + len(snippets.TEXT)\n",
+        "benchmarks/snippets.py": "TEXT = 'abc'\n",
+        "benchmarks/scratch.py": "def helper():\n    return 1\n",
+        "lib/time_util.py": "def time_it():\n    return 0\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["benchmarks.benchmarks"] == status["benchmarks.snippets"] == status["benchmarks"] == WIRED
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["benchmarks/scratch.py"]
+
+
+def test_a_module_loaded_by_a_literal_file_path_is_reached(tmp_path: Path) -> None:
+    # tox's docs/conf.py: `SourceFileLoader("tox_conf", str(here / "tox_conf.py")).load_module()`.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "",
+        "docs/conf.py": "from importlib.machinery import SourceFileLoader\nfrom pathlib import Path\n\n"
+                        "here = Path(__file__).parent\n\n\ndef setup(app):\n"
+                        "    ext = SourceFileLoader('ext', str(here / 'ext.py')).load_module()\n"
+                        "    app.add_directive('x', ext.Directive)\n",
+        "docs/ext.py": "class Directive:\n    pass\n",
+        "tools/build.py": "import importlib.util\nimport runpy\n\n"
+                          "spec = importlib.util.spec_from_file_location('gen', 'tools/gen.py')\n"
+                          "runpy.run_path('tools/stamp.py')\n",
+        "tools/gen.py": "def gen():\n    return 1\n",
+        "tools/stamp.py": "STAMP = 1\n",
+        "tools/other.py": "def unused():\n    return 1\n",
+    })  # fmt: skip
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["tools/other.py"]
+
+
+def test_hatch_custom_build_hooks_are_loaded_by_path(tmp_path: Path) -> None:
+    files = {
+        "lib/__init__.py": "",
+        "hatch_build.py": "from hatchling.builders.hooks.plugin.interface import BuildHookInterface\n\n\n"
+                          "class CustomBuildHook(BuildHookInterface):\n    def initialize(self, version, build_data):\n"
+                          "        build_data['pure_python'] = True\n",
+        "build/meta_hook.py": "class Hook:\n    pass\n",
+    }
+    analysis = _analyze(tmp_path / "a", {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n[tool.hatch.build.hooks.custom]\n"
+                          "[tool.hatch.metadata.hooks.custom]\npath = 'build/meta_hook.py'\n", **files})
+    assert findings(analysis, "FX201") == []
+    bare = _analyze(tmp_path / "b", {"pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", **files})
+    assert sorted(d.path for d in findings(bare, "FX201")) == ["build/meta_hook.py", "hatch_build.py"]
+
+
+def test_an_example_project_with_a_src_layout_is_reached_from_its_script(tmp_path: Path) -> None:
+    # flask's examples/celery: `make_celery.py` imports `task_app`, which lives in `src/` beside it.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "",
+        "examples/celery/make_celery.py": "from task_app import create_app\n\nflask_app = create_app()\n"
+                                          "if __name__ == '__main__':\n    flask_app.run()\n",
+        "examples/celery/src/task_app/__init__.py": "from task_app import views\n\n\ndef create_app():\n"
+                                                    "    return views\n",
+        "examples/celery/src/task_app/views.py": "def index():\n    return 'ok'\n",
+        "examples/celery/src/task_app/unused.py": "def gone():\n    return 0\n",
+    })  # fmt: skip
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/celery/src/task_app/unused.py"]
