@@ -15,8 +15,9 @@ stays the same) and after one summary changed (a statement added at the top of t
 moving every line below it); the module is restored afterwards.
 "per-file" runs every per-file rule (``--no-project``); "full" adds the whole-project analyses
 (issue 14's targets are on "full"), and with warm caches is also timed on five files named on the
-command line (what pre-commit runs). A last row checks one generated 5 MB module with every rule. Peers run with their caches off (ruff ``--no-cache``; vulture and pylint
-have none). Bytecode is allowed for foxaudit's modules (as in an installed copy) even where
+command line (what pre-commit runs). Two last rows check one generated 5 MB module and one generated
+ctypes-bindings module (3,000 placeholder declarations) with every rule. Peers run with their
+caches off (ruff ``--no-cache``; vulture and pylint have none). Bytecode is allowed for foxaudit's modules (as in an installed copy) even where
 PYTHONDONTWRITEBYTECODE is set, and ``compileall`` writes them first. pylint is slow enough that it runs on a subset (``--pylint-subset``); its time is
 also extrapolated to the whole tree by file count. Each tool runs as a subprocess, so Python
 start-up is included, as a user would see it.
@@ -154,6 +155,23 @@ def time_generated_module(megabytes: int = 5, foxaudit_root: Path = REPO) -> tup
         shutil.rmtree(root, ignore_errors=True)
 
 
+def time_generated_bindings(functions: int = 3000, foxaudit_root: Path = REPO) -> tuple[str, float, str]:
+    """Every rule on one generated ctypes-bindings module: ``functions`` declarations with a
+    ``...`` body under a decorator (tinygrad's autogen modules), each a placeholder FX902 judges.
+    No mypy directive, so every check of the rule runs for every one; no cache."""
+    root = Path(tempfile.mkdtemp(prefix="foxaudit-bindings-"))
+    try:
+        (root / "pyproject.toml").write_text('[project]\nname = "bindings"\nversion = "0"\n')
+        body = "".join(f"@dll.bind(None)\ndef symbol_{n}(handle: int) -> None: ...\n\n\n" for n in range(functions))
+        (root / "bindings.py").write_text('"""Generated."""\nfrom support import dll\n\n\n' + body)
+        env = {**os.environ, "PYTHONPATH": str(foxaudit_root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        seconds, tail = timed([sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--no-cache"], root, env)
+        return f"foxaudit full, generated bindings ({functions} `...` declarations)", seconds, tail
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def one_round(tree: Path, args: argparse.Namespace, files: int) -> list[tuple[str, float, float, str]]:
     """Every measurement once: (label, wall seconds, CPU seconds, last output line)."""
     rows: list[tuple[str, float, float, str]] = []
@@ -173,6 +191,8 @@ def one_round(tree: Path, args: argparse.Namespace, files: int) -> list[tuple[st
             add(label, seconds, tail)
     if "generated" not in args.skip:
         add(*time_generated_module(foxaudit_root=args.foxaudit_root))
+    if "bindings" not in args.skip:
+        add(*time_generated_bindings(foxaudit_root=args.foxaudit_root))
     if "vulture" not in args.skip and shutil.which("vulture"):
         add("vulture", *timed(["vulture", "."], tree))
     subset_files = count_files(tree, args.pylint_subset)
@@ -187,7 +207,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", type=Path, default=Path("/tmp/pandas-src"), help="source tree to check")
     parser.add_argument("--pylint-subset", default="pandas/core/arrays", help="directory (relative to the tree) pylint runs on")
-    parser.add_argument("--skip", action="append", default=[], choices=("full", "per-file", "ruff", "vulture", "pylint", "generated"), help="leave a measurement out")
+    parser.add_argument("--skip", action="append", default=[], choices=("full", "per-file", "ruff", "vulture", "pylint", "generated", "bindings"), help="leave a measurement out")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every measurement, interleaved; the table gives medians")
     parser.add_argument("--foxaudit-root", type=Path, default=REPO, help="checkout whose foxaudit is timed (default: this one)")
     args = parser.parse_args()

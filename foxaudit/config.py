@@ -307,7 +307,8 @@ def inferred_source_roots(root: Path, pyproject: Mapping[str, Any]) -> tuple[str
     A src layout: ``src/`` is no package itself (no ``__init__.py``) and the packaging says the
     code is importable from it — the distribution's package (``[project] name``, ``-`` → ``_``) is
     ``src/<name>/`` or ``src/<name>.py``, or setuptools (``package-dir``, ``packages.find.where``,
-    setup.cfg's ``package_dir``), hatch, poetry or pdm point at ``src``. Why: with ``.`` alone
+    setup.cfg's ``package_dir``, setup.py's ``package_dir``/``find_packages``), hatch, poetry or pdm
+    point at ``src``. Why: with ``.`` alone
     ``src/click/core.py`` is module ``src.click.core``, which nothing imports, so every module of a
     src-layout library was an orphan (FX201) and its imports resolved nowhere. A ``src`` directory
     the code imports as ``src.x`` (no such packaging) keeps the default."""
@@ -346,11 +347,25 @@ def _packaging_points_at_src(root: Path, pyproject: Mapping[str, Any]) -> bool:
     )  # fmt: skip
     if any(names_src(value) for value in candidates):
         return True
-    try:
-        setup_cfg = (root / "setup.cfg").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return re.search(r"^\s*package_dir\s*=\s*(?:\n\s*)?=\s*src\s*$", setup_cfg, re.MULTILINE) is not None
+    for name, pattern in _SETUP_NAMES_SRC:
+        try:
+            text = (root / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if pattern.search(text):
+            return True
+    return False
+
+
+# setuptools' configuration files and how each says the packages are under `src`: setup.cfg's
+# `package_dir = =src`; setup.py's `package_dir={"": "src"}` or `find_packages("src")` /
+# `find_namespace_packages(where="src")` (accelerate's setup.py, with a pyproject.toml of tool
+# settings only).
+_SETUP_NAMES_SRC = (
+    ("setup.cfg", re.compile(r"^\s*package_dir\s*=\s*(?:\n\s*)?=\s*src\s*$", re.MULTILINE)),
+    ("setup.py", re.compile(r"""package_dir\s*=\s*\{\s*(?:""|'')\s*:\s*["']src/?["']"""
+                            r"""|find_(?:namespace_)?packages\(\s*(?:where\s*=\s*)?["']src/?["']""")),
+)
 
 
 def resolve_program(settings: Settings, errors: list[str]) -> dict[str, Any]:

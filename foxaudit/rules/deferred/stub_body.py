@@ -155,6 +155,13 @@ class _FileNames:
     identities: set[str] = field(default_factory=set)
     # class name → every member it defines, placeholder or not (an `@abstractmethod` declaration too).
     declared: dict[str, set[str]] = field(default_factory=dict)
+    # Indexes made once per file for the checks run per placeholder (a generated bindings module has
+    # thousands: a query per placeholder made them quadratic): scope node id → identifier name →
+    # its identifier nodes; the module-level names a function rebinds through `global`.
+    identifier_uses: dict[int, dict[str, list[tree_sitter.Node]]] = field(default_factory=dict)
+    global_rebinds: set[str] | None = None
+    # block node id → (start byte, names bound) of each `if`/`try` statement directly in it.
+    branch_bindings: dict[int, list[tuple[int, set[str]]]] = field(default_factory=dict)
 
 
 # Nodes the file's walk hands FX902 besides functions: what its names are read from, so no
@@ -176,6 +183,8 @@ class _Walked:
     aliases: dict[str, str] | None = None
     names: _FileNames | None = None
     declares_hookspecs: bool | None = None  # a decorator of the file is a pluggy hook-spec marker
+    # `# mypy: disable-error-code="empty-body"`: the file tells the type checker its empty bodies are meant.
+    empty_bodies_meant: bool | None = None
 
 
 def _declares_hookspecs(walked: _Walked) -> bool:
@@ -635,33 +644,41 @@ def _bound_by_another_branch(function: tree_sitter.Node, name: str) -> bool:
     return any({name, "*"} & _top_level_bindings(block) for block in blocks if block.id != holder.id)
 
 
-def _rebound_later(function: tree_sitter.Node, name: str) -> bool:
+def _rebound_later(function: tree_sitter.Node, name: str, names: _FileNames) -> bool:
     """A later `if`/`try` in the same block binds the same name (`def set_allocator(): pass`, then
     `if has_triton(): set_allocator = triton.set_allocator`) or may bind it (`try: from
     internal.static_init import *`), or a function of the module rebinds it (`global synchronize`
     then `synchronize = torch.accelerator.synchronize`): a default for when the feature is absent."""
     statement = function.parent if function.parent is not None and function.parent.type == "decorated_definition" \
         else function
-    sibling = statement.next_named_sibling
-    while sibling is not None:
-        if sibling.type in _BRANCHING and ({name, "*"} & _bindings_within(sibling)):
-            return True
-        sibling = sibling.next_named_sibling
-    return statement.parent is not None and statement.parent.type == "module" and _rebound_through_global(
-        statement.parent, name)
+    block = statement.parent
+    if block is None:
+        return False
+    branches = names.branch_bindings.get(block.id)
+    if branches is None:
+        branches = names.branch_bindings[block.id] = [
+            (child.start_byte, _bindings_within(child)) for child in block.named_children if child.type in _BRANCHING
+        ]
+    if any(start > statement.start_byte and {name, "*"} & bound for start, bound in branches):
+        return True
+    if block.type != "module":
+        return False
+    if names.global_rebinds is None:
+        names.global_rebinds = _rebound_through_global(block)
+    return name in names.global_rebinds
 
 
-def _rebound_through_global(module: tree_sitter.Node, name: str) -> bool:
-    """A function of ``module`` declares ``global name`` and assigns it."""
+def _rebound_through_global(module: tree_sitter.Node) -> set[str]:
+    """The names a function of ``module`` declares ``global`` and assigns."""
+    rebound: set[str] = set()
     for declaration in tree_sitter.QueryCursor(_query("(global_statement) @g")).captures(module).get("g", []):
-        if not any(child.type == "identifier" and child.text.decode() == name for child in declaration.named_children):
-            continue
+        declared = {child.text.decode() for child in declaration.named_children if child.type == "identifier"}
         scope = declaration.parent
         while scope is not None and scope.type != "function_definition":
             scope = scope.parent
-        if scope is not None and name in _assigned_within(scope):
-            return True
-    return False
+        if scope is not None:
+            rebound |= declared & _assigned_within(scope)
+    return rebound
 
 
 def _assigned_within(scope: tree_sitter.Node) -> set[str]:
@@ -743,7 +760,8 @@ _SAYS_DEFAULT = re.compile(r"\bdefault\b", re.IGNORECASE)
 _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: not|n't) support\b|\bcannot\b|\bcan't\b"
                            r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `|\b(?:does|do) not have\b"
                            r"|\bhas no\b|\bmocked\b|\bonly (?:implemented|supported|available)\b|\bplease\b"
-                           r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b", re.IGNORECASE)
+                           r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b"
+                           r"|\bno longer (?:supported|available|used)\b|\bcan only be (?:set|called|used|read)\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
@@ -754,6 +772,9 @@ _SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for
 # mypy's error code for a function whose body is empty while its annotation promises a value.
 # (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`, or in
 # ruff's own suppression by code or rule name, `# ruff: ignore[empty-method-without-abstract-decorator]`).
+# mypy's inline configuration turning the check off for the whole file (ctypes bindings generated
+# with `...` bodies: `# mypy: disable-error-code="empty-body"`).
+_EMPTY_BODY_FILE = re.compile(r"^#\s*mypy:.*\bdisable-error-code\s*=\s*[\"']?[^\n]*\bempty-body\b", re.MULTILINE)
 _EMPTY_BODY_IGNORE = re.compile(
     r"#\s*type:\s*ignore\[[^\]]*\bempty-body\b|#\s*noqa:[^#]*\bB027\b"
     r"|#\s*ruff:\s*ignore\[[^\]]*(?:\bB027\b|\bempty-method-without-abstract-decorator\b)", re.IGNORECASE)
@@ -878,8 +899,14 @@ def _module_header(definition: tree_sitter.Node) -> list[str]:
     module = definition.parent
     if module is None or module.type != "module":
         return []
-    if sum(child.type in _DEFINITIONS for child in module.named_children) != 1:
-        return []
+    # Another definition beside it? (Walked outward from it, the nearest one ends the search: a
+    # module of thousands of definitions is not counted once per definition.)
+    for step in ("prev_named_sibling", "next_named_sibling"):
+        sibling = getattr(definition, step)
+        while sibling is not None:
+            if sibling.type in _DEFINITIONS:
+                return []
+            sibling = getattr(sibling, step)
     found = []
     docstring_possible = True
     for child in module.named_children:
@@ -941,7 +968,7 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
     return False
 
 
-def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
+def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileNames) -> bool:
     """``function`` is passed to a call (`loop(stop_hook=stop_hook)`, `register_autograd(op,
     setup_context=setup)`, `_make_prim(meta=_sink_tokens_aten)`), returned (a factory's no-op
     logger, also in a tuple: `return wrapper, f`), stored as the value of a dict literal (a
@@ -955,10 +982,13 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str) -> bool:
         enclosing = enclosing.parent  # through `if`/`with`/`try` blocks: `if name == "flatten": def _sig(...)`
     if enclosing is None or enclosing.type == "class_definition":
         return False
+    uses = names.identifier_uses.get(enclosing.id)
+    if uses is None:
+        uses = names.identifier_uses[enclosing.id] = {}
+        for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(enclosing).get("i", []):
+            uses.setdefault(identifier.text.decode(), []).append(identifier)
     handed = False
-    for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(enclosing).get("i", []):
-        if identifier.text.decode() != label:
-            continue
+    for identifier in uses.get(label, ()):
         parent = identifier.parent
         if parent is None:
             continue
@@ -1167,8 +1197,9 @@ class StubBody(Rule):
       limitation ("deletion not supported", "please use add() instead", "should never be
       called"), a name that promises it (`_fake_rcb`, `_init_mesh_stub`, `always_true` returning
       True, `default_kwargs` returning a constant, `_not_impl` raising), a
-      `# type: ignore[empty-body]`, `# noqa: B027` or ruff's `# ruff: ignore[B027]` (by code or
-      by name, `empty-method-without-abstract-decorator`);
+      `# type: ignore[empty-body]` (or, for the whole file, mypy's inline
+      `# mypy: disable-error-code="empty-body"`: generated ctypes bindings), `# noqa: B027` or
+      ruff's `# ruff: ignore[B027]` (by code or by name, `empty-method-without-abstract-decorator`);
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
       `@lru_cache(128)`), the fallback of `functools.singledispatch`;
@@ -1395,6 +1426,10 @@ class StubBody(Rule):
         Example("class Module:\n    def run(self, x):\n        return x\n    def input_names(self, x):\n"
                 "        '''Override this method to name the inputs.'''\n        return None\n"),
         Example("def keystr(path):\n    raise NotImplementedError('key paths are not supported by the C++ backend')\n"),
+        Example("def disasm(code):\n    raise NotImplementedError('disasm is no longer supported')\n\n\n"
+                "class Plugins:\n    @property\n    def selected(self):\n        return self._selected\n\n"
+                "    @selected.setter\n    def selected(self, value):\n"
+                "        raise NotImplementedError('selected can only be set through enable(key)')\n"),
         Example("class Frozen:\n    def get(self, key):\n        return self.data[key]\n"
                 "    def __setitem__(self, key, value):\n        raise NotImplementedError('read-only: use with_item() instead')\n"
                 "    def __hash__(self):\n        raise NotImplementedError\n"),
@@ -1403,6 +1438,9 @@ class StubBody(Rule):
                 "    def artifacts(self) -> list[str]:  # type: ignore[empty-body]\n        ...\n"),
         Example("import abc\n\nclass PassBase(abc.ABC):\n    def requires(self, module):  # noqa: B027\n"
                 "        '''Checked before the pass runs.'''\n"),
+        # Bindings generated for a C library: the file tells mypy its `...` bodies are meant.
+        Example("# mypy: disable-error-code=\"empty-body\"\nfrom support import dll\n\n\n@dll.bind(None)\n"
+                "def LLVMInitializeX86Target() -> None: ...\n\n\n@dll.bind\ndef cuptiGetVersion(version: int) -> int: ...\n"),
         Example("import abc\n\nclass ToxEnv(abc.ABC):\n    def run(self):\n        self._setup()\n\n"
                 "    def _setup(self) -> None:  # ruff: ignore[empty-method-without-abstract-decorator]\n"
                 "        pass\n\n    def _teardown(self) -> None:  # ruff: ignore[B027]\n        pass\n"),
@@ -1537,6 +1575,11 @@ class StubBody(Rule):
         Example("class Env:\n    @property\n    def size(self):\n        return None\n", options={"unmarked-methods": True}, expect=1),
         Example("class Env:\n    @size.setter\n    def size(self, value):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("async def fetch(url):\n    ...\n", expect=1),
+        # The file-wide mypy switch covers bodies meant empty, not ones marked pending; another
+        # error code switched off is no switch for empty bodies.
+        Example("# mypy: disable-error-code=\"empty-body\"\nfrom support import dll\n\n\n@dll.bind(None)\n"
+                "def LLVMDisposeModule() -> None: ...  # TODO: bind once the symbol is exported\n", expect=1),
+        Example("# mypy: disable-error-code=\"override\"\n\n\ndef load(path):\n    ...\n", expect=1),
         Example("def outer(x):\n    def inner(y):\n        pass\n    return inner(x)\n", expect=1),
         Example("import abc\n\nclass Base(abc.ABC):\n    def hook(self):\n        raise NotImplementedError()\n", expect=1),
         Example("@functools.cache\ndef table(n):\n    return ()\n", expect=1),
@@ -1709,6 +1752,10 @@ class StubBody(Rule):
         if _owner_class(node) is None and node.parent is not None and node.parent.type in ("module", "decorated_definition") \
                 and _declares_hookspecs(walked):
             return  # a pluggy hook specification left unmarked beside marked ones: its docstring is the contract
+        if walked.empty_bodies_meant is None:
+            walked.empty_bodies_meant = "empty-body" in ctx.source.text and bool(_EMPTY_BODY_FILE.search(ctx.source.text))
+        if walked.empty_bodies_meant and not _marked_pending(node):
+            return  # the file's `# mypy: disable-error-code="empty-body"`, as a `# type: ignore[empty-body]` on each
         names = _file_names(walked)
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
@@ -1748,13 +1795,13 @@ class StubBody(Rule):
         whole-project pass confirms the finding with (empty: it stands as reported)."""
         if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
             return None  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
-        if _bound_by_another_branch(node, label) or _rebound_later(node, label):
+        if _bound_by_another_branch(node, label) or _rebound_later(node, label, names):
             return None  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
         if _states_it_does_nothing(node):
             return None  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
         if _empty_body_acknowledged(node):
             return None  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
-        if _handed_on_as_callback(node, label):
+        if _handed_on_as_callback(node, label, names):
             return None  # a nested function passed to a call or returned, never called here: a callback
         if _registered(node, label):
             return None  # a dispatch table's entry: doing nothing or a constant is its answer for that key

@@ -320,6 +320,10 @@ class AtomicInKernel(Rule):
         Example('__device__ void acc(float* p, float v) { asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v)); }\n'
                 '__device__ int cas(int* p) { int old; asm volatile("atom.global.cas.b32 %0, [%1], 0, 1;" : "=r"(old) : "l"(p));'
                 " return old; }\n", path="ptx.cu", expect=2),
+        # A bfloat16 reduction is floating point: its sum depends on the order, whatever is allowed.
+        Example('__device__ void acc(__nv_bfloat16* p, unsigned short v) {\n'
+                '  asm volatile("red.global.add.noftz.bf16 [%0], %1;" :: "l"(p), "h"(v));\n}\n',
+                path="bf16.cu", options={"allow-order-independent": True}, expect=1),
         # NVIDIA's builtins.
         Example("__device__ void f(float* p, int* c) {\n  __nv_atomic_fetch_add(p, 1.0f, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
                 "  __nv_atomic_add(c, 1, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
@@ -423,8 +427,8 @@ class AtomicInKernel(Rule):
                     continue  # e.g. atom.global.v4.f32 without an operation we know: not RMW
                 suffix = parts[-1]
                 kind: Kind = "float" if suffix.startswith(("f", "bf")) else "integer" if suffix[:1] in "usb" else "unknown"
-                if suffix.startswith("b") and op == "add":
-                    kind = "integer"
+                if suffix.startswith("b") and not suffix.startswith("bf") and op == "add":
+                    kind = "integer"  # `.b32`: bits; `.bf16`/`.bf16x2` stay floating point
                 self._report_op(ctx, node, string, f"inline PTX `{match.group(0)}`", op, kind)
 
     def _record_atomic_variables(self, node: tree_sitter.Node, ctx: FileContext) -> None:

@@ -429,6 +429,17 @@ def test_packaging_that_points_at_src_names_modules_from_it(tmp_path: Path, pack
     assert "lib.core" in status and not any(name.startswith("src.") for name in status)
 
 
+@pytest.mark.parametrize("setup", [
+    "from setuptools import setup, find_packages\n\nsetup(name='other', package_dir={'': 'src'}, packages=find_packages('src'))\n",
+    'from setuptools import setup, find_namespace_packages\n\nsetup(packages=find_namespace_packages(where="src/"))\n',
+])  # fmt: skip
+def test_a_setup_py_that_points_at_src_names_modules_from_it(tmp_path: Path, setup: str) -> None:
+    # accelerate: the layout is said only in setup.py; pyproject.toml holds tool settings.
+    status = _modules(_analyze(tmp_path, {"pyproject.toml": "[tool.ruff]\nline-length = 100\n", "setup.py": setup,
+                                          **SRC_LIBRARY}))
+    assert "lib.core" in status and not any(name.startswith("src.") for name in status)
+
+
 def test_a_src_the_code_imports_by_that_name_keeps_it(tmp_path: Path) -> None:
     # An ML repository's `src/` run from the root (`from src.models import net`), no packaging
     # that points at it: its modules are `src.*`, as its imports name them.
