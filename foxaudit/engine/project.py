@@ -12,8 +12,10 @@ from foxaudit.engine.resolve import Resolved
 from foxaudit.program.configrefs import (
     CONFIG_SUFFIXES,
     CYTHON_SUFFIX,
+    NESTED_PROJECT_FILE,
     config_targets,
     cython_import_text,
+    nested_project_targets,
 )
 from foxaudit.program.model import Prepared
 from foxaudit.program.project import ContentReads, Project, WatchedSource
@@ -66,14 +68,19 @@ def build_project(
 
 
 def read_config_targets(configs: list[Discovered]) -> dict[str, tuple[tuple[int, str], ...]]:
-    """Path → the ``_target_`` names of each configuration file that has any (unreadable: none)."""
+    """Path → the names each configuration file gives the import graph, where it gives any
+    (unreadable: none): a YAML file's ``_target_`` names, a nested project's packages."""
     found: dict[str, tuple[tuple[int, str], ...]] = {}
     for item in configs:
-        if not item.relative.endswith(CONFIG_SUFFIXES):
+        if item.relative.endswith(CONFIG_SUFFIXES):
+            read = config_targets
+        elif item.relative.endswith("/" + NESTED_PROJECT_FILE):
+            read = nested_project_targets
+        else:
             continue
         try:
             with open(item.absolute, "rb") as handle:
-                targets = config_targets(handle.read())
+                targets = read(handle.read())
         except OSError:
             continue
         if targets:

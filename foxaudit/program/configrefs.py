@@ -1,5 +1,6 @@
-"""What files other than the sources ask to import: Hydra/OmegaConf ``_target_`` names in YAML, and
-the run-time imports of Cython modules (``.pyx``).
+"""What files other than the sources ask to import: Hydra/OmegaConf ``_target_`` names in YAML, the
+packages of a project nested in the tree (its own ``pyproject.toml``), and the run-time imports of
+Cython modules (``.pyx``).
 
 ``hydra.utils.instantiate`` imports the module of ``_target_: pkg.module.Class`` at run time, so a
 YAML file that names a module reaches it as an import would. The files are read as text, one line
@@ -10,6 +11,11 @@ are not read. A Cython module's ``import`` / ``from … import`` statements run 
 (``cimport`` is compile time): they are kept as text (``cython_import_text``). Which module a name
 is resolves in ``foxaudit.program.wiring``.
 
+A ``pyproject.toml`` below the root is a project of its own (flask's and click's
+``examples/<app>/``): the packages it ships (``[project] name``, flit's module, setuptools',
+poetry's and hatch's package lists) and the modules of its scripts are its API, run by whoever
+installs it (``nested_project_targets``); nothing of the outer project imports them.
+
 Standard library only: the engine reads the files with it to key the whole-program cache on
 what they name or import (an edited comment changes nothing), so an edit of either kind of file
 runs the whole-program rules again on a warm cache.
@@ -18,13 +24,17 @@ runs the whole-program rules again on a warm cache.
 from __future__ import annotations
 
 import re
+import tomllib
+from typing import Any
 
 # The configuration files read: YAML.
 CONFIG_SUFFIXES = (".yaml", ".yml")
 # Cython modules: their run-time imports reach Python modules (``foxaudit.program.wiring``).
 CYTHON_SUFFIX = ".pyx"
+# A project nested in the tree: its own packaging file (the root's is the run's configuration).
+NESTED_PROJECT_FILE = "pyproject.toml"
 # Every file the import graph reads beside the sources, listed by the engine's discovery.
-GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX)
+GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX, NESTED_PROJECT_FILE)
 
 # A run-time import statement of a Cython module (``cimport`` is compile time and does not match).
 CYTHON_IMPORT = re.compile(
@@ -56,3 +66,40 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
         counted = match.start()
         found.append((line, match.group(3).decode("ascii")))
     return tuple(found)
+
+
+def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:
+    """(1, dotted name) of each top-level package or script module a nested ``pyproject.toml``
+    ships, sorted: ``[project] name`` (``-`` → ``_``), ``[tool.flit.module] name``, setuptools'
+    ``packages``, poetry's ``packages`` ``include``, hatch's wheel ``packages`` (their last
+    part), and the modules ``[project.scripts]`` / ``gui-scripts`` name. Line 1: the names are
+    the file's as a whole. A file that does not parse names nothing."""
+    try:
+        table = tomllib.loads(data.decode("utf-8", errors="replace"))
+    except (tomllib.TOMLDecodeError, ValueError):
+        return ()
+
+    def at(*keys: str) -> Any:
+        node: Any = table
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
+
+    names: set[str] = set()
+    project_name = at("project", "name")
+    if isinstance(project_name, str):
+        names.add(project_name.strip().lower().replace("-", "_").replace(".", "_"))
+    for value in (at("tool", "flit", "module", "name"),):
+        if isinstance(value, str):
+            names.add(value.strip())
+    for listed in (at("tool", "setuptools", "packages"), at("tool", "hatch", "build", "targets", "wheel", "packages")):
+        if isinstance(listed, list):
+            names.update(str(item).strip("/").rsplit("/", 1)[-1].split(".")[0] for item in listed if isinstance(item, str))
+    poetry = at("tool", "poetry", "packages")
+    if isinstance(poetry, list):
+        names.update(str(item["include"]).strip("/") for item in poetry if isinstance(item, dict) and "include" in item)
+    for group in ("scripts", "gui-scripts"):
+        scripts = at("project", group)
+        if isinstance(scripts, dict):
+            names.update(str(target).split(":")[0].strip() for target in scripts.values())
+    return tuple((1, name) for name in sorted(names) if name and all(part.isidentifier() for part in name.split(".")))

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from foxaudit.globs import first_path_match, name_matches
-from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, cython_import_text
+from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, NESTED_PROJECT_FILE, cython_import_text
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
@@ -475,6 +475,10 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
             continue
         directories = path.split("/")[:-1]
         is_test = path.startswith(test_roots) or (derived and _under_test_directory(path, testpaths))
+        if path.endswith("/" + NESTED_PROJECT_FILE):
+            for name, why in _nested_project_entries(program, path, directories, targets).items():
+                found.setdefault(name, "test root" if is_test else why)
+            continue
         bases = [
             ".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
             if all(part.isidentifier() for part in directories[:cut])
@@ -484,6 +488,28 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
             name = _named_module(program, dotted, bases)
             if name is not None:
                 found.setdefault(name, "test root" if is_test else f"named by `_target_` in `{path}:{line}`")
+    return found
+
+
+def _nested_project_entries(
+    program: Program, path: str, directories: list[str], targets: tuple[tuple[int, str], ...]
+) -> dict[str, str]:
+    """The public modules of the packages a nested ``pyproject.toml`` ships, found beside it or
+    in its ``src/`` (``examples/celery/src/task_app``): its API, run by whoever installs it."""
+    if not all(part.isidentifier() for part in directories):
+        return {}
+    found: dict[str, str] = {}
+    base = ".".join(directories)
+    for _line, dotted in targets:
+        for root in (base, f"{base}.src"):
+            package = f"{root}.{dotted}"
+            if package not in program.modules:
+                continue
+            for name in program.modules:
+                if name == package or (name.startswith(package + ".") and not any(
+                        part.startswith("_") and part != "__init__" for part in name[len(package) + 1:].split("."))):
+                    found.setdefault(name, f"public module of the project in `{path}`")
+            break
     return found
 
 

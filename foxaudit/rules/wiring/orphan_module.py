@@ -52,7 +52,10 @@ class OrphanModule(AnalysisRule):
     such a call they are orphans like any module. And a `_target_: pkg.module.Class` line in a
     project YAML file (Hydra/OmegaConf's `instantiate` imports it) names the longest prefix that
     is a project module, resolved against the YAML file's directory and its enclosing ones first:
-    it is an entry point, and its imports reach further as usual.
+    it is an entry point, and its imports reach further as usual. A `pyproject.toml` below the root
+    is a project of its own (an `examples/<app>/` with its own packaging): the public modules of the
+    packages it ships (`[project] name`, flit's module, setuptools', poetry's or hatch's package
+    lists, the modules of its scripts), beside it or in its `src/`, are entry points too.
 
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept

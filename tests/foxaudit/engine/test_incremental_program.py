@@ -245,6 +245,28 @@ def test_an_edited_yaml_target_changes_the_findings_on_a_warm_cache(project, tmp
     assert _fx201_paths(root, cache) == {"jobs/models/mlp.py"} and runs == []
 
 
+def test_an_edited_nested_pyproject_changes_the_findings_on_a_warm_cache(project, tmp_path: Path, monkeypatch) -> None:
+    """A project nested in the tree ships the packages its own pyproject.toml names: renaming the
+    package there makes the old one an orphan on a warm cache as on a cold one."""
+    files = {
+        "lib/__init__.py": "",
+        "examples/app/pyproject.toml": "[project]\nname = 'app-one'\n",
+        "examples/app/src/app_one/__init__.py": "X = 1\n",
+        "examples/app/src/app_two/__init__.py": "Y = 2\n",
+    }  # fmt: skip
+    root = project(files, "[project]\nname = 'lib'\nversion = '1'\n")
+    cache = tmp_path / "warm"
+    runs = _count_project_runs(monkeypatch)
+
+    assert _fx201_paths(root, cache) == {"examples/app/src/app_two/__init__.py"}
+    runs.clear()
+    assert _fx201_paths(root, cache) == {"examples/app/src/app_two/__init__.py"} and runs == []  # warm
+    (root / "examples/app/pyproject.toml").write_text("[project]\nname = 'app-two'\n")
+    runs.clear()
+    assert _fx201_paths(root, cache) == {"examples/app/src/app_one/__init__.py"} == _fx201_paths(root, tmp_path / "cold")
+    assert runs == [1, 1]
+
+
 def test_an_edited_cython_import_changes_the_findings_on_a_warm_cache(project, tmp_path: Path, monkeypatch) -> None:
     """A Cython module (`.pyx`) is no source file, yet its run-time imports reach Python modules:
     an edit that drops one makes that module an orphan on a warm cache as on a cold one (the

@@ -546,3 +546,38 @@ def test_an_example_project_with_a_src_layout_is_reached_from_its_script(tmp_pat
         "examples/celery/src/task_app/unused.py": "def gone():\n    return 0\n",
     })  # fmt: skip
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/celery/src/task_app/unused.py"]
+
+
+@pytest.mark.parametrize("packaging", [
+    "[project]\nname = 'flask-example-celery'\n[tool.flit.module]\nname = 'task_app'\n",
+    "[project]\nname = 'task-app'\n",
+    "[project]\nname = 'example'\n[project.scripts]\ntask = 'task_app.views:main'\n",
+    "[tool.poetry]\nname = 'example'\npackages = [{include = 'task_app', from = 'src'}]\n",
+])  # fmt: skip
+def test_a_project_nested_in_the_tree_ships_its_packages(tmp_path: Path, packaging: str) -> None:
+    # flask's examples/celery and click's examples/complex: a project of its own (its own
+    # pyproject.toml), whose package nothing of the outer project imports; its private modules
+    # and the modules beside it still have to be reached.
+    files = {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "",
+        "examples/celery/src/task_app/__init__.py": "def create_app():\n    return 1\n",
+        "examples/celery/src/task_app/views.py": "def main():\n    return 0\n",
+        "examples/celery/src/task_app/_unused.py": "def gone():\n    return 0\n",
+        "examples/celery/other/stray.py": "def gone():\n    return 0\n",
+    }
+    analysis = _analyze(tmp_path / "nested", {**files, "examples/celery/pyproject.toml": packaging})
+    assert sorted(d.path for d in findings(analysis, "FX201")) == [
+        "examples/celery/other/stray.py", "examples/celery/src/task_app/_unused.py"]
+    bare = _analyze(tmp_path / "bare", files)
+    assert len(findings(bare, "FX201")) == 4
+
+
+def test_a_nested_pyproject_that_does_not_parse_names_nothing(tmp_path: Path) -> None:
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "",
+        "examples/app/pyproject.toml": "[project\nname = 'app'\n",
+        "examples/app/app/__init__.py": "X = 1\n",
+    })  # fmt: skip
+    assert [d.path for d in findings(analysis, "FX201")] == ["examples/app/app/__init__.py"]
