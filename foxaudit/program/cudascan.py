@@ -25,6 +25,7 @@ from foxaudit.program.pyscan import Span
 from foxaudit.sources.base import SourceFile, ts_language
 from foxaudit.sources.constexpr import evaluate
 from foxaudit.sources.cuda import enclosing_function, execution_spaces, function_name
+from foxaudit.sources.preprocess import DEAD_CONDITION
 
 _QUERY_TEXT = """
 (function_definition) @def
@@ -232,6 +233,9 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     for node in captures.get("return", ()):
         for entry in node.named_children:
             use(entry, "pointer")
+    for line, name in _macro_launches(source):
+        where = Span(line, 1, line, 1)
+        uses.setdefault((name, "<<<>>> in a macro", line), Launch(name, "", where, "<<<>>> in a macro"))
     for line, name in _conditional_names(source):
         where = Span(line, 1, line, 1)
         uses.setdefault((name, "conditional", line), Launch(name, "", where, "conditional"))
@@ -270,7 +274,36 @@ def _template_value(node: tree_sitter.Node) -> tree_sitter.Node | None:
 
 _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*\b")
 _DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)$")
-_DEAD_CONDITION = re.compile(r"^\s*#\s*(el)?if\s+(0|false)\s*(//.*|/\*.*)?$")
+
+
+# A `#define` with its continuation lines: the name, the parameter list, the body.
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.MULTILINE)
+# A launch in a macro body: the kernel's name, its template arguments (one level of nesting), `<<<`
+# (line continuations between them).
+_MACRO_LAUNCH = re.compile(r"(?<![\w#])([A-Za-z_]\w*)[\s\\]*(?:<(?:[^<>;]|<[^<>;]*>)*>)?[\s\\]*<<<")
+
+
+def _macro_launches(source: SourceFile) -> list[tuple[int, str]]:
+    """(line, kernel name) of each ``<<<…>>>`` launch written in a ``#define`` body with the
+    kernel's name literal (``#define LAUNCH(N) fused_ln<T, N><<<grid, block>>>(x)``): the grammar
+    keeps a macro body as text, and every use of the macro launches that kernel. A name the macro
+    takes as a parameter, or one pasted together with ``##``, is not a kernel's name."""
+    text = source.text
+    if "<<<" not in text or "define" not in text:
+        return []
+    found: list[tuple[int, str]] = []
+    for define in _DEFINE.finditer(text):
+        body = define.group(3)
+        if "<<<" not in body:
+            continue
+        parameters = set(re.findall(r"\w+", define.group(2) or ""))
+        for launch in _MACRO_LAUNCH.finditer(body):
+            name = launch.group(1)
+            if name in parameters or body[launch.end(1):launch.end(1) + 2] == "##":
+                continue
+            line = text.count("\n", 0, define.start(3) + launch.start(1)) + 1
+            found.append((line, name))
+    return found
 
 
 def _conditional_names(source: SourceFile) -> list[tuple[int, str]]:
@@ -285,20 +318,20 @@ def _conditional_names(source: SourceFile) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for region in inactive:
         seen: set[str] = set()
-        stack = [bool(_DEAD_CONDITION.match(region.directive))]
+        stack = [region.dead]
         for line in range(region.first_line, min(region.last_line, len(lines)) + 1):
             text = lines[line - 1]
             directive = _DIRECTIVE.match(text)
             if directive is not None:
                 kind = directive.group(1)
                 if kind in ("if", "ifdef", "ifndef"):
-                    stack.append(stack[-1] or bool(_DEAD_CONDITION.match(text)))
+                    stack.append(stack[-1] or bool(DEAD_CONDITION.match(text)))
                 elif kind == "endif":
                     if len(stack) > 1:
                         stack.pop()
                 else:
                     outer = stack[-2] if len(stack) > 1 else False
-                    stack[-1] = outer or bool(_DEAD_CONDITION.match(text))
+                    stack[-1] = outer or bool(DEAD_CONDITION.match(text))
                 continue
             if stack[-1]:
                 continue

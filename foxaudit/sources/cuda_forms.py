@@ -15,6 +15,9 @@ nvcc accepts                          the grammar is given
 ``auto v = typename X::type{};``      ``auto v =          X::type{};``
 ``typename K::Scan(s).Sum(v);``       ``         K::Scan(s).Sum(v);`` (a temporary's member called)
 ``void CUDART_CB f(void*)``           ``void           f(void*)`` (calling-convention macros)
+``float __attribute__((vector_size(16)))``  ``float`` and spaces (GNU attributes, wherever written)
+``for (…)`` / ``#pragma unroll`` / ``for (…)``  the pragma blanked (unbraced ``for``/``if``/``else`` body)
+``typedef enum : int { A } m_t;``     ``typedef enum       { A } m_t;`` (an anonymous enum's base)
 ====================================  ===========================================================
 
 When the tree still has errors, an upper-case, macro-like name on or just above the first error
@@ -55,7 +58,10 @@ def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str |
     tree = parser.parse(text)
     hidden: list[str] = []
     if tree.root_node.has_error:
-        text, tree, hidden = _repair(text, tree, parser)
+        text, tree, hidden = _hide_file_scope_macro_uses(text, tree, parser)
+    if tree.root_node.has_error:
+        text, tree, more = _repair(text, tree, parser)
+        hidden.extend(more)
     return PreparedCuda(text, tree, preprocessed.inactive, tuple(hidden))
 
 
@@ -165,6 +171,18 @@ ATTRIBUTE_MACROS = ("CUDART_CB", "CUDA_CB", "CUDAAPI", "CALLBACK", "WINAPI", "AP
 # (needle, pattern, rewrite): a pattern runs only on files that contain its needle.
 _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes], bytearray, bytes], None]], ...] = (
     (b"__align__", re.compile(rb"\b(__align__\s*\([^()\n]*\))"), _blank_group(1)),
+    # A `#pragma` as the body of an unbraced `for (…)`/`if (…)`/`else` (`for (…)` then `#pragma
+    # unroll` then the inner loop): the grammar wants a statement there. Its trailing comment stays.
+    (b"pragma", re.compile(rb"(?:\)|\belse)[ \t]*\r?\n(?:[ \t]*\r?\n)*[ \t]*(#[ \t]*pragma\b(?:[ \t]*[^\s])*)"),
+     _blank_group(1)),
+    # An anonymous enum with an underlying type (`typedef enum : int { A, B } mode_t;`): the grammar
+    # reads the base only after a name.
+    (b"enum", re.compile(rb"\benum(?:\s+(?:class|struct))?\s*(:\s*[A-Za-z_][\w:]*(?:\s+[A-Za-z_][\w:]*)*)\s*\{"),
+     _blank_group(1)),
+    # GNU attributes: the grammar reads them before a declaration, not in a type
+    # (`using v4 = float __attribute__((vector_size(16)));`, HIP's vector typedefs); nothing is
+    # analysed from them. Up to three levels of parentheses inside the double ones.
+    (b"__attribute__", re.compile(rb"\b(__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\))"), _blank_group(1)),
     (b"__cluster_dims__", re.compile(rb"\b(__cluster_dims__\s*\([^()\n]*\))"), _blank_group(1)),
     (b"__maxnreg__", re.compile(rb"\b(__maxnreg__\s*\([^()\n]*\))"), _blank_group(1)),
     (b"]", re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
@@ -252,6 +270,82 @@ def _repair(text: bytes, tree: tree_sitter.Tree, parser: tree_sitter.Parser) -> 
         if not improved:
             break
     return text, tree, hidden
+
+
+# A function-like macro the file defines: `#define MAKE_optimizer32bit(name, gtype) …`.
+_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(", re.MULTILINE)
+# What opens a scope that still counts as file scope: `namespace x {`, `extern "C" {`.
+_OUTER_SCOPE = re.compile(rb"\b(?:namespace|extern)\b[^;{}]*$")
+
+
+def _hide_file_scope_macro_uses(
+    text: bytes, tree: tree_sitter.Tree, parser: tree_sitter.Parser
+) -> tuple[bytes, tree_sitter.Tree, list[str]]:
+    """Blank the uses, at file (or namespace) scope, of the function-like macros the file itself
+    defines, with their argument lists over any number of lines: the instantiation macros
+    (`MAKE_optimizer32bit(ADAM, half)`, several on a line or one per line with a `;`, any case)
+    that expand to declarations nvcc sees and the grammar reads as a broken declaration. Kept
+    only when it moves the first error further down (or removes every error)."""
+    names = set(_FUNCTION_MACRO.findall(text))
+    if not names:
+        return text, tree, []
+    view = _code_view(text)
+    out = bytearray(text)
+    hidden: list[str] = []
+    scopes: list[bool] = []  # per open brace: whether it keeps file scope (namespace, extern "C")
+    # Braces, directives (skipped whole, continuation lines too) and the macros' names, in order.
+    tokens = re.compile(rb"[{}]|^[ \t]*#(?:[^\n\\]|\\.|\\\n)*|(?<![\w#])(?:"
+                        + b"|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)) + rb")\b",
+                        re.MULTILINE)
+    index = 0
+    while (token := tokens.search(view, index)) is not None:
+        index = token.end()
+        lexeme = token.group()
+        if lexeme == b"{":
+            statement_start = max(view.rfind(b";", 0, token.start()), view.rfind(b"}", 0, token.start()),
+                                  view.rfind(b"{", 0, token.start())) + 1
+            scopes.append(bool(_OUTER_SCOPE.search(view[statement_start : token.start()])))
+        elif lexeme == b"}":
+            if scopes:
+                scopes.pop()
+        elif not lexeme.lstrip().startswith(b"#") and all(scopes):
+            close = _argument_list_end(view, token.end())
+            if close is None:
+                continue
+            for position in range(token.start(), close):
+                if out[position] not in (0x0A, 0x0D):
+                    out[position] = 0x20
+            if lexeme.decode() not in hidden:
+                hidden.append(lexeme.decode())
+            index = close
+    if not hidden:
+        return text, tree, []
+    masked = bytes(out)
+    before = first_error_byte(tree)
+    candidate = parser.parse(masked)
+    after_error = first_error_byte(candidate)
+    if after_error is None or (before is not None and after_error > before):
+        return masked, candidate, hidden
+    return text, tree, []
+
+
+def _argument_list_end(view: bytes, start: int) -> int | None:
+    """The byte after the `)` that closes the argument list opening at ``start`` (spaces and
+    newlines before its `(` allowed); None when none opens there or it never closes."""
+    index = start
+    while index < len(view) and view[index] in b" \t\r\n":
+        index += 1
+    if index >= len(view) or view[index] != 0x28:
+        return None
+    depth = 0
+    for position in range(index, len(view)):
+        if view[position] == 0x28:
+            depth += 1
+        elif view[position] == 0x29:
+            depth -= 1
+            if depth == 0:
+                return position + 1
+    return None
 
 
 def _candidates(text: bytes, error: int) -> list[bytes]:

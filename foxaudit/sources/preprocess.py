@@ -59,6 +59,16 @@ class InactiveRegion:
     last_line: int
     directive: str
 
+    @property
+    def dead(self) -> bool:
+        """No build configuration compiles it (``#if 0``, ``#elif false``); another one may
+        compile any other inactive branch (``#ifdef ENABLE_BF16``, ``#if __CUDA_ARCH__ == 750``)."""
+        return bool(DEAD_CONDITION.match(self.directive))
+
+
+# The directive of a branch no build configuration compiles.
+DEAD_CONDITION = re.compile(r"^\s*#\s*(el)?if\s+(0|false)\s*(//.*|/\*.*)?$")
+
 
 @dataclass(frozen=True)
 class Preprocessed:

@@ -1344,6 +1344,9 @@ class StubBody(Rule):
         Example("__global__ void scale(float* x, float a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                 "  if (i < n) x[i] *= a;\n}\n", path="scale.cu"),
         Example("void host_noop() {}\n", path="host.cu"),
+        # The body another build compiles: an architecture's kernel, a feature macro's branch.
+        Example("__global__ void gemm_sm75(float* c) {\n#if __CUDA_ARCH__ == 750\n  c[0] = 1.0f;\n#endif\n}\n",
+                path="gemm.cu"),
         Example("__device__ float zero() { return 0.0f; }\n", path="z.cuh"),
         Example("__global__ void k();\n", path="decl.cuh"),
         Example("class half {\n  unsigned short data_;\npublic:\n  __device__ half() {}\n"
@@ -1592,6 +1595,8 @@ class StubBody(Rule):
                 path="acc.cuh", expect=1),
         Example('extern "C" __global__ void k(float* x) { return; }\n', path="k.cu", expect=1),
         Example('extern "C" {\n__global__ void __launch_bounds__(256) k(float* x) {}\n}\n', path="k.cu", expect=1),
+        # What no build compiles (`#if 0`) is no body.
+        Example("__global__ void k(float* c) {\n#if 0\n  c[0] = 1.0f;\n#endif\n}\n", path="k.cu", expect=1),
         Example("struct __align__(16) Pair { float a, b; };\n__host__ __device__ void noop(Pair p) { }\n",
                 path="pair.cuh", expect=1),
         Example("def f(x):\n    pass\n", options={"exempt-decorators": []}, expect=1),
@@ -1889,6 +1894,11 @@ class StubBody(Rule):
         name = function_name(node)
         if _is_special_member(node, name):
             return
+        first, last = body.start_point[0] + 1, body.end_point[0] + 1
+        if any(region.first_line <= last and region.last_line >= first and not region.dead
+               for region in ctx.source.cuda.inactive):
+            return  # its code is in a branch this configuration does not compile (`#if __CUDA_ARCH__ == 750`): another build's
+
         label = name.text.decode() if name is not None else "function"
         qualifier = "/".join(sorted(spaces.intersection(options.cuda_qualifiers)))
         what = "a bare `return;`" if statements else "empty"

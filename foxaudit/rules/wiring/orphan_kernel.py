@@ -28,7 +28,8 @@ class OrphanKernel(AnalysisRule):
     `.get_function("name")`, `RawKernel(code, "name")`, `RawModule(name_expressions=[...])`, or a
     loader function (configured in `kernel-loaders`, or derived: a function that forwards one of its
     parameters as the kernel name to a loader) — and no C++ code launches: `<<<…>>>` (templates,
-    namespaces, split over lines), `cudaLaunchKernel*`/`cudaLaunchCooperativeKernel`/`cuLaunchKernel`,
+    namespaces, split over lines; in a `#define` body when the kernel's name is written there, not
+    a macro parameter or pasted with `##`), `cudaLaunchKernel*`/`cudaLaunchCooperativeKernel`/`cuLaunchKernel`,
     a graph kernel node's `func`, a function pointer or template argument, `cuModuleGetFunction`
     with its name, in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file,
     and in preprocessor branches another build configuration compiles (not `#if 0`). A launch

@@ -581,3 +581,36 @@ def test_a_nested_pyproject_that_does_not_parse_names_nothing(tmp_path: Path) ->
         "examples/app/app/__init__.py": "X = 1\n",
     })  # fmt: skip
     assert [d.path for d in findings(analysis, "FX201")] == ["examples/app/app/__init__.py"]
+
+
+MACRO_LAUNCHES = """\
+template <typename T, int N>
+__global__ void scale_one_line(T* x) { x[0] *= N; }
+template <typename T, int N>
+__global__ void scale_continued(T* x) { x[0] *= N; }
+__global__ void kernel(float* x) { x[0] = 1.0f; }
+__global__ void pasted_one_pass_kernel(float* x) { x[0] = 2.0f; }
+
+#define LAUNCH_ONE(N) scale_one_line<T, N><<<grid, block, 0, stream>>>(x);
+#define LAUNCH_CONTINUED(N)      \\
+    scale_continued<T, N>        \\
+        <<<grid, block, 0, stream>>>(x);
+#define CALL(kernel, x) kernel<<<1, 1>>>(x)
+#define PASTED(PASS) pasted_##PASS##_one_pass_kernel<<<1, 1>>>(x)
+
+template <typename T>
+void launch(T* x, cudaStream_t stream) {
+    dim3 grid(1), block(32);
+    LAUNCH_ONE(2);
+    LAUNCH_CONTINUED(4)
+}
+"""
+
+
+def test_a_launch_written_in_a_macro_body_with_a_literal_name_counts(tmp_path: Path) -> None:
+    # DeepSpeed's `#define LAUNCH_FUSED_LN(...) fused_ln<T, ...><<<grid, block, 0, stream>>>(...)`:
+    # the kernel is launched wherever the macro is used. A name the macro takes as a parameter
+    # (`kernel`) or pastes together (`##`) names no kernel.
+    status = _kernels(_analyze(tmp_path, {"ops.cu": MACRO_LAUNCHES}))
+    assert status["scale_one_line"] == status["scale_continued"] == WIRED
+    assert status["kernel"] == status["pasted_one_pass_kernel"] == ORPHAN

@@ -7,7 +7,7 @@ import tree_sitter
 import tree_sitter_cuda
 
 from foxaudit.sources.base import SourceFile
-from foxaudit.sources.cuda_forms import normalise
+from foxaudit.sources.cuda_forms import normalise, prepare
 
 FORMS = {
     "align": "struct __align__(16) Acc { float s; };\n",
@@ -22,6 +22,12 @@ FORMS = {
     "calling convention macro": "static void CUDART_CB myHostNodeCallback(void *data) {\n  int x = 1;\n}\n",
     "explicit instantiation": "template class PiEstimator<float>;\nextern template class A<int>;\n",
     "cluster dimensions": "__global__ void __cluster_dims__(C::CLUSTER_SIZE, 1, 1) k(float* x) { x[0] = 0; }\n",
+    "pragma as an unbraced body": "__global__ void k(float* a, int n) {\n#pragma unroll\n  for (int i = 0; i < 4; i++)\n"
+                                  "#pragma unroll  // inner\n    for (int j = 0; j < 4; j++) a[i] += j;\n"
+                                  "  if (n) {\n    a[0] = 1;\n  } else\n#pragma unroll\n    for (int k = 0; k < 4; k++) a[k] = 0;\n}\n",
+    "anonymous enum with a base": "typedef enum : int { ADAM_MODE_0 = 0, ADAM_MODE_1 = 1 } adamMode_t;\n",
+    "GNU attribute in a type": "using v4sf = float __attribute__((vector_size(16)));\n"
+                               "typedef __attribute__((__vector_size__(4 * sizeof(float)))) float floatx4_t;\n",
 }
 RAW = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
@@ -64,3 +70,36 @@ def test_a_real_syntax_error_survives_the_repairs() -> None:
     source = SourceFile.from_text("k.cu", "__global__ void k(float* x) { x[0] = ; }\n")
     assert source.tree.root_node.has_error
     assert source.cuda.hidden_macros == ()
+
+
+def test_a_blanked_pragma_keeps_its_trailing_comment() -> None:
+    data = b"void f(float* a) {\n  for (int i = 0; i < 4; i++)\n#pragma unroll 2 // FIXME: tune\n    for (int j = 0; j < 4; j++) a[j] = i;\n}\n"
+    prepared = normalise(data)
+    assert b"#pragma" not in prepared and b"// FIXME: tune" in prepared
+    assert prepared.replace(b" ", b"") == data.replace(b"#pragma unroll 2", b"").replace(b" ", b"")
+
+
+INSTANTIATIONS = b"""\
+template <typename T, int N> __global__ void kScale(T* p, int n) { p[0] = p[0] * T(N); }
+#define MAKE_kScale(gtype, n) template __global__ void kScale<gtype, n>(gtype * p, int count);
+#define LAUNCH_kScale(gtype) kScale<gtype, 1><<<1, 1>>>(p, 1)
+
+MAKE_kScale(float, 2) MAKE_kScale(
+    float, 4
+) MAKE_kScale(double, 2)
+namespace ops {
+MAKE_kScale(half, 8);
+}
+void run(float* p) { LAUNCH_kScale(float); }
+"""
+
+
+def test_file_scope_uses_of_the_files_own_macros_are_hidden_and_no_other() -> None:
+    # bitsandbytes' `MAKE_optimizer32bit(ADAM, half)` (any case, several on a line, split over
+    # lines, with or without `;`, in a namespace): declarations nvcc sees after expansion.
+    assert RAW.parse(INSTANTIATIONS).root_node.has_error
+    prepared = prepare(INSTANTIATIONS, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("MAKE_kScale",)
+    assert b"LAUNCH_kScale(float)" in prepared.data  # a use inside a function stays
+    assert len(prepared.data) == len(INSTANTIATIONS) and prepared.data.count(b"\n") == INSTANTIATIONS.count(b"\n")
