@@ -638,6 +638,12 @@ class Program:
                         for name in target.summary.defined_names:
                             if not name.startswith("_"):
                                 table.setdefault(name, f"{ref.module}.{name}")
+                        # What it imports is in its namespace too: a package's `__init__` that
+                        # re-exports `from .base import ModelBase` hands `ModelBase` to a
+                        # `from .. import *` (a cycle of star imports reads the partial table).
+                        for name, bound in list(self.bindings(target).items()):
+                            if not name.startswith("_"):
+                                table.setdefault(name, bound)
                     continue
                 table[alias] = f"{ref.module}.{imported}"
         return table

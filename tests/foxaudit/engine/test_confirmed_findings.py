@@ -277,3 +277,20 @@ def test_an_abstract_class_answering_a_base_declared_in_another_file_is_no_b027(
         settings = resolve(Settings(root=root, select=("FX902",), rules={"FX902": options}))
         result = check(settings, cache_dir=tmp_path / f"c{len(options)}")
         assert _stubs(result) == [("pkg/local.py", 10)]
+
+
+def test_a_base_found_through_a_packages_star_reexport_is_the_family(project, tmp_path):
+    # DeepSpeed: the models reach their base with `from .. import *` from a package whose
+    # `__init__` only re-exports it (`from .base import ModelBase`).
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/impls/__init__.py": "from .base import ModelBase\n",
+        "pkg/impls/base.py": "class ModelBase:\n    def forward(self, x):\n        raise NotImplementedError\n\n"
+                             "    def size(self):\n        return self.n\n\n"
+                             "    def orphan_hook(self):\n        raise NotImplementedError\n",
+        "pkg/impls/falcon/__init__.py": "",
+        "pkg/impls/falcon/model.py": "from .. import *\n\n\nclass Falcon(ModelBase):\n    def forward(self, x):\n"
+                                     "        return x\n",
+    }  # fmt: skip
+    root = project(files)
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/impls/base.py", 8)]
