@@ -16,7 +16,7 @@ moving every line below it); the module is restored afterwards.
 "per-file" runs every per-file rule (``--no-project``); "full" adds the whole-project analyses
 (issue 14's targets are on "full"), and with warm caches is also timed on five files named on the
 command line (what pre-commit runs). Two last rows check one generated 5 MB module and one generated
-ctypes-bindings module (3,000 placeholder declarations) with every rule. Peers run with their
+ctypes-bindings module and a class of 3,000 placeholder methods with every rule. Peers run with their
 caches off (ruff ``--no-cache``; vulture and pylint have none). Bytecode is allowed for foxaudit's modules (as in an installed copy) even where
 PYTHONDONTWRITEBYTECODE is set, and ``compileall`` writes them first. pylint is slow enough that it runs on a subset (``--pylint-subset``); its time is
 also extrapolated to the whole tree by file count. Each tool runs as a subprocess, so Python
@@ -156,18 +156,21 @@ def time_generated_module(megabytes: int = 5, foxaudit_root: Path = REPO) -> tup
 
 
 def time_generated_bindings(functions: int = 3000, foxaudit_root: Path = REPO) -> tuple[str, float, str]:
-    """Every rule on one generated ctypes-bindings module: ``functions`` declarations with a
-    ``...`` body under a decorator (tinygrad's autogen modules), each a placeholder FX902 judges.
-    No mypy directive, so every check of the rule runs for every one; no cache."""
+    """Every rule on two generated modules of placeholders FX902 judges one by one: ctypes
+    bindings, ``functions`` declarations with a ``...`` body under a decorator (tinygrad's autogen
+    modules; no mypy directive, so every check of the rule runs for every one), and one class of
+    as many methods whose body is ``pass``. No cache."""
     root = Path(tempfile.mkdtemp(prefix="foxaudit-bindings-"))
     try:
         (root / "pyproject.toml").write_text('[project]\nname = "bindings"\nversion = "0"\n')
         body = "".join(f"@dll.bind(None)\ndef symbol_{n}(handle: int) -> None: ...\n\n\n" for n in range(functions))
         (root / "bindings.py").write_text('"""Generated."""\nfrom support import dll\n\n\n' + body)
+        methods = "".join(f"    def method_{n}(self, value):\n        pass\n\n" for n in range(functions))
+        (root / "handlers.py").write_text('"""Generated."""\n\n\nclass Handlers:\n' + methods)
         env = {**os.environ, "PYTHONPATH": str(foxaudit_root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         seconds, tail = timed([sys.executable, "-m", "foxaudit", "check", "--exit-zero", "--no-cache"], root, env)
-        return f"foxaudit full, generated bindings ({functions} `...` declarations)", seconds, tail
+        return f"foxaudit full, generated placeholders ({functions} declarations, {functions} methods)", seconds, tail
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

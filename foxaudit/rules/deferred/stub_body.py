@@ -160,6 +160,8 @@ class _FileNames:
     # its identifier nodes; the module-level names a function rebinds through `global`.
     identifier_uses: dict[int, dict[str, list[tree_sitter.Node]]] = field(default_factory=dict)
     global_rebinds: set[str] | None = None
+    # class node id → the names its methods assign through `self.` (`self.encode = ...`).
+    self_assigned: dict[int, set[str]] = field(default_factory=dict)
     # block node id → (start byte, names bound) of each `if`/`try` statement directly in it.
     branch_bindings: dict[int, list[tuple[int, set[str]]]] = field(default_factory=dict)
 
@@ -349,16 +351,20 @@ def _refuses_builtin_method(owner: tree_sitter.Node, label: str, names: _FileNam
     return False
 
 
-def _rebound_on_instances(owner: tree_sitter.Node, label: str) -> bool:
+def _rebound_on_instances(owner: tree_sitter.Node, label: str, names: _FileNames) -> bool:
     """The class assigns ``self.<label> = ...`` in one of its methods: each instance gets its own
     callable under the method's name (``self.encode = self._encode_eager`` in ``__init__``), so the
-    method's body is the slot's declaration, not what a call runs."""
-    query = _query("(assignment left: (attribute object: (identifier) @o attribute: (identifier) @a))")
-    for _, captures in tree_sitter.QueryCursor(query).matches(owner):
-        receiver, member = captures.get("o", []), captures.get("a", [])
-        if receiver and member and receiver[0].text == b"self" and member[0].text.decode() == label:
-            return True
-    return False
+    method's body is the slot's declaration, not what a call runs. (The class's assigned names
+    are collected once, not per method: a class of thousands of methods was quadratic.)"""
+    assigned = names.self_assigned.get(owner.id)
+    if assigned is None:
+        assigned = names.self_assigned[owner.id] = set()
+        query = _query("(assignment left: (attribute object: (identifier) @o attribute: (identifier) @a))")
+        for _, captures in tree_sitter.QueryCursor(query).matches(owner):
+            receiver, member = captures.get("o", []), captures.get("a", [])
+            if receiver and member and receiver[0].text == b"self":
+                assigned.add(member[0].text.decode())
+    return label in assigned
 
 
 def _names_used_through_self(method: tree_sitter.Node) -> set[str]:
@@ -1769,7 +1775,7 @@ class StubBody(Rule):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
-        if owner is not None and _rebound_on_instances(owner, label):
+        if owner is not None and _rebound_on_instances(owner, label, names):
             return  # `self.encode = self._encode_eager` in the class: the method is a slot construction fills
         confirm: tuple[str, ...] = ()
         if not _marked_pending(node):
