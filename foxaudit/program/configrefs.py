@@ -70,14 +70,20 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
 
 def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:
     """(1, dotted name) of each top-level package or script module a nested ``pyproject.toml``
-    ships, sorted: ``[project] name`` (``-`` → ``_``), ``[tool.flit.module] name``, setuptools'
-    ``packages``, poetry's ``packages`` ``include``, hatch's wheel ``packages`` (their last
-    part), and the modules ``[project.scripts]`` / ``gui-scripts`` name. Line 1: the names are
-    the file's as a whole. A file that does not parse names nothing."""
+    ships (``shipped_names``), sorted. Line 1: the names are the file's as a whole. A file that
+    does not parse names nothing."""
     try:
         table = tomllib.loads(data.decode("utf-8", errors="replace"))
     except (tomllib.TOMLDecodeError, ValueError):
         return ()
+    return tuple((1, name) for name in sorted(shipped_names(table, scripts=True)))
+
+
+def shipped_names(table: Any, *, scripts: bool) -> set[str]:
+    """The dotted names a parsed ``pyproject.toml`` says its distribution ships: ``[project] name``
+    (``-`` → ``_``), ``[tool.flit.module] name``, setuptools' ``packages``, poetry's ``packages``
+    ``include``, hatch's wheel ``packages`` (their last part), and with ``scripts`` the modules
+    ``[project.scripts]`` / ``gui-scripts`` name."""
 
     def at(*keys: str) -> Any:
         node: Any = table
@@ -98,8 +104,8 @@ def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:
     poetry = at("tool", "poetry", "packages")
     if isinstance(poetry, list):
         names.update(str(item["include"]).strip("/") for item in poetry if isinstance(item, dict) and "include" in item)
-    for group in ("scripts", "gui-scripts"):
-        scripts = at("project", group)
-        if isinstance(scripts, dict):
-            names.update(str(target).split(":")[0].strip() for target in scripts.values())
-    return tuple((1, name) for name in sorted(names) if name and all(part.isidentifier() for part in name.split(".")))
+    for group in ("scripts", "gui-scripts") if scripts else ():
+        table_of_scripts = at("project", group)
+        if isinstance(table_of_scripts, dict):
+            names.update(str(target).split(":")[0].strip() for target in table_of_scripts.values())
+    return {name for name in names if name and all(part.isidentifier() for part in name.split("."))}

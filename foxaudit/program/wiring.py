@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from foxaudit.globs import first_path_match, name_matches
-from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, NESTED_PROJECT_FILE, cython_import_text
+from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, NESTED_PROJECT_FILE, cython_import_text, shipped_names
 from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
@@ -163,6 +163,21 @@ def import_graph(program: Program) -> ImportGraph:
     # import_module("pkg." + name): which module runs is decided at run time. The modules it may
     # load that nothing else reaches get one note per call site, not an orphan finding each.
     dynamic_imports = _dynamic_imports(program, production, tests)
+    # Whatever the run-time part, `import_module(f"docs_src.body.{x}")` imports `docs_src` and
+    # `docs_src.body` first: the literal head's packages are imported by the calling module.
+    by_path = {module.path: name for name, module in modules.items()}
+    heads = False
+    for found in dynamic_imports:
+        caller = by_path.get(found.site.path)
+        parts = found.prefix.rstrip(".").split(".") if found.prefix.strip(".") else []
+        for cut in range(1, len(parts) + 1):
+            ancestor = ".".join(parts[:cut])
+            if caller is not None and ancestor in modules and ancestor != caller and ancestor not in edges[caller]:
+                edges[caller].add(ancestor)
+                heads = True
+    if heads:
+        production = _reach(edges, [name for name, why in entries.items() if why != "test root"])
+        tests = _reach(edges, [name for name, why in entries.items() if why == "test root"])
     dynamic_candidates: dict[str, DynamicImport] = {}
     for found in dynamic_imports:
         for name in modules:
@@ -318,9 +333,9 @@ def _derived_entries(program: Program) -> dict[str, str]:
       ``documentation`` directory (``sphinx-build`` executes it);
     * a library: the package named like the distribution (``[project] name``, ``-`` → ``_``) is
       its API, so its public modules (no ``_``-prefixed part) are entry points; where that name is
-      no top-level package (``pyqlib`` ships ``qlib``), the packages ``[tool.setuptools]
-      packages`` lists are; with no ``[project] name``, every top-level package that is not
-      tests, docs or examples.
+      no top-level package (``pyqlib`` ships ``qlib``), the packages and modules its packaging
+      names are (setuptools' ``packages``, flit's module, poetry's or hatch's packages); with no
+      ``[project] name``, every top-level package that is not tests, docs or examples.
     """
     found: dict[str, str] = {}
     project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
@@ -339,6 +354,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
     )
     testpaths = pytest_testpaths(program.project.pyproject)
     build_hooks = hatch_build_hooks(program.project.pyproject)
+    asv_roots = _asv_benchmark_roots(program)
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
         # (callee, method, bound) of the calls importing it runs; a top-level package's
@@ -353,15 +369,16 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or _under_test_directory(module.path, testpaths)
         ):
             found[name] = "test root"
-        elif filename == "conf.py" and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
-            # docs/conf.py, docs/source/conf.py: sphinx-build runs it by path, nothing imports it.
-            found[name] = "Sphinx configuration (a `conf.py` under a documentation directory, run by sphinx-build)"
+        elif filename in _DOC_CONFIGS and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
+            # docs/conf.py, docs/source/conf.py: sphinx-build runs it by path, nothing imports it
+            # (and Hugging Face's doc-builder runs docs/source/_config.py so).
+            found[name] = f"documentation configuration (a `{filename}` under a documentation directory, run by its builder)"
         elif module.path in build_hooks:
             found[name] = "hatch build hook (`[tool.hatch...hooks.custom]` loads it by path)"
-        elif _asv_benchmark(module, parts):
+        elif module.path.startswith(asv_roots):
             # benchmarks/benchmarks.py (`class Suite: def time_x(self)`): asv imports every module
             # of its benchmark directory and runs the functions its prefixes name.
-            found[name] = "asv benchmark (asv imports it and runs its `time_*`/`mem_*`/`track_*` functions)"
+            found[name] = "asv benchmark (asv imports every module of its benchmark directory)"
         elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
             found[name] = "top-level script (runs a call at import)"
         elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
@@ -422,12 +439,21 @@ _ASV_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
 _ASV_DIRECTORIES = frozenset({"benchmarks", "benchmark", "asv_bench"})
 
 
-def _asv_benchmark(module: Module, parts: list[str]) -> bool:
-    """A module under a benchmark directory that defines a function or method asv runs."""
-    if not any(part in _ASV_DIRECTORIES for part in parts[:-1]):
-        return False
-    summary = module.summary
-    return any(name.startswith(_ASV_PREFIXES) for name in (*summary.function_names, *summary.method_names))
+def _asv_benchmark_roots(program: Program) -> tuple[str, ...]:
+    """The benchmark directories of asv (``benchmarks/``, ``asv_bench/benchmarks/``: the deepest
+    `benchmarks`/`benchmark`/`asv_bench` part of a path, with its slash) where a module defines a
+    function or method asv runs: asv imports every module there (one that only inherits its
+    `time_*` methods from a common base, and the helpers, too)."""
+    roots: set[str] = set()
+    for module in program.modules.values():
+        parts = module.path.split("/")
+        cut = max((index for index, part in enumerate(parts[:-1]) if part in _ASV_DIRECTORIES), default=-1)
+        if cut < 0:
+            continue
+        summary = module.summary
+        if any(name.startswith(_ASV_PREFIXES) for name in (*summary.function_names, *summary.method_names)):
+            roots.add("/".join(parts[: cut + 1]) + "/")
+    return tuple(sorted(roots))
 
 
 def _under_test_directory(path: str, testpaths: tuple[str, ...]) -> bool:
@@ -440,21 +466,18 @@ def _under_test_directory(path: str, testpaths: tuple[str, ...]) -> bool:
 # configuration. (Read from the module's path alone, which the whole-program cache key covers: the
 # files beside it, `index.rst`, are not discovered.)
 _DOC_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
+# The configuration files documentation builders run by path: Sphinx's, Hugging Face doc-builder's.
+_DOC_CONFIGS = frozenset({"conf.py", "_config.py"})
 
 
 def _listed_packages(program: Program) -> set[str]:
-    """The top-level project packages that ``[tool.setuptools] packages`` lists (a literal list of
-    dotted names: ``["qlib", "qlib.data"]`` gives ``qlib``); none when it is absent or a ``find``
-    table."""
+    """The top-level project packages and modules ``pyproject.toml`` says the distribution ships
+    (``configrefs.shipped_names``: setuptools' literal ``packages`` — ``["qlib", "qlib.data"]``
+    gives ``qlib`` —, flit's module, poetry's and hatch's package lists; not the modules of its
+    scripts, which are entry points of their own and reach what they import); none where it
+    names none."""
     pyproject = program.project.pyproject if isinstance(program.project.pyproject, dict) else {}
-    setuptools = pyproject.get("tool", {}).get("setuptools", {}) if isinstance(pyproject.get("tool"), dict) else {}
-    listed = setuptools.get("packages") if isinstance(setuptools, dict) else None
-    if not isinstance(listed, list):
-        return set()
-    return {
-        top for top in (str(name).split(".")[0] for name in listed)
-        if top in program.modules and program.modules[top].is_package
-    }
+    return {top for top in (name.split(".")[0] for name in shipped_names(pyproject, scripts=False)) if top in program.modules}
 
 
 def _config_entries(program: Program, derived: bool) -> dict[str, str]:

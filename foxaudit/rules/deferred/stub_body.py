@@ -617,6 +617,10 @@ def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | No
     `Test*` class (a nested `test_func` is a callback, `Delegator.test_method` a fake's method)."""
     if not name.startswith("test"):
         return False
+    body = function.child_by_field_name("body")
+    if body is not None and any(
+            statement.type == "return_statement" and statement.named_child_count for statement in body.named_children):
+        return False  # it returns a value: a callback named `test_*` (pytest warns on a test that returns)
     if owner is not None:
         owner_name = owner.child_by_field_name("name")
         return owner_name is not None and owner_name.text.decode().startswith("Test")
@@ -746,7 +750,8 @@ _CONSTANT_WORDS = frozenset({"always", "default", "constant"})
 # A docstring or comment that says the body does nothing on purpose, and words that say it is deferred.
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
                          r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
-                         r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b", re.IGNORECASE)
+                         r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b"
+                         r"|\bfor typing purposes\b|\bfor (?:the )?type checkers?\b", re.IGNORECASE)
 # Words of a marker that asks for documentation, not code ("Better explain how ...", "provide an example").
 _ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|docstring|docs?|an example|wording)\b",
                          re.IGNORECASE)
@@ -755,7 +760,7 @@ _ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|
 _ABOUT_TYPES = re.compile(r"\btype[ -]?correct\w*|\btyping\b|\bannotat\w*|\bmypy\b|\bpyright\b"
                           r"|\btype hints?\b|\breturn type\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
-_NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|now)\b")
+_NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|for now)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
 _SAYS_HOOK = re.compile(r"\boverrid(?:e|es|den|ing)\b|\b(?:for|by) subclasses\b|\bsubclasses (?:can|may|should|must)\b"
                         r"|\bhook for\b",
@@ -767,7 +772,8 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
                            r"|\bnot allowed\b|\bplease use\b|\binstead\b|\bshould be handled\b|\bsee `|\b(?:does|do) not have\b"
                            r"|\bhas no\b|\bmocked\b|\bonly (?:implemented|supported|available)\b|\bplease\b"
                            r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b"
-                           r"|\bno longer (?:supported|available|used)\b|\bcan only be (?:set|called|used|read)\b", re.IGNORECASE)
+                           r"|\bno longer (?:supported|available|used)\b|\bcan only be (?:set|called|used|read)\b"
+                           r"|\b(?:does|do)(?: not|n't) provide\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
@@ -1186,7 +1192,8 @@ class StubBody(Rule):
     `global` (`global synchronize` then `synchronize = torch.accelerator.synchronize`); a
     function handed to a decorator call (`@overload(f)` implements `f`);
     in `test-files`, every function that is not a test as pytest collects it (a module-level
-    `test*` function, a `test*` method of a `Test*` class): the others are doubles;
+    `test*` function, a `test*` method of a `Test*` class, which returns no value): the others
+    are doubles;
     definitions inside `if TYPE_CHECKING:` (declarations for type checkers), everything in
     `.pyi` files, and a `pass` that is not the whole function body (an `except: pass` inside a
     real body).
@@ -1221,7 +1228,9 @@ class StubBody(Rule):
     - a module-level function that a parallel module implements or answers with another
       constant — modules whose names differ in one package (`pkg.cuda` and `pkg.mtia`), backends
       of one interface by convention, checked by the whole-project pass: MTIA's
-      `is_bf16_supported` returning True is its answer where CUDA's asks the device;
+      `is_bf16_supported` returning True is its answer where CUDA's asks the device — or that a
+      module named a stand-in defines (django's `translation/trans_null.py`, the null object of
+      `trans_real.py`);
     - what its class makes deliberate: a class whose two or more methods are all placeholders
       without a constant (an interface by convention, a null object), a class named a stand-in
       or an interface (`NopReader`, `UnsupportedSpec`, `OptimizerInterface`), an empty
@@ -1435,6 +1444,19 @@ class StubBody(Rule):
         Example("class Module:\n    def run(self, x):\n        return x\n    def input_names(self, x):\n"
                 "        '''Override this method to name the inputs.'''\n        return None\n"),
         Example("def keystr(path):\n    raise NotImplementedError('key paths are not supported by the C++ backend')\n"),
+        Example("class AnonymousUser:\n    def __str__(self):\n        return 'AnonymousUser'\n\n    def save(self):\n"
+                "        raise NotImplementedError(\"Django doesn't provide a DB representation for AnonymousUser.\")\n"),
+        # A module named a stand-in: the null object of a sibling module (django's trans_null.py).
+        Example("def activate(language):\n    pass\n\n\ndef deactivate():\n    pass\n\n\n"
+                "def gettext(message):\n    return message\n", path="translation/trans_null.py"),
+        # A word of the name that only looks like deferral (`auto_now_add`), a typing-only member.
+        Example("class Questioner:\n    def ask_merge(self, app):\n        return False\n\n"
+                "    def ask_auto_now_add_addition(self, field, model):\n        return None\n\n\n"
+                "class Interactive(Questioner):\n    def ask_auto_now_add_addition(self, field, model):\n"
+                "        return input(field)\n"),
+        Example("def NoInitField(*, init=False):\n    \"\"\"Only for typing purposes. Used as default value of private fields.\"\"\"\n"),
+        # A `test_*` function that returns a value is a callback named so, not a test.
+        Example("def test_processor(request):\n    return {'processors': 'yes'}\n", path="tests/test_response.py"),
         Example("def disasm(code):\n    raise NotImplementedError('disasm is no longer supported')\n\n\n"
                 "class Plugins:\n    @property\n    def selected(self):\n        return self._selected\n\n"
                 "    @selected.setter\n    def selected(self, value):\n"
@@ -1584,6 +1606,8 @@ class StubBody(Rule):
         Example("class Env:\n    @property\n    def size(self):\n        return None\n", options={"unmarked-methods": True}, expect=1),
         Example("class Env:\n    @size.setter\n    def size(self, value):\n        pass\n", options={"unmarked-methods": True}, expect=1),
         Example("async def fetch(url):\n    ...\n", expect=1),
+        # Pending work said in the name of a stand-in module's function still counts.
+        Example("def activate_for_now(language):\n    pass\n", path="trans_null.py", expect=1),
         # The file-wide mypy switch covers bodies meant empty, not ones marked pending; another
         # error code switched off is no switch for empty bodies.
         Example("# mypy: disable-error-code=\"empty-body\"\nfrom support import dll\n\n\n@dll.bind(None)\n"
@@ -1779,6 +1803,8 @@ class StubBody(Rule):
             return  # `self.encode = self._encode_eager` in the class: the method is a slot construction fills
         confirm: tuple[str, ...] = ()
         if not _marked_pending(node):
+            if owner is None and _STAND_IN_WORDS.intersection(_words(ctx.path.rsplit("/", 1)[-1].removesuffix(".py"))):
+                return  # django's translation/trans_null.py: a module named a stand-in is the null object of a sibling
             # (Something that says the work is pending — a `TODO`, "yet", "NYI" — outweighs every
             # reason below to read the placeholder as deliberate.)
             found = self._deliberate(node, label, placeholder, owner, names, options)

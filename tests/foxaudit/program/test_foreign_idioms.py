@@ -480,21 +480,24 @@ def test_a_variable_bound_to_something_else_is_not_followed(tmp_path: Path) -> N
 
 
 def test_asv_benchmarks_under_a_benchmark_directory_are_entry_points(tmp_path: Path) -> None:
-    # rich's and pandas' benchmarks: asv imports the modules of its benchmark directory and runs
-    # `time_*` methods; a module there that defines none of asv's kinds is still an orphan.
+    # rich's, pandas' and scikit-learn's benchmarks: asv imports every module of its benchmark
+    # directory (one that only inherits its `time_*` methods too) and runs `time_*` methods; a
+    # `benchmarks/` directory where no module defines one of asv's kinds is no asv directory.
     analysis = _analyze(tmp_path, {
         "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
         "lib/__init__.py": "X = 1\n",
-        "benchmarks/__init__.py": "",
-        "benchmarks/benchmarks.py": "from lib import X\n\nfrom benchmarks import snippets\n\n\nclass Suite:\n"
-                                    "    def time_x(self):\n        return X + len(snippets.TEXT)\n",
-        "benchmarks/snippets.py": "TEXT = 'abc'\n",
-        "benchmarks/scratch.py": "def helper():\n    return 1\n",
-        "lib/time_util.py": "def time_it():\n    return 0\n",
+        "asv_bench/benchmarks/__init__.py": "",
+        "asv_bench/benchmarks/common.py": "from lib import X\n\n\nclass Estimator:\n    def time_fit(self):\n"
+                                          "        return X\n",
+        "asv_bench/benchmarks/cluster.py": "from .common import Estimator\n\n\nclass KMeans(Estimator):\n"
+                                           "    params = [1]\n",
+        "asv_bench/benchmarks/scratch.py": "def helper():\n    return 1\n",
+        "scripts/benchmarks/old.py": "def helper():\n    return 1\n",
     })  # fmt: skip
     status = _modules(analysis)
-    assert status["benchmarks.benchmarks"] == status["benchmarks.snippets"] == status["benchmarks"] == WIRED
-    assert sorted(d.path for d in findings(analysis, "FX201")) == ["benchmarks/scratch.py"]
+    assert {status[name] for name in ("asv_bench.benchmarks.cluster", "asv_bench.benchmarks.common",
+                                      "asv_bench.benchmarks.scratch", "asv_bench.benchmarks")} == {WIRED}
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["scripts/benchmarks/old.py"]
 
 
 def test_a_module_loaded_by_a_literal_file_path_is_reached(tmp_path: Path) -> None:
@@ -614,3 +617,51 @@ def test_a_launch_written_in_a_macro_body_with_a_literal_name_counts(tmp_path: P
     status = _kernels(_analyze(tmp_path, {"ops.cu": MACRO_LAUNCHES}))
     assert status["scale_one_line"] == status["scale_continued"] == WIRED
     assert status["kernel"] == status["pasted_one_pass_kernel"] == ORPHAN
+
+
+def test_documentation_builders_configuration_files_are_run_by_path(tmp_path: Path) -> None:
+    # Sphinx's docs/conf.py and Hugging Face doc-builder's docs/source/_config.py.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "",
+        "docs/conf.py": "project = 'lib'\n",
+        "docs/source/_config.py": "notebook_first_cells = []\n",
+        "docs/source/_helpers.py": "def unused():\n    return 1\n",
+    })  # fmt: skip
+    assert [d.path for d in findings(analysis, "FX201")] == ["docs/source/_helpers.py"]
+
+
+@pytest.mark.parametrize("packaging", [
+    "[tool.flit.module]\nname = 'shop'\n",
+    "[tool.hatch.build.targets.wheel]\npackages = ['shop']\n",
+    "[tool.setuptools]\npackages = ['shop', 'shop.report']\n",
+])  # fmt: skip
+def test_the_packages_a_distribution_ships_under_another_name_are_its_api(tmp_path: Path, packaging: str) -> None:
+    # `pyshop` ships `shop`: said by flit, hatch or setuptools; a script's module is no library.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": f"[project]\nname = 'pyshop'\nversion = '1'\n[project.scripts]\ntool = 'tools.cli:main'\n{packaging}",
+        "shop/__init__.py": "",
+        "shop/report.py": "def table():\n    return []\n",
+        "tools/__init__.py": "",
+        "tools/cli.py": "def main():\n    return 0\n",
+        "tools/unused.py": "def gone():\n    return 0\n",
+    })  # fmt: skip
+    assert [d.path for d in findings(analysis, "FX201")] == ["tools/unused.py"]
+
+
+def test_the_packages_a_built_name_starts_with_are_imported(tmp_path: Path) -> None:
+    # fastapi's tests: `import_module(f"docs_src.body.{request.param}")` imports `docs_src` and
+    # `docs_src.body` whatever the parameter; the modules under them stay one note.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
+        "app/__init__.py": "",
+        "docs_src/__init__.py": "",
+        "docs_src/body/__init__.py": "",
+        "docs_src/body/tutorial001.py": "X = 1\n",
+        "tests/test_body.py": "import importlib\n\nimport pytest\n\n\n@pytest.fixture(params=['tutorial001'])\n"
+                              "def mod(request):\n    return importlib.import_module(f'docs_src.body.{request.param}')\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["docs_src"] == status["docs_src.body"] == PARTIAL
+    assert status["docs_src.body.tutorial001"] == UNRESOLVED
+    assert [d.path for d in findings(analysis, "FX201")] == ["tests/test_body.py"]
