@@ -233,6 +233,9 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     for node in captures.get("return", ()):
         for entry in node.named_children:
             use(entry, "pointer")
+    for line, name in _hidden_launches(source):
+        where = Span(line, 1, line, 1)
+        uses.setdefault((name, "<<<>>> in a hidden macro use", line), Launch(name, "", where, "<<<>>> in a hidden macro use"))
     for line, name in _macro_launches(source):
         where = Span(line, 1, line, 1)
         uses.setdefault((name, "<<<>>> in a macro", line), Launch(name, "", where, "<<<>>> in a macro"))
@@ -303,6 +306,24 @@ def _macro_launches(source: SourceFile) -> list[tuple[int, str]]:
                 continue
             line = text.count("\n", 0, define.start(3) + launch.start(1)) + 1
             found.append((line, name))
+    return found
+
+
+def _hidden_launches(source: SourceFile) -> list[tuple[int, str]]:
+    """(line, kernel name) of each ``<<<…>>>`` launch in text the parse could only read with a
+    macro use hidden (``cuda_forms``: apex's `DISPATCH_FLOAT_AND_HALF(type, 0, "name",
+    kernel<T><<<grid, block>>>(…);)`, statements passed as an argument): the macro expands to
+    code that launches it."""
+    prepared = source.cuda
+    if not prepared.hidden_macros:
+        return []
+    original = source.data
+    text = source.text if len(source.text) == len(original) else original.decode("latin-1")
+    found: list[tuple[int, str]] = []
+    for launch in _MACRO_LAUNCH.finditer(text):
+        start = launch.start(1)
+        if prepared.data[start : start + 1] == b" " and original[start : start + 1] != b" ":
+            found.append((text.count("\n", 0, start) + 1, launch.group(1)))
     return found
 
 

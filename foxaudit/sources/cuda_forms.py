@@ -219,7 +219,7 @@ _LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*
 # `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`, `__KITTENS_DEFINE_OP__(load)`, `HD`: upper case with
 # an underscore or at most 3 letters; not followed by what makes it a value (`=`, `;`, `,`, `]`).
 _MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3})\b(?!\s*[=:;,\]])")
-_LOOKBACK_LINES = 3
+_LOOKBACK_LINES = 8
 _MAX_REPAIRS = 6
 _MAX_ATTEMPTS = 24
 
@@ -368,14 +368,24 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
 
 
 def _hide(text: bytes, name: bytes) -> bytes:
-    pattern = re.compile(rb"(?<![\w#])" + re.escape(name) + rb"\b(?:[ \t]*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\))?")
-    view = _code_view(text)
+    """``text`` with every use of the macro ``name`` blanked, with its argument list when one opens
+    on the same line (balanced, over as many lines as it takes: `TORCH_CHECK(\n  n > 0,\n  "…")`)."""
+    pattern = re.compile(rb"(?<![\w#])" + re.escape(name) + rb"\b")
+    comments = comment_spans(text)
+    view = _code_view(text, comments)
     out = bytearray(text)
+    kept = bytearray(len(text))  # 1 inside a comment: a marker there is still read (FX901)
+    for start, stop in comments:
+        kept[start:stop] = b"\x01" * (stop - start)
     for match in pattern.finditer(view):
         line_start = view.rfind(b"\n", 0, match.start()) + 1
         if view[line_start : match.start()].lstrip().startswith(b"#"):
             continue  # the macro's own #define (or an #include) stays as written
-        for index in range(*match.span()):
-            if out[index] not in (0x0A, 0x0D):
+        end = match.end()
+        opening = re.compile(rb"[ \t]*\(").match(view, end)
+        if opening is not None:
+            end = _argument_list_end(view, end) or end
+        for index in range(match.start(), end):
+            if out[index] not in (0x0A, 0x0D) and not kept[index]:
                 out[index] = 0x20
     return bytes(out)

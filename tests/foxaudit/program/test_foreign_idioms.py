@@ -665,3 +665,19 @@ def test_the_packages_a_built_name_starts_with_are_imported(tmp_path: Path) -> N
     assert status["docs_src"] == status["docs_src.body"] == PARTIAL
     assert status["docs_src.body.tutorial001"] == UNRESOLVED
     assert [d.path for d in findings(analysis, "FX201")] == ["tests/test_body.py"]
+
+
+def test_a_launch_inside_a_hidden_macro_use_counts(tmp_path: Path) -> None:
+    # apex: `DISPATCH_FLOAT_AND_HALF(type, 0, "name", kernel<scalar_t_0><<<…>>>(…);)` — statements
+    # passed as a macro argument break the parse; the use is hidden and the launch in it still counts.
+    source = (
+        "template <typename T>\n__global__ void multiply(T* x) { x[0] *= 2; }\n"
+        "__global__ void unused(float* x) { x[0] = 0; }\n\n"
+        "void launch(float* x, int type) {\n"
+        "  DISPATCH_FLOAT_AND_HALF(type, 0, \"multiply\",\n"
+        "      using accscalar_t = float;\n"
+        "      multiply<scalar_t_0><<<1, 32>>>(x);)\n"
+        "}\n"
+    )
+    status = _kernels(_analyze(tmp_path, {"ops.cu": source}))
+    assert status["multiply"] == WIRED and status["unused"] == ORPHAN

@@ -103,3 +103,14 @@ def test_file_scope_uses_of_the_files_own_macros_are_hidden_and_no_other() -> No
     assert prepared.hidden_macros == ("MAKE_kScale",)
     assert b"LAUNCH_kScale(float)" in prepared.data  # a use inside a function stays
     assert len(prepared.data) == len(INSTANTIATIONS) and prepared.data.count(b"\n") == INSTANTIATIONS.count(b"\n")
+
+
+def test_a_macro_statement_split_over_lines_is_hidden_with_its_arguments_but_not_their_comments() -> None:
+    # torchvision's `TORCH_CHECK(\n n > 0,\n "…",\n n)` with no `;` (it expands to a braced `if`).
+    data = (b"void run(float* x, int n) {\n  TORCH_CHECK(\n      n > 0,  // FIXME: message\n      \"n must be positive\",\n"
+            b"      n)\n\n  scale<<<1, 256>>>(x, n);\n}\n")
+    assert RAW.parse(data).root_node.has_error
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("TORCH_CHECK",)
+    assert b"// FIXME: message" in prepared.data and b"scale<<<1, 256>>>(x, n);" in prepared.data
