@@ -238,6 +238,13 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
             imported.add(parent)
     extra_roots = _sys_path_additions(module) if derived else ()
     imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
+    if derived and module.path.rsplit("/", 1)[-1] in _DOC_CONFIGS:
+        # Sphinx imports each name of the configuration's `extensions` list, from the directories
+        # `sys.path.append(...)` added (django's `docs/_ext/djangodocs.py`).
+        for extension in _extension_names(module):
+            targets = _import_targets(program, extension, (), known) or _path_relative_targets(
+                program, name, module, extension, (), known, extra_roots)
+            imported.update(target for target in targets if target != name)
     for ref in module.summary.imports:
         if not ref.module:
             continue
@@ -612,6 +619,15 @@ def import_graph_reads_body(summary: ModuleSummary) -> bool:
 PATH_LOAD_METHODS = frozenset({"SourceFileLoader", "spec_from_file_location", "run_path"})
 # A Python file name written as a string literal: `"tox_conf.py"`, `'ext/build.py'`.
 _PY_FILE_LITERAL = re.compile(r"""["']([\w./-]*\w\.py)["']""")
+
+
+def _extension_names(module: Module) -> list[str]:
+    """The dotted names a documentation configuration's module-level ``extensions = [...]`` lists."""
+    listed = module.summary.constants.get("extensions")
+    if listed is None or listed.kind != "list" or not isinstance(listed.value, tuple):
+        return []
+    return [str(item.value) for item in listed.value
+            if item.kind == "str" and all(part.isidentifier() for part in str(item.value).split("."))]
 
 
 def _loaded_by_path(name: str, module: Module, known: set[str]) -> set[str]:

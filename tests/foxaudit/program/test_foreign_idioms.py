@@ -681,3 +681,17 @@ def test_a_launch_inside_a_hidden_macro_use_counts(tmp_path: Path) -> None:
     )
     status = _kernels(_analyze(tmp_path, {"ops.cu": source}))
     assert status["multiply"] == WIRED and status["unused"] == ORPHAN
+
+
+def test_sphinx_extensions_named_in_the_configuration_are_imported(tmp_path: Path) -> None:
+    # django's docs/conf.py: `sys.path.append(...)` of `_ext`, then `extensions = ["djangodocs", ...]`.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'shop'\nversion = '1'\n",
+        "shop/__init__.py": "",
+        "docs/conf.py": "import sys\nfrom os.path import abspath, dirname, join\n\n"
+                        "sys.path.append(abspath(join(dirname(__file__), '_ext')))\n\nproject = 'shop'\n"
+                        "extensions = ['djangodocs', 'sphinx.ext.intersphinx']\n",
+        "docs/_ext/djangodocs.py": "def setup(app):\n    return {}\n",
+        "docs/_ext/unused.py": "def setup(app):\n    return {}\n",
+    })  # fmt: skip
+    assert [d.path for d in findings(analysis, "FX201")] == ["docs/_ext/unused.py"]
