@@ -81,7 +81,8 @@ def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:
 
 def shipped_names(table: Any, *, scripts: bool) -> set[str]:
     """The dotted names a parsed ``pyproject.toml`` says its distribution ships: ``[project] name``
-    (``-`` → ``_``), ``[tool.flit.module] name``, setuptools' ``packages``, poetry's ``packages``
+    (``-`` → ``_``), ``[tool.flit.module] name``, setuptools' ``packages`` (or the ``include``
+    patterns of ``packages.find``, up to their first ``*``), poetry's ``packages``
     ``include``, hatch's wheel ``packages`` (their last part), and with ``scripts`` the modules
     ``[project.scripts]`` / ``gui-scripts`` name."""
 
@@ -101,6 +102,9 @@ def shipped_names(table: Any, *, scripts: bool) -> set[str]:
     for listed in (at("tool", "setuptools", "packages"), at("tool", "hatch", "build", "targets", "wheel", "packages")):
         if isinstance(listed, list):
             names.update(str(item).strip("/").rsplit("/", 1)[-1].split(".")[0] for item in listed if isinstance(item, str))
+    found_include = at("tool", "setuptools", "packages", "find", "include")
+    if isinstance(found_include, list):  # `include = ["flashinfer*"]`: the packages find() keeps
+        names.update(str(item).split("*", 1)[0].rstrip(".").split(".")[0] for item in found_include if isinstance(item, str))
     poetry = at("tool", "poetry", "packages")
     if isinstance(poetry, list):
         names.update(str(item["include"]).strip("/") for item in poetry if isinstance(item, dict) and "include" in item)

@@ -170,7 +170,7 @@ ATTRIBUTE_MACROS = ("CUDART_CB", "CUDA_CB", "CUDAAPI", "CALLBACK", "WINAPI", "AP
 
 # (needle, pattern, rewrite): a pattern runs only on files that contain its needle.
 _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes], bytearray, bytes], None]], ...] = (
-    (b"__align__", re.compile(rb"\b(__align__\s*\([^()\n]*\))"), _blank_group(1)),
+    (b"__align__", re.compile(rb"\b(__align__\s*\((?:[^()\n]|\([^()\n]*\))*\))"), _blank_group(1)),
     # A `#pragma` as the body of an unbraced `for (…)`/`if (…)`/`else` (`for (…)` then `#pragma
     # unroll` then the inner loop): the grammar wants a statement there. Its trailing comment stays.
     (b"pragma", re.compile(rb"(?:\)|\belse)[ \t]*\r?\n(?:[ \t]*\r?\n)*[ \t]*(#[ \t]*pragma\b(?:[ \t]*[^\s])*)"),
@@ -367,6 +367,10 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
     return names
 
 
+# A preprocessor directive with its continuation lines.
+_DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\.|\\\r?\n)*", re.MULTILINE)
+
+
 def _hide(text: bytes, name: bytes) -> bytes:
     """``text`` with every use of the macro ``name`` blanked, with its argument list when one opens
     on the same line (balanced, over as many lines as it takes: `TORCH_CHECK(\n  n > 0,\n  "…")`)."""
@@ -377,10 +381,10 @@ def _hide(text: bytes, name: bytes) -> bytes:
     kept = bytearray(len(text))  # 1 inside a comment: a marker there is still read (FX901)
     for start, stop in comments:
         kept[start:stop] = b"\x01" * (stop - start)
+    directives = [found.span() for found in _DIRECTIVE_TEXT.finditer(view)]
     for match in pattern.finditer(view):
-        line_start = view.rfind(b"\n", 0, match.start()) + 1
-        if view[line_start : match.start()].lstrip().startswith(b"#"):
-            continue  # the macro's own #define (or an #include) stays as written
+        if any(start <= match.start() < stop for start, stop in directives):
+            continue  # a #define (its continuation lines too) or an #include stays as written
         end = match.end()
         opening = re.compile(rb"[ \t]*\(").match(view, end)
         if opening is not None:

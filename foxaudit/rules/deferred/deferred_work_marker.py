@@ -143,9 +143,18 @@ _IN_A_NAME_AFTER = re.compile(r"\.\w|[/>}\[]")
 _PLACEHOLDER_NOUN = re.compile(r"\b(?:a|an|the|another|each|every|any|some|where|with|of|named|called)\s+$", re.IGNORECASE)
 
 
-def _upper_anywhere(text: str, matchers: _Matchers) -> tuple[int, str] | None:
+# `XXX` inside a name somewhere in the same docstring or comment (`XXXOscillator`, `clean_XXX`,
+# `XXX.lines`): there it is a metavariable, in every other place of that text too.
+_XXX_IN_A_NAME = re.compile(r"[A-Za-z0-9_]XXX|XXX[A-Za-z0-9_]|XXX\.\w")
+
+
+def _upper_anywhere(text: str, matchers: _Matchers, context: str | None = None) -> tuple[int, str] | None:
+    """An upper-case tag anywhere in ``text`` (one line of ``context``, the whole docstring, when given)."""
     blanked = _blank_code_spans(text)
+    metavariable = _XXX_IN_A_NAME.search(context if context is not None else text) is not None
     for match in matchers.upper.finditer(blanked):
+        if match.group() == "XXX" and metavariable:
+            continue
         if _REFERS_TO_TAG.search(blanked, 0, match.start()):
             continue
         if _IN_A_NAME_BEFORE.search(blanked, 0, match.start()) or _IN_A_NAME_AFTER.match(blanked, match.end()):
@@ -254,6 +263,8 @@ class DeferredWorkMarker(Rule):
         Example("# the fast path stays off (see TODO in the reference\n# implementation about parity)\nfast = False\n"),
         Example("x = 1  # foxaudit: ignore[FX401] -- documented reason\n"),
         # A tag word as a placeholder inside a name, a path or a command, or as a placeholder noun.
+        Example('class Envelope:\n    """An envelope around an indicator.\n\n    - Class XXXEnvelope(XXX, EnvelopeMixIn)\n'
+                '    - XXX calculates lines[0] (inherited from XXX)\n    """\n'),
         Example("# Handle special cases for sys.XXX streams\n# --token XXX \\\n# xxx/newdir/. exists if xxx/newdir exists\n"
                 'def test_add_inline():\n    """The "Add another XXX" link adds items; see clean_XXX(), where XXX is the field."""\n'),
         Example('"""TODO in a docstring, but docstrings are off."""\n', options={"docstrings": False}),
@@ -362,7 +373,7 @@ class DeferredWorkMarker(Rule):
             if _FENCE.match(line):
                 in_fence = not in_fence
             elif not in_fence:
-                found = _upper_anywhere(line, matchers)
+                found = _upper_anywhere(line, matchers, text)
                 opening = matchers.docstring_opening.match(_strip_quotes(line))
                 if opening is not None:
                     offset = len(line) - len(_strip_quotes(line))

@@ -758,7 +758,7 @@ _ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|
 # Words of a marker about the function's type annotations, not its body ("not returning a T makes
 # common idioms not type correctly", "mypy cannot check this"; not "type checking", which code may do).
 _ABOUT_TYPES = re.compile(r"\btype[ -]?correct\w*|\btyping\b|\bannotat\w*|\bmypy\b|\bpyright\b"
-                          r"|\btype hints?\b|\breturn type\b", re.IGNORECASE)
+                          r"|\btype hints?\b|\breturn type\b|`Optional`|\btype below\b", re.IGNORECASE)
 # A name that says its work is pending (`nothing_yet`, `fake_for_now`, `not_implemented_yet`).
 _NAME_DEFERRED = re.compile(r"\b(?:todo|fixme|xxx|tbd|hack|nyi|wip|later|yet|for now)\b")
 # A docstring that says the body is a default for subclasses to replace ("Subclasses can override this").
@@ -1359,6 +1359,12 @@ class StubBody(Rule):
         Example("__global__ void scale(float* x, float a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
                 "  if (i < n) x[i] *= a;\n}\n", path="scale.cu"),
         Example("void host_noop() {}\n", path="host.cu"),
+        Example("class Env:\n    def last(self):\n        return self.observe(0)\n\n"
+                "    # TODO: Remove `Optional` type below\n    def observe(self, agent):\n        raise NotImplementedError\n\n\n"
+                "class Impl(Env):\n    def observe(self, agent):\n        return 1\n"),
+        # The base case of a template recursion: a specialisation's member.
+        Example("template <int N, typename T>\nstruct Sort {\n  static __device__ void run(T* v) { Sort<N - 1, T>::run(v); }\n};\n\n"
+                "template <typename T>\nstruct Sort<1, T> {\n  static __device__ void run(T* v) {}\n};\n", path="sort.cuh"),
         # The body another build compiles: an architecture's kernel, a feature macro's branch.
         Example("__global__ void gemm_sm75(float* c) {\n#if __CUDA_ARCH__ == 750\n  c[0] = 1.0f;\n#endif\n}\n",
                 path="gemm.cu"),
@@ -1926,6 +1932,8 @@ class StubBody(Rule):
         name = function_name(node)
         if _is_special_member(node, name):
             return
+        if _in_a_specialisation(node):
+            return  # `template <class T> struct Sort<1, T> { static __device__ void run(T*) {} };`: a recursion's base case
         first, last = body.start_point[0] + 1, body.end_point[0] + 1
         if any(region.first_line <= last and region.last_line >= first and not region.dead
                for region in ctx.source.cuda.inactive):
@@ -1940,6 +1948,18 @@ class StubBody(Rule):
             f"{qualifier} function `{label}` is a stub: its body is {what} — invariant 9: finish it or don't start it",
             hint="implement the kernel or delete it (and its launch)",
         )
+
+
+def _in_a_specialisation(definition: tree_sitter.Node) -> bool:
+    """A member of a class template's (partial) specialisation, ``struct Sort<1, T> {…}``: the
+    case the general template's recursion ends in, where doing nothing is the answer."""
+    holder = definition.parent
+    while holder is not None and holder.type in ("field_declaration_list", "template_declaration", "declaration"):
+        holder = holder.parent
+    if holder is None or holder.type not in ("struct_specifier", "class_specifier"):
+        return False
+    name = holder.child_by_field_name("name")
+    return name is not None and name.type == "template_type"
 
 
 def _is_special_member(definition: tree_sitter.Node, name: tree_sitter.Node | None) -> bool:
