@@ -37,6 +37,12 @@ def _modules(analysis: Analysis) -> dict[str, str]:
     return {row.name: row.status for row in analysis.imports.rows}
 
 
+def _fx201(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    """The paths FX201 reports in a project of ``files`` (a library named `lib` unless they say)."""
+    return sorted(d.path for d in findings(_analyze(tmp_path, {"pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+                                                               **files}), "FX201"))
+
+
 # -- kernels launched from C++ ------------------------------------------------------------------
 HOST_LAUNCHES = """\
 #include "helper.impl"
@@ -502,8 +508,7 @@ def test_asv_benchmarks_under_a_benchmark_directory_are_entry_points(tmp_path: P
 
 def test_a_module_loaded_by_a_literal_file_path_is_reached(tmp_path: Path) -> None:
     # tox's docs/conf.py: `SourceFileLoader("tox_conf", str(here / "tox_conf.py")).load_module()`.
-    analysis = _analyze(tmp_path, {
-        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+    assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "docs/conf.py": "from importlib.machinery import SourceFileLoader\nfrom pathlib import Path\n\n"
                         "here = Path(__file__).parent\n\n\ndef setup(app):\n"
@@ -516,8 +521,7 @@ def test_a_module_loaded_by_a_literal_file_path_is_reached(tmp_path: Path) -> No
         "tools/gen.py": "def gen():\n    return 1\n",
         "tools/stamp.py": "STAMP = 1\n",
         "tools/other.py": "def unused():\n    return 1\n",
-    })  # fmt: skip
-    assert sorted(d.path for d in findings(analysis, "FX201")) == ["tools/other.py"]
+    }) == ["tools/other.py"]  # fmt: skip
 
 
 def test_hatch_custom_build_hooks_are_loaded_by_path(tmp_path: Path) -> None:
@@ -538,8 +542,7 @@ def test_hatch_custom_build_hooks_are_loaded_by_path(tmp_path: Path) -> None:
 
 def test_an_example_project_with_a_src_layout_is_reached_from_its_script(tmp_path: Path) -> None:
     # flask's examples/celery: `make_celery.py` imports `task_app`, which lives in `src/` beside it.
-    analysis = _analyze(tmp_path, {
-        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+    assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "examples/celery/make_celery.py": "from task_app import create_app\n\nflask_app = create_app()\n"
                                           "if __name__ == '__main__':\n    flask_app.run()\n",
@@ -547,8 +550,7 @@ def test_an_example_project_with_a_src_layout_is_reached_from_its_script(tmp_pat
                                                     "    return views\n",
         "examples/celery/src/task_app/views.py": "def index():\n    return 'ok'\n",
         "examples/celery/src/task_app/unused.py": "def gone():\n    return 0\n",
-    })  # fmt: skip
-    assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/celery/src/task_app/unused.py"]
+    }) == ["examples/celery/src/task_app/unused.py"]  # fmt: skip
 
 
 @pytest.mark.parametrize("packaging", [
@@ -577,13 +579,11 @@ def test_a_project_nested_in_the_tree_ships_its_packages(tmp_path: Path, packagi
 
 
 def test_a_nested_pyproject_that_does_not_parse_names_nothing(tmp_path: Path) -> None:
-    analysis = _analyze(tmp_path, {
-        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+    assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "examples/app/pyproject.toml": "[project\nname = 'app'\n",
         "examples/app/app/__init__.py": "X = 1\n",
-    })  # fmt: skip
-    assert [d.path for d in findings(analysis, "FX201")] == ["examples/app/app/__init__.py"]
+    }) == ["examples/app/app/__init__.py"]  # fmt: skip
 
 
 MACRO_LAUNCHES = """\
@@ -621,14 +621,12 @@ def test_a_launch_written_in_a_macro_body_with_a_literal_name_counts(tmp_path: P
 
 def test_documentation_builders_configuration_files_are_run_by_path(tmp_path: Path) -> None:
     # Sphinx's docs/conf.py and Hugging Face doc-builder's docs/source/_config.py.
-    analysis = _analyze(tmp_path, {
-        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+    assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "docs/conf.py": "project = 'lib'\n",
         "docs/source/_config.py": "notebook_first_cells = []\n",
         "docs/source/_helpers.py": "def unused():\n    return 1\n",
-    })  # fmt: skip
-    assert [d.path for d in findings(analysis, "FX201")] == ["docs/source/_helpers.py"]
+    }) == ["docs/source/_helpers.py"]  # fmt: skip
 
 
 @pytest.mark.parametrize("packaging", [
@@ -685,13 +683,11 @@ def test_a_launch_inside_a_hidden_macro_use_counts(tmp_path: Path) -> None:
 
 def test_sphinx_extensions_named_in_the_configuration_are_imported(tmp_path: Path) -> None:
     # django's docs/conf.py: `sys.path.append(...)` of `_ext`, then `extensions = ["djangodocs", ...]`.
-    analysis = _analyze(tmp_path, {
-        "pyproject.toml": "[project]\nname = 'shop'\nversion = '1'\n",
-        "shop/__init__.py": "",
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
         "docs/conf.py": "import sys\nfrom os.path import abspath, dirname, join\n\n"
-                        "sys.path.append(abspath(join(dirname(__file__), '_ext')))\n\nproject = 'shop'\n"
+                        "sys.path.append(abspath(join(dirname(__file__), '_ext')))\n\nproject = 'lib'\n"
                         "extensions = ['djangodocs', 'sphinx.ext.intersphinx']\n",
         "docs/_ext/djangodocs.py": "def setup(app):\n    return {}\n",
         "docs/_ext/unused.py": "def setup(app):\n    return {}\n",
-    })  # fmt: skip
-    assert [d.path for d in findings(analysis, "FX201")] == ["docs/_ext/unused.py"]
+    }) == ["docs/_ext/unused.py"]  # fmt: skip
