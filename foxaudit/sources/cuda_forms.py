@@ -20,9 +20,11 @@ nvcc accepts                          the grammar is given
 ``typedef enum : int { A } m_t;``     ``typedef enum       { A } m_t;`` (an anonymous enum's base)
 ====================================  ===========================================================
 
-When the tree still has errors, an upper-case, macro-like name on or just above the first error
-(``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXTENSION_LIST(X)``) is hidden, with its
-argument list, wherever it occurs — kept only when that moves the first error further down —
+When the tree still has errors, the file-scope uses of the function-like macros the file itself
+defines (instantiation macros, any case) are hidden with their arguments, kept when that moves the
+first error further down; then an upper-case, macro-like name on the first error's line or up to
+eight code lines above it (``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXTENSION_LIST(X)``,
+a ``TORCH_CHECK(…)`` over several lines) is hidden, with its argument list, wherever it occurs — kept only when that moves the first error further down —
 up to ``_MAX_REPAIRS`` times. What was hidden is recorded, so a remaining parse error can say
 what foxaudit already tried. Comments and string literals are never rewritten.
 """
@@ -276,6 +278,10 @@ def _repair(text: bytes, tree: tree_sitter.Tree, parser: tree_sitter.Parser) -> 
 _FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(", re.MULTILINE)
 # What opens a scope that still counts as file scope: `namespace x {`, `extern "C" {`.
 _OUTER_SCOPE = re.compile(rb"\b(?:namespace|extern)\b[^;{}]*$")
+# A preprocessor directive with its continuation lines.
+_DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\.|\\\r?\n)*", re.MULTILINE)
+# An argument list that opens on the macro name's own line.
+_SAME_LINE_OPENING = re.compile(rb"[ \t]*\(")
 
 
 def _hide_file_scope_macro_uses(
@@ -294,7 +300,7 @@ def _hide_file_scope_macro_uses(
     hidden: list[str] = []
     scopes: list[bool] = []  # per open brace: whether it keeps file scope (namespace, extern "C")
     # Braces, directives (skipped whole, continuation lines too) and the macros' names, in order.
-    tokens = re.compile(rb"[{}]|^[ \t]*#(?:[^\n\\]|\\.|\\\n)*|(?<![\w#])(?:"
+    tokens = re.compile(rb"[{}]|" + _DIRECTIVE_TEXT.pattern + rb"|(?<![\w#])(?:"
                         + b"|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)) + rb")\b",
                         re.MULTILINE)
     index = 0
@@ -367,10 +373,6 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
     return names
 
 
-# A preprocessor directive with its continuation lines.
-_DIRECTIVE_TEXT = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\.|\\\r?\n)*", re.MULTILINE)
-
-
 def _hide(text: bytes, name: bytes) -> bytes:
     """``text`` with every use of the macro ``name`` blanked, with its argument list when one opens
     on the same line (balanced, over as many lines as it takes: `TORCH_CHECK(\n  n > 0,\n  "…")`)."""
@@ -386,8 +388,7 @@ def _hide(text: bytes, name: bytes) -> bytes:
         if any(start <= match.start() < stop for start, stop in directives):
             continue  # a #define (its continuation lines too) or an #include stays as written
         end = match.end()
-        opening = re.compile(rb"[ \t]*\(").match(view, end)
-        if opening is not None:
+        if _SAME_LINE_OPENING.match(view, end) is not None:
             end = _argument_list_end(view, end) or end
         for index in range(match.start(), end):
             if out[index] not in (0x0A, 0x0D) and not kept[index]:
