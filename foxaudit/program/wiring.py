@@ -362,6 +362,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
     testpaths = pytest_testpaths(program.project.pyproject)
     build_hooks = hatch_build_hooks(program.project.pyproject)
     asv_roots = _asv_benchmark_roots(program)
+    gallery_roots = _gallery_roots(program)
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
         # (callee, method, bound) of the calls importing it runs; a top-level package's
@@ -382,6 +383,8 @@ def _derived_entries(program: Program) -> dict[str, str]:
             found[name] = f"documentation configuration (a `{filename}` under a documentation directory, run by its builder)"
         elif module.path in build_hooks:
             found[name] = "hatch build hook (`[tool.hatch...hooks.custom]` loads it by path)"
+        elif module.path.startswith(gallery_roots):
+            found[name] = "sphinx-gallery example (an `examples_dirs` directory of the Sphinx configuration, run to render it)"
         elif module.path.startswith(asv_roots):
             # benchmarks/benchmarks.py (`class Suite: def time_x(self)`): asv imports every module
             # of its benchmark directory and runs the functions its prefixes name.
@@ -444,6 +447,28 @@ def hatch_build_hooks(pyproject: Any) -> frozenset[str]:
 # directories its benchmarks live in (`benchmark_dir`: asv's default, pandas' `asv_bench`).
 _ASV_PREFIXES = ("time_", "timeraw_", "mem_", "peakmem_", "track_")
 _ASV_DIRECTORIES = frozenset({"benchmarks", "benchmark", "asv_bench"})
+
+
+# sphinx-gallery's `examples_dirs` in a Sphinx configuration's `sphinx_gallery_conf` dict (a string
+# or a list of strings): the directories whose scripts it runs to render the gallery.
+_GALLERY_DIRS = re.compile(r"""["']examples_dirs["']\s*:\s*(\[[^\]]*\]|["'][^"']*["'])""")
+
+
+def _gallery_roots(program: Program) -> tuple[str, ...]:
+    """The example directories (``path/``) that a documentation configuration's
+    ``sphinx_gallery_conf["examples_dirs"]`` names, relative to the configuration's directory."""
+    roots: set[str] = set()
+    for module in program.modules.values():
+        directory, _, filename = module.path.rpartition("/")
+        if filename not in _DOC_CONFIGS:
+            continue
+        conf = module.summary.constants.get("sphinx_gallery_conf")
+        found = _GALLERY_DIRS.search(conf.text) if conf is not None else None
+        for listed in re.findall(r"""["']([^"']+)["']""", found.group(1)) if found else ():
+            normalised = posixpath.normpath(posixpath.join(directory, listed))
+            if not normalised.startswith(".."):
+                roots.add(("" if normalised == "." else normalised + "/"))
+    return tuple(sorted(root for root in roots if root))
 
 
 def _asv_benchmark_roots(program: Program) -> tuple[str, ...]:

@@ -25,7 +25,8 @@ class OrphanModule(AnalysisRule):
     code: scripts run by path (a file outside any package that runs a call at import) or with a
     module-level command line (`argparse`, `tyro.cli`, `fire.Fire`), pytest's test files, Sphinx's
     `conf.py` outside any package under `doc`/`docs`/`documentation` (`sphinx-build` runs it, and
-    imports the modules its `extensions` list names; Hugging Face's doc-builder runs `_config.py`), asv
+    imports the modules its `extensions` list names, and sphinx-gallery runs the scripts of the
+    `examples_dirs` it names; Hugging Face's doc-builder runs `_config.py`), asv
     benchmarks (a module under `benchmarks`/`benchmark`/`asv_bench` that defines a `time_*`,
     `timeraw_*`, `mem_*`, `peakmem_*` or `track_*` function or method), hatchling's custom hooks
     (`[tool.hatch...hooks.custom]`, at its `path` or `hatch_build.py`), and

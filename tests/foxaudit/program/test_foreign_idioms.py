@@ -691,3 +691,16 @@ def test_sphinx_extensions_named_in_the_configuration_are_imported(tmp_path: Pat
         "docs/_ext/djangodocs.py": "def setup(app):\n    return {}\n",
         "docs/_ext/unused.py": "def setup(app):\n    return {}\n",
     }) == ["docs/_ext/unused.py"]  # fmt: skip
+
+
+@pytest.mark.parametrize("listed", ['"./tutorials"', '["tutorials", "../examples"]'])
+def test_sphinx_gallery_examples_are_run_to_render_the_gallery(tmp_path: Path, listed: str) -> None:
+    # Gymnasium's docs/tutorials (scikit-learn's ../examples): sphinx-gallery runs every script of
+    # its `examples_dirs`, also one that only defines a class.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs/conf.py": "extensions = ['sphinx_gallery.gen_gallery']\n"
+                        f"sphinx_gallery_conf = {{\n    'examples_dirs': {listed},\n    'gallery_dirs': 'auto',\n}}\n",
+        "docs/tutorials/env_creation.py": '"""Make an environment."""\n\n\nclass MyEnv:\n    pass\n',
+        "docs/helpers/unused.py": "def gone():\n    return 0\n",
+    }) == ["docs/helpers/unused.py"]  # fmt: skip
