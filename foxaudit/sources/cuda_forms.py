@@ -82,10 +82,7 @@ def normalise(data: bytes, comments: list[tuple[int, int]] | None = None) -> byt
 
 def _blank_group(group: int) -> Callable[[re.Match[bytes], bytearray, bytes], None]:
     def rewrite(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
-        start, end = match.span(group)
-        for index in range(start, end):
-            if out[index] not in (0x0A, 0x0D):
-                out[index] = 0x20
+        _blank_span(out, *match.span(group))
 
     return rewrite
 
@@ -318,9 +315,7 @@ def _hide_file_scope_macro_uses(
             close = _argument_list_end(view, token.end())
             if close is None:
                 continue
-            for position in range(token.start(), close):
-                if out[position] not in (0x0A, 0x0D):
-                    out[position] = 0x20
+            _blank_span(out, token.start(), close)
             if lexeme.decode() not in hidden:
                 hidden.append(lexeme.decode())
             index = close
@@ -380,9 +375,6 @@ def _hide(text: bytes, name: bytes) -> bytes:
     comments = comment_spans(text)
     view = _code_view(text, comments)
     out = bytearray(text)
-    kept = bytearray(len(text))  # 1 inside a comment: a marker there is still read (FX901)
-    for start, stop in comments:
-        kept[start:stop] = b"\x01" * (stop - start)
     directives = [found.span() for found in _DIRECTIVE_TEXT.finditer(view)]
     for match in pattern.finditer(view):
         if any(start <= match.start() < stop for start, stop in directives):
@@ -390,7 +382,7 @@ def _hide(text: bytes, name: bytes) -> bytes:
         end = match.end()
         if _SAME_LINE_OPENING.match(view, end) is not None:
             end = _argument_list_end(view, end) or end
-        for index in range(match.start(), end):
-            if out[index] not in (0x0A, 0x0D) and not kept[index]:
-                out[index] = 0x20
+        _blank_span(out, match.start(), end)
+    for start, stop in comments:
+        out[start:stop] = text[start:stop]  # a comment in the arguments stays: FX901 reads a marker there
     return bytes(out)
