@@ -238,7 +238,7 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
             imported.add(parent)
     extra_roots = _sys_path_additions(module) if derived else ()
     imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
-    if derived and module.path.rsplit("/", 1)[-1] in _DOC_CONFIGS:
+    if derived and _documentation_configuration(program, name, module):
         # Sphinx imports each name of the configuration's `extensions` list, from the directories
         # `sys.path.append(...)` added (django's `docs/_ext/djangodocs.py`).
         for extension in _extension_names(module):
@@ -377,7 +377,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
             or _under_test_directory(module.path, testpaths)
         ):
             found[name] = "test root"
-        elif filename in _DOC_CONFIGS and parent not in program.modules and any(part in _DOC_DIRECTORIES for part in parts[:-1]):
+        elif _documentation_configuration(program, name, module):
             # docs/conf.py, docs/source/conf.py: sphinx-build runs it by path, nothing imports it
             # (and Hugging Face's doc-builder runs docs/source/_config.py so).
             found[name] = f"documentation configuration (a `{filename}` under a documentation directory, run by its builder)"
@@ -458,10 +458,10 @@ def _gallery_roots(program: Program) -> tuple[str, ...]:
     """The example directories (``path/``) that a documentation configuration's
     ``sphinx_gallery_conf["examples_dirs"]`` names, relative to the configuration's directory."""
     roots: set[str] = set()
-    for module in program.modules.values():
-        directory, _, filename = module.path.rpartition("/")
-        if filename not in _DOC_CONFIGS:
+    for name, module in program.modules.items():
+        if not _documentation_configuration(program, name, module):
             continue
+        directory = module.path.rpartition("/")[0]
         conf = module.summary.constants.get("sphinx_gallery_conf")
         found = _GALLERY_DIRS.search(conf.text) if conf is not None else None
         for listed in re.findall(r"""["']([^"']+)["']""", found.group(1)) if found else ():
@@ -500,6 +500,14 @@ def _under_test_directory(path: str, testpaths: tuple[str, ...]) -> bool:
 _DOC_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
 # The configuration files documentation builders run by path: Sphinx's, Hugging Face doc-builder's.
 _DOC_CONFIGS = frozenset({"conf.py", "_config.py"})
+
+
+def _documentation_configuration(program: Program, name: str, module: Module) -> bool:
+    """A documentation builder's configuration: a `conf.py` / `_config.py` outside any package under
+    a `doc`/`docs`/`documentation` directory (what sphinx-build and doc-builder run by path)."""
+    parts = module.path.split("/")
+    return (parts[-1] in _DOC_CONFIGS and name.rpartition(".")[0] not in program.modules
+            and any(part in _DOC_DIRECTORIES for part in parts[:-1]))
 
 
 def _listed_packages(program: Program) -> set[str]:
