@@ -315,11 +315,30 @@ def inferred_source_roots(root: Path, pyproject: Mapping[str, Any]) -> tuple[str
     src = root / "src"
     if not src.is_dir() or (src / "__init__.py").exists():
         return None
-    project = pyproject.get("project") if isinstance(pyproject.get("project"), Mapping) else {}
-    name = str(project.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
-    if name and ((src / name / "__init__.py").is_file() or (src / f"{name}.py").is_file()):
+    name = distribution_name(pyproject)
+    # `src/<name>/` with or without an `__init__.py` (poetry's `src/poetry/` is a namespace
+    # package it shares with poetry-core).
+    if name and ((src / name / "__init__.py").is_file() or (src / f"{name}.py").is_file() or _holds_python(src / name)):
         return (".", "src")
     return (".", "src") if _packaging_points_at_src(root, pyproject) else None
+
+
+def distribution_name(pyproject: Mapping[str, Any]) -> str:
+    """The distribution's name as an import name (``-`` and ``.`` → ``_``, lower case): ``[project]
+    name``, else ``[tool.poetry] name`` (a Poetry 1 project has no ``[project]`` table); '' when
+    neither is written."""
+    for section in (pyproject.get("project"), (pyproject.get("tool") or {}).get("poetry") if isinstance(pyproject.get("tool"), Mapping) else None):
+        if isinstance(section, Mapping) and isinstance(section.get("name"), str) and section["name"].strip():
+            return section["name"].strip().lower().replace("-", "_").replace(".", "_")
+    return ""
+
+
+def _holds_python(folder: Path) -> bool:
+    """Whether ``folder`` holds a ``.py`` file directly (a namespace package's modules)."""
+    try:
+        return folder.is_dir() and any(entry.suffix == ".py" for entry in folder.iterdir())
+    except OSError:
+        return False
 
 
 def _packaging_points_at_src(root: Path, pyproject: Mapping[str, Any]) -> bool:

@@ -27,6 +27,8 @@ import re
 import tomllib
 from typing import Any
 
+from foxaudit.config import distribution_name
+
 # The configuration files read: YAML.
 CONFIG_SUFFIXES = (".yaml", ".yml")
 # Cython modules: their run-time imports reach Python modules (``foxaudit.program.wiring``).
@@ -80,8 +82,8 @@ def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:
 
 
 def shipped_names(table: Any, *, scripts: bool) -> set[str]:
-    """The dotted names a parsed ``pyproject.toml`` says its distribution ships: ``[project] name``
-    (``-`` → ``_``), ``[tool.flit.module] name``, setuptools' ``packages`` (or the ``include``
+    """The dotted names a parsed ``pyproject.toml`` says its distribution ships: its name
+    (``[project]``'s or ``[tool.poetry]``'s, ``-`` → ``_``), ``[tool.flit.module] name``, setuptools' ``packages`` (or the ``include``
     patterns of ``packages.find``, up to their first ``*``), poetry's ``packages``
     ``include``, hatch's wheel ``packages`` (their last part), and with ``scripts`` the modules
     ``[project.scripts]`` / ``gui-scripts`` name."""
@@ -93,9 +95,8 @@ def shipped_names(table: Any, *, scripts: bool) -> set[str]:
         return node
 
     names: set[str] = set()
-    project_name = at("project", "name")
-    if isinstance(project_name, str):
-        names.add(project_name.strip().lower().replace("-", "_").replace(".", "_"))
+    if isinstance(table, dict) and (name := distribution_name(table)):
+        names.add(name)
     for value in (at("tool", "flit", "module", "name"),):
         if isinstance(value, str):
             names.add(value.strip())

@@ -37,6 +37,7 @@ _QUERY_TEXT = """
 (initializer_list) @list
 (return_statement) @return
 (template_function) @template
+(string_literal) @string
 """
 
 _GLOBAL_IN_TEXT = re.compile(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", re.DOTALL)
@@ -99,7 +100,7 @@ class Memcpy:
 class Launch:
     """A C++ use of a function that may be a kernel (the linkage keeps those of kernels)."""
 
-    kernel: str
+    kernel: str  # for a name pasted together (how == PASTED): its pattern, `*` for each pasted parameter
     enclosing: str  # unused by the linkage (self-uses are told apart by line); '' when not computed
     span: Span
     how: str = "<<<>>>"  # <<<>>> | the launch API | graph node | pointer | the by-name API
@@ -222,23 +223,25 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
         use(node.child_by_field_name("right"), "graph kernel node" if graph_node else "pointer")
     for node in captures.get("list", ()):
         for entry in node.named_children:
-            if entry.type == "string_literal":
-                # const char *kernels[] = {"k_bs32", "k_bs16"}: names for cuModuleGetFunction.
-                name = _string_literal(source.node_text(entry))
-                if name:
-                    where = span(entry)
-                    uses.setdefault((name, "name string", where.line), Launch(name, "", where, "name string"))
-            else:
+            if entry.type != "string_literal":  # strings: with every other string, below
                 use(entry, "pointer")
     for node in captures.get("return", ()):
         for entry in node.named_children:
             use(entry, "pointer")
-    for line, name in _hidden_launches(source):
-        where = Span(line, 1, line, 1)
-        uses.setdefault((name, "<<<>>> in a hidden macro use", line), Launch(name, "", where, "<<<>>> in a hidden macro use"))
-    for line, name in _macro_launches(source):
-        where = Span(line, 1, line, 1)
-        uses.setdefault((name, "<<<>>> in a macro", line), Launch(name, "", where, "<<<>>> in a macro"))
+    # Text the grammar does not parse (macro bodies, hidden macro uses): the first use of each name
+    # per kind is enough (each is a whole-file mention; the linkage keeps those of kernels).
+    seen: set[tuple[str, str]] = set()
+    for line, name, how in (*_hidden_uses(source), *_macro_uses(source)):
+        if (name, how) not in seen:
+            seen.add((name, how))
+            uses.setdefault((name, how, line), Launch(name, "", Span(line, 1, line, 1), how))
+    for node in captures.get("string", ()):
+        # `kernel_name = swap ? "gemm_swap_ab" : "gemm"`, `GET_KERNEL(module, "k_bf16")`: a string
+        # that is a function's name names it for a by-name lookup (the by-name APIs, or any other).
+        name = _named_in_string(source.node_text(node))
+        if name:
+            where = span(node)
+            uses.setdefault((name, "name string", where.line), Launch(name, "", where, "name string"))
     for line, name in _conditional_names(source):
         where = Span(line, 1, line, 1)
         uses.setdefault((name, "conditional", line), Launch(name, "", where, "conditional"))
@@ -284,46 +287,130 @@ _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(\([^)\n]*\))?((?:[^\n\\]|
 # A launch in a macro body: the kernel's name, its template arguments (one level of nesting), `<<<`
 # (line continuations between them).
 _MACRO_LAUNCH = re.compile(r"(?<![\w#])([A-Za-z_]\w*)[\s\\]*(?:<(?:[^<>;]|<[^<>;]*>)*>)?[\s\\]*<<<")
+# What follows a name in a macro body, blanks and line continuations skipped: template arguments
+# (two levels of nesting), then the next character — `(` for a call, none for a value.
+_AFTER_NAME = re.compile(r"[\s\\]*(?:<(?:[^<>;(){}]|<(?:[^<>;(){}]|<[^<>;(){}]*>)*>)*>)?[\s\\]*(.?)", re.DOTALL)
+# A name pasted together with `##` (`kernel_grouped_##T##_##U`): its tokens, blanks and continuations between.
+_PASTED = re.compile(r"[A-Za-z_0-9]\w*(?:[\s\\]*##[\s\\]*[A-Za-z_0-9]\w*)+")
+_BLANKS = re.compile(r"[\s\\]*")
+_PASTED_PART = re.compile(r"[\s\\]*##[\s\\]*")
+# A string naming a function: an identifier, template arguments allowed (`"k<float>"`).
+_NAME_IN_STRING = re.compile(r"[A-Za-z_]\w*(?:<[^\"]*>)?")
+# ``Launch.how`` of a name pasted together in a macro body: its ``kernel`` is a pattern then.
+PASTED = "pasted in a macro"
 
 
-def _macro_launches(source: SourceFile) -> list[tuple[int, str]]:
-    """(line, kernel name) of each ``<<<…>>>`` launch written in a ``#define`` body with the
-    kernel's name literal (``#define LAUNCH(N) fused_ln<T, N><<<grid, block>>>(x)``): the grammar
-    keeps a macro body as text, and every use of the macro launches that kernel. A name the macro
-    takes as a parameter, or one pasted together with ``##``, is not a kernel's name."""
+def _macro_uses(source: SourceFile) -> list[tuple[int, str, str]]:
+    """(line, name, how) of each function a ``#define`` body uses with a literal name (the grammar
+    keeps a macro body as text, and every use of the macro makes the use): launched (``#define
+    LAUNCH(N) fused_ln<T, N><<<grid, block>>>(x)``), taken as a value (``auto k = topk<T, V>;``,
+    ``&allreduce<W, T>``, ``KL(n, reduce_2stage)``, ``#define Kernel gemm<A, B>``), named in a string,
+    or pasted together with ``##`` — then ``name`` is a pattern, ``*`` for each pasted parameter
+    (``kernel_grouped_*_*``). A name the macro takes as a parameter is not a function's, and a name
+    followed by ``(`` is called or declared, which no kernel is from the host."""
     text = source.text
-    if "<<<" not in text or "define" not in text:
+    if "define" not in text:
         return []
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, str, str]] = []
     for define in _DEFINE.finditer(text):
-        body = define.group(3)
-        if "<<<" not in body:
-            continue
+        body = _blank(_STRING, _blank(_COMMENT, define.group(3)))
         parameters = set(re.findall(r"\w+", define.group(2) or ""))
+        start = define.start(3)
+
+        def line_of(offset: int) -> int:
+            return text.count("\n", 0, start + offset) + 1
+
+        launched: set[int] = set()
         for launch in _MACRO_LAUNCH.finditer(body):
             name = launch.group(1)
-            if name in parameters or body[launch.end(1):launch.end(1) + 2] == "##":
+            if name in parameters or body[launch.end(1) : launch.end(1) + 2] == "##":
                 continue
-            line = text.count("\n", 0, define.start(3) + launch.start(1)) + 1
-            found.append((line, name))
+            launched.add(launch.start(1))
+            found.append((line_of(launch.start(1)), name, "<<<>>> in a macro"))
+        for offset, name in _mentions(body, 0, len(body), parameters):
+            if offset not in launched:
+                found.append((line_of(offset), name, "named in a macro"))
+        for pasted in _PASTED.finditer(body):
+            pattern = _pasted_pattern(pasted.group(), parameters)
+            if pattern is not None:
+                found.append((line_of(pasted.start()), pattern, PASTED))
+        raw = define.group(3)
+        for string in _STRING.finditer(_blank(_COMMENT, raw)):
+            name = _named_in_string(string.group())
+            if name:
+                found.append((line_of(string.start()), name, "name string"))
     return found
 
 
-def _hidden_launches(source: SourceFile) -> list[tuple[int, str]]:
-    """(line, kernel name) of each ``<<<…>>>`` launch in text the parse could only read with a
-    macro use hidden (``cuda_forms``: apex's `DISPATCH_FLOAT_AND_HALF(type, 0, "name",
-    kernel<T><<<grid, block>>>(…);)`, statements passed as an argument): the macro expands to
-    code that launches it."""
+def _mentions(text: str, start: int, end: int, parameters: set[str]) -> list[tuple[int, str]]:
+    """(offset, name) of each identifier in ``text[start:end]`` used as a value: not a macro
+    parameter, not a member or a qualified name's tail, not pasted (``##``), not followed by ``(``
+    (a call or a declaration) or ``<<<`` (a launch, found on its own)."""
+    found: list[tuple[int, str]] = []
+    for match in _IDENTIFIER.finditer(text, start, end):
+        name = match.group()
+        if name in parameters or name[0].isdigit():
+            continue
+        before = text[max(0, match.start() - 2) : match.start()]
+        if before.endswith((".", "->", "::", "#")) or before.rstrip(" \t\\").endswith("##"):
+            continue
+        after = _AFTER_NAME.match(text, match.end())
+        follows = after.group(1) if after is not None else ""
+        if follows in ("(", "#") or text.startswith("<<<", match.end() + len(_BLANKS.match(text, match.end()).group())):
+            continue
+        found.append((match.start(), name))
+    return found
+
+
+def _pasted_pattern(tokens: str, parameters: set[str]) -> str | None:
+    """``kernel_grouped_##T##_##U`` → ``kernel_grouped_*_*`` (a parameter pastes any name); None
+    when fewer than three letters of it are literal (``A##B`` could be any name)."""
+    parts = [part for part in _PASTED_PART.split(tokens) if part]
+    pattern = "".join("*" if part in parameters else part for part in parts)
+    if "*" not in pattern or sum(character.isalpha() for character in pattern) < 3:
+        return None
+    return pattern
+
+
+def _named_in_string(literal: str) -> str:
+    """The function a C string literal names (``"k<float>"`` → ``k``), '' for any other string."""
+    content = _string_literal(literal)
+    return content if content and _NAME_IN_STRING.fullmatch(literal[1:-1].strip()) else ""
+
+
+def _blank(pattern: re.Pattern[str], text: str) -> str:
+    """``text`` with each match of ``pattern`` replaced by spaces, its newlines kept (offsets and
+    line numbers stay those of ``text``)."""
+    return pattern.sub(lambda match: re.sub(r"[^\n]", " ", match.group()), text)
+
+
+def _hidden_uses(source: SourceFile) -> list[tuple[int, str, str]]:
+    """(line, name, how) of each function launched or taken as a value in text the parse could
+    only read with a macro use hidden (``cuda_forms``: apex's `DISPATCH_FLOAT_AND_HALF(type, 0,
+    "name", kernel<T><<<grid, block>>>(…);)`, a `SWITCH_TOP_K(k, K, { auto f = dispatch<K>;
+    launch(f, …); })`: statements passed as an argument): the macro expands to code that uses it."""
     prepared = source.cuda
     if not prepared.hidden_macros:
         return []
     original = source.data
     text = source.text if len(source.text) == len(original) else original.decode("latin-1")
-    found: list[tuple[int, str]] = []
-    for launch in _MACRO_LAUNCH.finditer(text):
-        start = launch.start(1)
-        if prepared.data[start : start + 1] == b" " and original[start : start + 1] != b" ":
-            found.append((text.count("\n", 0, start) + 1, launch.group(1)))
+
+    def hidden(offset: int) -> bool:
+        return prepared.data[offset : offset + 1] == b" " and original[offset : offset + 1] != b" "
+
+    code = _blank(_STRING, _blank(_COMMENT, text))
+    found: list[tuple[int, str, str]] = []
+    for launch in _MACRO_LAUNCH.finditer(code):
+        if hidden(launch.start(1)):
+            found.append((text.count("\n", 0, launch.start(1)) + 1, launch.group(1), "<<<>>> in a hidden macro use"))
+    # The hidden spans: where the prepared text is blank and the file's is not (a use's arguments).
+    for run in re.finditer(rb" +", prepared.data):
+        first, last = run.start(), run.end()
+        if not original[first:last].strip():
+            continue
+        for start, name in _mentions(code, first, last, set()):
+            if hidden(start):
+                found.append((text.count("\n", 0, start) + 1, name, "named in a hidden macro use"))
     return found
 
 

@@ -42,9 +42,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from foxaudit.config import distribution_name
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, NESTED_PROJECT_FILE, cython_import_text, shipped_names
-from foxaudit.program.cudascan import CudaSummary, kernels_in_source_text, scan_cuda
+from foxaudit.program.cudascan import PASTED, CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
 from foxaudit.sources.base import SourceFile
@@ -82,12 +83,17 @@ class DynamicImport:
 
     site: Site
     expression: str
-    prefix: str  # the literal head: 'pkg.'
+    prefix: str  # the literal head: 'pkg.', or 'pkg._' (the modules of pkg whose names start with '_')
     modules: tuple[str, ...] = ()  # modules only this call may reach (filled by import_graph)
     # "import": a module name built at run time; "exec": a file's text run by a path chosen at run
     # time (``exec(open(path).read())``, ``runpy.run_path(path)``), which may be any module shaped
     # like a config file (prefix '').
     kind: str = "import"
+
+    @property
+    def package(self) -> str:
+        """The package the built name is under (``pkg`` for ``pkg.`` and ``pkg._``)."""
+        return self.prefix.rpartition(".")[0]
 
     @property
     def what(self) -> str:
@@ -345,8 +351,7 @@ def _derived_entries(program: Program) -> dict[str, str]:
       ``[project] name``, every top-level package that is not tests, docs or examples.
     """
     found: dict[str, str] = {}
-    project_table = program.project.pyproject.get("project", {}) if isinstance(program.project.pyproject, dict) else {}
-    distribution = str(project_table.get("name", "") or "").strip().lower().replace("-", "_").replace(".", "_")
+    distribution = distribution_name(program.project.pyproject) if isinstance(program.project.pyproject, dict) else ""
     # A [project] name that names no top-level package (`pyqlib` ships `qlib`): the packages
     # `[tool.setuptools] packages` lists, if any (an application named unlike its package, with
     # no such list, has no library API). No [project] name (a setup.py build, a checked-out
@@ -517,7 +522,31 @@ def _listed_packages(program: Program) -> set[str]:
     scripts, which are entry points of their own and reach what they import); none where it
     names none."""
     pyproject = program.project.pyproject if isinstance(program.project.pyproject, dict) else {}
-    return {top for top in (name.split(".")[0] for name in shipped_names(pyproject, scripts=False)) if top in program.modules}
+    listed = {top for top in (name.split(".")[0] for name in shipped_names(pyproject, scripts=False)) if top in program.modules}
+    return listed or _found_packages(program, pyproject)
+
+
+def _found_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
+    """``[tool.setuptools.packages.find]`` with no ``include`` (zipline-reloaded: ``where =
+    ["src"]``, ``exclude = ["tests*"]``): every top-level package under its ``where`` folders
+    (default the project's root) that ``exclude`` does not match ships."""
+    tool = pyproject.get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    packages = setuptools.get("packages") if isinstance(setuptools, dict) else None
+    find = packages.get("find") if isinstance(packages, dict) else None
+    if not isinstance(find, dict) or "include" in find:
+        return set()
+    where = find.get("where", ["."])
+    folders = [str(item).strip("/").removeprefix("./") for item in (where if isinstance(where, list) else [where])]
+    exclude = [str(item) for item in find.get("exclude", []) if isinstance(item, str)] if isinstance(find.get("exclude"), list) else []
+    found: set[str] = set()
+    for name, module in program.modules.items():
+        if not module.is_package or "." in name or any(fnmatch.fnmatchcase(name, pattern) for pattern in exclude):
+            continue
+        folder = module.path.rpartition("/")[0].rpartition("/")[0]  # the folder holding the package
+        if any(folder == ("" if item in ("", ".") else item) for item in folders):
+            found.add(name)
+    return found
 
 
 def _config_entries(program: Program, derived: bool) -> dict[str, str]:
@@ -815,7 +844,9 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
                 for _ in range(level.value - 1):
                     base = base.rpartition(".")[0]
                 prefix = f"{base}." if base else None
-        if prefix and prefix.endswith(".") and prefix[:-1] in program.modules:
+        # `f"._{snake(name)}"` under `textual.widgets`: the head may end inside the module's name
+        # (`textual.widgets._`); the package is what comes before its last dot.
+        if prefix and "." in prefix and prefix.rpartition(".")[0] in program.modules:
             found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
     return found
 
@@ -1198,7 +1229,10 @@ _CPP_HOW = {
     "<<<>>>": "`<<<…>>>`",
     "pointer": "taken as a function pointer",
     "graph kernel node": "graph kernel node `func`",
-    "name string": "named in a string for the driver API",
+    "name string": "named in a string (looked up by name)",
+    "named in a macro": "taken or named in a `#define` body",
+    "named in a hidden macro use": "taken or named in a macro use's arguments",
+    "pasted in a macro": "a name pasted together in a `#define` body matches it",
     "conditional": "in a preprocessor branch another build configuration compiles",
 }
 
@@ -1221,14 +1255,29 @@ def _cpp_uses(program: Program, definitions: dict[str, list[KernelDef]]) -> list
     summaries = sorted(program.cuda.items()) + (_host_summaries(program, unused) if unused else [])
     for path, summary in summaries:
         for use in summary.launches:
-            if use.kernel not in definitions:
-                continue
-            if any(path == own and first <= use.span.line <= last for own, first, last in bodies.get(use.kernel, ())):
-                continue
-            site = Site(path, use.span, use.enclosing)
-            how = _CPP + _CPP_HOW.get(use.how, f"`{use.how}`")
-            found.append(KernelLoad(use.kernel, use.kernel, site, how, [site]))
+            if use.how == PASTED:
+                # `kernel_grouped_##T##_##U`: every kernel the pattern matches may be the one pasted.
+                names = _pasted_matches(use.kernel, unused)
+            else:
+                names = [use.kernel] if use.kernel in definitions else []
+            for name in names:
+                if any(path == own and first <= use.span.line <= last for own, first, last in bodies.get(name, ())):
+                    continue
+                site = Site(path, use.span, use.enclosing)
+                how = _CPP + _CPP_HOW.get(use.how, f"`{use.how}`")
+                if use.how == PASTED:
+                    how += f" (`{use.kernel}`)"
+                found.append(KernelLoad(name, use.kernel, site, how, [site]))
     return found
+
+
+
+def _pasted_matches(pattern: str, names: set[str]) -> list[str]:
+    """The names a pasted pattern (``kernel_grouped_*_*``, ``*`` for a pasted parameter) matches."""
+    if not names:
+        return []
+    compiled = re.compile("".join(r"\w+" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern) if part))
+    return sorted(name for name in names if compiled.fullmatch(name))
 
 
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".inc", ".inl")
@@ -1282,15 +1331,38 @@ def _runtime_headers(program: Program) -> list[tuple[str, Span, str]]:
 
 # C and C++ host files: discovery lists only .cu/.cuh, but host code that launches or looks up
 # kernels often lives beside them (cuda-samples' driver-API `.cpp`) or is #included (`.impl`).
+def _host_files_in(program: Program, directory: str) -> list[str]:
+    """The host C/C++ files directly in ``directory`` (project-relative, '' for the root)."""
+    folder = program.root / directory if directory else program.root
+    try:
+        entries = sorted(entry.name for entry in folder.iterdir() if entry.name.endswith(_HOST_SUFFIXES))
+    except OSError:
+        return []
+    return [f"{directory}/{name}" if directory else name for name in entries]
+
+
+def _folders_in(program: Program, directory: str) -> list[str]:
+    """The folders directly in ``directory`` (hidden ones left out)."""
+    folder = program.root / directory if directory else program.root
+    try:
+        entries = sorted(entry.name for entry in folder.iterdir() if entry.is_dir() and not entry.name.startswith("."))
+    except OSError:
+        return []
+    return [f"{directory}/{name}" if directory else name for name in entries]
+
+
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".impl", ".ipp")
 _HOST_FILE_LIMIT = 2_000_000  # bytes: a generated or vendored blob is not host code to read
 
 
 def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaSummary]]:
-    """Summaries of the host C/C++ files beside, or #included by, a CUDA file that defines a
-    kernel no discovered file uses. Read (never compiled or run) only in that case, parsed like
-    CUDA (the grammar is a superset of C++), not cached: they are few."""
+    """Summaries of the host C/C++ files near a CUDA file that defines a kernel no discovered
+    file uses: beside it or ``#include``d by it, and — when they name such a kernel — in the
+    folder above it and that folder's other folders (``op/cuda/k.cu`` launched from
+    ``op/host/k.cc`` or ``op/binding.cpp``). Read (never compiled or run) only in that case,
+    parsed like CUDA (the grammar is a superset of C++), not cached: they are few."""
     wanted: set[str] = set()
+    nearby: set[str] = set()  # read only when their text names an unused kernel
     for path, summary in program.cuda.items():
         if not any(kernel.name in unused for kernel in summary.kernels):
             continue
@@ -1299,14 +1371,21 @@ def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaS
             candidate = posixpath.normpath(posixpath.join(directory, include))
             if not candidate.startswith("../") and candidate not in program.cuda:
                 wanted.add(candidate)
-        folder = program.root / directory if directory else program.root
+        wanted.update(_host_files_in(program, directory))
+        if directory:
+            parent = directory.rpartition("/")[0]
+            nearby.update(_host_files_in(program, parent))
+            for sibling in _folders_in(program, parent):
+                if sibling != directory:
+                    nearby.update(_host_files_in(program, sibling))
+    names = [name.encode() for name in sorted(unused)]
+    for path in sorted(nearby - wanted):
         try:
-            entries = sorted(folder.iterdir())
+            data = (program.root / path).read_bytes() if (program.root / path).stat().st_size <= _HOST_FILE_LIMIT else b""
         except OSError:
             continue
-        for entry in entries:
-            if entry.name.endswith(_HOST_SUFFIXES):
-                wanted.add(f"{directory}/{entry.name}" if directory else entry.name)
+        if any(name in data for name in names):
+            wanted.add(path)
     found: list[tuple[str, CudaSummary]] = []
     for path in sorted(wanted):
         target = program.root / path

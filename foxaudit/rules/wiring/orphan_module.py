@@ -195,7 +195,7 @@ class OrphanModule(AnalysisRule):
             diagnostic_at(
                 self.code,
                 found.site,
-                f"orphan-module analysis unresolved for {len(found.modules)} modules under `{found.prefix[:-1]}`"
+                f"orphan-module analysis unresolved for {len(found.modules)} modules under `{found.package}`"
                 f" (`{found.expression}` picks one at run time vs a literal module name)",
                 "nothing else imports them: import them by name, or list the ones meant to be loaded this way under"
                 " `entry-points`",

@@ -424,6 +424,51 @@ def test_a_src_layout_library_is_named_from_src(tmp_path: Path) -> None:
     assert [d.path for d in findings(analysis, "FX201")] == ["src/lib/_dead.py"]
 
 
+def test_a_poetry_1_name_and_a_namespace_package_in_src_name_the_src_layout(tmp_path: Path) -> None:
+    # textual: the name only in `[tool.poetry]` (no `[project]` table); poetry: `src/poetry/` has
+    # no `__init__.py` (a namespace package shared with poetry-core). Before: `src.lib.*`, orphans.
+    poetry_1 = _analyze(tmp_path / "poetry1", {"pyproject.toml": "[tool.poetry]\nname = 'lib'\nversion = '1'\n", **SRC_LIBRARY})
+    assert [d.path for d in findings(poetry_1, "FX201")] == ["src/lib/_dead.py"]
+    namespace = {path: text for path, text in SRC_LIBRARY.items() if path != "src/lib/__init__.py"}
+    analysis = _analyze(tmp_path / "namespace", {"pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", **namespace})
+    assert not any(name.startswith("src.") for name in _modules(analysis))
+    assert [d.path for d in findings(analysis, "FX201")] == ["src/lib/_dead.py"]
+
+
+def test_setuptools_find_without_include_ships_every_package_under_where(tmp_path: Path) -> None:
+    # zipline-reloaded: the distribution is named unlike its package, and `packages.find` says
+    # only where to look: every top-level package there ships, less what `exclude` matches.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'shop-reloaded'\nversion = '1'\n"
+                          "[tool.setuptools.packages.find]\nwhere = ['src']\nexclude = ['internal*']\n",
+        "src/shop/__init__.py": "",
+        "src/shop/report.py": "def table():\n    return []\n",
+        "src/internal/__init__.py": "",
+        "src/internal/tool.py": "def gone():\n    return 0\n",
+    })  # fmt: skip
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["src/internal/__init__.py", "src/internal/tool.py"]
+
+
+def test_a_built_name_whose_head_ends_inside_a_module_name_is_one_note(tmp_path: Path) -> None:
+    # textual's lazy widgets: `import_module(f"._{snake(name)}", package="app.widgets")` — the
+    # head `app.widgets._` ends inside the module's name; the modules of `app.widgets` it may pick
+    # (`_footer`, `_log`) get one note, a module it cannot pick (`button`) stays an orphan.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
+        "app/__init__.py": "",
+        "app/widgets/__init__.py": "from importlib import import_module\n\n\n"
+                                   "def __getattr__(name):\n    return import_module(f'._{name.lower()}', package='app.widgets')\n",
+        "app/widgets/_footer.py": "X = 1\n",
+        "app/widgets/_log.py": "Y = 1\n",
+        "app/widgets/button.py": "Z = 1\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["app.widgets._footer"] == status["app.widgets._log"] == UNRESOLVED
+    (note,) = findings(analysis, "FX201")
+    assert note.message.startswith("orphan-module analysis unresolved for 2 modules under `app.widgets`")
+    assert status["app.widgets.button"] == WIRED  # a public module of the library: its API
+
+
 @pytest.mark.parametrize("packaging", [
     "[project]\nname = 'distribution-named-otherwise'\n[tool.setuptools.packages.find]\nwhere = ['src']\n",
     "[project]\nname = 'other'\n[tool.setuptools]\npackage-dir = {'' = 'src'}\n",
@@ -617,6 +662,89 @@ def test_a_launch_written_in_a_macro_body_with_a_literal_name_counts(tmp_path: P
     status = _kernels(_analyze(tmp_path, {"ops.cu": MACRO_LAUNCHES}))
     assert status["scale_one_line"] == status["scale_continued"] == WIRED
     assert status["kernel"] == status["pasted_one_pass_kernel"] == ORPHAN
+
+
+MACRO_VALUES = """\
+template <int W, typename T>
+__global__ void allreduce_oneshot(T* x) { x[0] = T(W); }
+template <typename T>
+__global__ void topk_unified(T* x) { x[0] = T(1); }
+__global__ void reduce_2stage(float* x) { x[0] = 2.0f; }
+template <typename A, typename B>
+__global__ void gemm_cooperative(A* a, B* b) {}
+__global__ void routing_grouped_f32_bf16(float* x) {}
+__global__ void routing_grouped_f16_f16(float* x) {}
+__global__ void routing_single_f32_f32(float* x) {}
+__global__ void declared_in_a_macro_only(float* x) {}
+__global__ void pasted_a(float* x) {}
+
+#define LAUNCH_ALLREDUCE(W) \\
+  cudaLaunchKernelEx(&config, &allreduce_oneshot<W, T>, params);
+#define LAUNCH_TOPK(VS)                      \\
+  do {                                       \\
+    auto kernel = topk_unified<VS>;          \\
+    launch_kernel(kernel);                   \\
+  } while (0)
+#define REDUCE_CASE(n) case n: { KL(n, reduce_2stage); break; }
+#define Kernel gemm_cooperative<ElementA, ElementB>
+#define LAUNCH_GROUPED(S, B) cudaLaunchKernelEx(&config, routing_grouped_##S##_##B, x);
+#define DECLARE(K) __global__ void declared_in_a_macro_only(float* x);
+#define TOO_SHORT(A, B) A##_##B
+"""
+
+
+def test_a_kernel_taken_or_pasted_in_a_macro_body_is_used(tmp_path: Path) -> None:
+    # flashinfer's and TransformerEngine's macros: a kernel taken as a value for a launch API or a
+    # local (`&allreduce<W, T>`, `auto kernel = topk<VS>;`), handed to another macro (`KL(n,
+    # reduce_2stage)`), aliased (`#define Kernel gemm<A, B>`), or pasted from a family's pattern
+    # (`routing_grouped_##S##_##B`: every kernel the pattern matches may be the one launched).
+    status = _kernels(_analyze(tmp_path, {"ops.cu": MACRO_VALUES}))
+    for name in ("allreduce_oneshot", "topk_unified", "reduce_2stage", "gemm_cooperative",
+                 "routing_grouped_f32_bf16", "routing_grouped_f16_f16"):  # fmt: skip
+        assert status[name] == WIRED, name
+    # Not matched by the pattern; declared (a name followed by `(`); `A##_##B` has no fixed letters.
+    assert status["routing_single_f32_f32"] == status["declared_in_a_macro_only"] == status["pasted_a"] == ORPHAN
+
+
+def test_a_kernel_taken_in_a_hidden_macro_use_or_named_in_a_string_is_used(tmp_path: Path) -> None:
+    # TransformerEngine: `TYPE_SWITCH(dtype, T, auto kernel = cast_kernel<T>; kernel<<<…>>>(…););`
+    # (statements as a macro argument, hidden from the parse); an NVRTC wrapper given the kernel's
+    # name (`rtc.compile(label, "transpose_kernel", code)`) and DeepSpeed's JIT (`swap ? "gemm_swap_ab"
+    # : "gemm"`): a string that is exactly a kernel's name names it for a lookup by name.
+    status = _kernels(_analyze(tmp_path, {"ops.cu": """\
+template <typename T>
+__global__ void cast_kernel(T* x) { x[0] = T(0); }
+__global__ void transpose_kernel(float* x) {}
+__global__ void gemm(float* x) {}
+__global__ void gemm_swap_ab(float* x) {}
+__global__ void mentioned_in_a_message(float* x) {}
+
+void cast(void* x, int dtype) {
+  TYPE_SWITCH(dtype, T,
+    auto kernel = cast_kernel<T>;
+    kernel<<<1, 32>>>(reinterpret_cast<T*>(x));
+  );
+}
+void jit(Rtc& rtc, bool swap) {
+  rtc.compile("label", "transpose_kernel", code);
+  std::string name = swap ? "gemm_swap_ab" : "gemm";
+  printf("mentioned_in_a_message failed\\n");
+}
+"""}))  # fmt: skip
+    assert status["cast_kernel"] == status["transpose_kernel"] == status["gemm"] == status["gemm_swap_ab"] == WIRED
+    assert status["mentioned_in_a_message"] == ORPHAN
+
+
+def test_a_host_file_in_a_sibling_folder_that_names_the_kernel_is_read(tmp_path: Path) -> None:
+    # flashinfer: `op/cuda/k.cu` is compiled to a cubin, `op/host/k.cc` looks the kernel up by its
+    # name (`GET_KERNEL(module, "kernel_ssu")`); a host file there that names no unused kernel is not read.
+    status = _kernels(_analyze(tmp_path, {
+        "op/cuda/k.cu": "__global__ void kernel_ssu(float* x) {}\n__global__ void kernel_alone(float* x) {}\n",
+        "op/host/k.cc": 'void run() { static auto k = GET_KERNEL(module_k, "kernel_ssu"); }\n',
+        "op/host/other.cc": "void other() {}\n",
+    }))  # fmt: skip
+    assert status["kernel_ssu"] == WIRED
+    assert status["kernel_alone"] == ORPHAN
 
 
 def test_documentation_builders_configuration_files_are_run_by_path(tmp_path: Path) -> None:
