@@ -578,6 +578,22 @@ def _program_ancestors(program: Program, class_key: str) -> set[str]:
     return found
 
 
+def _bases_all_abstract(program: Program, class_key: str) -> bool:
+    """Every base of the class besides `ABC` is a project class that derives from `ABC` (directly
+    or through its own bases): `IStrategy(ABC, HyperStrategyMixin)` is no abstract base (B027 as
+    bugbear reads multiple inheritance), `LocalFeed(Feed, abc.ABC)` with an abstract `Feed` is."""
+    _, klass = program.classes[class_key]
+    others = [base for base in klass.bases if base.rsplit(".", 1)[-1] != "ABC" and "=" not in base]
+    bases = program.base_classes(class_key)
+    if len(others) > len(bases):
+        return False  # a base from outside the project (or one the analysis cannot resolve)
+
+    def abstract(key: str) -> bool:
+        return key in program.classes and any(base.rsplit(".", 1)[-1] == "ABC" for base in program.classes[key][1].bases)
+
+    return all(abstract(key) or any(abstract(ancestor) for ancestor in _program_ancestors(program, key)) for key in bases)
+
+
 def _calls_through_self(program: Program, class_key: str, method: str) -> bool:
     """A method of ``class_key`` calls ``self.<method>(...)`` (or ``cls.``): the class runs that step itself."""
     module, klass = program.classes[class_key]
@@ -600,22 +616,46 @@ def _is_empty(placeholder: str) -> bool:
 
 
 def _is_abstract_base(owner: tree_sitter.Node, names: _FileNames) -> bool:
-    """The class derives from `abc.ABC` or has `metaclass=abc.ABCMeta` (resolved through imports)."""
+    """The class derives from `abc.ABC` or has `metaclass=abc.ABCMeta` (resolved through imports),
+    and any other base is itself abstract (`LocalFeed(Feed, abc.ABC)`; a base in another file is
+    checked by the whole program, ``_bases_all_abstract``). A class with a base beside that is not
+    (`IStrategy(ABC, HyperStrategyMixin)`) is no abstract base, as flake8-bugbear and ruff read
+    B027: its empty methods may be the answers to what that base declares."""
     superclasses = owner.child_by_field_name("superclasses")
+    abstract, others = False, []
     for base in superclasses.named_children if superclasses is not None else ():
         if base.type == "keyword_argument":
             value = base.child_by_field_name("value")
             if value is not None and resolve(value.text.decode(), names.aliases) in ("abc.ABCMeta", "ABCMeta"):
-                return True
+                abstract = True
         elif resolve(base.text.decode(), names.aliases) in ("abc.ABC", "ABC"):
-            return True
-    return False
+            abstract = True
+        else:
+            others.append(base.text.decode().rsplit(".", 1)[-1])
+    # A base of this file must be abstract itself; one from another file the whole program checks.
+    return abstract and all(_abstract_in_file(other, names, set()) or other not in names.bases for other in others)
 
 
-def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | None) -> bool:
+def _abstract_in_file(klass: str, names: _FileNames, seen: set[str]) -> bool:
+    """Whether ``klass`` is a class of this file that derives from `ABC`, directly or through
+    classes of this file."""
+    bases = names.bases.get(klass)
+    if bases is None or klass in seen:
+        return False
+    seen.add(klass)
+    return "ABC" in bases or any(_abstract_in_file(base, names, seen) for base in bases)
+
+
+def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | None, path: str) -> bool:
     """A test as pytest collects it: a module-level `test*` function or a `test*` method of a
-    `Test*` class (a nested `test_func` is a callback, `Delegator.test_method` a fake's method)."""
+    `Test*` class (a nested `test_func` is a callback, `Delegator.test_method` a fake's method), in
+    a file a test runner collects (`test*.py`, `*_test.py`: pytest's and unittest's defaults).
+    pylint's checker inputs (`tests/functional/u/unexpected_keyword_arg.py`'s `def test_no_return():
+    pass`) are data a test reads, not tests."""
     if not name.startswith("test"):
+        return False
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    if not (stem.startswith("test") or stem.endswith("_test")):
         return False
     body = function.child_by_field_name("body")
     if body is not None and any(
@@ -1463,6 +1503,9 @@ class StubBody(Rule):
         Example("def NoInitField(*, init=False):\n    \"\"\"Only for typing purposes. Used as default value of private fields.\"\"\"\n"),
         # A `test_*` function that returns a value is a callback named so, not a test.
         Example("def test_processor(request):\n    return {'processors': 'yes'}\n", path="tests/test_response.py"),
+        # A checker's input in a test folder (pylint's `tests/functional/u/unexpected_keyword_arg.py`):
+        # no runner collects the file (`test*.py`, `*_test.py`), so its `test_*` is data, not a test.
+        Example("def test_no_return():\n    pass\n", path="tests/functional/unexpected_keyword_arg.py"),
         Example("def disasm(code):\n    raise NotImplementedError('disasm is no longer supported')\n\n\n"
                 "class Plugins:\n    @property\n    def selected(self):\n        return self._selected\n\n"
                 "    @selected.setter\n    def selected(self, value):\n"
@@ -1478,6 +1521,12 @@ class StubBody(Rule):
         # Bindings generated for a C library: the file tells mypy its `...` bodies are meant.
         Example("# mypy: disable-error-code=\"empty-body\"\nfrom support import dll\n\n\n@dll.bind(None)\n"
                 "def LLVMInitializeX86Target() -> None: ...\n\n\n@dll.bind\ndef cuptiGetVersion(version: int) -> int: ...\n"),
+        # An abstract class with a second base (freqtrade's `IStrategy(ABC, HyperStrategyMixin)`):
+        # no B027, as bugbear and ruff read it — its empty methods are answers, not declarations.
+        Example("from abc import ABC, abstractmethod\n\nclass Mixin:\n    def params(self):\n        return {}\n\n"
+                "class Strategy(ABC, Mixin):\n    @abstractmethod\n"
+                "    def signal(self, frame):\n        raise NotImplementedError\n\n"
+                "    def bot_start(self, **kwargs) -> None:\n        \"\"\"Called once after the bot starts.\"\"\"\n        pass\n"),
         Example("import abc\n\nclass ToxEnv(abc.ABC):\n    def run(self):\n        self._setup()\n\n"
                 "    def _setup(self) -> None:  # ruff: ignore[empty-method-without-abstract-decorator]\n"
                 "        pass\n\n    def _teardown(self) -> None:  # ruff: ignore[B027]\n        pass\n"),
@@ -1716,7 +1765,7 @@ class StubBody(Rule):
         Example("class Book:\n    def depth(self, side):\n        # TODO: walk the levels\n        return -1\n"
                 "    def spread(self):\n        raise NotImplementedError\n"
                 "    def mid(self, side):\n        '''The mid price (not implemented yet).'''\n", expect=3),
-        Example("class TestBook:\n    def test_depth(self):\n        pass\n", expect=1),
+        Example("class TestBook:\n    def test_depth(self):\n        pass\n", path="test_book.py", expect=1),
         # A later binding of another name, or an earlier one, is no alternative.
         Example("def build(value):\n    if has_triton():\n        set_allocator = triton.set_allocator\n"
                 "    def set_allocator_default(fn):\n        pass\n    return wrap(value, set_allocator_default(1))\n",
@@ -1801,7 +1850,7 @@ class StubBody(Rule):
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
         owner = _owner_class(node)
-        if matches_any(ctx.path, options.test_files) and not _is_test(node, label, owner):
+        if matches_any(ctx.path, options.test_files) and not _is_test(node, label, owner, ctx.path):
             return  # a test double: a callback, a fake's method, a fixture
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
@@ -1813,7 +1862,7 @@ class StubBody(Rule):
                 return  # django's translation/trans_null.py: a module named a stand-in is the null object of a sibling
             # (Something that says the work is pending — a `TODO`, "yet", "NYI" — outweighs every
             # reason below to read the placeholder as deliberate.)
-            found = self._deliberate(node, label, placeholder, owner, names, options)
+            found = self._deliberate(node, label, placeholder, owner, names, options, ctx.path)
             if found is None:
                 return
             confirm = found
@@ -1833,6 +1882,7 @@ class StubBody(Rule):
         owner: tree_sitter.Node | None,
         names: _FileNames,
         options: StubBodyOptions,
+        path: str,
     ) -> tuple[str, ...] | None:
         """None when the code makes the placeholder deliberate; otherwise the facts the
         whole-project pass confirms the finding with (empty: it stands as reported)."""
@@ -1870,7 +1920,7 @@ class StubBody(Rule):
                 return None
             # Its bases may live in other files: the whole program decides.
             return (_qualified_name(owner), label, constant_answer(node), _ABSTRACT_EMPTY)
-        if not options.unmarked_methods and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner):
+        if not options.unmarked_methods and RAISE_NOT_IMPLEMENTED not in placeholder and not _is_test(node, label, owner, path):
             return None  # a method's `pass`/constant is its class's answer unless something says the work is pending
         owner_name = owner.child_by_field_name("name")
         klass = owner_name.text.decode() if owner_name is not None else ""
@@ -1908,7 +1958,10 @@ class StubBody(Rule):
         if class_key not in program.classes:
             return True
         if called == _ABSTRACT_EMPTY:
-            # An abstract class's empty method stands unless a base above it declares the method.
+            # An abstract class's empty method stands unless a base beside `ABC` is no abstract
+            # class of the project, or a base above it declares the method.
+            if not _bases_all_abstract(program, class_key):
+                return False
             return not any(f"{ancestor}.{method}" in program.functions
                            or (ancestor in program.classes and method in program.classes[ancestor][1].attributes)
                            for ancestor in _program_ancestors(program, class_key))

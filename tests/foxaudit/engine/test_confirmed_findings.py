@@ -279,6 +279,21 @@ def test_an_abstract_class_answering_a_base_declared_in_another_file_is_no_b027(
         assert _stubs(result) == [("pkg/local.py", 10)]
 
 
+def test_an_abstract_class_with_a_plain_base_from_another_file_is_no_b027(project, tmp_path):
+    """freqtrade's `IStrategy(ABC, HyperStrategyMixin)`, the mixin in another file: bugbear and ruff
+    leave multiple inheritance out of B027 (the empty method may answer the other base); with an
+    abstract base beside `ABC` (`LocalFeed(Feed, abc.ABC)`, above) it stays one."""
+    root = project({
+        "pkg/__init__.py": "",
+        "pkg/mixin.py": "class HyperMixin:\n    def params(self):\n        return {}\n",
+        "pkg/strategy.py": "from abc import ABC\n\nfrom pkg.mixin import HyperMixin\n\n\n"
+                           "class IStrategy(ABC, HyperMixin):\n    def bot_start(self):\n        pass\n",
+        "pkg/feed.py": FEED,
+        "pkg/local.py": LOCAL_FEED,
+    })  # fmt: skip
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/local.py", 10)]
+
+
 def test_a_base_found_through_a_packages_star_reexport_is_the_family(project, tmp_path):
     # DeepSpeed: the models reach their base with `from .. import *` from a package whose
     # `__init__` only re-exports it (`from .base import ModelBase`).
