@@ -216,8 +216,9 @@ _LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*
 # Repair: hide a macro-like name that the grammar reads as broken code.
 
 # `CUB_NAMESPACE_BEGIN`, `_CCCL_HOST_DEVICE`, `__KITTENS_DEFINE_OP__(load)`, `HD`: upper case with
-# an underscore or at most 3 letters; not followed by what makes it a value (`=`, `;`, `,`, `]`).
-_MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3})\b(?!\s*[=:;,\]])")
+# an underscore or at most 3 letters, or any upper-case word given arguments (Catch2's
+# `SECTION("name") {`); not followed by what makes it a value (`=`, `;`, `,`, `]`).
+_MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3}|[A-Z][A-Z0-9]{3,}(?=\())\b(?!\s*[=:;,\]])")
 _LOOKBACK_LINES = 8
 _MAX_REPAIRS = 6
 _MAX_ATTEMPTS = 24

@@ -66,6 +66,14 @@ def test_a_double_underscore_macro_statement_is_hidden() -> None:
     assert source.cuda.hidden_macros == ("__DEFINE_OP__",)
 
 
+def test_a_block_macro_with_an_upper_case_name_is_hidden() -> None:
+    # tiny-cuda-nn's Catch2 tests: `SECTION(fmt::format("Testing {}", name)) {` opens a block; an
+    # upper-case word of four letters or more counts as a macro when it is given arguments.
+    source = SourceFile.from_text("t.cu", 'void run(int n) {\n  SECTION("case") {\n    use(n);\n  }\n}\n')
+    assert not source.tree.root_node.has_error
+    assert source.cuda.hidden_macros == ("SECTION",)
+
+
 def test_a_real_syntax_error_survives_the_repairs() -> None:
     source = SourceFile.from_text("k.cu", "__global__ void k(float* x) { x[0] = ; }\n")
     assert source.tree.root_node.has_error
