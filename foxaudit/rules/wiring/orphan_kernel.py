@@ -28,11 +28,15 @@ class OrphanKernel(AnalysisRule):
     `.get_function("name")`, `RawKernel(code, "name")`, `RawModule(name_expressions=[...])`, or a
     loader function (configured in `kernel-loaders`, or derived: a function that forwards one of its
     parameters as the kernel name to a loader) — and no C++ code launches: `<<<…>>>` (templates,
-    namespaces, split over lines; in a `#define` body when the kernel's name is written there, not
-    a macro parameter or pasted with `##`), `cudaLaunchKernel*`/`cudaLaunchCooperativeKernel`/`cuLaunchKernel`,
-    a graph kernel node's `func`, a function pointer or template argument, `cuModuleGetFunction`
-    with its name, in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file,
-    and in preprocessor branches another build configuration compiles (not `#if 0`). A launch
+    namespaces, split over lines), `cudaLaunchKernel*`/`cudaLaunchCooperativeKernel`/`cuLaunchKernel`,
+    a graph kernel node's `func`, a function pointer or template argument, a string that is the
+    kernel's name (`cuModuleGetFunction(&f, m, "k")`, an NVRTC or cubin wrapper's argument); in a
+    `#define` body or a macro use's arguments, the kernel launched or taken as a value (`auto k =
+    topk<V>;`, `&allreduce<W, T>`, `KL(n, reduce)`, `#define Kernel gemm<A, B>`), not a macro
+    parameter, or matched by a name pasted with `##` (`routing_##S##_##B` matches `routing_f32_bf16`);
+    in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file or, when they
+    name it, in the folder above and its other folders (`op/host/k.cc` for `op/cuda/k.cu`), and in
+    preprocessor branches another build configuration compiles (not `#if 0`). A launch
     from inside the kernel itself does not count. A kernel whose name a run-time string may build
     (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there. The
     kernels of a header that no file of the project includes (`#include "…"` or `<…>`), such as an
