@@ -15,8 +15,10 @@ scanner does not know which names are kernels; the linkage keeps the uses of def
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import tree_sitter
@@ -312,13 +314,14 @@ def _macro_uses(source: SourceFile) -> list[tuple[int, str, str]]:
     if "define" not in text:
         return []
     found: list[tuple[int, str, str]] = []
+    line_at = _line_counter(text)
     for define in _DEFINE.finditer(text):
         body = _blank(_STRING, _blank(_COMMENT, define.group(3)))
         parameters = set(re.findall(r"\w+", define.group(2) or ""))
         start = define.start(3)
 
         def line_of(offset: int) -> int:
-            return text.count("\n", 0, start + offset) + 1
+            return line_at(start + offset)
 
         launched: set[int] = set()
         for launch in _MACRO_LAUNCH.finditer(body):
@@ -378,6 +381,12 @@ def _named_in_string(literal: str) -> str:
     return content if content and _NAME_IN_STRING.fullmatch(literal[1:-1].strip()) else ""
 
 
+def _line_counter(text: str) -> Callable[[int], int]:
+    """offset in ``text`` → its 1-based line (a search over the newlines' offsets, made once)."""
+    newlines = [match.start() for match in re.finditer("\n", text)]
+    return lambda offset: bisect.bisect_left(newlines, offset) + 1
+
+
 def _blank(pattern: re.Pattern[str], text: str) -> str:
     """``text`` with each match of ``pattern`` replaced by spaces, its newlines kept (offsets and
     line numbers stay those of ``text``)."""
@@ -399,10 +408,11 @@ def _hidden_uses(source: SourceFile) -> list[tuple[int, str, str]]:
         return prepared.data[offset : offset + 1] == b" " and original[offset : offset + 1] != b" "
 
     code = _blank(_STRING, _blank(_COMMENT, text))
+    line_at = _line_counter(text)
     found: list[tuple[int, str, str]] = []
     for launch in _MACRO_LAUNCH.finditer(code):
         if hidden(launch.start(1)):
-            found.append((text.count("\n", 0, launch.start(1)) + 1, launch.group(1), "<<<>>> in a hidden macro use"))
+            found.append((line_at(launch.start(1)), launch.group(1), "<<<>>> in a hidden macro use"))
     # The hidden spans: where the prepared text is blank and the file's is not (a use's arguments).
     for run in re.finditer(rb" +", prepared.data):
         first, last = run.start(), run.end()
@@ -410,7 +420,7 @@ def _hidden_uses(source: SourceFile) -> list[tuple[int, str, str]]:
             continue
         for start, name in _mentions(code, first, last, set()):
             if hidden(start):
-                found.append((text.count("\n", 0, start) + 1, name, "named in a hidden macro use"))
+                found.append((line_at(start), name, "named in a hidden macro use"))
     return found
 
 

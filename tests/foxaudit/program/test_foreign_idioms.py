@@ -452,7 +452,7 @@ def test_setuptools_find_without_include_ships_every_package_under_where(tmp_pat
 def test_a_built_name_whose_head_ends_inside_a_module_name_is_one_note(tmp_path: Path) -> None:
     # textual's lazy widgets: `import_module(f"._{snake(name)}", package="app.widgets")` — the
     # head `app.widgets._` ends inside the module's name; the modules of `app.widgets` it may pick
-    # (`_footer`, `_log`) get one note, a module it cannot pick (`button`) stays an orphan.
+    # (`_footer`, `_log`) get one note; a module it cannot pick (`button`) is judged as before.
     analysis = _analyze(tmp_path, {
         "pyproject.toml": "[project]\nname = 'app'\nversion = '1'\n",
         "app/__init__.py": "",
