@@ -316,7 +316,8 @@ def _macro_uses(source: SourceFile) -> list[tuple[int, str, str]]:
     found: list[tuple[int, str, str]] = []
     line_at = _line_counter(text)
     for define in _DEFINE.finditer(text):
-        body = _blank(_STRING, _blank(_COMMENT, define.group(3)))
+        uncommented = _blank(_COMMENT, define.group(3))
+        body = _blank(_STRING, uncommented)
         parameters = set(re.findall(r"\w+", define.group(2) or ""))
         start = define.start(3)
 
@@ -337,8 +338,7 @@ def _macro_uses(source: SourceFile) -> list[tuple[int, str, str]]:
             pattern = _pasted_pattern(pasted.group(), parameters)
             if pattern is not None:
                 found.append((line_of(pasted.start()), pattern, PASTED))
-        raw = define.group(3)
-        for string in _STRING.finditer(_blank(_COMMENT, raw)):
+        for string in _STRING.finditer(uncommented):
             name = _named_in_string(string.group())
             if name:
                 found.append((line_of(string.start()), name, "name string"))

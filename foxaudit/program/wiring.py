@@ -1341,6 +1341,16 @@ def _host_files_in(program: Program, directory: str) -> list[str]:
     return [f"{directory}/{name}" if directory else name for name in entries]
 
 
+def _host_file_bytes(target: Path) -> bytes | None:
+    """The bytes of a host file to scan; None for a missing, unreadable or oversized one."""
+    try:
+        if not target.is_file() or target.stat().st_size > _HOST_FILE_LIMIT:
+            return None
+        return target.read_bytes()
+    except OSError:
+        return None
+
+
 def _folders_in(program: Program, directory: str) -> list[str]:
     """The folders directly in ``directory`` (hidden ones left out)."""
     folder = program.root / directory if directory else program.root
@@ -1379,21 +1389,10 @@ def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaS
                 if sibling != directory:
                     nearby.update(_host_files_in(program, sibling))
     names = [name.encode() for name in sorted(unused)]
-    for path in sorted(nearby - wanted):
-        try:
-            data = (program.root / path).read_bytes() if (program.root / path).stat().st_size <= _HOST_FILE_LIMIT else b""
-        except OSError:
-            continue
-        if any(name in data for name in names):
-            wanted.add(path)
     found: list[tuple[str, CudaSummary]] = []
-    for path in sorted(wanted):
-        target = program.root / path
-        try:
-            if not target.is_file() or target.stat().st_size > _HOST_FILE_LIMIT:
-                continue
-            data = target.read_bytes()
-        except OSError:
+    for path in sorted(wanted | nearby):
+        data = _host_file_bytes(program.root / path)
+        if data is None or (path not in wanted and not any(name in data for name in names)):
             continue
         try:
             summary = scan_cuda(SourceFile(path=path, data=data, language="cuda"))
