@@ -18,14 +18,20 @@ nvcc accepts                          the grammar is given
 ``float __attribute__((vector_size(16)))``  ``float`` and spaces (GNU attributes, wherever written)
 ``for (…)`` / ``#pragma unroll`` / ``for (…)``  the pragma blanked (unbraced ``for``/``if``/``else`` body)
 ``typedef enum : int { A } m_t;``     ``typedef enum       { A } m_t;`` (an anonymous enum's base)
+``float &__restrict__ x``             ``float &            x`` (a restrict reference: a reference)
+``int s = {}`` (a default argument)   ``int s = 0 `` (a value-initialised default)
+``h.operator float()``                ``h.operator_float()`` (a conversion called by name)
 ====================================  ===========================================================
 
 When the tree still has errors, the file-scope uses of the function-like macros the file itself
 defines (instantiation macros, any case) are hidden with their arguments, kept when that moves the
 first error further down; then an upper-case, macro-like name on the first error's line or up to
 eight code lines above it (``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXTENSION_LIST(X)``,
-a ``TORCH_CHECK(…)`` over several lines) is hidden, with its argument list, wherever it occurs — kept only when that moves the first error further down —
-up to ``_MAX_REPAIRS`` times. What was hidden is recorded, so a remaining parse error can say
+a ``TORCH_CHECK(…)`` over several lines), a function-like macro the file defines used there (any
+case: ``callranks(2) callranks(4)`` in a function), or an upper-case name whose argument list,
+however long, holds the error (``TYPE_SWITCH(dtype, T, launcher(…););``, outermost first: nested
+dispatch macros) is hidden, with its argument list, wherever it occurs — kept only when that moves
+the first error further down — up to ``_MAX_REPAIRS`` times. What was hidden is recorded, so a remaining parse error can say
 what foxaudit already tried. Comments and string literals are never rewritten.
 """
 
@@ -92,6 +98,21 @@ def _replace_group(group: int, replacement: bytes) -> Callable[[re.Match[bytes],
         start, end = match.span(group)
         if end - start == len(replacement):
             out[start:end] = replacement
+
+    return rewrite
+
+
+def _replace_braces_by_zero(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `{}` (spaces inside kept blank) → `0` and spaces: a value the grammar reads anywhere.
+    start, end = match.span(1)
+    _blank_span(out, start, end)
+    out[start] = 0x30
+
+
+def _underscore_group(group: int) -> Callable[[re.Match[bytes], bytearray, bytes], None]:
+    def rewrite(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+        start, end = match.span(group)
+        out[start:end] = b"_" * (end - start)
 
     return rewrite
 
@@ -191,6 +212,12 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"asm", re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),
     (b"template", re.compile(rb"\b((?:extern\s+)?template\s+(?:class|struct)\s+[\w:]+\s*<[^;{}]*>\s*;)"), _blank_group(1)),
     (b"typeid", re.compile(rb"\b(typeid)(?=\s*\()"), _replace_group(1, b"sizeof")),
+    # `float &__restrict__ x`: the grammar takes the qualifier after `*`, not after `&`.
+    (b"__restrict", re.compile(rb"&\s*(__restrict__|__restrict)\b"), _blank_group(1)),
+    # `int s = {}` as a default argument: the grammar wants a type before the braces there.
+    (b"{}", re.compile(rb"=\s*(\{\s*\})(?=\s*[,)])"), _replace_braces_by_zero),
+    # `h.operator float()`: a conversion operator called by name, read as one member name.
+    (b"operator", re.compile(rb"(?:\.|->)\s*operator(\s+)[A-Za-z_]\w*\s*\(\s*\)"), _underscore_group(1)),
     (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
     *((name.encode(), re.compile(rb"(?<![\w#])(" + re.escape(name.encode()) + rb")\b(?=\s*[\w*(])"), _blank_group(1))
       for name in ATTRIBUTE_MACROS),
@@ -351,7 +378,10 @@ def _argument_list_end(view: bytes, start: int) -> int | None:
 
 
 def _candidates(text: bytes, error: int) -> list[bytes]:
-    """Macro-like names on the error line and the few code lines above it, nearest first."""
+    """Macro-like names on the error line and the few code lines above it, nearest first (an
+    upper-case name, or a function-like macro the file defines, used with arguments); then the
+    upper-case names whose open argument lists hold the error, outermost first."""
+    defined = set(_FUNCTION_MACRO.findall(text))
     line_start = text.rfind(b"\n", 0, error) + 1
     names: list[bytes] = []
     lines_seen = 0
@@ -361,12 +391,48 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
         code = text[line_start:end].split(b"//", 1)[0]
         if code.strip() and not code.lstrip().startswith((b"*", b"/*", b"#")):
             names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names)
+            if defined:
+                names.extend(match.group(1) for match in _CALLED_NAME.finditer(code)
+                             if match.group(1) in defined and match.group(1) not in names)
             lines_seen += 1
         if line_start == 0:
             break
         end = line_start - 1
         line_start = text.rfind(b"\n", 0, end) + 1
+    names.extend(name for name in _enclosing_macro_calls(text, error) if name not in names)
     return names
+
+
+_CALLED_NAME = re.compile(rb"(?<![\w#.>:])([A-Za-z_]\w*)\s*\(")
+# How far back an enclosing argument list is looked for: a dispatch macro's body is rarely longer.
+_ENCLOSING_LOOKBACK_BYTES = 16_384
+
+
+def _enclosing_macro_calls(text: bytes, error: int) -> list[bytes]:
+    """Upper-case names whose argument list is still open at ``error`` (TransformerEngine's
+    `TYPE_SWITCH(dtype, T, launcher(…););`, nested dispatch macros), outermost first."""
+    low = max(0, error - _ENCLOSING_LOOKBACK_BYTES)
+    view = _code_view(text[low:error])
+    names: list[bytes] = []
+    depth = 0
+    for index in range(len(view) - 1, -1, -1):
+        byte = view[index]
+        if byte == 0x29:  # )
+            depth += 1
+        elif byte == 0x28:  # (
+            if depth:
+                depth -= 1
+                continue
+            name = _NAME_BEFORE.search(view, 0, index)
+            if name is None:
+                continue
+            macro = _MACRO_WORD.match(name.group(1) + b"(")
+            if macro is not None and macro.end() == len(name.group(1)):
+                names.append(name.group(1))
+    return names[::-1]
+
+
+_NAME_BEFORE = re.compile(rb"(?<![\w#.>:])([A-Za-z_]\w*)\s*\Z")
 
 
 def _hide(text: bytes, name: bytes) -> bytes:

@@ -273,7 +273,10 @@ class AtomicInKernel(Rule):
                 "  ref.fetch_add(1); ref += 2; ++ref;\n}\n", path="ref.cu", options={"allow-order-independent": True}),
         Example('__device__ void bump(unsigned* p) { asm volatile("red.global.add.u32 [%0], 1;" :: "l"(p)); }\n',
                 path="ptx.cu", options={"allow-order-independent": True}),
-        # Not atomics: a plain vector's members, a load, PTX that only loads.
+        # Not atomics: a plain vector's members, a load, PTX that only loads, a compare-and-swap
+        # that stores what it compares with (an atomic load: memory never changes).
+        Example("__global__ void wait(unsigned* flags, int i) {\n  while (atomicCAS(flags + i, 0u, 0u) != 0u) {}\n"
+                "  int seen = atomicCAS((int*)flags, i, i);\n}\n", path="wait.cu"),
         Example("void f(std::vector<float>& v, float x) { v.exchange(x); }\n", path="host.cu"),
         Example("__device__ int f(int* p) { return __nv_atomic_load_n(p, __NV_ATOMIC_ACQUIRE); }\n", path="ld.cu"),
         Example('__device__ float ld(const float* p) { float v; asm("ld.global.f32 %0, [%1];" : "=f"(v) : "l"(p));'
@@ -376,6 +379,8 @@ class AtomicInKernel(Rule):
         arguments = _arguments(node)
         scope = enclosing_function(node)
         if name in _atomic_names(options.functions):
+            if _function_op(name) == "cas" and _is_atomic_load(arguments):
+                return
             self._report_op(ctx, node, callee, f"`{name}`", _function_op(name), _pointee_kind(arguments, scope))
             return
         alias = _state(ctx)["aliases"].get(name)
@@ -537,6 +542,19 @@ def _function_op(name: str) -> str:
 def _arguments(call: tree_sitter.Node) -> list[tree_sitter.Node]:
     arguments = call.child_by_field_name("arguments")
     return [child for child in arguments.named_children if child.type != "comment"] if arguments is not None else []
+
+
+# Operands whose evaluation has no effect: `atomicCAS(p, 0, 0)` and `atomicCAS(p, v, v)` compare
+# with and store the same value, so memory never changes — the idiom is an atomic load.
+_PURE_OPERAND = frozenset({"number_literal", "identifier", "char_literal", "true", "false", "null", "nullptr"})
+
+
+def _is_atomic_load(arguments: list[tree_sitter.Node]) -> bool:
+    """A compare-and-swap whose compared and stored values are the same literal or name: a load."""
+    if len(arguments) != 3:
+        return False
+    compare, value = arguments[1], arguments[2]
+    return compare.type in _PURE_OPERAND and compare.type == value.type and compare.text == value.text
 
 
 def _pointee_kind(arguments: list[tree_sitter.Node], scope: tree_sitter.Node | None) -> Kind:

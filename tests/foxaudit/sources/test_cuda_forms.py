@@ -28,6 +28,11 @@ FORMS = {
     "anonymous enum with a base": "typedef enum : int { ADAM_MODE_0 = 0, ADAM_MODE_1 = 1 } adamMode_t;\n",
     "GNU attribute in a type": "using v4sf = float __attribute__((vector_size(16)));\n"
                                "typedef __attribute__((__vector_size__(4 * sizeof(float)))) float floatx4_t;\n",
+    "restrict reference": "__device__ void f(float &__restrict__ x, int& __restrict y) { x = y; }\n",
+    "braces as a default argument": "__device__ int f(int a, int s = {}, int t = { }) { return a + s + t; }\n",
+    "conversion operator called by name": "struct H { __device__ operator float() const { return 1.0f; } };\n"
+                                          "__device__ float f(const H h, const H* p) { return h.operator float()"
+                                          " + p->operator  float(); }\n",
 }
 RAW = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
@@ -72,6 +77,33 @@ def test_a_block_macro_with_an_upper_case_name_is_hidden() -> None:
     source = SourceFile.from_text("t.cu", 'void run(int n) {\n  SECTION("case") {\n    use(n);\n  }\n}\n')
     assert not source.tree.root_node.has_error
     assert source.cuda.hidden_macros == ("SECTION",)
+
+
+def test_a_statement_macro_whose_arguments_hold_the_error_is_hidden_however_far_above() -> None:
+    # TransformerEngine: a dispatch macro whose last argument is statements (`launcher(…);`), its
+    # name ten lines above the error, and dispatch macros nested four deep around an `if constexpr`.
+    arguments = "".join(f"      reinterpret_cast<const T *>(in->a{i}),\n" for i in range(9))
+    data = f"void permute(const Tensor *in, int n) {{\n  TYPE_SWITCH(\n      in->dtype, T,\n      launcher(\n{arguments}      n););\n}}\n"
+    prepared = prepare(data.encode(), RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("TYPE_SWITCH",)
+    nested = (b"void run(const Tensor* in, bool a, bool b) {\n  SWITCH_INPUT(\n      in->dtype(), IType,\n"
+              b"      SWITCH_CONDITION(\n          a, kA,\n          SWITCH_CONDITION(\n              b, kB, if constexpr (kA) {\n"
+              b"                in->data[0] = 1.0f;\n              })));\n}\n")
+    prepared = prepare(nested, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("SWITCH_INPUT",)
+
+
+def test_a_statement_macro_the_file_defines_is_hidden_in_any_case() -> None:
+    # TransformerEngine's userbuffers: `callranks(2) callranks(4)` in a function, no `;` between.
+    data = (b"#define callranks(x) \\\n  if (nranks == x) { reduce<x><<<1, 32>>>(buf); }\n"
+            b"void reduce(float* buf, int nranks) {\n  callranks(2) callranks(4)\n  done(buf);\n}\n")
+    assert RAW.parse(data).root_node.has_error
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("callranks",)
+    assert b"done(buf);" in prepared.data
 
 
 def test_a_real_syntax_error_survives_the_repairs() -> None:
