@@ -261,7 +261,12 @@ def resolve_rule_options(
             continue
         fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(options_class)}
         hints = typing.get_type_hints(options_class)
-        values: dict[str, Any] = {}
+        # Defaults a rule reads from the project's own files for the keys it was not given
+        # (FX902's test files from pytest's `testpaths`): part of the options, so of every key.
+        project_defaults = getattr(options_class, "project_defaults", None)
+        values: dict[str, Any] = {
+            name: value for name, value in (project_defaults(settings.pyproject) if project_defaults else {}).items()
+            if name.replace("_", "-") not in raw}
         ok = True
         for key, value in raw.items():
             spec = fields.get(key)
@@ -331,6 +336,25 @@ def distribution_name(pyproject: Mapping[str, Any]) -> str:
         if isinstance(section, Mapping) and isinstance(section.get("name"), str) and section["name"].strip():
             return section["name"].strip().lower().replace("-", "_").replace(".", "_")
     return ""
+
+
+def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
+    """The directories pytest's ``testpaths`` names in pyproject.toml (``[tool.pytest.ini_options]``,
+    or pytest 9's ``[tool.pytest]``), as path prefixes (``("testing/",)``): where the project tells
+    pytest its tests are (pytest's own repository keeps them in ``testing/``). Read from
+    pyproject.toml only, which the whole-program cache key covers."""
+    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
+    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(pytest_table, dict):
+        return ()
+    options = pytest_table.get("ini_options")
+    listed = options.get("testpaths") if isinstance(options, dict) else pytest_table.get("testpaths")
+    if isinstance(listed, str):
+        listed = listed.split()
+    if not isinstance(listed, list):
+        return ()
+    prefixes = (str(path).strip().strip("/").removeprefix("./") for path in listed)
+    return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix)
 
 
 def _holds_python(folder: Path) -> bool:

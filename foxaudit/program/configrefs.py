@@ -6,7 +6,9 @@ Cython modules (``.pyx``).
 YAML file that names a module reaches it as an import would. The files are read as text, one line
 at a time (foxaudit needs no YAML parser): a line whose key is ``_target_`` (quoted or not, in a
 block mapping or a ``- _target_:`` list item) and whose value is a dotted name (quoted or not, a
-``#`` comment after it allowed). Flow mappings (``{_target_: x}``), multi-line values and anchors
+``#`` comment after it allowed), and PyYAML's Python tags anywhere in a line
+(``!!python/name:pkg.module.fn``, ``!!python/object/apply:pkg.Class``: the loader imports the
+module). Flow mappings (``{_target_: x}``), multi-line values and anchors
 are not read. A Cython module's ``import`` / ``from … import`` statements run when it is imported
 (``cimport`` is compile time): they are kept as text (``cython_import_text``). Which module a name
 is resolves in ``foxaudit.program.wiring``.
@@ -57,16 +59,25 @@ _TARGET = re.compile(
 )
 
 
+# PyYAML's Python tags, which import the module when the file is loaded (mkdocs' configuration:
+# `format: !!python/name:pymdownx.superfences.fence_code_format`).
+_PYTHON_TAG = re.compile(rb"!!python/(?:name|module|object(?:/apply|/new)?):([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
 def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
-    """(line, dotted name) of every ``_target_`` in one YAML file's bytes, in order."""
-    if b"_target_" not in data:
-        return ()
+    """(line, dotted name) of every ``_target_`` and PyYAML Python tag in one YAML file's bytes,
+    in order."""
+    matches = []
+    if b"_target_" in data:
+        matches.extend((match.start(), match.group(3)) for match in _TARGET.finditer(data))
+    if b"!!python/" in data:
+        matches.extend((match.start(), match.group(1)) for match in _PYTHON_TAG.finditer(data))
     found = []
     line, counted = 1, 0
-    for match in _TARGET.finditer(data):
-        line += data.count(b"\n", counted, match.start())
-        counted = match.start()
-        found.append((line, match.group(3).decode("ascii")))
+    for start, name in sorted(matches):
+        line += data.count(b"\n", counted, start)
+        counted = start
+        found.append((line, name.decode("ascii")))
     return tuple(found)
 
 

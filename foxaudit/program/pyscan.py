@@ -358,6 +358,7 @@ TRANSFER_METHODS = frozenset({
 TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 # Callees whose literal argument names a module the call imports (an ImportRef of the index).
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "__import__"})
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 # The encoded body of a summary made as an index alone (``scan_python(body=False)``): its body is
 # scanned when an analysis first reads it (``ModuleSummary.rescan_with``).
@@ -1215,6 +1216,13 @@ class _Scanner:
             self.callees.append((func, method, scope, record[_BOUND_TO]))
         elif subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
             self.subscript_write(obj, method)
+        if args and "lazy" in func.rpartition(".")[2].lower():
+            # optuna's `_LazyImport("optuna.study._dataframe")`, TensorFlow's `LazyLoader("np",
+            # globals(), "numpy")`: a lazy module object imports the dotted name it is given.
+            for arg in args:
+                if arg[_KIND] == "str" and _DOTTED.fullmatch(str(arg[_VALUE])):
+                    self.summary.imports.append(ImportRef(str(arg[_VALUE]), (), "", self.span(node),
+                                                          self.in_type_checking(node), dynamic=True, scope=scope))
         if func in _DYNAMIC_IMPORTS and args and args[0][_KIND] == "str":
             target = str(args[0][_VALUE])
             level = len(target) - len(target.lstrip("."))

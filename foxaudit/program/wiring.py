@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from foxaudit.config import distribution_name
+from foxaudit.config import distribution_name, pytest_testpaths
 from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, NESTED_PROJECT_FILE, cython_import_text, shipped_names
 from foxaudit.program.cudascan import PASTED, CudaSummary, kernels_in_source_text, scan_cuda
@@ -407,25 +407,6 @@ def _derived_entries(program: Program) -> dict[str, str]:
     return found
 
 
-def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
-    """The directories pytest's ``testpaths`` names in pyproject.toml (``[tool.pytest.ini_options]``,
-    or pytest 9's ``[tool.pytest]``), as path prefixes (``("testing/",)``): where the project tells
-    pytest its tests are (pytest's own repository keeps them in ``testing/``). Read from
-    pyproject.toml only, which the whole-program cache key covers."""
-    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
-    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
-    if not isinstance(pytest_table, dict):
-        return ()
-    options = pytest_table.get("ini_options")
-    listed = options.get("testpaths") if isinstance(options, dict) else pytest_table.get("testpaths")
-    if isinstance(listed, str):
-        listed = listed.split()
-    if not isinstance(listed, list):
-        return ()
-    prefixes = (str(path).strip().strip("/").removeprefix("./") for path in listed)
-    return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix)
-
-
 def hatch_build_hooks(pyproject: Any) -> frozenset[str]:
     """The files hatchling loads as custom build or metadata hooks: each ``hooks.custom`` table
     under ``[tool.hatch]`` (``[tool.hatch.build.hooks.custom]``, per target, ``[tool.hatch.metadata.
@@ -729,9 +710,14 @@ def _may_extend_sys_path(summary: ModuleSummary) -> bool:
     return "sys" in summary.call_heads and not {"append", "insert"}.isdisjoint(summary.call_methods)
 
 
+# A path segment joined with pathlib's `/`: `… / "_ext"`, `… / 'a' / "b"`.
+_PATH_DIVISION = re.compile(r"""/\s*[rRuU]?(["'])([\w.-]+)\1""")
+
+
 def _sys_path_additions(module: Module) -> tuple[str, ...]:
     """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
-    literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``)."""
+    literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``,
+    ``sys.path.append(str(Path(__file__).parent / "_ext"))``, ``….joinpath("_ext")``)."""
     if not _may_extend_sys_path(module.summary):
         return ()
     found: list[str] = []
@@ -740,8 +726,13 @@ def _sys_path_additions(module: Module) -> tuple[str, ...]:
         if call.func not in ("sys.path.append", "sys.path.insert"):
             continue
         literals = [str(a.value) for a in call.args if a.kind == "str"]
+        for argument in call.args:
+            if argument.kind in ("call", "other") and "/" in argument.text:
+                # pathlib: `str(Path(__file__).parent / "_ext")` (scrapy's and sphinx's docs/conf.py)
+                literals.append("/".join(match.group(2) for match in _PATH_DIVISION.finditer(argument.text)))
         for inner in calls:
-            if inner is not call and inner.method == "join" and call.span.line <= inner.span.line <= call.span.end_line:
+            if inner is not call and inner.method in ("join", "joinpath") \
+                    and call.span.line <= inner.span.line <= call.span.end_line:
                 literals.extend(str(a.value) for a in inner.args if a.kind == "str")
         for literal in literals:
             dotted = ".".join(part for part in literal.replace("\\", "/").split("/") if part not in ("", "."))

@@ -7,10 +7,11 @@ import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import tree_sitter
 
+from foxaudit.config import pytest_testpaths
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from foxaudit.program.project import Project
 
 CODE = "FX902"
+DEFAULT_TEST_FILES = ("tests/", "test/", "test_*.py", "*_test.py", "conftest.py")
 DEFAULT_EXEMPT_DECORATORS = (
     "abstractmethod",
     "abstractproperty",
@@ -88,10 +90,11 @@ class StubBodyOptions(RuleOptions):
         metadata={"help": "Report a function whose body is only a docstring (it does nothing)."},
     )
     test_files: tuple[str, ...] = field(
-        default=("tests/", "test/", "test_*.py", "*_test.py", "conftest.py"),
+        default=DEFAULT_TEST_FILES,
         metadata={"help": "Test modules (gitignore-style globs): there only a test function (a name starting with"
                           " `test`) is reported; the other functions of a test are its doubles (callbacks, fakes,"
-                          " fixtures), whose trivial body is the point."},
+                          " fixtures), whose trivial body is the point. Unset, the folders pytest's `testpaths`"
+                          " names in pyproject.toml join the default (celery's `t/unit/`)."},
     )
     cuda_qualifiers: tuple[str, ...] = field(
         default=("__global__", "__device__"),
@@ -105,6 +108,12 @@ class StubBodyOptions(RuleOptions):
                           " `raise NotImplementedError`, empty methods of abstract base classes and empty tests"
                           " are reported either way. A project that adopts invariant 9 turns it on."},
     )
+
+    @classmethod
+    def project_defaults(cls, pyproject: Any) -> dict[str, Any]:
+        """The folders pytest collects tests from (`testpaths`) hold test modules too."""
+        testpaths = pytest_testpaths(pyproject)
+        return {"test_files": (*DEFAULT_TEST_FILES, *testpaths)} if testpaths else {}
 
     def __post_init__(self) -> None:
         freeze(self, "exempt_decorators", string_tuple(CODE, "exempt-decorators", self.exempt_decorators))
@@ -162,6 +171,9 @@ class _FileNames:
     global_rebinds: set[str] | None = None
     # class node id → the names its methods assign through `self.` (`self.encode = ...`).
     self_assigned: dict[int, set[str]] = field(default_factory=dict)
+    # class node id → (the names its body binds to other members: `get = _is_disabled` → `_is_disabled`;
+    # its methods whose body is `return False`: `writable`).
+    class_level: dict[int, tuple[set[str], set[str]]] = field(default_factory=dict)
     # block node id → (start byte, names bound) of each `if`/`try` statement directly in it.
     branch_bindings: dict[int, list[tuple[int, set[str]]]] = field(default_factory=dict)
 
@@ -349,6 +361,45 @@ def _refuses_builtin_method(owner: tree_sitter.Node, label: str, names: _FileNam
             if label in vars(_BUILTIN_BASES[written]):
                 return True
     return False
+
+
+# io's capability queries: a class whose `writable()` returns False refuses `write` by design.
+_CAPABILITY_OF = {"write": "writable", "writelines": "writable", "read": "readable", "read1": "readable",
+                  "readline": "readable", "readlines": "readable", "readinto": "readable", "readinto1": "readable",
+                  "seek": "seekable", "tell": "seekable", "truncate": "seekable", "fileno": "isatty"}
+
+
+def _class_level(owner: tree_sitter.Node, names: _FileNames) -> tuple[set[str], set[str]]:
+    found = names.class_level.get(owner.id)
+    if found is not None:
+        return found
+    aliased: set[str] = set()
+    refusing: set[str] = set()
+    body = owner.child_by_field_name("body")
+    for statement in body.named_children if body is not None else ():
+        if statement.type == "decorated_definition":
+            statement = statement.child_by_field_name("definition") or statement
+        if statement.type == "expression_statement" and statement.named_child_count == 1:
+            assignment = statement.named_children[0]
+            value = assignment.child_by_field_name("right") if assignment.type == "assignment" else None
+            while value is not None and value.type == "assignment":  # `get = wait = _is_disabled`
+                value = value.child_by_field_name("right")
+            if value is not None and value.type == "identifier":
+                aliased.add(value.text.decode())
+        elif statement.type == "function_definition":
+            name = statement.child_by_field_name("name")
+            if name is not None and constant_answer(statement) == "False":
+                refusing.add(name.text.decode())
+    found = names.class_level[owner.id] = (aliased, refusing)
+    return found
+
+
+def _refusal_by_design(owner: tree_sitter.Node, label: str, names: _FileNames) -> bool:
+    """The method refuses an operation its class says it does not offer: io's capability query
+    answers no (`def writable(self): return False` beside `def write(...): raise
+    NotImplementedError`), or one refusal is bound to several members (`get = _is_disabled`)."""
+    aliased, refusing = _class_level(owner, names)
+    return label in aliased or _CAPABILITY_OF.get(label) in refusing
 
 
 def _rebound_on_instances(owner: tree_sitter.Node, label: str, names: _FileNames) -> bool:
@@ -1025,7 +1076,8 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
     setup_context=setup)`, `_make_prim(meta=_sink_tokens_aten)`), returned (a factory's no-op
     logger, also in a tuple: `return wrapper, f`), stored as the value of a dict literal (a
     dispatch table written by hand: `{LOCAL: _local_post_load_hook, FULL: ...}`) or is a
-    parameter's default value (`def simulate(post_func=no_post_func)`), and never
+    parameter's default value (`def simulate(post_func=no_post_func)`) or, nested in a function,
+    is decorated (`@option def opt(): pass`: the decorator takes it), and never
     called where it is defined (its enclosing function, or its module for a module-level
     function): a callback, whose signature is what its caller expects and whose trivial body is
     the answer it wants (as a test's doubles are)."""
@@ -1039,18 +1091,23 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
         uses = names.identifier_uses[enclosing.id] = {}
         for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(enclosing).get("i", []):
             uses.setdefault(identifier.text.decode(), []).append(identifier)
-    handed = False
+    # A nested function under a decorator is handed to it (click's `@option def opt(): pass`,
+    # whose `opt.__click_params__` the function then reads): the decorator is its caller.
+    handed = enclosing.type == "function_definition" and function.parent is not None \
+        and function.parent.type == "decorated_definition"
     for identifier in uses.get(label, ()):
         parent = identifier.parent
         if parent is None:
             continue
         if parent.type == "call" and parent.child_by_field_name("function") == identifier:
             return False  # called here: its result is used, so its body is its work
-        if parent.type in ("expression_list", "tuple") and parent.parent is not None:
-            parent = parent.parent  # `return wrapper, f`, `register(op, (fwd, bwd))`
+        value = identifier
+        if parent.type in ("expression_list", "tuple", "list") and parent.parent is not None:
+            # `return wrapper, f`, `register(op, (fwd, bwd))`, `add_node(n, html=(visit, depart))`
+            value, parent = parent, parent.parent
         if parent.type in ("argument_list", "return_statement") or (
                 parent.type in ("keyword_argument", "pair", "default_parameter", "typed_default_parameter")
-                and parent.child_by_field_name("value") == identifier):
+                and parent.child_by_field_name("value") == value):
             # passed to a call, returned by a factory, a dispatch table's value, a parameter's
             # default (`def simulate(post_func=no_post_func)`: the callback a caller may replace):
             # someone else calls it
@@ -1645,6 +1702,21 @@ class StubBody(Rule):
                 "        synchronize = accelerator.synchronize\n    synchronize()\n    return fn()\n"),
         Example("def initialize_metrics(cfg=None):\n    pass\n\n\ntry:\n    from metrics.static_init import *\n"
                 "except ModuleNotFoundError:\n    pass\n"),
+        # A callback in a keyword argument's tuple (sphinx's `add_node(n, html=(visit, depart))`).
+        Example("def visit_node(translator, node):\n    translator.add('x')\n\n\n"
+                "def depart_node(translator, node):\n    return None\n\n\n"
+                "def setup(app):\n    app.add_node(object, html=(visit_node, depart_node))\n"),
+        # A nested function that only carries its decorator's effect (click's option objects).
+        Example("def option_object(option):\n    @option\n    def opt():\n        pass\n\n"
+                "    return opt.__click_params__[0]\n"),
+        # A refusal the class declares: io's capability query answers no, or one refusal is bound
+        # to several inherited members.
+        Example("class ReadOnly(io.RawIOBase):\n    def readinto(self, b):\n        return self._f.readinto(b)\n\n"
+                "    def writable(self):\n        return False\n\n"
+                "    def write(self, data):\n        raise NotImplementedError\n"),
+        Example("class DisabledBackend(Backend):\n    def _is_disabled(self, *args, **kwargs):\n"
+                "        raise NotImplementedError('no result backend is configured')\n\n"
+                "    get = wait = _is_disabled\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("def f(x):\n    pass\n", expect=1),
@@ -1907,6 +1979,8 @@ class StubBody(Rule):
             return ("", _qualified_name(node), constant_answer(node), FUNCTION)
         if placeholder == RAISE_NOT_IMPLEMENTED and _refuses_builtin_method(owner, label, names):
             return None  # `class Table(dict): def update(...): raise NotImplementedError`: the type refuses it
+        if RAISE_NOT_IMPLEMENTED in placeholder and _refusal_by_design(owner, label, names):
+            return None  # `writable()` answers False, or `get = _is_disabled`: a refusal the class declares
         abstract = _is_abstract_base(owner, names)
         if abstract and _is_empty(placeholder):
             # An empty method of an abstract base class is reported whatever its subclasses do, as

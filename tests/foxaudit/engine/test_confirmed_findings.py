@@ -309,3 +309,19 @@ def test_a_base_found_through_a_packages_star_reexport_is_the_family(project, tm
     }  # fmt: skip
     root = project(files)
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/impls/base.py", 8)]
+
+
+def test_the_folders_pytest_collects_from_hold_test_modules(project, tmp_path):
+    # celery keeps its tests in `t/unit/` and says so in `testpaths`; a task module there whose
+    # body is `pass` is a test's double, not a stub. Without the table the same file is reported,
+    # and a `test-files` the project sets itself replaces the default, `testpaths` included.
+    files = {"t/unit/tasks.py": "def slow_task():\n    pass\n",
+             "t/unit/test_limits.py": "from t.unit.tasks import slow_task\n\n\ndef test_limit():\n    assert slow_task\n"}
+    told = {"pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = \"t/unit/\"\n"}
+    assert _stubs(check(resolve(Settings(root=project(files), select=("FX902",))), cache_dir=tmp_path / "a")) == [
+        ("t/unit/tasks.py", 1)]
+    root = project({**files, **told})
+    settings = Settings(root=root, select=("FX902",), pyproject={"tool": {"pytest": {"ini_options": {"testpaths": "t/unit/"}}}})
+    assert _stubs(check(resolve(settings), cache_dir=tmp_path / "b")) == []
+    own = Settings(root=root, select=("FX902",), rules={"FX902": {"test-files": ["tests/"]}}, pyproject=settings.pyproject)
+    assert _stubs(check(resolve(own), cache_dir=tmp_path / "c")) == [("t/unit/tasks.py", 1)]

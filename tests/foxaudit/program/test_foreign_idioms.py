@@ -832,3 +832,43 @@ def test_sphinx_gallery_examples_are_run_to_render_the_gallery(tmp_path: Path, l
         "docs/tutorials/env_creation.py": '"""Make an environment."""\n\n\nclass MyEnv:\n    pass\n',
         "docs/helpers/unused.py": "def gone():\n    return 0\n",
     }) == ["docs/helpers/unused.py"]  # fmt: skip
+
+
+def test_pyyaml_python_tags_name_the_modules_they_import(tmp_path: Path) -> None:
+    # textual's mkdocs.yml: `format: !!python/name:docs._doc.format_svg`; PyYAML imports the module.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "", "lib/_doc.py": "def format_svg(source):\n    return source\n",
+        "lib/_state.py": "class State:\n    pass\n", "lib/_unused.py": "",
+        "mkdocs.yml": "markdown_extensions:\n  - pymdownx.superfences:\n      custom_fences:\n"
+                      "        - format: !!python/name:lib._doc.format_svg\n"
+                      "state: !!python/object/apply:lib._state.State []\n",
+    }) == ["lib/_unused.py"]  # fmt: skip
+
+
+def test_a_pathlib_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
+    # scrapy's docs/conf.py: `sys.path.append(str(Path(__file__).parent / "_ext"))`, then the
+    # extension by its bare name; `joinpath` the same.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs/conf.py": "import sys\nfrom pathlib import Path\n\n"
+                        "sys.path.append(str(Path(__file__).parent / \"_ext\"))\n"
+                        "sys.path.insert(0, str(Path(__file__).parent.joinpath('tools')))\n"
+                        "import myext\nimport helper\n",
+        "docs/_ext/myext.py": "def setup(app):\n    return app\n",
+        "docs/tools/helper.py": "X = 1\n",
+        "docs/other/helper2.py": "X = 1\n",
+    }) == ["docs/other/helper2.py"]  # fmt: skip
+
+
+def test_a_lazy_module_object_imports_the_name_it_is_given(tmp_path: Path) -> None:
+    # optuna's `_LazyImport("optuna.study._dataframe")`: the module is imported on first use.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "from lib._lazy import LazyImport\n\n_frame = LazyImport(\"lib._frame\")\n",
+        "lib/_lazy.py": "import importlib\n\n\nclass LazyImport:\n    def __init__(self, name):\n"
+                        "        self._name = name\n\n    def __getattr__(self, item):\n"
+                        "        return getattr(importlib.import_module(self._name), item)\n",
+        "lib/_frame.py": "def to_frame(rows):\n    return list(rows)\n",
+        "lib/_orphan.py": "",
+        "lib/_named.py": "",
+        "lib/cache.py": "def remember(name):\n    return name\n\n\nKEY = remember(\"lib._named\")\n",
+    }) == ["lib/_named.py", "lib/_orphan.py"]  # fmt: skip
