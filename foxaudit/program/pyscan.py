@@ -1216,9 +1216,10 @@ class _Scanner:
             self.callees.append((func, method, scope, record[_BOUND_TO]))
         elif subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
             self.subscript_write(obj, method)
-        if args and "lazy" in func.rpartition(".")[2].lower():
+        if args and ("lazy" in func.rpartition(".")[2].lower() or func.rpartition(".")[2] == "include"):
             # optuna's `_LazyImport("optuna.study._dataframe")`, TensorFlow's `LazyLoader("np",
-            # globals(), "numpy")`: a lazy module object imports the dotted name it is given.
+            # globals(), "numpy")`: a lazy module object imports the dotted name it is given;
+            # Django's `include("shop.urls")` imports the URL configuration it names.
             for arg in args:
                 if arg[_KIND] == "str" and _DOTTED.fullmatch(str(arg[_VALUE])):
                     self.summary.imports.append(ImportRef(str(arg[_VALUE]), (), "", self.span(node),

@@ -161,6 +161,9 @@ def import_graph(program: Program) -> ImportGraph:
     # Hydra's `_target_: pkg.module.Class` in a YAML file: the framework imports the module.
     for name, why in _config_entries(program, derived).items():
         entries.setdefault(name, why)
+    # A Django settings module and what it names: Django imports them by their dotted strings.
+    for name, why in _django_entries(program).items():
+        entries.setdefault(name, why)
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
     for name in [n for n in entries if first_path_match(modules[n].path, settings.out_of_scope)]:
         del entries[name]
@@ -562,6 +565,64 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
             if name is not None:
                 found.setdefault(name, "test root" if is_test else f"named by `_target_` in `{path}:{line}`")
     return found
+
+
+# What Django imports of an installed app by convention: its AppConfig and models when it starts,
+# `admin` (autodiscovery), `urls` (an `include`), every migration (`migrate`), management command
+# (`manage.py <name>`) and template tag library (`{% load %}`); `signals`/`tasks` by the app's
+# `ready()` and Celery's autodiscovery; `tests` by the test runner.
+_DJANGO_APP_MODULES = ("apps", "models", "admin", "urls", "signals", "tasks", "tests")
+_DJANGO_APP_PACKAGES = ("migrations", "management", "templatetags", "tests")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _django_entries(program: Program) -> dict[str, str]:
+    """A module that assigns ``INSTALLED_APPS`` is a Django settings module: Django imports it by
+    the name ``DJANGO_SETTINGS_MODULE`` holds, then every project module its upper-case settings
+    name as strings (``ROOT_URLCONF = "proj.urls"``, ``WSGI_APPLICATION``, ``MIDDLEWARE``, the
+    apps), and the conventional modules of each installed app. A name resolves as an
+    ``_target_``'s does (``_config_entries``): against the settings' directory and the ones above
+    it, nearest first (``manage.py`` beside the settings package puts that folder on ``sys.path``)."""
+    found: dict[str, str] = {}
+    for name, module in sorted(program.modules.items()):
+        apps = module.summary.constants.get("INSTALLED_APPS")
+        if apps is None or apps.kind not in ("list", "concat"):
+            continue
+        found.setdefault(name, "a Django settings module (it assigns `INSTALLED_APPS`)")
+        why = f"named in the Django settings `{module.path}`"
+        directories = module.path.split("/")[:-1]
+        bases = [".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
+                 if all(part.isidentifier() for part in directories[:cut])]
+        bases.append("")
+        for setting, value in sorted(module.summary.constants.items()):
+            if not setting.isupper():
+                continue
+            for text in _string_literals_in(value):
+                target = _named_module(program, text, bases) if _DOTTED_NAME.fullmatch(text) else None
+                if target is None:
+                    continue
+                found.setdefault(target, why)
+                if setting != "INSTALLED_APPS":
+                    continue
+                app = target if program.modules[target].is_package else target.rpartition(".")[0]
+                for member in (f"{app}.{part}" for part in _DJANGO_APP_MODULES):
+                    if member in program.modules:
+                        found.setdefault(member, f"a conventional module of the Django app `{app}`")
+                packages = tuple(f"{app}.{package}" for package in _DJANGO_APP_PACKAGES)
+                for member in program.modules:
+                    if member.startswith(packages) and (member in packages or member.startswith(tuple(p + "." for p in packages))):
+                        found.setdefault(member, f"a conventional module of the Django app `{app}`")
+    return found
+
+
+def _string_literals_in(value: Arg) -> list[str]:
+    """Every string literal of a constant, whatever else it holds: itself, a list's items, a `+`
+    chain's operands (``INSTALLED_APPS = DJANGO_APPS + ["shop"]``)."""
+    if value.kind == "str":
+        return [str(value.value)]
+    if value.kind in ("list", "concat") and isinstance(value.value, tuple):
+        return [text for item in value.value for text in _string_literals_in(item)]
+    return []
 
 
 def _nested_project_entries(

@@ -872,3 +872,28 @@ def test_a_lazy_module_object_imports_the_name_it_is_given(tmp_path: Path) -> No
         "lib/_named.py": "",
         "lib/cache.py": "def remember(name):\n    return name\n\n\nKEY = remember(\"lib._named\")\n",
     }) == ["lib/_named.py", "lib/_orphan.py"]  # fmt: skip
+
+
+def test_a_django_project_reaches_what_its_settings_name(tmp_path: Path) -> None:
+    # celery's examples/django: manage.py sets DJANGO_SETTINGS_MODULE; the settings name the apps,
+    # the URL configuration and the WSGI application as strings, and Django imports each app's
+    # conventional modules (models, admin, migrations, commands, template tags) itself.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "site/manage.py": "import os\n\nif __name__ == '__main__':\n"
+                          "    os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'proj.settings')\n",
+        "site/proj/__init__.py": "",
+        "site/proj/settings.py": "INSTALLED_APPS = ['django.contrib.auth'] + ['shop.apps.ShopConfig']\n"
+                                 "ROOT_URLCONF = 'proj.urls'\nWSGI_APPLICATION = 'proj.wsgi.application'\n"
+                                 "MIDDLEWARE = ['proj.middleware.Timing']\nhelper_name = 'proj.unused'\n",
+        "site/proj/urls.py": "from django.urls import include, path\n\nurlpatterns = [path('', include('shop.urls'))]\n",
+        "site/proj/wsgi.py": "application = None\n", "site/proj/middleware.py": "class Timing:\n    pass\n",
+        "site/proj/unused.py": "",
+        "site/shop/__init__.py": "", "site/shop/apps.py": "", "site/shop/models.py": "", "site/shop/admin.py": "",
+        "site/shop/urls.py": "from shop import views\n\nurlpatterns = [views.index]\n",
+        "site/shop/views.py": "def index(request):\n    return request\n",
+        "site/shop/migrations/__init__.py": "", "site/shop/migrations/0001_initial.py": "",
+        "site/shop/management/__init__.py": "", "site/shop/management/commands/__init__.py": "",
+        "site/shop/management/commands/seed.py": "", "site/shop/templatetags/__init__.py": "",
+        "site/shop/templatetags/shop_tags.py": "", "site/shop/unused.py": "",
+    }) == ["site/proj/unused.py", "site/shop/unused.py"]  # fmt: skip
