@@ -456,6 +456,7 @@ class ModuleSummary:
         self.constants: dict[str, Arg] = {}  # module-level NAME = literal
         self.defined_names: set[str] = set()  # module-level names bound
         self.has_main_guard = False
+        self.has_shebang = False  # a `#!…python…` first line: the file is run by path
         self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
         self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
         self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
@@ -1005,6 +1006,8 @@ class _Scanner:
             operator = node.child_by_field_id(self.f.operator)
             if left is not None and left.type == "subscript":
                 self.subscript_write(left, self.text(operator) if operator is not None else "+=")
+        first_line = self.source.text[:200].partition("\n")[0]
+        summary.has_shebang = first_line.startswith("#!") and "python" in first_line
         for child in root.named_children:
             if child.type == "if_statement":
                 condition = child.child_by_field_id(self.f.condition)

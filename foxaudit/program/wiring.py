@@ -149,6 +149,8 @@ def import_graph(program: Program) -> ImportGraph:
             entries.setdefault(name, "__main__ module")
         elif module.summary.has_main_guard:
             entries.setdefault(name, "`if __name__ == \"__main__\"` script")
+        elif module.summary.has_shebang:
+            entries.setdefault(name, "script (a `#!` line naming Python: run by path)")
         elif settings.entry_points and name_matches(name, settings.entry_points):
             entries.setdefault(name, "configured entry point")
         elif any(name == package or name.startswith(package + ".") for package in settings.public_packages) and not any(
@@ -778,6 +780,7 @@ _PATH_DIVISION = re.compile(r"""/\s*[rRuU]?(["'])([\w.-]+)\1""")
 def _sys_path_additions(module: Module) -> tuple[str, ...]:
     """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
     literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``,
+    ``sys.path.append(os.path.abspath("ext"))``,
     ``sys.path.append(str(Path(__file__).parent / "_ext"))``, ``….joinpath("_ext")``)."""
     if not _may_extend_sys_path(module.summary):
         return ()
@@ -792,7 +795,7 @@ def _sys_path_additions(module: Module) -> tuple[str, ...]:
                 # pathlib: `str(Path(__file__).parent / "_ext")` (scrapy's and sphinx's docs/conf.py)
                 literals.append("/".join(match.group(2) for match in _PATH_DIVISION.finditer(argument.text)))
         for inner in calls:
-            if inner is not call and inner.method in ("join", "joinpath") \
+            if inner is not call and inner.method in ("join", "joinpath", "abspath", "realpath") \
                     and call.span.line <= inner.span.line <= call.span.end_line:
                 literals.extend(str(a.value) for a in inner.args if a.kind == "str")
         for literal in literals:

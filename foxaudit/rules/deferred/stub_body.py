@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from foxaudit.program.project import Project
 
 CODE = "FX902"
-DEFAULT_TEST_FILES = ("tests/", "test/", "test_*.py", "*_test.py", "conftest.py")
+# Test modules and the data they read (mypy's `test-data/`: builtins stubs written as `.py`, plugins
+# meant to misbehave).
+DEFAULT_TEST_FILES = ("tests/", "test/", "test_*.py", "*_test.py", "conftest.py", "test-data/", "test_data/",
+                      "testdata/")
 DEFAULT_EXEMPT_DECORATORS = (
     "abstractmethod",
     "abstractproperty",
@@ -713,8 +716,12 @@ def _is_test(function: tree_sitter.Node, name: str, owner: tree_sitter.Node | No
             statement.type == "return_statement" and statement.named_child_count for statement in body.named_children):
         return False  # it returns a value: a callback named `test_*` (pytest warns on a test that returns)
     if owner is not None:
+        # A `Test*` class pytest collects is a module's (a class defined in a test's body is its data).
         owner_name = owner.child_by_field_name("name")
-        return owner_name is not None and owner_name.text.decode().startswith("Test")
+        holder = owner.parent.parent if owner.parent is not None and owner.parent.type == "decorated_definition" \
+            else owner.parent
+        return owner_name is not None and owner_name.text.decode().startswith("Test") \
+            and holder is not None and holder.type == "module"
     holder = function.parent
     if holder is not None and holder.type == "decorated_definition":
         holder = holder.parent
@@ -1702,6 +1709,13 @@ class StubBody(Rule):
                 "        synchronize = accelerator.synchronize\n    synchronize()\n    return fn()\n"),
         Example("def initialize_metrics(cfg=None):\n    pass\n\n\ntry:\n    from metrics.static_init import *\n"
                 "except ModuleNotFoundError:\n    pass\n"),
+        # Test data: a builtins stub written as `.py` (mypy's test-data/), and a `Test*` class made
+        # inside a test, which no runner collects (its `test` method is the test's data).
+        Example("def len(o: object) -> int: pass\ndef abs(x: int) -> int: ...\n", path="test-data/fixtures/ir.py"),
+        Example("import inspect\n\n\nclass TestSignatures:\n    def test_of_method(self):\n"
+                "        class TestClass:\n            def test(self, arg0: str) -> None:\n                pass\n\n"
+                "        assert str(inspect.signature(TestClass.test)) == '(self, arg0: str) -> None'\n",
+                path="tests/test_sig.py"),
         # A callback in a keyword argument's tuple (sphinx's `add_node(n, html=(visit, depart))`).
         Example("def visit_node(translator, node):\n    translator.add('x')\n\n\n"
                 "def depart_node(translator, node):\n    return None\n\n\n"

@@ -897,3 +897,23 @@ def test_a_django_project_reaches_what_its_settings_name(tmp_path: Path) -> None
         "site/shop/management/commands/seed.py": "", "site/shop/templatetags/__init__.py": "",
         "site/shop/templatetags/shop_tags.py": "", "site/shop/unused.py": "",
     }) == ["site/proj/unused.py", "site/shop/unused.py"]  # fmt: skip
+
+
+def test_a_shebang_script_in_a_package_folder_is_run_by_path(tmp_path: Path) -> None:
+    # sphinx's utils/bump_version.py: `#!/usr/bin/env python3` beside an `__init__.py`.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "", "utils/__init__.py": "",
+        "utils/bump_version.py": "#!/usr/bin/env python3\nimport sys\n\nprint(sys.argv[1])\n",
+        "utils/helpers.py": "X = 1\n", "utils/shell.py": "#!/bin/sh\nX = 1\n",
+    }) == ["utils/helpers.py", "utils/shell.py"]  # fmt: skip
+
+
+def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
+    # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
+    # by its bare name.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs/conf.py": "import os\nimport sys\n\nsys.path.append(os.path.abspath('ext'))\nextensions = ['linker']\n",
+        "docs/ext/linker.py": "def setup(app):\n    return app\n",
+        "docs/ext/unused.py": "X = 1\n",
+    }) == ["docs/ext/unused.py"]  # fmt: skip
