@@ -359,6 +359,8 @@ TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 # Callees whose literal argument names a module the call imports (an ImportRef of the index).
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "__import__"})
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# A quoted `module.path:Name` reference, the whole string (`"app.agents.remote:RemoteAgent"`).
+_MODULE_COLON_ATTR = re.compile(r"""(?<![\w.])["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):[A-Za-z_]\w*["']""")
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 # The encoded body of a summary made as an index alone (``scan_python(body=False)``): its body is
 # scanned when an analysis first reads it (``ModuleSummary.rescan_with``).
@@ -1008,6 +1010,7 @@ class _Scanner:
                 self.subscript_write(left, self.text(operator) if operator is not None else "+=")
         first_line = self.source.text[:200].partition("\n")[0]
         summary.has_shebang = first_line.startswith("#!") and "python" in first_line
+        self.colon_references()
         for child in root.named_children:
             if child.type == "if_statement":
                 condition = child.child_by_field_id(self.f.condition)
@@ -1038,6 +1041,20 @@ class _Scanner:
             self.summary.imports.append(
                 ImportRef(name, (), alias, self.span(node), type_checking, scope=scope)
             )
+
+    def colon_references(self) -> None:
+        """A string that is exactly `module.path:Name` (an entry-point-style reference: plugin
+        registries, `strategy_path="my_strategies:EMACross"`) names a module that code imports
+        when it resolves the reference: a dynamic import of it, from the module's top level."""
+        text = self.source.text
+        if ":" not in text:
+            return
+        for match in _MODULE_COLON_ATTR.finditer(text):
+            start, end = match.span(1)
+            line = text.count("\n", 0, start) + 1
+            column = start - text.rfind("\n", 0, start)
+            self.summary.imports.append(ImportRef(match.group(1), (), "", _span(line, column, line, column + end - start),
+                                                  False, dynamic=True))
 
     def from_statement(self, node: tree_sitter.Node) -> None:
         scope, _ = self.scope_of(node)

@@ -163,6 +163,9 @@ def import_graph(program: Program) -> ImportGraph:
     # Hydra's `_target_: pkg.module.Class` in a YAML file: the framework imports the module.
     for name, why in _config_entries(program, derived).items():
         entries.setdefault(name, why)
+    # A project nested in the tree that a `setup.py` declares: what it ships is its API.
+    for name, why in _nested_setup_entries(program).items():
+        entries.setdefault(name, why)
     # A Django settings module and what it names: Django imports them by their dotted strings.
     for name, why in _django_entries(program).items():
         entries.setdefault(name, why)
@@ -625,6 +628,37 @@ def _string_literals_in(value: Arg) -> list[str]:
     if value.kind in ("list", "concat") and isinstance(value.value, tuple):
         return [text for item in value.value for text in _string_literals_in(item)]
     return []
+
+
+def _nested_setup_entries(program: Program) -> dict[str, str]:
+    """A ``setup.py`` below the root that calls ``setup(...)`` at module level declares a project
+    of its own (torchsparse's ``examples/openpcdet/setup.py``, installed with ``pip install -e``
+    and imported by the framework it plugs into): the packages beside it (and in its ``src/``),
+    what ``find_packages()`` finds there, ship as that project's API, as a nested
+    ``pyproject.toml``'s do, and the modules its ``py_modules`` lists."""
+    found: dict[str, str] = {}
+    for name, module in sorted(program.modules.items()):
+        if not module.path.endswith("/setup.py") or "." not in name:
+            continue
+        if not any(func in ("setup", "setuptools.setup") for func, _, _ in module.summary.module_calls):
+            continue
+        directories = module.path.split("/")[:-1]
+        base = ".".join(directories)
+        packages: set[str] = set()
+        for member, found_module in program.modules.items():
+            for prefix in (base + ".", base + ".src."):
+                if found_module.is_package and member.startswith(prefix) and "." not in member[len(prefix):]:
+                    packages.add(member[len(prefix):])
+        packages.discard("src")
+        # `py_modules=["foo"]`: single modules it ships (pre-commit's test hook repositories).
+        for call in module.summary.calls:
+            listed = call.kwarg("py_modules") if call.func in ("setup", "setuptools.setup") and not call.scope else None
+            if listed is not None and listed.kind == "list":
+                packages.update(str(item.value) for item in listed.value if item.kind == "str")  # type: ignore[union-attr]
+        targets = tuple((1, package) for package in sorted(packages))
+        found.update({key: value for key, value in _nested_project_entries(program, module.path, directories, targets).items()
+                      if key not in found})
+    return found
 
 
 def _nested_project_entries(

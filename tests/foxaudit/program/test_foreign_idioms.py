@@ -917,3 +917,32 @@ def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> N
         "docs/ext/linker.py": "def setup(app):\n    return app\n",
         "docs/ext/unused.py": "X = 1\n",
     }) == ["docs/ext/unused.py"]  # fmt: skip
+
+
+def test_a_project_a_nested_setup_py_declares_ships_its_packages_and_modules(tmp_path: Path) -> None:
+    # torchsparse's examples/openpcdet/setup.py (`packages=find_packages()`), pre-commit's test hook
+    # repository (`py_modules=["foo"]`): installed with pip, imported by the framework they plug into.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "examples/plugin/setup.py": "from setuptools import find_packages, setup\n\n"
+                                    "setup(name='my_plugin', packages=find_packages())\n",
+        "examples/plugin/my_plugin/__init__.py": "", "examples/plugin/my_plugin/models/__init__.py": "",
+        "examples/plugin/my_plugin/models/backbone.py": "", "examples/plugin/my_plugin/_private.py": "",
+        "hooks/repo/setup.py": "from setuptools import setup\n\nsetup(name='foo', py_modules=['foo'])\n",
+        "hooks/repo/foo.py": "def main():\n    return 0\n", "hooks/repo/bar.py": "",
+        "hooks/notes/setup.py": "def setup(app):\n    return app\n", "hooks/notes/x/__init__.py": "",
+    }) == ["examples/plugin/my_plugin/_private.py", "hooks/notes/setup.py", "hooks/notes/x/__init__.py",
+           "hooks/repo/bar.py"]  # fmt: skip
+
+
+def test_a_module_colon_name_string_imports_the_module(tmp_path: Path) -> None:
+    # Megatron's agent registry (`"megatron.rl.agent.remote:RemoteAgent"`), nautilus_trader's
+    # `strategy_path="examples.live.strategies:EMACross"`: the loader imports the module part.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/_registry.py": "AGENTS = {'remote': 'lib._remote:RemoteAgent'}\n",
+        "lib/_remote.py": "class RemoteAgent:\n    pass\n", "lib/_unused.py": "",
+        "lib/api.py": "from lib._registry import AGENTS\n\nURL = 'http://host:80'\nNOTE = 'see lib._unused: gone'\n",
+        "examples/live/run.py": "from lib import api\n\napi.load('examples.live.strategies:EMACross')\n",
+        "examples/live/strategies.py": "class EMACross:\n    pass\n",
+    }) == ["lib/_unused.py"]  # fmt: skip
