@@ -21,6 +21,7 @@ nvcc accepts                          the grammar is given
 ``float &__restrict__ x``             ``float &            x`` (a restrict reference: a reference)
 ``int s = {}`` (a default argument)   ``int s = 0 `` (a value-initialised default)
 ``h.operator float()``                ``h.operator_float()`` (a conversion called by name)
+``template <typename T = void*>``     ``template <typename T = void >`` (a pointer type's default)
 ====================================  ===========================================================
 
 When the tree still has errors, the file-scope uses of the function-like macros the file itself
@@ -212,6 +213,9 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"asm", re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),
     (b"template", re.compile(rb"\b((?:extern\s+)?template\s+(?:class|struct)\s+[\w:]+\s*<[^;{}]*>\s*;)"), _blank_group(1)),
     (b"typeid", re.compile(rb"\b(typeid)(?=\s*\()"), _replace_group(1, b"sizeof")),
+    # `template <typename T = void*>`: the grammar reads no pointer in a type parameter's default.
+    (b"*", re.compile(rb"\b(?:typename|class)\s+\w+\s*=\s*(?:const\s+)?[\w:]+(?:\s*<[^<>;{}()]*>)?\s*(\*+)(?=\s*[,>])"),
+     _blank_group(1)),
     # `float &__restrict__ x`: the grammar takes the qualifier after `*`, not after `&`.
     (b"__restrict", re.compile(rb"&\s*(__restrict__|__restrict)\b"), _blank_group(1)),
     # `int s = {}` as a default argument: the grammar wants a type before the braces there.

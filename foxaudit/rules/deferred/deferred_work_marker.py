@@ -133,6 +133,8 @@ def _blank_code_spans(text: str) -> str:
 # `see TODO in ...`, `(see the FIXME above)`: the comment points at a marker elsewhere (reported
 # where it is written, when it is in the tree); the pointer itself promises nothing.
 _REFERS_TO_TAG = re.compile(r"\bsee\s+(?:the\s+)?$", re.IGNORECASE)
+# "the TODO above its definition", "that FIXME below": a pointer at a marker written elsewhere.
+_POINTS_AT_TAG = re.compile(r"\s+(?:above|below)\b", re.IGNORECASE)
 
 
 # A tag word used as a placeholder inside a name, path or command (`sys.XXX`, `XXX.json`,
@@ -155,8 +157,11 @@ def _upper_anywhere(text: str, matchers: _Matchers, context: str | None = None) 
     for match in matchers.upper.finditer(blanked):
         if match.group() == "XXX" and metavariable:
             continue
-        if _REFERS_TO_TAG.search(blanked, 0, match.start()):
+        if _REFERS_TO_TAG.search(blanked, 0, match.start()) or _POINTS_AT_TAG.match(blanked, match.end()):
             continue
+        quote = blanked[match.start() - 1 : match.start()]
+        if quote in ("'", '"') and blanked.startswith(quote, match.end()):
+            continue  # `"api_key": "XXX"`: the tag is a quoted value (a placeholder in an example payload)
         if _IN_A_NAME_BEFORE.search(blanked, 0, match.start()) or _IN_A_NAME_AFTER.match(blanked, match.end()):
             continue
         if match.group() == "XXX" and not blanked.startswith(":", match.end()) and _PLACEHOLDER_NOUN.search(
@@ -253,6 +258,11 @@ class DeferredWorkMarker(Rule):
         Example("# Todoist sync runs nightly\n# XXXL size is allowed\n"),
         Example('TAGS = ("TODO", "FIXME", "XXX", "HACK", "TBD")\n'),
         Example('def search(text):\n    """Find markers."""\n    return "TODO" in text or text.startswith("FIXME")\n'),
+        # A quoted tag is a value (an example payload's placeholder); "the TODO above" points at a marker.
+        Example('def payload():\n    """Build the message.\n\n    {"type": "subscribe", "api_key": "XXX"}\n    """\n'
+                '    return {}\n'),
+        Example('def update(original):\n    # Not needed if the map used hashes, as suggested in the TODO above its definition\n'
+                '    return dict(original)\n'),
         Example('message = f"found TODO in {path}"\n'),
         Example('def scan():\n    """Report each `TODO` tag the scanner sees."""\n'
                 "    return 1\n"),

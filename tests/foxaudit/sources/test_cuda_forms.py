@@ -28,6 +28,8 @@ FORMS = {
     "anonymous enum with a base": "typedef enum : int { ADAM_MODE_0 = 0, ADAM_MODE_1 = 1 } adamMode_t;\n",
     "GNU attribute in a type": "using v4sf = float __attribute__((vector_size(16)));\n"
                                "typedef __attribute__((__vector_size__(4 * sizeof(float)))) float floatx4_t;\n",
+    "pointer default of a type parameter": "struct S {\n  template <typename ptr_t = void*, class U = float **>\n"
+                                           "  __device__ ptr_t get() const { return nullptr; }\n};\n",
     "restrict reference": "__device__ void f(float &__restrict__ x, int& __restrict y) { x = y; }\n",
     "braces as a default argument": "__device__ int f(int a, int s = {}, int t = { }) { return a + s + t; }\n",
     "conversion operator called by name": "struct H { __device__ operator float() const { return 1.0f; } };\n"
