@@ -597,14 +597,23 @@ def _answered_in_parallel_module(program: Program, module: Module, name: str, an
 
 
 def _parallel(one: Module, other: Module) -> bool:
-    """The two modules' names differ in exactly one part below the top, a package on both sides."""
-    first, second = one.name.split("."), other.name.split(".")
+    """The two modules' names differ in exactly one part below the top, a package on both sides
+    (a file named after its package counts without that prefix: hummingbot's
+    `kraken/kraken_web_utils` and `hyperliquid/hyperliquid_web_utils` are one interface's)."""
+    first, second = _unprefixed(one.name), _unprefixed(other.name)
     if len(first) != len(second):
         return False
     differing = [index for index, (a, b) in enumerate(zip(first, second)) if a != b]
     if len(differing) != 1 or differing[0] == 0:
         return False
     return differing[0] < len(first) - 1 or (one.is_package and other.is_package)
+
+
+def _unprefixed(name: str) -> list[str]:
+    parts = name.split(".")
+    if len(parts) >= 2 and parts[-1].startswith(parts[-2] + "_") and len(parts[-1]) > len(parts[-2]) + 1:
+        parts[-1] = parts[-1][len(parts[-2]) + 1 :]
+    return parts
 
 
 def _file_ancestors(klass: str, names: _FileNames) -> set[str]:

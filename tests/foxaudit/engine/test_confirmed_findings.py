@@ -325,3 +325,14 @@ def test_the_folders_pytest_collects_from_hold_test_modules(project, tmp_path):
     assert _stubs(check(resolve(settings), cache_dir=tmp_path / "b")) == []
     own = Settings(root=root, select=("FX902",), rules={"FX902": {"test-files": ["tests/"]}}, pyproject=settings.pyproject)
     assert _stubs(check(resolve(own), cache_dir=tmp_path / "c")) == [("t/unit/tasks.py", 1)]
+
+
+def test_a_backend_module_named_after_its_package_is_parallel_to_its_siblings(project, tmp_path):
+    # hummingbot's connectors: `kraken/kraken_web_utils.py` and `alpha/alpha_web_utils.py` are one
+    # interface's modules; `alpha/alpha_other.py` is parallel to nothing that defines the name.
+    kraken = "def is_exchange_information_valid(info):\n    return info.get('status') == 'online'\n"
+    alpha = "def is_exchange_information_valid(info):\n    return True\n"
+    root = project({"pkg/__init__.py": "", "pkg/kraken/__init__.py": "", "pkg/alpha/__init__.py": "",
+                    "pkg/kraken/kraken_web_utils.py": kraken, "pkg/alpha/alpha_web_utils.py": alpha,
+                    "pkg/alpha/alpha_other.py": alpha})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/alpha/alpha_other.py", 1)]
