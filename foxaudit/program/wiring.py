@@ -265,6 +265,8 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
         targets = _import_targets(program, ref.module, ref.names, known)
         if not targets and derived and not ref.dynamic:
             targets = _path_relative_targets(program, name, module, ref.module, ref.names, known, extra_roots)
+        if not targets and derived:
+            targets = _installed_name_targets(program, ref.module, ref.names, known)
         if ref.type_checking:
             typing.update(targets)
             continue
@@ -409,8 +411,9 @@ def _derived_entries(program: Program) -> dict[str, str]:
             found[name] = "script outside any package (runs a call at import)"
         elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"
-        elif name.split(".")[0] in libraries and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
-            top = name.split(".")[0]
+        elif any(name == library or name.startswith(library + ".") for library in libraries) \
+                and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
+            top = next(library for library in sorted(libraries) if name == library or name.startswith(library + "."))
             found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
 
@@ -512,7 +515,23 @@ def _listed_packages(program: Program) -> set[str]:
     names none."""
     pyproject = program.project.pyproject if isinstance(program.project.pyproject, dict) else {}
     listed = {top for top in (name.split(".")[0] for name in shipped_names(pyproject, scripts=False)) if top in program.modules}
-    return listed or _found_packages(program, pyproject)
+    return listed or _namespace_included_packages(program, pyproject) or _found_packages(program, pyproject)
+
+
+def _namespace_included_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
+    """``packages.find`` ``include = ["megatron.core", "megatron.core.*"]`` where ``megatron/`` is a
+    namespace directory (no ``__init__.py``, so no module): the dotted packages the patterns
+    start with ship (Megatron-LM's ``megatron.core``)."""
+    tool = pyproject.get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    packages = setuptools.get("packages") if isinstance(setuptools, dict) else None
+    find = packages.get("find") if isinstance(packages, dict) else None
+    include = find.get("include") if isinstance(find, dict) else None
+    if not isinstance(include, list):
+        return set()
+    prefixes = {str(item).split("*", 1)[0].rstrip(".") for item in include if isinstance(item, str)}
+    return {prefix for prefix in prefixes if "." in prefix and prefix in program.modules
+            and prefix.split(".")[0] not in program.modules}
 
 
 def _found_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
@@ -642,6 +661,7 @@ def _nested_setup_entries(program: Program) -> dict[str, str]:
             continue
         if not any(func in ("setup", "setuptools.setup") for func, _, _ in module.summary.module_calls):
             continue
+        found.setdefault(name, "the setup.py of a project nested in the tree (run by pip or by path)")
         directories = module.path.split("/")[:-1]
         base = ".".join(directories)
         packages: set[str] = set()
@@ -718,6 +738,49 @@ def _import_targets(program: Program, module: str, names: tuple[tuple[str, str],
         if candidate in known:
             targets.add(candidate)
     return targets
+
+
+def _installed_name_targets(program: Program, target: str, names: tuple[tuple[str, str], ...], known: set[str]) -> set[str]:
+    """An absolute import under a namespace directory of the project that names no module there,
+    resolved as the build installs the tree (faiss's CMake copies ``contrib/`` to ``faiss.contrib``
+    and ``faiss/python/`` to ``faiss``): ``faiss.contrib.datasets`` is ``contrib.datasets`` when
+    that is a module, else the one module ``faiss.<X>.<rest>`` (``faiss.loader`` is
+    ``faiss.python.loader``) when exactly one exists."""
+    head, _, rest = target.partition(".")
+    memo = program.project.memo.setdefault("FX201:namespace-heads", {})
+    heads = memo.get(id(known))
+    if heads is None:
+        heads = memo[id(known)] = _namespace_heads(known)
+    if head not in heads:
+        return set()
+    found: set[str] = set()
+    directly_below = [name for name in heads[head].get("", ()) if name in program.modules and program.modules[name].is_package]
+    if not rest and len(directly_below) == 1:
+        found.update(directly_below)  # `import faiss`: the one package directly below runs (faiss/python)
+    for dotted in (rest, *(f"{rest}.{imported}" if rest else imported for imported, _ in names if imported != "*")):
+        if not dotted:
+            continue
+        if dotted in known:
+            found.add(dotted)
+            continue
+        nested = heads[head].get(dotted, ())
+        if len(nested) == 1:
+            found.update(nested)
+    return found
+
+
+def _namespace_heads(known: set[str]) -> dict[str, dict[str, list[str]]]:
+    """Each top-level name that holds project modules but is no module itself (a directory with
+    no ``__init__.py``) → each module below it by its name less the head and one more part
+    (``faiss.python.loader`` → ``loader``; the modules directly below it under ``""``)."""
+    heads: dict[str, dict[str, list[str]]] = {}
+    for name in known:
+        head, _, rest = name.partition(".")
+        if rest and head not in known:
+            below = heads.setdefault(head, {})
+            inner = rest.partition(".")[2]
+            below.setdefault(inner, []).append(name)
+    return heads
 
 
 def _path_relative_targets(

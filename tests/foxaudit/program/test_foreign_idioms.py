@@ -921,9 +921,11 @@ def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> N
 
 def test_a_project_a_nested_setup_py_declares_ships_its_packages_and_modules(tmp_path: Path) -> None:
     # torchsparse's examples/openpcdet/setup.py (`packages=find_packages()`), pre-commit's test hook
-    # repository (`py_modules=["foo"]`): installed with pip, imported by the framework they plug into.
+    # repository (`py_modules=["foo"]`): installed with pip, imported by the framework they plug into;
+    # the setup.py itself is run, inside a package folder too (faiss's faiss/python/setup.py).
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
+        "examples/plugin/__init__.py": "",
         "examples/plugin/setup.py": "from setuptools import find_packages, setup\n\n"
                                     "setup(name='my_plugin', packages=find_packages())\n",
         "examples/plugin/my_plugin/__init__.py": "", "examples/plugin/my_plugin/models/__init__.py": "",
@@ -946,3 +948,27 @@ def test_a_module_colon_name_string_imports_the_module(tmp_path: Path) -> None:
         "examples/live/run.py": "from lib import api\n\napi.load('examples.live.strategies:EMACross')\n",
         "examples/live/strategies.py": "class EMACross:\n    pass\n",
     }) == ["lib/_unused.py"]  # fmt: skip
+
+
+def test_a_package_included_under_a_namespace_directory_ships(tmp_path: Path) -> None:
+    # Megatron-LM: `megatron/` has no `__init__.py` and `packages.find` includes `megatron.core`.
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'megatron-core'\nversion = '1'\n\n"
+                          "[tool.setuptools.packages.find]\ninclude = ['megatron.core', 'megatron.core.*']\n",
+        "megatron/core/__init__.py": "", "megatron/core/legacy/__init__.py": "",
+        "megatron/core/legacy/old_model.py": "", "megatron/core/_private.py": "",
+        "megatron/training/__init__.py": "", "megatron/training/unused.py": "",
+    }) == ["megatron/core/_private.py", "megatron/training/__init__.py", "megatron/training/unused.py"]  # fmt: skip
+
+
+def test_imports_by_the_installed_name_of_a_namespace_directory_resolve(tmp_path: Path) -> None:
+    # faiss: CMake installs `faiss/python/` as `faiss` and `contrib/` as `faiss.contrib`; the tests
+    # and benchmarks import those names. An external name whose tail happens to be a project
+    # module (`torch.utils.data` beside a project `utils/data.py`) stays external.
+    assert _fx201(tmp_path, {
+        "faiss/python/__init__.py": "from .loader import load\n", "faiss/python/loader.py": "def load():\n    return 1\n",
+        "contrib/__init__.py": "", "contrib/datasets.py": "", "benchs/bench_fw/__init__.py": "",
+        "benchs/bench_fw/benchmark.py": "", "utils/__init__.py": "", "utils/data.py": "",
+        "tests/test_datasets.py": "import faiss\nfrom faiss.contrib import datasets\nimport torch.utils.data\n",
+        "benchs/bench_codecs.py": "from faiss.benchs.bench_fw.benchmark import Benchmark\n\nBenchmark()\n",
+    }) == ["utils/__init__.py", "utils/data.py"]  # fmt: skip
