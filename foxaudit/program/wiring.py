@@ -89,6 +89,15 @@ class DynamicImport:
     # time (``exec(open(path).read())``, ``runpy.run_path(path)``), which may be any module shaped
     # like a config file (prefix '').
     kind: str = "import"
+    # A bare name built from parts (`f"{kind}_{name}"`): the glob the last part of the name fits.
+    pattern: str = ""
+
+    def may_load(self, name: str) -> bool:
+        """Whether the call may import the module ``name``."""
+        if not name.startswith(self.prefix):
+            return False
+        return not self.pattern or ("." not in name[len(self.prefix):]
+                                    and fnmatch.fnmatchcase(name[len(self.prefix):], self.pattern))
 
     @property
     def package(self) -> str:
@@ -195,7 +204,7 @@ def import_graph(program: Program) -> ImportGraph:
     dynamic_candidates: dict[str, DynamicImport] = {}
     for found in dynamic_imports:
         for name in modules:
-            if name.startswith(found.prefix) and name not in production and name not in tests:
+            if found.may_load(name) and name not in production and name not in tests:
                 dynamic_candidates.setdefault(name, found)
     # exec(open(path).read()) with the path from the command line: any module shaped like a config
     # file (assignments, no def or class) may be the one it runs. One note at the call, as above.
@@ -208,6 +217,15 @@ def import_graph(program: Program) -> ImportGraph:
                 and not program.out_of_scope(module.path)
             ):
                 dynamic_candidates[name] = executions[0]
+    # What only those modules import runs when one of them does: unresolved under the same call
+    # (Megatron-LM's checkpoint plugins share a `utils` nothing else imports).
+    reached_from_candidates = _reach(edges, sorted(dynamic_candidates))
+    for name in sorted(reached_from_candidates):
+        if name not in production and name not in tests and name not in dynamic_candidates:
+            root = name
+            while reached_from_candidates[root] != root:
+                root = reached_from_candidates[root]
+            dynamic_candidates[name] = dynamic_candidates[root]
     rows: list[ModuleRow] = []
     for name in sorted(modules, key=lambda n: modules[n].path):
         module = modules[name]
@@ -819,7 +837,7 @@ def import_graph_reads_body(summary: ModuleSummary) -> bool:
 
 
 # Calls that load one Python file by its path: importlib's loaders and runpy.
-PATH_LOAD_METHODS = frozenset({"SourceFileLoader", "spec_from_file_location", "run_path"})
+PATH_LOAD_METHODS = frozenset({"SourceFileLoader", "spec_from_file_location", "run_path", "DEFINE_config_file"})
 # A Python file name written as a string literal: `"tox_conf.py"`, `'ext/build.py'`.
 _PY_FILE_LITERAL = re.compile(r"""["']([\w./-]*\w\.py)["']""")
 
@@ -836,7 +854,8 @@ def _extension_names(module: Module) -> list[str]:
 def _loaded_by_path(name: str, module: Module, known: set[str]) -> set[str]:
     """Project modules ``module`` loads by a literal file path: ``SourceFileLoader("ext", str(here /
     "ext.py")).load_module()``, ``spec_from_file_location("ext", os.path.join(d, "ext.py"))``,
-    ``runpy.run_path("tools/gen.py")``. The path is read from the call's arguments (and the calls
+    ``runpy.run_path("tools/gen.py")``, ml_collections' ``config_flags.DEFINE_config_file("config",
+    "configs/default.py")`` (the flag's default file, loaded when the flag is not given). The path is read from the call's arguments (and the calls
     nested in them) as a string literal naming a ``.py`` file; it is resolved against the loading
     module's package (its directory), then the project root. A path built from variables alone
     names nothing."""
@@ -981,7 +1000,8 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         if arg is not None and arg.kind == "fstring":
             prefix = _fstring_head(arg.text)
             if prefix == "":
-                found.extend(_imports_under_a_parameter(program, module, call, arg, production, tests))
+                under = _imports_under_a_parameter(program, module, call, arg, production, tests)
+                found.extend(under or _imports_beside_the_caller(module, call, arg))
                 continue
         elif arg is not None and arg.kind == "concat" and arg.value and arg.value[0].kind == "str":  # type: ignore[index]
             prefix = str(arg.value[0].value)  # type: ignore[index]
@@ -998,7 +1018,9 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
                 prefix = f"{base}." if base else None
         # `f"._{snake(name)}"` under `textual.widgets`: the head may end inside the module's name
         # (`textual.widgets._`); the package is what comes before its last dot.
-        if prefix and "." in prefix and prefix.rpartition(".")[0] in program.modules:
+        package_of = prefix.rpartition(".")[0] if prefix else ""
+        if prefix and "." in prefix and (package_of in program.modules or any(
+                name.startswith(package_of + ".") for name in program.modules)):  # a namespace directory too
             found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
     return found
 
@@ -1016,7 +1038,7 @@ def _built_name_bound_to(module: Module, call: Call, name: str) -> Arg | None:
 
 
 # The methods of the calls ``_file_executions`` reads: ``exec(...)``, ``runpy.run_path(...)``.
-FILE_EXEC_METHODS = frozenset({"exec", "run_path"})
+FILE_EXEC_METHODS = frozenset({"exec", "run_path", "DEFINE_config_file"})
 # What reads a file's text (``open(p).read()``, ``Path(p).read_text()``) and what opens one.
 _READS = frozenset({"read", "read_text", "read_bytes"})
 _OPENS = frozenset({"open", "io.open", "codecs.open", "Path", "pathlib.Path"})
@@ -1031,6 +1053,10 @@ def _file_executions(program: Program, production: dict[str, str], tests: dict[s
     found: list[DynamicImport] = []
     for module, call in program.iter_calls_named(FILE_EXEC_METHODS):
         if module.name not in production and module.name not in tests:
+            continue
+        if call.method == "DEFINE_config_file":
+            # ml_collections: `--config=configs/tpu.py` names the file to run; any config may be it.
+            found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="exec"))
             continue
         arg = call.args[0] if call.args else call.kwarg("path_name") or call.kwarg("source")
         if arg is None:
@@ -1082,32 +1108,53 @@ def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> boo
 
 def _config_shaped(module: Module) -> bool:
     """A module shaped like a config file that ``exec`` runs: it binds names at module level and
-    defines no function or class, has no ``__main__`` guard and is no package. It may import
-    (``import time`` for a value like ``"run-" + str(time.time())``): what it imports is still
-    imported. Tests are not configs."""
+    defines no function or class, has no ``__main__`` guard and is no package — or, the
+    ml_collections convention, defines ``get_config`` and nothing else. It may import (``import
+    time`` for a value like ``"run-" + str(time.time())``): what it imports is still imported.
+    Tests are not configs."""
     summary = module.summary
     return (
         not module.is_package
         and not module.is_test
         and not summary.has_main_guard
         and not summary.classes
-        and not summary.function_names
-        and bool(summary.defined_names)
+        and (not summary.function_names and bool(summary.defined_names) or summary.function_names == {"get_config"})
     )
 
 
 def _package_named(program: Program, module: Module, arg: Arg) -> str | None:
     """The package an argument names: ``__name__``/``__package__`` (the module's own package),
-    ``pkg.__name__`` or ``pkg`` for an imported project package."""
+    ``pkg.__name__`` or ``pkg`` for an imported project package, a string literal or a module
+    constant (imported or not) naming a package or a namespace directory."""
     text = arg.text.strip()
     if text == "__name__":
         return module.name  # the anchor of a relative name: `.x` under it
     if text == "__package__":
         return module.name if module.is_package else module.name.rpartition(".")[0]
-    if arg.kind == "str" and isinstance(arg.value, str) and arg.value in program.modules:
-        return arg.value
+    if arg.kind in ("name", "attribute") and not text.endswith(".__name__"):
+        # hummingbot's `package=SCRIPT_STRATEGIES_MODULE`, a constant (maybe imported) holding the name
+        constant, _owner = _constant(program, module, arg)
+        if constant is not None and constant.kind == "str":
+            arg = constant
+    if arg.kind == "str" and isinstance(arg.value, str) and (
+            arg.value in program.modules or any(name.startswith(arg.value + ".") for name in program.modules)):
+        return arg.value  # a package, or a namespace directory (`scripts/` with no `__init__.py`)
     canonical = program.canonical(module, text.removesuffix(".__name__"))
     return canonical if canonical in program.modules and program.modules[canonical].is_package else None
+
+
+def _imports_beside_the_caller(module: Module, call: Call, arg: Arg) -> list[DynamicImport]:
+    """``import_module(f"{plugin_type}_{name}")``: a bare name built from parts, with no package,
+    is found on ``sys.path`` — beside the script that runs (Megatron-LM's ``tools/checkpoint/
+    convert.py`` loads ``loader_core`` and ``saver_core``). The modules of the caller's folder whose
+    names fit the literal parts (``*_*``) may be the one; one note at the call."""
+    parts = _fstring_parts(arg.text) or []
+    pattern = "".join("*" if kind != "text" else text for kind, text in parts)
+    literal = "".join(text for kind, text in parts if kind == "text")
+    if not literal or "." in pattern or not all(character.isalnum() or character in "_*" for character in pattern):
+        return []
+    folder = module.name if module.is_package else module.name.rpartition(".")[0]
+    return [DynamicImport(Site(module.path, call.span, call.scope), arg.text, f"{folder}." if folder else "", pattern=pattern)]
 
 
 def _imports_under_a_parameter(

@@ -972,3 +972,57 @@ def test_imports_by_the_installed_name_of_a_namespace_directory_resolve(tmp_path
         "tests/test_datasets.py": "import faiss\nfrom faiss.contrib import datasets\nimport torch.utils.data\n",
         "benchs/bench_codecs.py": "from faiss.benchs.bench_fw.benchmark import Benchmark\n\nBenchmark()\n",
     }) == ["utils/__init__.py", "utils/data.py"]  # fmt: skip
+
+
+def test_ml_collections_config_files_are_run_by_their_flag(tmp_path: Path) -> None:
+    # flax's examples: `config_flags.DEFINE_config_file("config", "configs/default.py")` loads the
+    # default file; with no default, `--config=configs/tpu.py` picks one: the `get_config` modules
+    # are one note at that call, not orphans.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", "lib/__init__.py": "",
+        "examples/ppo/ppo_main.py": "from ml_collections import config_flags\n\n"
+                                    "config_flags.DEFINE_config_file('config', 'configs/default.py')\n",
+        "examples/ppo/configs/default.py": "import ml_collections\n\n\ndef get_config():\n    return ml_collections.ConfigDict()\n",
+        "examples/imagenet/main.py": "from ml_collections import config_flags\n\n"
+                                     "config_flags.DEFINE_config_file('config', None, 'the configuration')\n",
+        "examples/imagenet/configs/tpu.py": "import ml_collections\n\n\ndef get_config():\n    return ml_collections.ConfigDict()\n",
+        "examples/imagenet/helpers.py": "def unused():\n    return 1\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["examples.ppo.configs.default"] == WIRED
+    assert status["examples.imagenet.configs.tpu"] == UNRESOLVED
+    assert [(d.path, d.line) for d in findings(analysis, "FX201")] == [("examples/imagenet/helpers.py", 1),
+                                                                     ("examples/imagenet/main.py", 3)]
+
+
+def test_a_bare_name_built_from_parts_may_load_the_modules_beside_the_caller(tmp_path: Path) -> None:
+    # Megatron-LM's tools/checkpoint/convert.py: `import_module(f"{plugin_type}_{name}")` loads
+    # `loader_core` or `saver_core` from its own folder; `utils`, which only they import, runs with
+    # them. One note at the call; a module whose name does not fit (`report`) is an orphan.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", "lib/__init__.py": "",
+        "tools/checkpoint/convert.py": "import importlib\n\n\ndef load_plugin(plugin_type, name):\n"
+                                       "    return importlib.import_module(f'{plugin_type}_{name}')\n\n\n"
+                                       "load_plugin('loader', 'core')\n",
+        "tools/checkpoint/loader_core.py": "import utils\n", "tools/checkpoint/saver_core.py": "import utils\n",
+        "tools/checkpoint/utils.py": "X = 1\n", "tools/checkpoint/report.py": "X = 1\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert {status[f"tools.checkpoint.{name}"] for name in ("loader_core", "saver_core", "utils")} == {UNRESOLVED}
+    assert [(d.path, d.line) for d in findings(analysis, "FX201")] == [("tools/checkpoint/convert.py", 5),
+                                                                     ("tools/checkpoint/report.py", 1)]
+
+
+@pytest.mark.parametrize("package", ["SCRIPTS_MODULE", "'scripts'"])
+def test_a_relative_import_under_a_constant_or_a_namespace_package_is_one_note(tmp_path: Path, package: str) -> None:
+    # hummingbot: `import_module(f".{name}", package=SCRIPT_STRATEGIES_MODULE)`, the constant imported
+    # from its settings, and `scripts/` has no `__init__.py`.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", "lib/__init__.py": "",
+        "lib/settings.py": "SCRIPTS_MODULE = 'scripts'\n",
+        "lib/core.py": "import importlib\n\nfrom lib.settings import SCRIPTS_MODULE\n\n\n"
+                       f"def load(name):\n    return importlib.import_module(f'.{{name}}', package={package})\n",
+        "scripts/simple_pmm.py": "class SimplePMM:\n    pass\n",
+    })  # fmt: skip
+    assert _modules(analysis)["scripts.simple_pmm"] == UNRESOLVED
+    assert [d.path for d in findings(analysis, "FX201")] == ["lib/core.py"]
