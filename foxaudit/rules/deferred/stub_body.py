@@ -886,8 +886,19 @@ _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|n
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
                            r"|legacy|backwards? compat\w*)\b", re.IGNORECASE)
 # ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
-_SAYS_DEFERRED = re.compile(r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|later|yet|for now|(?:as|is|a|just) placeholder)\b",
-                            re.IGNORECASE)
+# "later" and "yet" only where they defer work: "implement later", "will be added later", "not yet
+# implemented", "yet to be written" — not "Blackwell and later architectures", "9.0 or later",
+# "later used in …", "hasn't been processed yet", "does nothing, yet it helps".
+_SAYS_DEFERRED = re.compile(
+    r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|for now|(?:as|is|a|just) placeholder)\b"
+    r"|\b(?:implement\w*|add\w*|do|done|handle\w*|support\w*|fix\w*|fill\w*|finish\w*|revisit\w*|address\w*"
+    r"|writ\w*|come|coming)(?:\W+\w+){0,3}?\W+later\b"
+    r"|\bnot\s+(?:\w+\s+)?(?:\w+(?:ed|en)|done|available|ready)\s+yet\b"
+    r"|\bnot\s+yet\s+(?:been\s+)?(?:\w+(?:ed|en)|done|available|ready)\b"
+    r"|\byet\s+to\s+be\b|\bnot\s+yet\b(?=\W*$)",
+    re.IGNORECASE)
+# A docstring's doctest lines (`>>> …`, `... …`) are an example's code, not what the docstring says.
+_DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)[^\n]*$", re.MULTILINE)
 # mypy's error code for a function whose body is empty while its annotation promises a value.
 # (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`, or in
 # ruff's own suppression by code or rule name, `# ruff: ignore[empty-method-without-abstract-decorator]`).
@@ -971,7 +982,7 @@ def _marked_pending(function: tree_sitter.Node) -> bool:
     docstrings = [child.text.decode(errors="replace") for child in body.named_children
                   if child.type == "expression_statement" and child.named_child_count == 1
                   and child.named_children[0].type in ("string", "concatenated_string")] if body is not None else []
-    texts = [*_comments(function), *_comments_above(function), *docstrings,
+    texts = [*_comments(function), *_comments_above(function), *(_DOCTEST_LINE.sub("", text) for text in docstrings),
              _not_implemented_message(body) if body is not None else ""]
     # (A `TODO` about the documentation — "explain", "provide an example" — or about the type
     # annotations — "not type correctly", "mypy" — is no pending work in the body.)
@@ -1725,6 +1736,17 @@ class StubBody(Rule):
                 "        class TestClass:\n            def test(self, arg0: str) -> None:\n                pass\n\n"
                 "        assert str(inspect.signature(TestClass.test)) == '(self, arg0: str) -> None'\n",
                 path="tests/test_sig.py"),
+        # "later" and "yet" that defer no work ("Blackwell and later", "later used in", "does nothing,
+        # yet it helps"), a doctest's comment, and a marker on a method a subclass implements (the
+        # marker is about the design; FX901 reports it).
+        Example("def fp4_align(recipe):\n    \"\"\"FP4 GEMM requires Blackwell and later architectures.\"\"\"\n"
+                "    # pylint: disable=unused-argument\n    return 128\n\n\nALIGN = fp4_align(None)\n"),
+        Example("class Module:\n    def setup(self):\n        \"\"\"Initialise lazily.\n\n        >>> class M(Module):\n"
+                "        ...   def setup(self):\n        ...     # attributes do not yet work here\n"
+                "        ...     self.conv = None\n        \"\"\"\n        pass\n"),
+        Example("class Visitor:\n    # TODO: no visit_typeinfo yet; maybe resolve this in some direction.\n"
+                "    def visit_var(self, o):\n        raise NotImplementedError\n\n\n"
+                "class Counter(Visitor):\n    def visit_var(self, o):\n        return 1\n"),
         # A callback in a keyword argument's tuple (sphinx's `add_node(n, html=(visit, depart))`).
         Example("def visit_node(translator, node):\n    translator.add('x')\n\n\n"
                 "def depart_node(translator, node):\n    return None\n\n\n"
@@ -1961,6 +1983,15 @@ class StubBody(Rule):
             if found is None:
                 return
             confirm = found
+        elif owner is not None and (owner_name := owner.child_by_field_name("name")) is not None \
+                and not _is_test(node, label, owner, ctx.path):
+            # A marker on a method that a class of its family implements is about the design (where
+            # it is called, which classes implement it: FX901 reports the marker itself); the
+            # family, in this file or across the program, decides as for an unmarked method.
+            answer = constant_answer(node)
+            if _implemented_in_file_family(owner_name.text.decode(), label, names, answer):
+                return
+            confirm = (_qualified_name(owner), label, answer, "")
         ctx.report(
             CODE,
             name if name is not None else node,
