@@ -884,7 +884,7 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
-                           r"|legacy|backwards? compat\w*)\b", re.IGNORECASE)
+                           r"|legacy|backwards? compat\w*|(?:does|do) ?n[o']?t need|needs no|is enough)\b", re.IGNORECASE)
 # ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
 # "later" and "yet" only where they defer work: "implement later", "will be added later", "not yet
 # implemented", "yet to be written" — not "Blackwell and later architectures", "9.0 or later",
@@ -973,6 +973,22 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
 
 def _returns_a_value(body: tree_sitter.Node) -> bool:
     return any(statement.type == "return_statement" and statement.named_child_count for statement in body.named_children)
+
+
+def _class_says_no_op(function: tree_sitter.Node, owner: tree_sitter.Node) -> bool:
+    """The section comment over a group of methods (the nearest comment above the method in the
+    class body, past the methods between) or the class's docstring says the bodies do nothing
+    (gsplat's `# -- Topology hooks (no-op defaults) --`)."""
+    node = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
+    sibling = node.prev_sibling
+    while sibling is not None and sibling.type in ("function_definition", "decorated_definition"):
+        sibling = sibling.prev_sibling
+    if sibling is not None and sibling.type == "comment" and _SAYS_NO_OP.search(sibling.text.decode(errors="replace")):
+        return True
+    body = owner.child_by_field_name("body")
+    first = body.named_children[0] if body is not None and body.named_children else None
+    return first is not None and first.type == "expression_statement" and first.named_child_count == 1 \
+        and first.named_children[0].type == "string" and bool(_SAYS_NO_OP.search(first.text.decode(errors="replace")))
 
 
 def _marked_pending(function: tree_sitter.Node) -> bool:
@@ -1379,7 +1395,12 @@ class StubBody(Rule):
     including templates and `extern "C"` blocks) whose body is empty (`{}`, comments only) or
     only a bare `return;`. Constructors and destructors are not stubs: an empty constructor body
     makes a type default-constructible on the device, and an initializer list
-    (`half(float v) : data_(v) {}`) is where a constructor does its work.
+    (`half(float v) : data_(v) {}`) is where a constructor does its work. As in Python, an empty
+    body is deliberate when a comment in it or right above it gives the reason ("an empty kernel
+    is enough to enforce ordering", "doesn't need implementing") and none says the work is pending,
+    when the name says so (`kdummy`, `noop`, `warmup_kernel`), for a member function of a struct or
+    class (a policy's answer, reported with `unmarked-methods`) and for an overload of a function
+    the file implements for another type.
 
     ## Why is this bad
     Invariant 9, no deferred work. A stub compiles, imports and gets called, so the feature
@@ -1736,6 +1757,18 @@ class StubBody(Rule):
                 "        class TestClass:\n            def test(self, arg0: str) -> None:\n                pass\n\n"
                 "        assert str(inspect.signature(TestClass.test)) == '(self, arg0: str) -> None'\n",
                 path="tests/test_sig.py"),
+        # CUDA bodies meant empty: a reason beside it, a name that says so, a policy struct's member,
+        # an overload for a type that needs nothing.
+        Example("static __global__ void tiny_delay_kern() {\n  // An empty kernel is enough to enforce ordering.\n}\n"
+                "__global__ void kdummy() {}\n__global__ void warmup_kernel() {}\n", path="order.cu"),
+        Example("struct CodecFloat {\n  // float needs no per-kernel setup\n  inline __device__ void initKernel(float* s) {}\n"
+                "  __device__ void encodePartial(float* d, float v) const {}\n};\n", path="codec.cuh"),
+        Example("template <typename T>\n__device__ void acc(float l, T g, float* grad) { *grad += g * l; }\n"
+                "template <typename T>\n__device__ void acc(float, T, int*) {}\n", path="grads.cuh"),
+        # A section comment over a group of hooks (or the class docstring) says they do nothing.
+        Example("from abc import ABC, abstractmethod\n\n\nclass Scene(ABC):\n    @abstractmethod\n"
+                "    def get(self, name):\n        ...\n\n    # -- topology hooks (no-op defaults) --\n\n"
+                "    def on_duplicate(self, sel):\n        pass\n\n    def on_remove(self, mask):\n        pass\n"),
         # "later" and "yet" that defer no work ("Blackwell and later", "later used in", "does nothing,
         # yet it helps"), a doctest's comment, and a marker on a method a subclass implements (the
         # marker is about the design; FX901 reports it).
@@ -1799,11 +1832,16 @@ class StubBody(Rule):
         Example('extern "C" {\n__global__ void __launch_bounds__(256) k(float* x) {}\n}\n', path="k.cu", expect=1),
         # What no build compiles (`#if 0`) is no body.
         Example("__global__ void k(float* c) {\n#if 0\n  c[0] = 1.0f;\n#endif\n}\n", path="k.cu", expect=1),
-        Example("struct __align__(16) Pair { float a, b; };\n__host__ __device__ void noop(Pair p) { }\n",
+        Example("struct __align__(16) Pair { float a, b; };\n__host__ __device__ void combine(Pair p) { }\n",
                 path="pair.cuh", expect=1),
         Example("def f(x):\n    pass\n", options={"exempt-decorators": []}, expect=1),
+        # A member function's empty body is reported when methods are judged (as Python's), or
+        # when something says its work is pending.
         Example("struct Indexer {\n  __device__ Indexer(int n) : n_(n) {}\n  __device__ void set(int i) {\n  }\n"
-                "  int n_;\n};\n", path="indexer.cuh", expect=1),
+                "  int n_;\n};\n", path="indexer.cuh", options={"unmarked-methods": True}, expect=1),
+        Example("struct Indexer {\n  // TODO: bounds\n  __device__ void check(int i) {}\n};\n", path="indexer.cuh", expect=1),
+        Example("__device__ void scale(float* x) {\n  // not implemented yet, because of the layout\n}\n", path="s.cu",
+                expect=1),
         Example("@cache  # memoised\ndef table(n):\n    pass\n", expect=1),
         # A class merely named Protocol, or a Protocol that is not typing's, declares nothing.
         Example("class Protocol:\n    pass\n\nclass Reader(Protocol):\n    def read(self, n):\n        ...\n", options={"unmarked-methods": True}, expect=1),
@@ -2035,6 +2073,8 @@ class StubBody(Rule):
             return None  # `class Table(dict): def update(...): raise NotImplementedError`: the type refuses it
         if RAISE_NOT_IMPLEMENTED in placeholder and _refusal_by_design(owner, label, names):
             return None  # `writable()` answers False, or `get = _is_disabled`: a refusal the class declares
+        if _is_empty(placeholder) and _class_says_no_op(node, owner):
+            return None  # `# -- Topology hooks (no-op defaults) --` above the group, or the class docstring says so
         abstract = _is_abstract_base(owner, names)
         if abstract and _is_empty(placeholder):
             # An empty method of an abstract base class is reported whatever its subclasses do, as
@@ -2115,12 +2155,23 @@ class StubBody(Rule):
             return
         if _in_a_specialisation(node):
             return  # `template <class T> struct Sort<1, T> { static __device__ void run(T*) {} };`: a recursion's base case
+        label = name.text.decode() if name is not None else "function"
+        comments = _cuda_comments(node)
+        if any(_SAYS_DEFERRED.search(comment) for comment in comments):
+            pass  # a `TODO` or "not implemented yet" beside it: pending, whatever else is said
+        elif any(_SAYS_NO_OP.search(comment) or _GIVES_REASON.search(comment) for comment in comments):
+            return  # "// An empty kernel is enough to enforce ordering", "// doesn't need implementing"
+        elif _CUDA_STAND_IN.search(label):
+            return  # `kdummy`, `warmup_kernel`, `noop`: the name says the empty body is the point
+        elif _is_cuda_member(node) and not options.unmarked_methods:
+            return  # a policy struct's member (`CodecFloat::initKernel`): its class's answer, as a Python method's
+        elif name is not None and label in _cuda_implemented_names(ctx):
+            return  # an overload for a type that needs nothing, beside the one that does the work
         first, last = body.start_point[0] + 1, body.end_point[0] + 1
         if any(region.first_line <= last and region.last_line >= first and not region.dead
                for region in ctx.source.cuda.inactive):
             return  # its code is in a branch this configuration does not compile (`#if __CUDA_ARCH__ == 750`): another build's
 
-        label = name.text.decode() if name is not None else "function"
         qualifier = "/".join(sorted(spaces.intersection(options.cuda_qualifiers)))
         what = "a bare `return;`" if statements else "empty"
         ctx.report(
@@ -2129,6 +2180,56 @@ class StubBody(Rule):
             f"{qualifier} function `{label}` is a stub: its body is {what} — invariant 9: finish it or don't start it",
             hint="implement the kernel or delete it (and its launch)",
         )
+
+
+# CUDA names that say an empty body is the point: a dummy or no-op kernel, a warm-up launch.
+_CUDA_STAND_IN = re.compile(r"dummy|no_?op|warm_?up|empty", re.IGNORECASE)
+
+
+def _cuda_comments(definition: tree_sitter.Node) -> list[str]:
+    """The comments in a CUDA function's body and those right above it (or above its template)."""
+    body = definition.child_by_field_name("body")
+    found = [child.text.decode(errors="replace") for child in body.named_children if child.type == "comment"] \
+        if body is not None else []
+    node = definition.parent if definition.parent is not None and definition.parent.type == "template_declaration" \
+        else definition
+    sibling = node.prev_sibling
+    while sibling is not None and sibling.type == "comment" and node.start_point[0] - sibling.end_point[0] <= 1:
+        found.append(sibling.text.decode(errors="replace"))
+        node, sibling = sibling, sibling.prev_sibling
+    return found
+
+
+def _is_cuda_member(definition: tree_sitter.Node) -> bool:
+    """A member function defined in a struct or class body."""
+    holder = definition.parent
+    while holder is not None and holder.type in ("template_declaration", "access_specifier"):
+        holder = holder.parent
+    return holder is not None and holder.type == "field_declaration_list"
+
+
+def _cuda_implemented_names(ctx: FileContext) -> frozenset[str]:
+    """The names of the file's CUDA functions with a body that does something (read once per file)."""
+    found = ctx.state.get(f"{CODE}:cuda-implemented")
+    if found is None:
+        names = set()
+        for definition in tree_sitter.QueryCursor(_cuda_query("(function_definition) @f")).captures(
+                ctx.source.tree.root_node).get("f", []):
+            body = definition.child_by_field_name("body")
+            name = function_name(definition)
+            statements = [child for child in body.named_children if child.type != "comment"] if body is not None else []
+            if name is not None and statements and not (
+                    len(statements) == 1 and statements[0].type == "return_statement" and statements[0].named_child_count == 0):
+                names.add(name.text.decode())
+        found = ctx.state[f"{CODE}:cuda-implemented"] = frozenset(names)
+    return found
+
+
+@functools.cache
+def _cuda_query(pattern: str) -> tree_sitter.Query:
+    import tree_sitter_cuda
+
+    return tree_sitter.Query(tree_sitter.Language(tree_sitter_cuda.language()), pattern)
 
 
 def _in_a_specialisation(definition: tree_sitter.Node) -> bool:
