@@ -133,6 +133,12 @@ def _blank_code_spans(text: str) -> str:
 # `see TODO in ...`, `(see the FIXME above)`: the comment points at a marker elsewhere (reported
 # where it is written, when it is in the tree); the pointer itself promises nothing.
 _REFERS_TO_TAG = re.compile(r"\bsee\s+(?:the\s+)?$", re.IGNORECASE)
+# A tag in a cell of a table drawn with `|` (reST grid tables in a docstring's literal block).
+_TABLE_CELL_BEFORE = re.compile(r"\|[ \t]*$")
+_TABLE_CELL_AFTER = re.compile(r"[ \t]*\|")
+# A tag named as an example or in a list of tags: "like FIXME, XXX", "such as TODO", "FIXME and XXX".
+_NAMED_AS_EXAMPLE = re.compile(r"\b(?:like|such as|e\.g\.,?|for example,?|including|as in)\s+$"
+                               r"|\b(?:TODO|FIXME|XXX|HACK)(?:,|\s+(?:and|or))\s+$")
 # "the TODO above its definition", "that FIXME below": a pointer at a marker written elsewhere.
 _POINTS_AT_TAG = re.compile(r"\s+(?:above|below)\b", re.IGNORECASE)
 
@@ -162,6 +168,15 @@ def _upper_anywhere(text: str, matchers: _Matchers, context: str | None = None) 
         quote = blanked[match.start() - 1 : match.start()]
         if quote in ("'", '"') and blanked.startswith(quote, match.end()):
             continue  # `"api_key": "XXX"`: the tag is a quoted value (a placeholder in an example payload)
+        line_start = blanked.rfind("\n", 0, match.start()) + 1
+        line_end = blanked.find("\n", match.end())
+        before, after = blanked[line_start : match.start()], blanked[match.end() : line_end if line_end >= 0 else None]
+        if before.replace('"""', "").count('"') % 2 == 1 and '"' in after.replace('"""', ""):
+            continue  # `# print("XXX in pass %d" % n)`: inside a string of commented-out code
+        if _TABLE_CELL_BEFORE.search(before) and _TABLE_CELL_AFTER.match(after):
+            continue  # `| XXX |`: a cell of a table drawn in text
+        if _NAMED_AS_EXAMPLE.search(before):
+            continue  # "notes in the code like FIXME, XXX": the tags are named, not used
         if _IN_A_NAME_BEFORE.search(blanked, 0, match.start()) or _IN_A_NAME_AFTER.match(blanked, match.end()):
             continue
         if match.group() == "XXX" and not blanked.startswith(":", match.end()) and _PLACEHOLDER_NOUN.search(
@@ -259,6 +274,10 @@ class DeferredWorkMarker(Rule):
         Example('TAGS = ("TODO", "FIXME", "XXX", "HACK", "TBD")\n'),
         Example('def search(text):\n    """Find markers."""\n    return "TODO" in text or text.startswith("FIXME")\n'),
         # A quoted tag is a value (an example payload's placeholder); "the TODO above" points at a marker.
+        Example('class Table:\n    \"\"\"A table, like::\n\n       +-----+-----+\n       | AAA | XXX |\n'
+                '       +-----+-----+\n    \"\"\"\n'),
+        Example('class NotesChecker:\n    \"\"\"Checks for warning notes in the code like FIXME, XXX.\"\"\"\n'),
+        Example('def check(nodes):\n    # print(\"XXX in pass %d\" % len(nodes))\n    return nodes\n'),
         Example('def payload():\n    """Build the message.\n\n    {"type": "subscribe", "api_key": "XXX"}\n    """\n'
                 '    return {}\n'),
         Example('def update(original):\n    # Not needed if the map used hashes, as suggested in the TODO above its definition\n'
