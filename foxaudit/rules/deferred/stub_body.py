@@ -308,8 +308,11 @@ def _file_names(walked: _Walked) -> _FileNames:
             call = next((child for child in decorator.named_children if child.type == "call"), None)
             arguments = call.child_by_field_name("arguments") if call is not None else None
             for argument in arguments.named_children if arguments is not None else ():
-                if argument.type == "identifier":
-                    handed.add(argument.text.decode())
+                if argument.type == "keyword_argument":  # `dataclass_transform(field_specifiers=(f,))`
+                    argument = argument.child_by_field_name("value") or argument
+                for item in argument.named_children if argument.type in ("tuple", "list") else (argument,):
+                    if item.type == "identifier":
+                        handed.add(item.text.decode())
         unreadable = {
             klass for klass, full in written.items()
             if any(("." in base or base not in bases) and _unreadable_base(base) for base in full)
@@ -569,6 +572,32 @@ def _compared_by_identity(program: Program) -> frozenset[str]:
                     keys.add(key)
         found = memo[f"{CODE}:identities"] = frozenset(keys)
     return found
+
+
+def _referenced_as_a_value(program: Program, module: Module, name: str) -> bool:
+    """Another module puts the function, imported by name, in a module-level table (sphinx's
+    `OPTION_SPEC = {"no-index": bool_option}`), or binds a module-level name to it (pre-commit's
+    `health_check = lang_base.basic_health_check` in each language module): a callback, whose
+    constant is the answer its caller wants. (A parameter's default in another module is not
+    seen: the summary keeps no defaults.)"""
+    target = f"{module.name}.{name}"
+    for other in program.modules.values():
+        if other is module or other.is_test:
+            continue  # (a test names what it checks: `assert task`, a double's target)
+        summary = other.summary
+        for ref in summary.imports:
+            if ref.module != module.name or ref.dynamic:
+                continue
+            local = next((alias or imported for imported, alias in ref.names if imported == name), None)
+            if local is not None and any(
+                    re.search(rf"(?<![\w'\"]){re.escape(local)}(?![\w'\"(])", constant.text)
+                    for constant in summary.constants.values() if constant.kind not in ("str", "name", "attribute")):
+                return True  # a module-level table or tuple holds it: `SPEC = {"no-index": bool_option}`
+        for constant in summary.constants.values():
+            if constant.kind in ("name", "attribute") and constant.dotted.rpartition(".")[2] == name \
+                    and program.canonical(other, constant.dotted) == target:
+                return True
+    return False
 
 
 def _answered_in_parallel_module(program: Program, module: Module, name: str, answer: str) -> bool:
@@ -858,7 +887,8 @@ _CONSTANT_WORDS = frozenset({"always", "default", "constant"})
 _SAYS_NO_OP = re.compile(r"\bno[- ]?op\b|\b(?:does|do) nothing\b|\b(?:don't|do not) do anything\b|\bnothing to do\b"
                          r"|\bnothing to (?:do|save|clean|release|free|close|flush)\b|\bintentionally (?:empty|blank)\b"
                          r"|\bdummy function\b|\bonly exists? (?:to|for)\b|\bfor (?:backwards? )?compatibility\b"
-                         r"|\bfor typing purposes\b|\bfor (?:the )?type checkers?\b", re.IGNORECASE)
+                         r"|\bfor typing purposes\b|\bfor (?:the )?type checkers?\b|\bfor (?:pytype|mypy|pyright|pyre)\b",
+                         re.IGNORECASE)
 # Words of a marker that asks for documentation, not code ("Better explain how ...", "provide an example").
 _ABOUT_DOCS = re.compile(r"\b(?:explain|describe|description|document(?:ation)?|docstring|docs?|an example|wording)\b",
                          re.IGNORECASE)
@@ -880,7 +910,7 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
                            r"|\bhas no\b|\bmocked\b|\bonly (?:implemented|supported|available)\b|\bplease\b"
                            r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b"
                            r"|\bno longer (?:supported|available|used)\b|\bcan only be (?:set|called|used|read)\b"
-                           r"|\b(?:does|do)(?: not|n't) provide\b", re.IGNORECASE)
+                           r"|\b(?:does|do)(?: not|n't) provide\b|\bunable to\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
@@ -1157,6 +1187,55 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
             handed = True
     return handed
 
+
+
+def _replaces_a_parameter(function: tree_sitter.Node, label: str) -> bool:
+    """A nested function named like a parameter of the function it is defined in: the default of a
+    callback the caller may pass (networkx's `if heuristic is None: def heuristic(u, v): return 0`)."""
+    enclosing = function.parent
+    while enclosing is not None and enclosing.type not in ("function_definition", "class_definition", "module"):
+        enclosing = enclosing.parent
+    if enclosing is None or enclosing.type != "function_definition":
+        return False
+    parameters = enclosing.child_by_field_name("parameters")
+    for parameter in parameters.named_children if parameters is not None else ():
+        name = parameter if parameter.type == "identifier" else parameter.child_by_field_name("name")
+        if name is None and parameter.named_children:
+            name = parameter.named_children[0]
+        if name is not None and name.type == "identifier" and name.text.decode() == label:
+            return True
+    return False
+
+
+def _used_only_when_type_checking(function: tree_sitter.Node, label: str, names: _FileNames) -> bool:
+    """Every use of a module-level function in its file sits under ``if TYPE_CHECKING:`` (and there is
+    one): the body never runs, the signature is what the type checker reads."""
+    module = function.parent
+    while module is not None and module.type != "module":
+        module = module.parent
+    if module is None:
+        return False
+    uses = names.identifier_uses.get(module.id)
+    if uses is None:
+        uses = names.identifier_uses[module.id] = {}
+        for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(module).get("i", []):
+            uses.setdefault(identifier.text.decode(), []).append(identifier)
+    name = function.child_by_field_name("name")
+    found = [use for use in uses.get(label, ()) if name is None or use.start_byte != name.start_byte]
+    return bool(found) and all(_under_type_checking(use) for use in found)
+
+
+def _under_type_checking(node: tree_sitter.Node) -> bool:
+    branch = node.parent
+    while branch is not None:
+        if branch.type == "if_statement":
+            condition = branch.child_by_field_name("condition")
+            consequence = branch.child_by_field_name("consequence")
+            if condition is not None and consequence is not None and _TYPE_CHECKING.match(condition.text.decode()) \
+                    and consequence.start_byte <= node.start_byte < consequence.end_byte:
+                return True
+        branch = branch.parent
+    return False
 
 
 def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
@@ -1780,6 +1859,19 @@ class StubBody(Rule):
         Example("class Visitor:\n    # TODO: no visit_typeinfo yet; maybe resolve this in some direction.\n"
                 "    def visit_var(self, o):\n        raise NotImplementedError\n\n\n"
                 "class Counter(Visitor):\n    def visit_var(self, o):\n        return 1\n"),
+        # A nested function that is a parameter's default (networkx's A* heuristic).
+        Example("def astar(graph, source, heuristic=None):\n    if heuristic is None:\n"
+                "        def heuristic(u, v):\n            return 0\n    return heuristic(source, source)\n"),
+        # Declarations for the type checker: called only under `if TYPE_CHECKING:`, a field specifier
+        # handed to `dataclass_transform`, a method "stub for pytype"; and a refusal "Unable to …".
+        Example("import typing\n\n\ndef _to_keyless(init):\n    raise NotImplementedError\n\n\nclass Rngs:\n"
+                "    if typing.TYPE_CHECKING:\n        uniform = staticmethod(_to_keyless(len))\n"),
+        Example("import typing_extensions as tpe\n\n\ndef module_field(*, kw_only=False, default=None):\n    ...\n\n\n"
+                "@tpe.dataclass_transform(field_specifiers=(module_field,))\nclass ModuleBase:\n    pass\n"),
+        Example("class PyTreeNode:\n    def replace(self, **overrides):\n        # stub for pytype\n"
+                "        raise NotImplementedError\n"),
+        Example("import ast\n\n\nclass Unparser(ast.NodeVisitor):\n    def visit_Name(self, node):\n        return node.id\n\n"
+                "    def generic_visit(self, node):\n        raise NotImplementedError('Unable to parse %s' % node)\n"),
         # A callback in a keyword argument's tuple (sphinx's `add_node(n, html=(visit, depart))`).
         Example("def visit_node(translator, node):\n    translator.add('x')\n\n\n"
                 "def depart_node(translator, node):\n    return None\n\n\n"
@@ -2060,12 +2152,16 @@ class StubBody(Rule):
             return None  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
         if _handed_on_as_callback(node, label, names):
             return None  # a nested function passed to a call or returned, never called here: a callback
+        if _replaces_a_parameter(node, label):
+            return None  # `if heuristic is None: def heuristic(u, v): return 0`: the parameter's default
         if _registered(node, label):
             return None  # a dispatch table's entry: doing nothing or a constant is its answer for that key
         if len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED:
             return None  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
         if owner is None and "." not in _qualified_name(node) and label in names.identities:
             return None  # a marker function: the code tells it apart by identity, a tracer acts in its place
+        if owner is None and _used_only_when_type_checking(node, label, names):
+            return None  # flax's `_to_keyless`: called only under `if TYPE_CHECKING:`, a declaration for the checker
         if owner is None:
             # A function's callers and sibling modules may live in other files: the whole program decides.
             return ("", _qualified_name(node), constant_answer(node), FUNCTION)
@@ -2121,6 +2217,8 @@ class StubBody(Rule):
             key = function_key(module.name, method)
             if key in _compared_by_identity(program):
                 return False  # a marker function: code tells it apart by identity (an interpreter intercepts calls to it)
+            if _referenced_as_a_value(program, module, method):
+                return False  # handed on from another module (a default value, a table's entry, an alias): a callback
             return not _answered_in_parallel_module(program, module, method, answer)
         class_key = function_key(module.name, class_name) if module is not None else ""
         if class_key not in program.classes:

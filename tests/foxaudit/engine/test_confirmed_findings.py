@@ -336,3 +336,18 @@ def test_a_backend_module_named_after_its_package_is_parallel_to_its_siblings(pr
                     "pkg/kraken/kraken_web_utils.py": kraken, "pkg/alpha/alpha_web_utils.py": alpha,
                     "pkg/alpha/alpha_other.py": alpha})
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/alpha/alpha_other.py", 1)]
+
+
+def test_a_function_another_module_hands_on_is_a_callback(project, tmp_path):
+    # sphinx's `OPTION_SPEC = {"no-index": bool_option}`, networkx's `filter_node=no_filter`,
+    # pre-commit's `health_check = lang_base.basic_health_check`: the constant is the answer the
+    # caller wants. A function another module calls keeps its finding.
+    root = project({
+        "pkg/__init__.py": "",
+        "pkg/options.py": "def bool_option(arg):\n    return True\n\n\ndef flag_value(arg):\n    return True\n",
+        "pkg/documenters.py": "from pkg.options import bool_option, flag_value\n\nSPEC = {'no-index': bool_option}\n"
+                              "FLAG = flag_value('x')\n",
+        "pkg/lang_base.py": "def basic_health_check(prefix, version):\n    return None\n",
+        "pkg/ruby.py": "from pkg import lang_base\n\nhealth_check = lang_base.basic_health_check\n",
+    })  # fmt: skip
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/options.py", 5)]
