@@ -28,7 +28,8 @@ When the tree still has errors, the file-scope uses of the function-like macros 
 defines (instantiation macros, any case) are hidden with their arguments, kept when that moves the
 first error further down; then an upper-case, macro-like name on the first error's line or up to
 eight code lines above it (``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXTENSION_LIST(X)``,
-a ``TORCH_CHECK(…)`` over several lines), a function-like macro the file defines used there (any
+a ``TORCH_CHECK(…)`` over several lines) or up to three below it (a MISSING ``;`` is placed before
+the line whose macro caused it), a function-like macro the file defines used there (any
 case: ``callranks(2) callranks(4)`` in a function), or an upper-case name whose argument list,
 however long, holds the error (``TYPE_SWITCH(dtype, T, launcher(…););``, outermost first: nested
 dispatch macros) is hidden, with its argument list, wherever it occurs — kept only when that moves
@@ -251,6 +252,7 @@ _LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*
 # `SECTION("name") {`); not followed by what makes it a value (`=`, `;`, `,`, `]`).
 _MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3}|[A-Z][A-Z0-9]{3,}(?=\())\b(?!\s*[=:;,\]])")
 _LOOKBACK_LINES = 8
+_LOOKAHEAD_LINES = 3
 _MAX_REPAIRS = 6
 _MAX_ATTEMPTS = 24
 
@@ -383,8 +385,9 @@ def _argument_list_end(view: bytes, start: int) -> int | None:
 
 def _candidates(text: bytes, error: int) -> list[bytes]:
     """Macro-like names on the error line and the few code lines above it, nearest first (an
-    upper-case name, or a function-like macro the file defines, used with arguments); then the
-    upper-case names whose open argument lists hold the error, outermost first."""
+    upper-case name, or a function-like macro the file defines, used with arguments), then on the
+    three code lines below it; then the upper-case names whose open argument lists hold the
+    error, outermost first."""
     defined = set(_FUNCTION_MACRO.findall(text))
     line_start = text.rfind(b"\n", 0, error) + 1
     names: list[bytes] = []
@@ -403,6 +406,17 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
             break
         end = line_start - 1
         line_start = text.rfind(b"\n", 0, end) + 1
+    # The code lines just below: a MISSING `;` is placed at the end of the line before the macro
+    # that caused it (`CUTLASS_DEVICE bool next()` after a constructor), and an ERROR may start at
+    # `template` lines above the macro inside the body it opens.
+    position, lines_seen = text.find(b"\n", error), 0
+    while position >= 0 and lines_seen < _LOOKAHEAD_LINES:
+        end = text.find(b"\n", position + 1)
+        code = text[position + 1 : len(text) if end < 0 else end].split(b"//", 1)[0]
+        if code.strip() and not code.lstrip().startswith((b"*", b"/*", b"#")):
+            names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names)
+            lines_seen += 1
+        position = end
     names.extend(name for name in _enclosing_macro_calls(text, error) if name not in names)
     return names
 

@@ -108,6 +108,26 @@ def test_a_statement_macro_the_file_defines_is_hidden_in_any_case() -> None:
     assert b"done(buf);" in prepared.data
 
 
+def test_a_macro_just_below_the_first_error_is_a_candidate() -> None:
+    # DeepGEMM: the MISSING `;` sits at the end of a long constructor, the line before the
+    # `CUTLASS_DEVICE` that caused it; an ERROR starting at `template` two lines above the
+    # `DG_STATIC_ASSERT(…);` in the struct body it opens.
+    initialisers = ",\n".join(f"      {name}(x)" for name in "abcdefghi")
+    data = ("struct Scheduler {\n  unsigned a, b, c, d, e, f, g, h, i;\n  CUTLASS_DEVICE Scheduler(unsigned x):\n"
+            f"{initialisers} {{}}\n\n  // advance\n  CUTLASS_DEVICE bool next(unsigned& out) {{\n    out = a;\n"
+            "    return true;\n  }\n};\n").encode()
+    assert RAW.parse(data).root_node.has_error
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("CUTLASS_DEVICE",)
+    data = (b"template <uint32_t K, uint32_t N = 256 / K>\nstruct MegaMoEScheduler {\n"
+            b"    DG_STATIC_ASSERT(N % 2 == 0, \"even\");\n};\n")
+    assert RAW.parse(data).root_node.has_error
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("DG_STATIC_ASSERT",)
+
+
 def test_a_real_syntax_error_survives_the_repairs() -> None:
     source = SourceFile.from_text("k.cu", "__global__ void k(float* x) { x[0] = ; }\n")
     assert source.tree.root_node.has_error
