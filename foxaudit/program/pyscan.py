@@ -359,6 +359,8 @@ TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 # Callees whose literal argument names a module the call imports (an ImportRef of the index).
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "__import__"})
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# PEP 723 inline script metadata: `# /// script` opens it (`uv run x.py`, `pipx run x.py`).
+_INLINE_SCRIPT_METADATA = re.compile(r"^# /// script[ \t]*$", re.MULTILINE)
 # A quoted `module.path:Name` reference, the whole string (`"app.agents.remote:RemoteAgent"`).
 _MODULE_COLON_ATTR = re.compile(r"""(?<![\w.])["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):[A-Za-z_]\w*["']""")
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
@@ -458,7 +460,7 @@ class ModuleSummary:
         self.constants: dict[str, Arg] = {}  # module-level NAME = literal
         self.defined_names: set[str] = set()  # module-level names bound
         self.has_main_guard = False
-        self.has_shebang = False  # a `#!…python…` first line: the file is run by path
+        self.run_by_path = False  # a `#!…python…` first line or a PEP 723 `# /// script` block
         self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
         self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
         self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
@@ -1009,7 +1011,8 @@ class _Scanner:
             if left is not None and left.type == "subscript":
                 self.subscript_write(left, self.text(operator) if operator is not None else "+=")
         first_line = self.source.text[:200].partition("\n")[0]
-        summary.has_shebang = first_line.startswith("#!") and "python" in first_line
+        summary.run_by_path = (first_line.startswith("#!") and "python" in first_line) or bool(
+            _INLINE_SCRIPT_METADATA.search(self.source.text, 0, 4000))
         self.colon_references()
         for child in root.named_children:
             if child.type == "if_statement":

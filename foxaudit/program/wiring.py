@@ -158,8 +158,8 @@ def import_graph(program: Program) -> ImportGraph:
             entries.setdefault(name, "__main__ module")
         elif module.summary.has_main_guard:
             entries.setdefault(name, "`if __name__ == \"__main__\"` script")
-        elif module.summary.has_shebang:
-            entries.setdefault(name, "script (a `#!` line naming Python: run by path)")
+        elif module.summary.run_by_path:
+            entries.setdefault(name, "script (a `#!` line naming Python or PEP 723 `# /// script` metadata: run by path)")
         elif settings.entry_points and name_matches(name, settings.entry_points):
             entries.setdefault(name, "configured entry point")
         elif any(name == package or name.startswith(package + ".") for package in settings.public_packages) and not any(
@@ -277,6 +277,12 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
             targets = _import_targets(program, extension, (), known) or _path_relative_targets(
                 program, name, module, extension, (), known, extra_roots)
             imported.update(target for target in targets if target != name)
+        # Other settings may name a project module as a dotted string (sphinx-autodoc2's
+        # `autodoc2_docstring_parser_regexes = [(r".*", "docs.parser")]`): Sphinx imports it.
+        for setting, value in module.summary.constants.items():
+            for text in _string_literals_in(value) if setting != "extensions" else ():
+                if "." in text and _DOTTED_NAME.fullmatch(text):
+                    imported.update(target for target in _import_targets(program, text, (), known) if target != name)
     for ref in module.summary.imports:
         if not ref.module:
             continue
@@ -512,17 +518,18 @@ def _under_test_directory(path: str, testpaths: tuple[str, ...]) -> bool:
 # Where Sphinx's sources live: a `conf.py` outside any package under one of them is its
 # configuration. (Read from the module's path alone, which the whole-program cache key covers: the
 # files beside it, `index.rst`, are not discovered.)
-_DOC_DIRECTORIES = frozenset({"doc", "docs", "documentation"})
+_DOC_DIRECTORIES = re.compile(r"docs?(?:[_-]\w+)?|docsrc|documentation")
 # The configuration files documentation builders run by path: Sphinx's, Hugging Face doc-builder's.
 _DOC_CONFIGS = frozenset({"conf.py", "_config.py"})
 
 
 def _documentation_configuration(program: Program, name: str, module: Module) -> bool:
     """A documentation builder's configuration: a `conf.py` / `_config.py` outside any package under
-    a `doc`/`docs`/`documentation` directory (what sphinx-build and doc-builder run by path)."""
+    a `doc`/`docs`/`documentation` directory, or one named like them (`docs_nnx`, `doc-src`):
+    what sphinx-build and doc-builder run by path."""
     parts = module.path.split("/")
     return (parts[-1] in _DOC_CONFIGS and name.rpartition(".")[0] not in program.modules
-            and any(part in _DOC_DIRECTORIES for part in parts[:-1]))
+            and any(_DOC_DIRECTORIES.fullmatch(part) for part in parts[:-1]))
 
 
 def _listed_packages(program: Program) -> set[str]:
@@ -1037,6 +1044,8 @@ def _built_name_bound_to(module: Module, call: Call, name: str) -> Arg | None:
     return last.value if last is not None and last.value.kind in ("fstring", "concat") else None
 
 
+# pytest's fixtures for a temporary folder: a test that takes one runs files it wrote there.
+_TEMPORARY_FIXTURES = frozenset({"tmp_path", "tmpdir", "tmp_path_factory", "tmpdir_factory"})
 # The methods of the calls ``_file_executions`` reads: ``exec(...)``, ``runpy.run_path(...)``.
 FILE_EXEC_METHODS = frozenset({"exec", "run_path", "DEFINE_config_file"})
 # What reads a file's text (``open(p).read()``, ``Path(p).read_text()``) and what opens one.
@@ -1064,11 +1073,15 @@ def _file_executions(program: Program, production: dict[str, str], tests: dict[s
         if call.method == "run_path":
             if program.canonical(module, call.func) != "runpy.run_path":
                 continue
-            if arg.kind != "str":
+            if arg.kind != "str" and not _PY_FILE_LITERAL.search(arg.text):
+                # (`run_path(os.path.join(here, "pretrain_hybrid.py"))` runs a known file: `_loaded_by_path`)
                 found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="exec"))
             continue
         if call.func not in ("exec", "builtins.exec") or arg.kind not in ("call", "name"):
             continue
+        function = program.function_at(module, call.scope) if call.scope else None
+        if function is not None and _TEMPORARY_FIXTURES.intersection(function.params):
+            continue  # a test running a file it wrote under `tmp_path`: no project file
         if _runs_a_file_by_a_variable_path(module, call, arg):
             found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="exec"))
     return sorted(found, key=lambda d: (d.site.path, d.site.span))

@@ -1026,3 +1026,32 @@ def test_a_relative_import_under_a_constant_or_a_namespace_package_is_one_note(t
     })  # fmt: skip
     assert _modules(analysis)["scripts.simple_pmm"] == UNRESOLVED
     assert [d.path for d in findings(analysis, "FX201")] == ["lib/core.py"]
+
+
+def test_sphinx_configurations_in_docs_like_folders_and_their_dotted_settings(tmp_path: Path) -> None:
+    # flax's docs_nnx/conf.py (an extension in `_ext`), and a setting that names a parser module
+    # by a dotted string (sphinx-autodoc2's `autodoc2_docstring_parser_regexes`).
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs_nnx/conf.py": "import os\nimport sys\n\nsys.path.append(os.path.join(os.path.dirname(__file__), '_ext'))\n"
+                            "extensions = ['flax_module']\n",
+        "docs_nnx/_ext/flax_module.py": "def setup(app):\n    return app\n",
+        "docs/conf.py": "extensions = ['autodoc2']\nautodoc2_docstring_parser_regexes = [(r'.*', 'docs.docstring_parser')]\n",
+        "docs/docstring_parser.py": "class Parser:\n    pass\n", "docs/unused.py": "X = 1\n",
+    }) == ["docs/unused.py"]  # fmt: skip
+
+
+def test_scripts_run_by_path_and_files_a_test_wrote_are_no_unresolved_run(tmp_path: Path) -> None:
+    # Megatron's pretrain_mamba.py runs `os.path.join(here, "pretrain_hybrid.py")`: a known file, no
+    # note; sphinx's test execs a conf.py it wrote under `tmp_path`; a PEP 723 script is run by path.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "pretrain_mamba.py": "import os\nimport runpy\n\nif __name__ == '__main__':\n"
+                             "    here = os.path.dirname(os.path.abspath(__file__))\n"
+                             "    runpy.run_path(os.path.join(here, 'pretrain_hybrid.py'), run_name='__main__')\n",
+        "pretrain_hybrid.py": "def main():\n    return 0\n",
+        "tests/test_quickstart.py": "def test_conf(tmp_path):\n    conf = tmp_path / 'conf.py'\n    ns = {}\n"
+                                    "    exec(conf.read_text(), ns)\n",
+        "utils/__init__.py": "", "utils/attest.py": "# /// script\n# requires-python = '>=3.12'\n# ///\nimport sys\n\nX = sys.argv\n",
+        "tools/settings.py": "LIBS = ['faiss']\n",
+    }) == ["tools/settings.py"]  # fmt: skip
