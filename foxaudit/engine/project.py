@@ -14,7 +14,9 @@ from foxaudit.program.configrefs import (
     CYTHON_SUFFIX,
     NESTED_PROJECT_FILE,
     config_targets,
+    NOTEBOOK_SUFFIX,
     cython_import_text,
+    notebook_imports,
     nested_project_targets,
 )
 from foxaudit.program.model import Prepared
@@ -76,6 +78,8 @@ def read_config_targets(configs: list[Discovered]) -> dict[str, tuple[tuple[int,
             read = config_targets
         elif item.relative.endswith("/" + NESTED_PROJECT_FILE):
             read = nested_project_targets
+        elif item.relative.endswith(NOTEBOOK_SUFFIX):
+            read = notebook_imports
         else:
             continue
         try:

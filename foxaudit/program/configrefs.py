@@ -18,6 +18,9 @@ A ``pyproject.toml`` below the root is a project of its own (flask's and click's
 poetry's and hatch's package lists) and the modules of its scripts are its API, run by whoever
 installs it (``nested_project_targets``); nothing of the outer project imports them.
 
+A Jupyter notebook (``.ipynb``) imports what its code cells import (``notebook_imports``): its
+directory is the kernel's working directory, so a name resolves as a ``_target_``'s does.
+
 Standard library only: the engine reads the files with it to key the whole-program cache on
 what they name or import (an edited comment changes nothing), so an edit of either kind of file
 runs the whole-program rules again on a warm cache.
@@ -37,8 +40,10 @@ CONFIG_SUFFIXES = (".yaml", ".yml")
 CYTHON_SUFFIX = ".pyx"
 # A project nested in the tree: its own packaging file (the root's is the run's configuration).
 NESTED_PROJECT_FILE = "pyproject.toml"
+# Jupyter notebooks: their code cells' imports reach project modules (``notebook_imports``).
+NOTEBOOK_SUFFIX = ".ipynb"
 # Every file the import graph reads beside the sources, listed by the engine's discovery.
-GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX, NESTED_PROJECT_FILE)
+GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX, NESTED_PROJECT_FILE, NOTEBOOK_SUFFIX)
 
 # A run-time import statement of a Cython module (``cimport`` is compile time and does not match).
 CYTHON_IMPORT = re.compile(
@@ -79,6 +84,36 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
         counted = start
         found.append((line, name.decode("ascii")))
     return tuple(found)
+
+
+# A source line of a notebook's code cell as nbformat stores it: one JSON string per line,
+# `"from utils.grid import image_grid\n",` — an import statement at the line's start.
+_NOTEBOOK_IMPORT = re.compile(
+    rb'"[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+([\w, \t()]+)|import[ \t]+([\w., \t]+))(?:\\n)?"')
+
+
+def notebook_imports(data: bytes) -> tuple[tuple[int, str], ...]:
+    """(line, dotted name) of each module a Jupyter notebook's import statements name (a
+    `from m import a, b` names `m`, `m.a` and `m.b`: either may be a module), read from the
+    notebook's JSON text without parsing it (outputs can be megabytes; a regular expression over
+    the bytes costs a few milliseconds). The line is the line of the notebook file."""
+    if b"import" not in data:
+        return ()
+    found: list[tuple[int, str]] = []
+    line, counted = 1, 0
+    for match in _NOTEBOOK_IMPORT.finditer(data):
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
+        if match.group(1):
+            module = match.group(1).decode("ascii", errors="replace")
+            found.append((line, module))
+            names = match.group(2).decode("ascii", errors="replace").replace("(", " ").replace(")", " ")
+            found.extend((line, f"{module}.{name.split()[0]}") for name in names.split(",") if name.split())
+        else:
+            for name in match.group(3).decode("ascii", errors="replace").split(","):
+                if name.split():
+                    found.append((line, name.split()[0]))
+    return tuple((at, name) for at, name in found if all(part.isidentifier() for part in name.split(".")))
 
 
 def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:

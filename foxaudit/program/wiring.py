@@ -44,7 +44,14 @@ from typing import Any
 
 from foxaudit.config import distribution_name, pytest_testpaths
 from foxaudit.globs import first_path_match, name_matches
-from foxaudit.program.configrefs import CYTHON_IMPORT, CYTHON_SUFFIX, NESTED_PROJECT_FILE, cython_import_text, shipped_names
+from foxaudit.program.configrefs import (
+    CYTHON_IMPORT,
+    CYTHON_SUFFIX,
+    NESTED_PROJECT_FILE,
+    NOTEBOOK_SUFFIX,
+    cython_import_text,
+    shipped_names,
+)
 from foxaudit.program.cudascan import PASTED, CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
 from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
@@ -595,6 +602,7 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
     settings = program.settings
     test_roots = tuple(root.strip("/") + "/" for root in settings.test_roots)
     testpaths = pytest_testpaths(program.project.pyproject)
+    by_last_part: dict[str, list[str]] | None = None  # module name's last part → modules (made on first need)
     for path, targets in sorted((program.project.config_targets or {}).items()):
         if first_path_match(path, settings.out_of_scope) is not None:
             continue
@@ -609,10 +617,24 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
             if all(part.isidentifier() for part in directories[:cut])
         ]
         bases.append("")
+        notebook = path.endswith(NOTEBOOK_SUFFIX)
         for line, dotted in targets:
             name = _named_module(program, dotted, bases)
+            if name is None and notebook and bases[0]:
+                # A tutorial that fetches its helper beside itself (`!wget …/utils/plot_image_grid.py`
+                # then `from plot_image_grid import image_grid`): the one module of that name below
+                # the notebook's folder.
+                if by_last_part is None:
+                    by_last_part = {}
+                    for module in program.modules:
+                        by_last_part.setdefault(module.rpartition(".")[2], []).append(module)
+                below = [module for module in by_last_part.get(dotted.rpartition(".")[2], ())
+                         if module.startswith(bases[0] + ".") and module.endswith("." + dotted)]
+                name = below[0] if len(below) == 1 else None
             if name is not None:
-                found.setdefault(name, "test root" if is_test else f"named by `_target_` in `{path}:{line}`")
+                named = f"imported by the notebook `{path}:{line}`" if notebook \
+                    else f"named by `_target_` in `{path}:{line}`"
+                found.setdefault(name, "test root" if is_test else named)
     return found
 
 

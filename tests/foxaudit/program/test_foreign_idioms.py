@@ -1055,3 +1055,22 @@ def test_scripts_run_by_path_and_files_a_test_wrote_are_no_unresolved_run(tmp_pa
         "utils/__init__.py": "", "utils/attest.py": "# /// script\n# requires-python = '>=3.12'\n# ///\nimport sys\n\nX = sys.argv\n",
         "tools/settings.py": "LIBS = ['faiss']\n",
     }) == ["tools/settings.py"]  # fmt: skip
+
+
+def test_a_notebook_imports_what_its_code_cells_import(tmp_path: Path) -> None:
+    # pytorch3d's docs/tutorials: `from utils import image_grid` beside the notebook, and a helper
+    # fetched beside it (`!wget …/utils/plot_image_grid.py`, then `from plot_image_grid import …`).
+    # A commented-out import, or one in a markdown cell, names nothing.
+    import json
+
+    cells = [{"cell_type": "code", "source": ["import os\n", "from utils import grid\n", "import helpers.camera"]},
+             {"cell_type": "code", "source": ["!wget https://x/utils/plot_image_grid.py\n", "from plot_image_grid import image_grid"]},
+             {"cell_type": "code", "source": ["# from utils import unused\n"]},
+             {"cell_type": "markdown", "source": ["Then run `from utils import notes`."]}]
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs/tutorials/render.ipynb": json.dumps({"cells": cells, "nbformat": 4}, indent=1),
+        "docs/tutorials/utils/__init__.py": "", "docs/tutorials/utils/grid.py": "", "docs/tutorials/utils/unused.py": "",
+        "docs/tutorials/utils/notes.py": "", "docs/tutorials/utils/plot_image_grid.py": "",
+        "docs/tutorials/helpers/__init__.py": "", "docs/tutorials/helpers/camera.py": "",
+    }) == ["docs/tutorials/utils/notes.py", "docs/tutorials/utils/unused.py"]  # fmt: skip
