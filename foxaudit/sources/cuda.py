@@ -39,11 +39,18 @@ def function_name(definition: tree_sitter.Node) -> tree_sitter.Node | None:
 
 
 def enclosing_function(node: tree_sitter.Node) -> tree_sitter.Node | None:
-    """The nearest enclosing ``function_definition`` (a lambda's encloser is the outer function)."""
+    """The enclosing ``function_definition`` (a lambda's encloser is the outer function). C++ has
+    no nested functions: a "definition" inside a function body is a statement macro the grammar
+    read as one (`CUDA_1D_KERNEL_LOOP(i, n) { … }`), so the outermost definition is the one."""
+    found = None
     parent = node.parent
-    while parent is not None and parent.type != "function_definition":
+    while parent is not None:
+        if parent.type == "function_definition":
+            found = parent
+        elif parent.type in ("class_specifier", "struct_specifier", "union_specifier") and found is not None:
+            break  # a member function of a local class: its own definition is the encloser
         parent = parent.parent
-    return parent
+    return found
 
 
 def execution_spaces(definition: tree_sitter.Node) -> frozenset[str]:

@@ -109,6 +109,16 @@ def kind_of_expression(expression: tree_sitter.Node, scope: tree_sitter.Node | N
             kind = kind_of_type(callee.text.decode())  # float(x), __float2half(x) → float
             if kind != "unknown":
                 return kind
+    if node.type == "binary_expression":
+        # The usual arithmetic conversions: `width * w * g` is floating point when any operand is
+        # (an integer first operand does not make the product an integer).
+        operator = node.child_by_field_name("operator")
+        if operator is not None and operator.type in ("+", "-", "*", "/", "%"):
+            sides = [kind_of_expression(side, scope) for side in (node.child_by_field_name("left"),
+                                                                  node.child_by_field_name("right")) if side is not None]
+            if "float" in sides:
+                return "float"
+            return "integer" if sides and all(side == "integer" for side in sides) else "unknown"
     identifier = base_identifier(node)
     if identifier is None:
         return "unknown"

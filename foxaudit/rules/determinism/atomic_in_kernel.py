@@ -341,6 +341,12 @@ class AtomicInKernel(Rule):
         Example("__global__ void k(float* total, float v) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n"
                 "  cuda::atomic_ref<float, cuda::thread_scope_device> ref(*total);\n"
                 "  cg::reduce_update_async(tile, ref, v, cg::plus<float>());\n}\n", path="cg.cu", expect=1),
+        # An integer times a floating-point value is floating point (the usual arithmetic
+        # conversions: Deformable-DETR's `atomicAdd(grad, width * w * g)`), reported with the
+        # order-independent kinds allowed.
+        Example("template <typename T>\n__device__ void col2im(const int width, const T w, const T g, T* grad) {\n"
+                "  atomicAdd(grad, width * w * g);\n}\n", path="col2im.cu", options={"allow-order-independent": True},
+                expect=1),
         # The order-dependent kinds stay reported when order-independent ones are allowed.
         Example("__global__ void k(float* t, int* c, float v) {\n  atomicAdd(t, v);\n  atomicAdd(c, 1);\n"
                 "  atomicExch(c, 0);\n  atomicCAS(c, 0, 1);\n}\n",

@@ -108,6 +108,15 @@ def test_the_message_names_the_reason() -> None:
     assert "element type not resolved" in unknown.message
 
 
+def test_the_message_names_the_kernel_not_a_loop_macro_inside_it() -> None:
+    # mmcv / detectron2: `CUDA_1D_KERNEL_LOOP(i, n) { … }` reads as a nested definition to the grammar.
+    code = ("#define CUDA_1D_KERNEL_LOOP(i, n) for (int i = blockIdx.x; i < (n); i += gridDim.x)\n"
+            "template <typename T>\n__global__ void roi_align_backward(const int n, const T* g, T* out) {\n"
+            "  CUDA_1D_KERNEL_LOOP(index, n) {\n    atomicAdd(out + index / 2, g[index]);\n  }\n}\n")
+    (found,) = check_text(code, "k.cu", AtomicInKernel)
+    assert "in `roi_align_backward`" in found.message and "CUDA_1D_KERNEL_LOOP" not in found.message
+
+
 def test_allow_order_independent_must_be_a_boolean() -> None:
     with pytest.raises(ValueError, match=r"allow-order-independent: expected a boolean \(got 'yes' vs true or false\)"):
         AtomicInKernel.options_class(allow_order_independent="yes")
