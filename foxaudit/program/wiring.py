@@ -547,7 +547,20 @@ def _listed_packages(program: Program) -> set[str]:
     names none."""
     pyproject = program.project.pyproject if isinstance(program.project.pyproject, dict) else {}
     listed = {top for top in (name.split(".")[0] for name in shipped_names(pyproject, scripts=False)) if top in program.modules}
-    return listed or _namespace_included_packages(program, pyproject) or _found_packages(program, pyproject)
+    return (listed or _namespace_included_packages(program, pyproject) or _found_packages(program, pyproject)
+            or _setup_py_packages(program))
+
+
+def _setup_py_packages(program: Program) -> set[str]:
+    """A root ``setup.py`` that calls ``setup(...)`` (django-oscar: ``package_dir={"": "src"},
+    packages=find_packages("src")`` under the distribution name ``django-oscar``): the top-level
+    regular packages of the source roots that are not tests, docs or examples ship."""
+    setup = program.modules.get("setup")
+    if setup is None or setup.path != "setup.py" or not any(
+            func in ("setup", "setuptools.setup") for func, _, _ in setup.summary.module_calls):
+        return set()
+    return {name for name, module in program.modules.items()
+            if module.is_package and "." not in name and name not in _NOT_LIBRARIES}
 
 
 def _namespace_included_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
@@ -612,11 +625,7 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
             for name, why in _nested_project_entries(program, path, directories, targets).items():
                 found.setdefault(name, "test root" if is_test else why)
             continue
-        bases = [
-            ".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
-            if all(part.isidentifier() for part in directories[:cut])
-        ]
-        bases.append("")
+        bases = _directory_bases(path)
         notebook = path.endswith(NOTEBOOK_SUFFIX)
         for line, dotted in targets:
             name = _named_module(program, dotted, bases)
@@ -655,16 +664,28 @@ def _django_entries(program: Program) -> dict[str, str]:
     ``_target_``'s does (``_config_entries``): against the settings' directory and the ones above
     it, nearest first (``manage.py`` beside the settings package puts that folder on ``sys.path``)."""
     found: dict[str, str] = {}
+    settings_modules = {name for name, module in program.modules.items()
+                        if (apps := module.summary.constants.get("INSTALLED_APPS")) is not None and apps.kind in ("list", "concat")}
     for name, module in sorted(program.modules.items()):
-        apps = module.summary.constants.get("INSTALLED_APPS")
-        if apps is None or apps.kind not in ("list", "concat"):
+        application = module.summary.constants.get("application")
+        if application is not None and application.kind == "call" and application.dotted.rpartition(".")[2] in (
+                "get_wsgi_application", "get_asgi_application"):
+            found.setdefault(name, "a Django WSGI/ASGI application module (named by the server's configuration)")
+        if any(ref.names == (("*", "*"),) and _named_module(program, ref.module, _directory_bases(module.path)) in settings_modules
+               for ref in module.summary.imports if ref.module):
+            found.setdefault(name, "a Django settings variant (it star-imports a settings module; chosen by `--settings`)")
+    for module, call in program.iter_calls_named({"setdefault"}):
+        if len(call.args) == 2 and call.args[0].kind == "str" and call.args[0].value == "DJANGO_SETTINGS_MODULE" \
+                and call.args[1].kind == "str" and _DOTTED_NAME.fullmatch(str(call.args[1].value)):
+            target = _named_module(program, str(call.args[1].value), _directory_bases(module.path))
+            if target is not None:
+                found.setdefault(target, f"the Django settings `DJANGO_SETTINGS_MODULE` names in `{module.path}`")
+    for name, module in sorted(program.modules.items()):
+        if name not in settings_modules:
             continue
         found.setdefault(name, "a Django settings module (it assigns `INSTALLED_APPS`)")
         why = f"named in the Django settings `{module.path}`"
-        directories = module.path.split("/")[:-1]
-        bases = [".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
-                 if all(part.isidentifier() for part in directories[:cut])]
-        bases.append("")
+        bases = _directory_bases(module.path)
         for setting, value in sorted(module.summary.constants.items()):
             if not setting.isupper():
                 continue
@@ -748,6 +769,14 @@ def _nested_project_entries(
                     found.setdefault(name, f"public module of the project in `{path}`")
             break
     return found
+
+
+def _directory_bases(path: str) -> list[str]:
+    """The dotted folders a name written in the file at ``path`` resolves against: its own folder
+    and the ones above it, nearest first, then '' (the root, an absolute name)."""
+    directories = path.split("/")[:-1]
+    return [".".join(directories[:cut]) for cut in range(len(directories), 0, -1)
+            if all(part.isidentifier() for part in directories[:cut])] + [""]
 
 
 def _named_module(program: Program, dotted: str, bases: list[str]) -> str | None:

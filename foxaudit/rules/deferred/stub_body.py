@@ -1175,9 +1175,17 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
         if parent.type == "call" and parent.child_by_field_name("function") == identifier:
             return False  # called here: its result is used, so its body is its work
         value = identifier
+        if parent.type in ("tuple", "list", "set") and parent.parent is not None \
+                and parent.parent.type not in ("assignment", "augmented_assignment", "for_statement"):
+            # An element of a literal that is not unpacked into names: `[getrandbits, randbytes]` a
+            # table iterated elsewhere, `(barrier,) + deps` a task tuple — someone else calls it.
+            handed = True
         if parent.type in ("expression_list", "tuple", "list") and parent.parent is not None:
             # `return wrapper, f`, `register(op, (fwd, bwd))`, `add_node(n, html=(visit, depart))`
             value, parent = parent, parent.parent
+        if parent.type == "assignment" and parent.child_by_field_name("right") == value and (
+                left := parent.child_by_field_name("left")) is not None and left.type in ("attribute", "subscript"):
+            handed = True  # `torch.nn.init.kaiming_uniform_ = skip`, `plt.show = no_show`: installed in another object
         if parent.type in ("argument_list", "return_statement") or (
                 parent.type in ("keyword_argument", "pair", "default_parameter", "typed_default_parameter")
                 and parent.child_by_field_name("value") == value):
@@ -1187,6 +1195,16 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
             handed = True
     return handed
 
+
+
+def _run_by_a_property_decorator(function: tree_sitter.Node) -> bool:
+    """Hypothesis' `@given(...)` (or a name bound to it, `@given_ints`) over a test: the decorator
+    draws examples and calls the body with each, so an empty body tests the drawing itself."""
+    holder = function.parent
+    if holder is None or holder.type != "decorated_definition":
+        return False
+    return any("given" in decorator.text.decode(errors="replace")
+               for decorator in holder.children if decorator.type == "decorator")
 
 
 def _replaces_a_parameter(function: tree_sitter.Node, label: str) -> bool:
@@ -1859,6 +1877,13 @@ class StubBody(Rule):
         Example("class Visitor:\n    # TODO: no visit_typeinfo yet; maybe resolve this in some direction.\n"
                 "    def visit_var(self, o):\n        raise NotImplementedError\n\n\n"
                 "class Counter(Visitor):\n    def visit_var(self, o):\n        return 1\n"),
+        # Handed on by a literal or an assignment into another object: a table's element, a
+        # monkeypatch (`torch.nn.init.kaiming_uniform_ = skip`), a Hypothesis test's body.
+        Example("def getrandbits(n):\n    return 0\n\n\nSHIMS = {f.__name__: f for f in [getrandbits]}\n"),
+        Example("import torch\n\n\ndef skip(*args, **kwargs):\n    pass\n\n\n"
+                "torch.nn.init.kaiming_uniform_ = skip\n"),
+        Example("from hypothesis import given, strategies as st\n\n\n@given(x=st.integers())\n"
+                "def test_keyword_only(*, x):\n    pass\n", path="tests/test_given.py"),
         # A nested function that is a parameter's default (networkx's A* heuristic).
         Example("def astar(graph, source, heuristic=None):\n    if heuristic is None:\n"
                 "        def heuristic(u, v):\n            return 0\n    return heuristic(source, source)\n"),
@@ -2144,6 +2169,8 @@ class StubBody(Rule):
         whole-project pass confirms the finding with (empty: it stands as reported)."""
         if _NAMED_NO_OP.match(label) or _name_promises(label, node, placeholder):
             return None  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
+        if _is_test(node, label, owner, path) and _run_by_a_property_decorator(node):
+            return None  # `@given(st.integers()) def test_x(x): pass`: the test is the decorator drawing examples
         if _bound_by_another_branch(node, label) or _rebound_later(node, label, names):
             return None  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
         if _states_it_does_nothing(node):

@@ -1074,3 +1074,27 @@ def test_a_notebook_imports_what_its_code_cells_import(tmp_path: Path) -> None:
         "docs/tutorials/utils/notes.py": "", "docs/tutorials/utils/plot_image_grid.py": "",
         "docs/tutorials/helpers/__init__.py": "", "docs/tutorials/helpers/camera.py": "",
     }) == ["docs/tutorials/utils/notes.py", "docs/tutorials/utils/unused.py"]  # fmt: skip
+
+
+def test_django_settings_variants_and_the_wsgi_application_are_entry_points(tmp_path: Path) -> None:
+    # django-oscar's sandbox: `settings_postgres.py` star-imports the settings (chosen with
+    # `--settings=`), `wsgi.py` is named by the server's configuration.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "sandbox/settings.py": "INSTALLED_APPS = ['django.contrib.contenttypes']\n",
+        "sandbox/settings_postgres.py": "from settings import *  # noqa\n\nDATABASES = {}\n",
+        "sandbox/wsgi.py": "from django.core.wsgi import get_wsgi_application\n\napplication = get_wsgi_application()\n",
+        "sandbox/unused.py": "from settings import DEBUG\n",
+    }) == ["sandbox/unused.py"]  # fmt: skip
+
+
+def test_a_root_setup_py_ships_the_packages_of_its_source_root(tmp_path: Path) -> None:
+    # django-oscar: `[project] name = "django-oscar"` names no package; setup.py ships `oscar` from
+    # `src/` (`package_dir={"": "src"}, packages=find_packages("src")`): its public modules are its API.
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'django-oscar'\nversion = '1'\n",
+        "setup.py": "from setuptools import find_packages, setup\n\n"
+                    "setup(package_dir={'': 'src'}, packages=find_packages('src'))\n",
+        "src/oscar/__init__.py": "", "src/oscar/apps/__init__.py": "", "src/oscar/apps/tables.py": "",
+        "src/oscar/_internal.py": "",
+    }) == ["src/oscar/_internal.py"]  # fmt: skip
