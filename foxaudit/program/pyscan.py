@@ -363,6 +363,9 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _INLINE_SCRIPT_METADATA = re.compile(r"^# /// script[ \t]*$", re.MULTILINE)
 # A quoted `module.path:Name` reference, the whole string (`"app.agents.remote:RemoteAgent"`).
 _MODULE_COLON_ATTR = re.compile(r"""(?<![\w.])["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):[A-Za-z_]\w*["']""")
+# A quoted dotted path to a class, `"src.models.s4block.S4Block"` (a registry that `hydra.utils.
+# get_class`/`get_method` or `pydoc.locate` resolves): its module part, two parts or more.
+_MODULE_DOT_CLASS = re.compile(r"""(?<![\w.])["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)\.[A-Z]\w*["']""")
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 # The encoded body of a summary made as an index alone (``scan_python(body=False)``): its body is
 # scanned when an analysis first reads it (``ModuleSummary.rescan_with``).
@@ -1047,12 +1050,13 @@ class _Scanner:
 
     def colon_references(self) -> None:
         """A string that is exactly `module.path:Name` (an entry-point-style reference: plugin
-        registries, `strategy_path="my_strategies:EMACross"`) names a module that code imports
-        when it resolves the reference: a dynamic import of it, from the module's top level."""
+        registries, `strategy_path="my_strategies:EMACross"`) or `package.module.Class` (a class
+        registry: s4's `"src.models.sequence.modules.s4block.S4Block"`) names a module that code
+        imports when it resolves the reference: a dynamic import of it, from the module's top level."""
         text = self.source.text
         if ":" not in text:
             return
-        for match in _MODULE_COLON_ATTR.finditer(text):
+        for match in (*_MODULE_COLON_ATTR.finditer(text), *_MODULE_DOT_CLASS.finditer(text)):
             start, end = match.span(1)
             line = text.count("\n", 0, start) + 1
             column = start - text.rfind("\n", 0, start)

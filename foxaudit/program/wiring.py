@@ -1172,7 +1172,9 @@ def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> boo
 
 def _config_shaped(module: Module) -> bool:
     """A module shaped like a config file that ``exec`` runs: it binds names at module level and
-    defines no function or class, has no ``__main__`` guard and is no package — or, the
+    defines no function or class, has no ``__main__`` guard and is no package (detectron2's
+    LazyConfig files bind names by import alone: `from .base import train` then `train.max_iter
+    = …`) — or, the
     ml_collections convention, defines ``get_config`` and nothing else. It may import (``import
     time`` for a value like ``"run-" + str(time.time())``): what it imports is still imported.
     Tests are not configs."""
@@ -1182,7 +1184,8 @@ def _config_shaped(module: Module) -> bool:
         and not module.is_test
         and not summary.has_main_guard
         and not summary.classes
-        and (not summary.function_names and bool(summary.defined_names) or summary.function_names == {"get_config"})
+        and (not summary.function_names and bool(summary.defined_names or summary.imports)
+             or summary.function_names == {"get_config"})
     )
 
 

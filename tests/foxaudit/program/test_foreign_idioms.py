@@ -1098,3 +1098,28 @@ def test_a_root_setup_py_ships_the_packages_of_its_source_root(tmp_path: Path) -
         "src/oscar/__init__.py": "", "src/oscar/apps/__init__.py": "", "src/oscar/apps/tables.py": "",
         "src/oscar/_internal.py": "",
     }) == ["src/oscar/_internal.py"]  # fmt: skip
+
+
+def test_a_class_registry_of_dotted_strings_imports_the_modules(tmp_path: Path) -> None:
+    # state-spaces/s4: `registry = {"s4": "src.models.s4block.S4Block"}`, resolved by
+    # `hydra.utils.get_class`; a lower-case dotted string (a logger's name) names nothing.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/registry.py": "LAYERS = {'s4': 'lib._models.s4block.S4Block'}\nLOG = 'lib._models.unused'\n",
+        "lib/_models/__init__.py": "", "lib/_models/s4block.py": "class S4Block:\n    pass\n",
+        "lib/_models/unused.py": "",
+    }) == ["lib/_models/unused.py"]  # fmt: skip
+
+
+def test_config_files_that_bind_names_by_import_alone_are_config_shaped(tmp_path: Path) -> None:
+    # detectron2's LazyConfig: `from ..common.train import train` then `train.max_iter *= 2`, run by
+    # `exec(compile(f.read(), path, "exec"))` with a path from the command line: one note.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", "lib/__init__.py": "",
+        "tools/train.py": "import sys\n\n\ndef load(path):\n    with open(path) as f:\n        content = f.read()\n"
+                          "    exec(compile(content, path, 'exec'), {})\n\n\nload(sys.argv[1])\n",
+        "configs/common/__init__.py": "", "configs/common/train.py": "train = dict(max_iter=10)\n",
+        "configs/retinanet.py": "from configs.common.train import train\n\ntrain['max_iter'] *= 2\n",
+    })  # fmt: skip
+    assert _modules(analysis)["configs.retinanet"] == UNRESOLVED
+    assert [d.path for d in findings(analysis, "FX201")] == ["tools/train.py"]
