@@ -341,8 +341,9 @@ def distribution_name(pyproject: Mapping[str, Any]) -> str:
 def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
     """The directories pytest's ``testpaths`` names in pyproject.toml (``[tool.pytest.ini_options]``,
     or pytest 9's ``[tool.pytest]``), as path prefixes (``("testing/",)``): where the project tells
-    pytest its tests are (pytest's own repository keeps them in ``testing/``). Read from
-    pyproject.toml only, which the whole-program cache key covers."""
+    pytest its tests are (pytest's own repository keeps them in ``testing/``); the distribution's
+    own package folder is left out. Read from pyproject.toml only, which the whole-program cache
+    key covers."""
     tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
     pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
     if not isinstance(pytest_table, dict):
@@ -354,7 +355,11 @@ def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
     if not isinstance(listed, list):
         return ()
     prefixes = (str(path).strip().strip("/").removeprefix("./") for path in listed)
-    return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix)
+    # The package itself (statsmodels' `testpaths = "statsmodels"`: tests live in its `tests/`
+    # folders, which count anyway) is no test folder: its other modules are the library.
+    package = distribution_name(pyproject)
+    own = {package, f"src/{package}"} if package else set()
+    return tuple(f"{prefix}/" for prefix in prefixes if prefix and prefix != "." and "*" not in prefix and prefix not in own)
 
 
 def _holds_python(folder: Path) -> bool:

@@ -405,7 +405,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "constants": dict[str, Arg],
     "defined_names": set[str],
     "has_main_guard": bool,
-    "run_by_path": bool,
+    "run_by_path": str,
     "call_methods": frozenset[str],
     "call_heads": frozenset[str],
     "transfer_calls": tuple[Call, ...],

@@ -165,8 +165,9 @@ def import_graph(program: Program) -> ImportGraph:
             entries.setdefault(name, "__main__ module")
         elif module.summary.has_main_guard:
             entries.setdefault(name, "`if __name__ == \"__main__\"` script")
-        elif module.summary.run_by_path:
-            entries.setdefault(name, "script (a `#!` line naming Python or PEP 723 `# /// script` metadata: run by path)")
+        elif derived and _run_by_path(name, module, modules):
+            entries.setdefault(name, "script (PEP 723 `# /// script` metadata, or a `#!` line naming Python on a module"
+                                     " that runs code at import: run by path)")
         elif settings.entry_points and name_matches(name, settings.entry_points):
             entries.setdefault(name, "configured entry point")
         elif any(name == package or name.startswith(package + ".") for package in settings.public_packages) and not any(
@@ -226,11 +227,24 @@ def import_graph(program: Program) -> ImportGraph:
                 dynamic_candidates[name] = executions[0]
     # What only those modules import runs when one of them does: unresolved under the same call
     # (Megatron-LM's checkpoint plugins share a `utils` nothing else imports).
-    reached_from_candidates = _reach(edges, sorted(dynamic_candidates))
+    # (A file run by path runs no package `__init__` of its own: from such a candidate only what
+    # it imports is followed, not the parent-package edge its module name implies.)
+    roots = {name for name, found in dynamic_candidates.items() if found.kind != "exec"}
+    owner: dict[str, str] = {name: name for name in roots}
+    for name, found in dynamic_candidates.items():
+        if found.kind == "exec":
+            parents = {name.rsplit(".", cut)[0] for cut in range(1, name.count(".") + 1)}
+            for target in edges.get(name, ()):
+                if target not in parents and target not in owner:
+                    owner[target] = name
+    reached_from_candidates = _reach(edges, sorted(owner))
+    for name in list(reached_from_candidates):
+        if name in owner and owner[name] != name:
+            reached_from_candidates[name] = owner[name]  # its root is the candidate that imports it
     for name in sorted(reached_from_candidates):
         if name not in production and name not in tests and name not in dynamic_candidates:
             root = name
-            while reached_from_candidates[root] != root:
+            while root not in dynamic_candidates:
                 root = reached_from_candidates[root]
             dynamic_candidates[name] = dynamic_candidates[root]
     rows: list[ModuleRow] = []
@@ -367,6 +381,17 @@ def _valid_row(row: object) -> bool:
 
 
 ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
+
+
+def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
+    """PEP 723 inline metadata says a file is a script; a `#!` line says so of a module outside
+    any package, or of one that runs a call at import (sphinx's `utils/bump_version.py`) — a
+    library module inside a package that only defines things may carry an old `#!` line."""
+    how = module.summary.run_by_path
+    if how == "pep723":
+        return True
+    return how == "shebang" and (name.rpartition(".")[0] not in modules
+                                 or any(func and not bound for func, _, bound in module.summary.module_calls))
 
 
 def _derives_entries(program: Program) -> bool:

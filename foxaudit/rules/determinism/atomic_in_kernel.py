@@ -116,6 +116,8 @@ _MACRO_TOKENS = re.compile(r'"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|//[^\n]*
 # `atomic##op(...)` in a macro body builds atomicAdd, atomicMax, ... from the macro's argument.
 _PASTED = re.compile(r"\batomic\s*##\s*(\w+)")
 _MACRO_NAME = re.compile(r"[A-Za-z_]\w*")
+# A call of an atomic in raw text: `atomicAdd(`, `::atomicAdd<float>(`.
+_CALLED = re.compile(rb"\b(atomic\w*)\s*(?:<[^<>()]*>\s*)?\(")
 
 # What each atomic does, by the function's name (CUDA's scope suffixes removed first).
 _FUNCTION_OPS = {"atomicAdd": "add", "atomicSub": "sub", "atomicExch": "exch", "atomicMin": "min", "atomicMax": "max",
@@ -352,6 +354,9 @@ class AtomicInKernel(Rule):
                 "  atomicExch(c, 0);\n  atomicCAS(c, 0, 1);\n}\n",
                 path="mixed.cu", options={"allow-order-independent": True}, expect=3),
         Example("#if 1\n__global__ void k(float* t) { atomicAdd(t, 1.0f); }\n#endif\n", path="live.cu", expect=1),
+        # Inside a dispatch macro's argument list, which the parse repair hides so the rest parses.
+        Example("__global__ void k(float* t, int dtype) {\n  TYPE_SWITCH(\n      dtype, T,\n      if constexpr (sizeof(T) > 2) {\n"
+                "        atomicAdd(t, 1.0f);\n      });\n}\n", path="hidden.cu", expect=1),
     ]
 
     def visit(self, node: tree_sitter.Node, ctx: FileContext) -> None:
@@ -368,6 +373,30 @@ class AtomicInKernel(Rule):
             self._visit_compound(node, ctx)
         elif kind == "gnu_asm_expression":
             self._visit_asm(node, ctx)
+
+    def finish(self, ctx: FileContext) -> None:
+        """Atomics in code the parse repairs hid (a dispatch macro's argument list, blanked so the
+        rest parses: `TYPE_SWITCH(dtype, T, { … atomicAdd(p, v); … })`): found in the file's own
+        text where the prepared text is blank, outside the branches the build does not compile."""
+        cuda = ctx.source.cuda
+        if not cuda.hidden_macros:
+            return
+        options: AtomicInKernelOptions = ctx.options(CODE)
+        if any(entry.allows("", ctx.path) for entry in options.allow if not entry.function):
+            return
+        names = _atomic_names(options.functions)
+        original, prepared = ctx.source.data, cuda.data
+        for match in _CALLED.finditer(original):
+            name = match.group(1).decode()
+            start, end = match.span(1)
+            if name not in names or prepared[start:end].strip():
+                continue
+            line, column = ctx.source.position(start)
+            if cuda.is_inactive(line):
+                continue
+            self._report(ctx, (line, column, line, column + len(name)),
+                         f"`{name}` (in code hidden as a macro's arguments so the rest could be parsed)",
+                         *order_dependence(_function_op(name), "unknown"))
 
     # -- calls ------------------------------------------------------------------------------
 

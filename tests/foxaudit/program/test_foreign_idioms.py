@@ -944,7 +944,8 @@ def test_a_module_colon_name_string_imports_the_module(tmp_path: Path) -> None:
         "lib/__init__.py": "",
         "lib/_registry.py": "AGENTS = {'remote': 'lib._remote:RemoteAgent'}\n",
         "lib/_remote.py": "class RemoteAgent:\n    pass\n", "lib/_unused.py": "",
-        "lib/api.py": "from lib._registry import AGENTS\n\nURL = 'http://host:80'\nNOTE = 'see lib._unused: gone'\n",
+        "lib/api.py": "from lib._registry import AGENTS\n\nURL = 'http://host:80'\nNOTE = 'see lib._unused: gone'\n"
+                      "# the old loader took 'lib._unused:Agent'\n",
         "examples/live/run.py": "from lib import api\n\napi.load('examples.live.strategies:EMACross')\n",
         "examples/live/strategies.py": "class EMACross:\n    pass\n",
     }) == ["lib/_unused.py"]  # fmt: skip
