@@ -1056,6 +1056,7 @@ class _Scanner:
         registry: s4's `"src.models.sequence.modules.s4block.S4Block"`) names a module that code
         imports when it resolves the reference: a dynamic import of it, from the module's top level."""
         text = self.source.text
+        counted, line = 0, 1  # the lines before `counted`, counted once as the matches go down the file
         # The tail (`:Name"`, `.Class"`) starts with a literal character, which `re` finds fast;
         # the string's opening quote is then looked for behind it (a pattern starting with the
         # quote scanned every position: 1 s of CPU on Megatron-LM's 20 MB).
@@ -1072,7 +1073,10 @@ class _Scanner:
             if "#" in before and code.count('"') % 2 == 0 and code.count("'") % 2 == 0:
                 continue  # in a comment (`# see "pkg.mod:Name"`): nothing runs it
             start = opening + 1
-            line = text.count("\n", 0, start) + 1
+            if start < counted:  # (a match inside the previous one's span: count from the start)
+                counted, line = 0, 1
+            line += text.count("\n", counted, start)
+            counted = start
             column = start - text.rfind("\n", 0, start)
             self.summary.imports.append(ImportRef(module, (), "", _span(line, column, line, column + len(module)),
                                                   False, dynamic=True))

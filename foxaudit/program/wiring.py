@@ -699,12 +699,6 @@ def _django_entries(program: Program) -> dict[str, str]:
         if any(ref.names == (("*", "*"),) and _named_module(program, ref.module, _directory_bases(module.path)) in settings_modules
                for ref in module.summary.imports if ref.module):
             found.setdefault(name, "a Django settings variant (it star-imports a settings module; chosen by `--settings`)")
-    for module, call in program.iter_calls_named({"setdefault"}):
-        if len(call.args) == 2 and call.args[0].kind == "str" and call.args[0].value == "DJANGO_SETTINGS_MODULE" \
-                and call.args[1].kind == "str" and _DOTTED_NAME.fullmatch(str(call.args[1].value)):
-            target = _named_module(program, str(call.args[1].value), _directory_bases(module.path))
-            if target is not None:
-                found.setdefault(target, f"the Django settings `DJANGO_SETTINGS_MODULE` names in `{module.path}`")
     for name, module in sorted(program.modules.items()):
         if name not in settings_modules:
             continue
