@@ -579,13 +579,17 @@ def _listed_packages(program: Program) -> set[str]:
 def _setup_py_packages(program: Program) -> set[str]:
     """A root ``setup.py`` that calls ``setup(...)`` (django-oscar: ``package_dir={"": "src"},
     packages=find_packages("src")`` under the distribution name ``django-oscar``): the top-level
-    regular packages of the source roots that are not tests, docs or examples ship."""
+    regular packages of the source roots that are not tests, docs or examples ship — those under
+    ``src/`` only, where there are some."""
     setup = program.modules.get("setup")
     if setup is None or setup.path != "setup.py" or not any(
             func in ("setup", "setuptools.setup") for func, _, _ in setup.summary.module_calls):
         return set()
-    return {name for name, module in program.modules.items()
-            if module.is_package and "." not in name and name not in _NOT_LIBRARIES}
+    packages = {name: module.path for name, module in program.modules.items()
+                if module.is_package and "." not in name and name not in _NOT_LIBRARIES}
+    # With a src layout only what is under src/ ships (oscar's `sandbox/` is a demo site beside it).
+    under_src = {name for name, path in packages.items() if path.startswith("src/")}
+    return under_src or set(packages)
 
 
 def _namespace_included_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:

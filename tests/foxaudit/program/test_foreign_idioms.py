@@ -1097,8 +1097,9 @@ def test_a_root_setup_py_ships_the_packages_of_its_source_root(tmp_path: Path) -
         "setup.py": "from setuptools import find_packages, setup\n\n"
                     "setup(package_dir={'': 'src'}, packages=find_packages('src'))\n",
         "src/oscar/__init__.py": "", "src/oscar/apps/__init__.py": "", "src/oscar/apps/tables.py": "",
-        "src/oscar/_internal.py": "",
-    }) == ["src/oscar/_internal.py"]  # fmt: skip
+        "src/oscar/_internal.py": "", "sandbox/__init__.py": "", "sandbox/apps/__init__.py": "",
+        "sandbox/apps/user.py": "",
+    }) == ["sandbox/__init__.py", "sandbox/apps/__init__.py", "sandbox/apps/user.py", "src/oscar/_internal.py"]  # fmt: skip
 
 
 def test_a_class_registry_of_dotted_strings_imports_the_modules(tmp_path: Path) -> None:
