@@ -110,15 +110,32 @@ def time_foxaudit(tree: Path, label: str, extra: list[str], root: Path = REPO) -
             rows.append((f"foxaudit {label} one summary changed", seconds, tail))
         finally:
             target.write_bytes(original)
-        # `foxaudit check FILES` (pre-commit) on a few files of the big tree, caches warm (the
-        # restored file is one changed file more: run the whole tree once to settle the cache).
-        timed(command, tree, env)
-        few = [str(path.relative_to(tree)) for path in sorted(tree.rglob("*.py"))[:: max(1, count_files(tree) // 5)][:5]]
-        seconds, tail = timed([*command, *few], tree, env)
+        # `foxaudit check FILES` (pre-commit) on a few files of the big tree, caches warm, run
+        # from the root of the project those files are in (pre-commit runs from the repository's
+        # root; an unpacked wheel's `pandas/pyproject.toml` makes `pandas/` that project, whose
+        # module names differ from the tree's) after one whole run there settles the cache (the
+        # restored file is one changed file more, or the first run of that project).
+        chosen = sorted(tree.rglob("*.py"))[:: max(1, count_files(tree) // 5)][:5]
+        project = _project_of(chosen[0], tree) if chosen else tree
+        project = project if all(project in path.parents for path in chosen) else tree
+        timed(command, project, env)
+        few = [str(path.relative_to(project)) for path in chosen]
+        seconds, tail = timed([*command, *few], project, env)
         rows.append((f"foxaudit {label} on {len(few)} files", seconds, tail))
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     return rows
+
+
+def _project_of(path: Path, tree: Path) -> Path:
+    """The nearest folder above ``path``, up to ``tree``, holding a pyproject.toml or .git (the root
+    foxaudit takes for a path it is given); ``tree`` when none does."""
+    for folder in path.parents:
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            return folder
+        if folder == tree:
+            break
+    return tree
 
 
 # Run argv[1:], then print its peak memory and the last line of its output.

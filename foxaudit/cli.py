@@ -175,6 +175,12 @@ def discovery_start(paths: list[str] | None, cwd: Path) -> Path:
         return cwd
     starts = {target if target.is_dir() else target.parent for target in targets}
     roots = {find_config(start)[0]: start for start in sorted(starts)}
+    if not in_a_project and all(target == here or here in target.parents for target in targets) and not any(
+            (root / "pyproject.toml").is_file() or (root / ".git").exists() for root in roots):
+        # No project anywhere (an unpacked tree): the working directory is the root, as it is
+        # when no path is given — the same module names and cache keys, so `check FILES` after
+        # `check` reads the whole-program summaries the first run cached.
+        return cwd
     if len(roots) > 1:
         listed = ", ".join(str(root) for root in sorted(roots))
         raise UsageError(

@@ -193,6 +193,21 @@ def test_a_project_checked_from_elsewhere_is_checked_as_from_inside(tmp_path: Pa
         assert (outside.returncode, findings) == (inside.returncode, inside.stdout.splitlines()[:-1]), target
 
 
+def test_files_of_a_tree_in_no_project_are_checked_from_the_working_directory(tmp_path: Path):
+    # An unpacked tree (no pyproject.toml, no .git): `check FILES` has the root and module names
+    # of `check` with no path, so it reads the summaries that run cached instead of scanning again.
+    tree = tmp_path / "tree"
+    (tree / "pkg" / "sub").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "sub" / "__init__.py").write_text("")
+    (tree / "pkg" / "sub" / "mod.py").write_text("def f():\n    pass\n")
+    whole = _foxaudit(tree, "check", "--select", "FX902", cache=tmp_path / "cache")
+    files = _foxaudit(tree, "check", "--select", "FX902", "pkg/sub/mod.py", cache=tmp_path / "cache")
+    assert whole.stdout.splitlines()[0] == files.stdout.splitlines()[0] == (
+        "pkg/sub/mod.py:1:5: FX902 `f` is a stub: its body is only `pass` — invariant 9: finish it or don't start it"
+        " — hint: implement it or delete it; an interface method is @abc.abstractmethod or a Protocol member")
+
+
 def test_paths_in_two_projects_are_a_usage_error(tmp_path: Path):
     first, second = _configured_project(tmp_path / "a"), _configured_project(tmp_path / "b")
     run = _foxaudit(tmp_path, "check", str(first), str(second / "pkg"), cache=tmp_path / "cache")

@@ -1143,6 +1143,17 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
     return False
 
 
+def _identifier_uses(scope: tree_sitter.Node, names: _FileNames) -> dict[str, list[tree_sitter.Node]]:
+    """Each identifier in ``scope`` by name, indexed once per scope and file (a generated module's
+    thousands of placeholders made a query per placeholder quadratic)."""
+    uses = names.identifier_uses.get(scope.id)
+    if uses is None:
+        uses = names.identifier_uses[scope.id] = {}
+        for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(scope).get("i", []):
+            uses.setdefault(identifier.text.decode(), []).append(identifier)
+    return uses
+
+
 def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileNames) -> bool:
     """``function`` is passed to a call (`loop(stop_hook=stop_hook)`, `register_autograd(op,
     setup_context=setup)`, `_make_prim(meta=_sink_tokens_aten)`), returned (a factory's no-op
@@ -1158,11 +1169,7 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
         enclosing = enclosing.parent  # through `if`/`with`/`try` blocks: `if name == "flatten": def _sig(...)`
     if enclosing is None or enclosing.type == "class_definition":
         return False
-    uses = names.identifier_uses.get(enclosing.id)
-    if uses is None:
-        uses = names.identifier_uses[enclosing.id] = {}
-        for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(enclosing).get("i", []):
-            uses.setdefault(identifier.text.decode(), []).append(identifier)
+    uses = _identifier_uses(enclosing, names)
     # A nested function under a decorator is handed to it (click's `@option def opt(): pass`,
     # whose `opt.__click_params__` the function then reads): the decorator is its caller.
     handed = enclosing.type == "function_definition" and function.parent is not None \
@@ -1232,11 +1239,7 @@ def _used_only_when_type_checking(function: tree_sitter.Node, label: str, names:
         module = module.parent
     if module is None:
         return False
-    uses = names.identifier_uses.get(module.id)
-    if uses is None:
-        uses = names.identifier_uses[module.id] = {}
-        for identifier in tree_sitter.QueryCursor(_query("(identifier) @i")).captures(module).get("i", []):
-            uses.setdefault(identifier.text.decode(), []).append(identifier)
+    uses = _identifier_uses(module, names)
     name = function.child_by_field_name("name")
     found = [use for use in uses.get(label, ()) if name is None or use.start_byte != name.start_byte]
     return bool(found) and all(_under_type_checking(use) for use in found)
