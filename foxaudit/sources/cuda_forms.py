@@ -19,7 +19,7 @@ nvcc accepts                          the grammar is given
 ``for (…)`` / ``#pragma unroll`` / ``for (…)``  the pragma blanked (unbraced ``for``/``if``/``else`` body)
 ``typedef enum : int { A } m_t;``     ``typedef enum       { A } m_t;`` (an anonymous enum's base)
 ``float &__restrict__ x``             ``float &            x`` (a restrict reference: a reference)
-``int s = {}`` (a default argument)   ``int s = 0 `` (a value-initialised default)
+``int s = {}``, ``int t = {1}``       ``int s = 0 ``, ``int t =  1 `` (a brace-initialised default argument)
 ``h.operator float()``                ``h.operator_float()`` (a conversion called by name)
 ``template <typename T = void*>``     ``template <typename T = void >`` (a pointer type's default)
 ====================================  ===========================================================
@@ -105,10 +105,13 @@ def _replace_group(group: int, replacement: bytes) -> Callable[[re.Match[bytes],
 
 
 def _replace_braces_by_zero(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
-    # `{}` (spaces inside kept blank) → `0` and spaces: a value the grammar reads anywhere.
+    # `{}` → `0` and spaces; `{1}` → ` 1 `: a value the grammar reads anywhere.
     start, end = match.span(1)
-    _blank_span(out, start, end)
-    out[start] = 0x30
+    inner = view[start + 1 : end - 1].strip()
+    out[start] = out[end - 1] = 0x20
+    if not inner:
+        _blank_span(out, start, end)
+        out[start] = 0x30
 
 
 def _underscore_group(group: int) -> Callable[[re.Match[bytes], bytearray, bytes], None]:
@@ -220,7 +223,7 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     # `float &__restrict__ x`: the grammar takes the qualifier after `*`, not after `&`.
     (b"__restrict", re.compile(rb"&\s*(__restrict__|__restrict)\b"), _blank_group(1)),
     # `int s = {}` as a default argument: the grammar wants a type before the braces there.
-    (b"{}", re.compile(rb"=\s*(\{\s*\})(?=\s*[,)])"), _replace_braces_by_zero),
+    (b"{", re.compile(rb"=\s*(\{\s*[\w.+\-]*\s*\})(?=\s*[,)])"), _replace_braces_by_zero),
     # `h.operator float()`: a conversion operator called by name, read as one member name.
     (b"operator", re.compile(rb"(?:\.|->)\s*operator(\s+)[A-Za-z_]\w*\s*\(\s*\)"), _underscore_group(1)),
     (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),

@@ -31,7 +31,7 @@ FORMS = {
     "pointer default of a type parameter": "struct S {\n  template <typename ptr_t = void*, class U = float **>\n"
                                            "  __device__ ptr_t get() const { return nullptr; }\n};\n",
     "restrict reference": "__device__ void f(float &__restrict__ x, int& __restrict y) { x = y; }\n",
-    "braces as a default argument": "__device__ int f(int a, int s = {}, int t = { }) { return a + s + t; }\n",
+    "braces as a default argument": "__device__ int f(int a, int s = {}, int t = { }, int u = {1}) { return a + s + t + u; }\n",
     "conversion operator called by name": "struct H { __device__ operator float() const { return 1.0f; } };\n"
                                           "__device__ float f(const H h, const H* p) { return h.operator float()"
                                           " + p->operator  float(); }\n",
