@@ -465,6 +465,12 @@ def _derived_entries(program: Program) -> dict[str, str]:
         elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
             # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
             found[name] = "script outside any package (runs a call at import)"
+        elif (not module.is_package and "." in name and name.split(".")[0] not in libraries
+              and not module.summary.function_names and not module.summary.classes
+              and any(func and not bound for func, _, bound in module_calls)):
+            # trl's scripts/generate_tiny_models/…/qwen3_for_causal_lm.py: work done at import, no
+            # function or class, in a package the distribution does not ship: `python -m` runs it.
+            found[name] = "script in a package the distribution does not ship (runs its work at import: `python -m`)"
         elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"
         elif any(name == library or name.startswith(library + ".") for library in libraries) \

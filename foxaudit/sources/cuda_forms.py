@@ -30,7 +30,8 @@ first error further down; then an upper-case, macro-like name on the first error
 eight code lines above it (``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXTENSION_LIST(X)``,
 a ``TORCH_CHECK(…)`` over several lines) or up to three below it (a MISSING ``;`` is placed before
 the line whose macro caused it), a function-like macro the file defines used there (any
-case: ``callranks(2) callranks(4)`` in a function), or an upper-case name whose argument list,
+case: ``callranks(2) callranks(4)`` in a function; an object-like one as a statement: ``else {
+undefined_error }``), or an upper-case name whose argument list,
 however long, holds the error (``TYPE_SWITCH(dtype, T, launcher(…););``, outermost first: nested
 dispatch macros) is hidden, with its argument list, wherever it occurs — kept only when that moves
 the first error further down — up to ``_MAX_REPAIRS`` times. What was hidden is recorded, so a remaining parse error can say
@@ -392,6 +393,7 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
     three code lines below it; then the upper-case names whose open argument lists hold the
     error, outermost first."""
     defined = set(_FUNCTION_MACRO.findall(text))
+    objects = set(_OBJECT_MACRO.findall(text))
     line_start = text.rfind(b"\n", 0, error) + 1
     names: list[bytes] = []
     lines_seen = 0
@@ -404,6 +406,8 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
             if defined:
                 names.extend(match.group(1) for match in _CALLED_NAME.finditer(code)
                              if match.group(1) in defined and match.group(1) not in names)
+            if objects:  # `else { undefined_error }`: an object-like macro the file defines as a statement
+                names.extend(word for word in _WORD.findall(code) if word in objects and word not in names)
             lines_seen += 1
         if line_start == 0:
             break
@@ -425,6 +429,9 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
 
 
 _CALLED_NAME = re.compile(rb"(?<![\w#.>:])([A-Za-z_]\w*)\s*\(")
+# An object-like macro the file defines (`#define undefined_error TORCH_CHECK(false, "…");`).
+_OBJECT_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?=[ \t])", re.MULTILINE)
+_WORD = re.compile(rb"(?<![\w#.>:])[A-Za-z_]\w*\b")
 # How far back an enclosing argument list is looked for: a dispatch macro's body is rarely longer.
 _ENCLOSING_LOOKBACK_BYTES = 16_384
 

@@ -15,7 +15,10 @@ What decides a condition:
 - macros ``#define``d or ``#undef``ed earlier in the same file (object-like ones by value);
 - the configured ``defines`` (``[tool.foxaudit.cuda] defines``), on top of ``BUILTIN_DEFINES``,
   what nvcc and the CUDA headers define when compiling device code for a current GPU;
-- any other identifier is an undefined macro and counts as 0, as in C.
+- any other identifier is an undefined macro and counts as 0, as in C — except a build switch
+  whose ``#ifdef`` (or ``#if defined(…)``) wraps all of the file's code with no ``#else``
+  (``#ifdef USE_CUDA`` around a whole ``.cu``): the build defines it whenever it compiles the
+  file, so it counts as defined (unless ``defines`` says otherwise).
 ``__has_include(...)`` counts as true (the header is there on a machine with the CUDA toolkit).
 A condition that cannot be evaluated (a function-like macro call, malformed syntax) selects its
 branch when no earlier branch of the group was taken, so exactly one branch is parsed.
@@ -90,6 +93,10 @@ def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
         else:
             macros[name] = value
     comments = comment_spans(data) if comments is None else comments
+    directives = list(_directive_lines(data, comments))
+    switch = _whole_file_switch(data, comments, directives)
+    if switch is not None and switch not in (defines or {}):
+        macros[switch] = "1"  # the build compiles this file only with the switch on: check it so
     out = bytearray(data)
     inactive: list[InactiveRegion] = []
     # One frame per open #if group: [enclosing group active, a branch was taken, this branch active].
@@ -100,7 +107,7 @@ def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
     def active() -> bool:
         return all(frame[2] for frame in stack)
 
-    for start, end, line_number in _directive_lines(data, comments):
+    for start, end, line_number in directives:
         was_active = active()
         if not was_active:
             _blank(out, code_from, start, comments)
@@ -147,6 +154,43 @@ def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
 
 
 _CONDITIONALS = frozenset({"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif"})
+# A build switch tested alone: `#ifdef USE_CUDA`, `#if defined(USE_CUDA)`, `#if USE_CUDA`.
+_SWITCH = re.compile(r"(?:defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)|([A-Za-z_]\w*))\s*$")
+_OUTSIDE_CODE = re.compile(rb"^[ \t]*#[^\n]*$|\s+", re.MULTILINE)
+
+
+def _whole_file_switch(data: bytes, comments: list[tuple[int, int]], directives: list[tuple[int, int, int]]) -> str | None:
+    """The macro of an ``#ifdef X`` / ``#if defined(X)`` that wraps all of the file's code, with no
+    ``#else`` (LightGBM's ``src/**/cuda/*.cu`` under ``#ifdef USE_CUDA``): a build switch the
+    build turns on whenever it compiles the file. Outside it only comments, blank lines and
+    other directives (``#include``, ``#pragma once``). None when there is no such group."""
+    parsed = [(start, end, *_directive(_without_comments(data, start, end, comments).strip())) for start, end, _ in directives]
+    first = next((index for index, (_, _, kind, _) in enumerate(parsed) if kind in _CONDITIONALS), None)
+    if first is None or parsed[first][2] not in ("ifdef", "if"):
+        return None
+    depth = 0
+    closing = None
+    for index in range(first, len(parsed)):
+        kind = parsed[index][2]
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth -= 1
+            if depth == 0:
+                closing = index
+                break
+        elif depth == 1 and kind in ("else", "elif", "elifdef", "elifndef"):
+            return None
+    if closing is None or any(kind in _CONDITIONALS for _, _, kind, _ in parsed[closing + 1 :]):
+        return None
+    outside = _without_comments(data, 0, parsed[first][0], comments) + _without_comments(data, parsed[closing][1], len(data), comments)
+    if _OUTSIDE_CODE.sub(b"", outside.encode()).strip():
+        return None
+    argument = parsed[first][3].strip()
+    if parsed[first][2] == "ifdef":
+        return argument.split()[0] if argument.split() else None
+    match = _SWITCH.match(argument)
+    return next((group for group in match.groups() if group), None) if match is not None else None
 _DEFINE = re.compile(r"([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.DOTALL)
 _DIRECTIVE = re.compile(r"#\s*([a-z_]+)\b(.*)", re.DOTALL)
 

@@ -138,7 +138,8 @@ _TABLE_CELL_BEFORE = re.compile(r"\|[ \t]*$")
 _TABLE_CELL_AFTER = re.compile(r"[ \t]*\|")
 # A tag named as an example or in a list of tags: "like FIXME, XXX", "such as TODO", "FIXME and XXX".
 _NAMED_AS_EXAMPLE = re.compile(r"\b(?:like|such as|e\.g\.,?|for example,?|including|as in)\s+$"
-                               r"|\b(?:TODO|FIXME|XXX|HACK)(?:,|\s+(?:and|or))\s+$")
+                               r"|\b(?:TODO|FIXME|XXX|HACK)(?:,|\s+(?:and|or))\s+$"
+                               r"|\b(?:END|End|end)(?:\s+(?:OF|of|Of))?\s+$")  # `# END OF HACK`: closes the marked block
 # "the TODO above its definition", "that FIXME below": a pointer at a marker written elsewhere.
 _POINTS_AT_TAG = re.compile(r"\s+(?:above|below)\b", re.IGNORECASE)
 
@@ -278,6 +279,7 @@ class DeferredWorkMarker(Rule):
                 '       +-----+-----+\n    \"\"\"\n'),
         Example('class NotesChecker:\n    \"\"\"Checks for warning notes in the code like FIXME, XXX.\"\"\"\n'),
         Example('def check(nodes):\n    # print(\"XXX in pass %d\" % len(nodes))\n    return nodes\n'),
+        Example('def materials(stage):\n    stage.load()\n    # END OF HACK\n    return stage\n'),
         Example('def payload():\n    """Build the message.\n\n    {"type": "subscribe", "api_key": "XXX"}\n    """\n'
                 '    return {}\n'),
         Example('def update(original):\n    # Not needed if the map used hashes, as suggested in the TODO above its definition\n'

@@ -369,6 +369,9 @@ def _refuses_builtin_method(owner: tree_sitter.Node, label: str, names: _FileNam
     return False
 
 
+# A semgrep rule's test file marks the lines its rule must match (`# ruleid: …`): code written to
+# be matched, not run.
+_SEMGREP_TEST = "# ruleid:"
 # io's capability queries: a class whose `writable()` returns False refuses `write` by design.
 _CAPABILITY_OF = {"write": "writable", "writelines": "writable", "read": "readable", "read1": "readable",
                   "readline": "readable", "readlines": "readable", "readinto": "readable", "readinto1": "readable",
@@ -1895,6 +1898,9 @@ class StubBody(Rule):
                 "        raise NotImplementedError\n"),
         Example("import ast\n\n\nclass Unparser(ast.NodeVisitor):\n    def visit_Name(self, node):\n        return node.id\n\n"
                 "    def generic_visit(self, node):\n        raise NotImplementedError('Unable to parse %s' % node)\n"),
+        # A semgrep rule's test code (saleor's .semgrep/correctness/*.py).
+        Example("from celery import shared_task\n\n\n# ruleid: celery-task-without-retry\n@shared_task\n"
+                "def send_email():\n    pass\n", path=".semgrep/correctness/celery/task.py"),
         # A callback in a keyword argument's tuple (sphinx's `add_node(n, html=(visit, depart))`).
         Example("def visit_node(translator, node):\n    translator.add('x')\n\n\n"
                 "def depart_node(translator, node):\n    return None\n\n\n"
@@ -2126,8 +2132,9 @@ class StubBody(Rule):
         name = node.child_by_field_name("name")
         label = name.text.decode() if name is not None else "function"
         owner = _owner_class(node)
-        if matches_any(ctx.path, options.test_files) and not _is_test(node, label, owner, ctx.path):
-            return  # a test double: a callback, a fake's method, a fixture
+        if (matches_any(ctx.path, options.test_files) or _SEMGREP_TEST in ctx.source.text) \
+                and not _is_test(node, label, owner, ctx.path):
+            return  # a test double: a callback, a fake's method, a fixture (or a semgrep rule's test code)
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
         if owner is not None and _rebound_on_instances(owner, label, names):

@@ -1125,3 +1125,16 @@ def test_config_files_that_bind_names_by_import_alone_are_config_shaped(tmp_path
     })  # fmt: skip
     assert _modules(analysis)["configs.retinanet"] == UNRESOLVED
     assert [d.path for d in findings(analysis, "FX201")] == ["tools/train.py"]
+
+
+def test_a_module_that_works_at_import_in_an_unshipped_package_is_a_python_m_script(tmp_path: Path) -> None:
+    # trl's scripts/generate_tiny_models/…/qwen3_for_causal_lm.py: no function or class, its work
+    # at module level, relative imports; `python -m scripts.generate_tiny_models.…` runs it. A
+    # module that only defines things there stays an orphan.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "scripts/__init__.py": "", "scripts/tiny/__init__.py": "",
+        "scripts/tiny/_common.py": "def push(model):\n    return model\n",
+        "scripts/tiny/qwen3.py": "from ._common import push\n\npush('qwen3')\n",
+        "scripts/tiny/helpers.py": "def unused():\n    return 1\n",
+    }) == ["scripts/tiny/helpers.py"]  # fmt: skip

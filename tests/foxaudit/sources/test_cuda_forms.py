@@ -128,6 +128,17 @@ def test_a_macro_just_below_the_first_error_is_a_candidate() -> None:
     assert prepared.hidden_macros == ("DG_STATIC_ASSERT",)
 
 
+def test_an_object_like_statement_macro_the_file_defines_is_hidden_in_any_case() -> None:
+    # ktransformers' Marlin kernels: `#define undefined_error TORCH_CHECK(false, "…");` used as a
+    # statement with no `;` (`else { undefined_error }`).
+    data = (b"void dispatch(int bits) {\n#define undefined_error report(bits);\n  if (bits == 4) {\n    four();\n"
+            b"  } else {\n    undefined_error\n  }\n}\n")
+    assert RAW.parse(data).root_node.has_error
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("undefined_error",)
+
+
 def test_a_real_syntax_error_survives_the_repairs() -> None:
     source = SourceFile.from_text("k.cu", "__global__ void k(float* x) { x[0] = ; }\n")
     assert source.tree.root_node.has_error

@@ -95,3 +95,16 @@ def test_any_mix_of_directives_keeps_offsets_and_never_raises(pieces: list[str])
     assert [index for index, byte in enumerate(result.data) if byte == 10] == [
         index for index, byte in enumerate(data) if byte == 10]
     assert SourceFile(path="f.cu", data=data, language="cuda").tree is not None  # the whole preparation runs
+
+
+@pytest.mark.parametrize("guard", ["#ifdef USE_CUDA", "#if defined(USE_CUDA)", "#if USE_CUDA"])
+def test_a_switch_that_wraps_the_whole_file_counts_as_defined(guard: str) -> None:
+    # LightGBM's src/**/cuda/*.cu: the build compiles the file only with -DUSE_CUDA, so its code
+    # is checked; a switch with an #else, or with code outside it, is an undefined macro as in C.
+    whole = f"// license\n#pragma once\n{guard}\n__global__ void k(float* h) {{ atomicAdd(h, 1.0f); }}\n#endif  // USE_CUDA\n"
+    assert b"atomicAdd" in preprocess(whole.encode()).data
+    assert b"atomicAdd" not in preprocess(whole.encode(), {"USE_CUDA": None}).data  # the configuration decides
+    with_else = f"{guard}\n__global__ void k(float* h) {{ atomicAdd(h, 1.0f); }}\n#else\nvoid k();\n#endif\n"
+    assert b"atomicAdd" not in preprocess(with_else.encode()).data
+    with_code = f"int x;\n{guard}\n__global__ void k(float* h) {{ atomicAdd(h, 1.0f); }}\n#endif\n"
+    assert b"atomicAdd" not in preprocess(with_code.encode()).data
