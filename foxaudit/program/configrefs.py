@@ -101,7 +101,7 @@ def notebook_imports(data: bytes) -> tuple[tuple[int, str], ...]:
         return ()
     found: list[tuple[int, str]] = []
     line, counted = 1, 0
-    for match in _NOTEBOOK_IMPORT.finditer(data):
+    for match in _code_cell_imports(data):
         line += data.count(b"\n", counted, match.start())
         counted = match.start()
         if match.group(1):
@@ -114,6 +114,27 @@ def notebook_imports(data: bytes) -> tuple[tuple[int, str], ...]:
                 if name.split():
                     found.append((line, name.split()[0]))
     return tuple((at, name) for at, name in found if all(part.isidentifier() for part in name.split(".")))
+
+
+# nbformat writes a cell's keys in order: "cell_type" first, "outputs" before "source"; a source
+# is an array of JSON strings, one per line (no raw newline inside one), or one string.
+_CELL_TYPE = re.compile(rb'"cell_type"\s*:\s*"(\w+)"')
+_SOURCE = re.compile(rb'"source"\s*:\s*(?:\[(.*?)\n?\s*\]|("(?:[^"\\\n]|\\.)*"))', re.DOTALL)
+
+
+def _code_cell_imports(data: bytes) -> list[re.Match[bytes]]:
+    """The import statements of the notebook's code cells' sources (not markdown, not outputs)."""
+    found: list[re.Match[bytes]] = []
+    cells = list(_CELL_TYPE.finditer(data))
+    for index, cell in enumerate(cells):
+        if cell.group(1) != b"code":
+            continue
+        end = cells[index + 1].start() if index + 1 < len(cells) else len(data)
+        source = _SOURCE.search(data, cell.end(), end)
+        if source is not None:
+            span = source.span(1) if source.group(1) is not None else source.span(2)
+            found.extend(_NOTEBOOK_IMPORT.finditer(data, span[0], span[1]))
+    return found
 
 
 def nested_project_targets(data: bytes) -> tuple[tuple[int, str], ...]:

@@ -368,6 +368,8 @@ _INLINE_SCRIPT_METADATA = re.compile(r"^# /// script[ \t]*$", re.MULTILINE)
 _REFERENCE_TAIL = re.compile(r"""(?::[A-Za-z_]\w*|\.[A-Z]\w*)(["'])""")
 _DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _MAX_REFERENCE = 256
+# What precedes a quoted annotation: `name:` (not a dict's `"key":`), `->`, `Optional[`, `Union[x, `.
+_ANNOTATION_BEFORE = re.compile(r"(?:[\w\])]\s*:|->|\w\[|\w\[[^\[\]\"']*,)\s*$")
 _BODY = ("calls", "assignments", "subscript_writes", "dict_entries")
 # The encoded body of a summary made as an index alone (``scan_python(body=False)``): its body is
 # scanned when an analysis first reads it (``ModuleSummary.rescan_with``).
@@ -1072,6 +1074,8 @@ class _Scanner:
             code = before.partition("#")[0]
             if "#" in before and code.count('"') % 2 == 0 and code.count("'") % 2 == 0:
                 continue  # in a comment (`# see "pkg.mod:Name"`): nothing runs it
+            if text[match.start()] == "." and _ANNOTATION_BEFORE.search(before):
+                continue  # a quoted annotation (`x: "pkg.mod.Class"`, `-> "…"`, `Optional["…"]`): the type checker's
             start = opening + 1
             if start < counted:  # (a match inside the previous one's span: count from the start)
                 counted, line = 0, 1

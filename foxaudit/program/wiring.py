@@ -1090,6 +1090,9 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
                 under = _imports_under_a_parameter(program, module, call, arg, production, tests)
                 found.extend(under or _imports_beside_the_caller(module, call, arg))
                 continue
+            if "." not in prefix:  # `f"saver_{name}"`: a bare name with a literal head, found beside the caller
+                found.extend(_imports_beside_the_caller(module, call, arg))
+                continue
         elif arg is not None and arg.kind == "concat" and arg.value and arg.value[0].kind == "str":  # type: ignore[index]
             prefix = str(arg.value[0].value)  # type: ignore[index]
         if prefix is not None and prefix.startswith("."):

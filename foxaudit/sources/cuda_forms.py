@@ -257,22 +257,40 @@ _LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*
 _MACRO_WORD = re.compile(rb"(?<![\w#.>:])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*|[A-Z]{2,3}|[A-Z][A-Z0-9]{3,}(?=\())\b(?!\s*[=:;,\]])")
 _LOOKBACK_LINES = 8
 _LOOKAHEAD_LINES = 3
+# What follows a name used as a statement call: `(…);` to the line's end.
+_CALL_STATEMENT = re.compile(rb"\s*\(.*\)\s*;\s*$")
+# The end of an expression: what precedes a statement that is glued to an unterminated one.
+_EXPRESSION_END = re.compile(rb"[\w.\]'\"]\s*\Z")
+
+
+def _masks_an_error(text: bytes, start: int, code: bytes, name_end: int, missing: bool) -> bool:
+    """Whether hiding the statement call `NAME(…);` at ``start`` would hide a real error: a MISSING
+    `;` next to it, or an unterminated expression right before it (`x = 1.0f` then `CHECK(i, n);`
+    parses once the call is blank)."""
+    if not _CALL_STATEMENT.match(code, name_end):
+        return False
+    return missing or _EXPRESSION_END.search(text, max(0, start - 256), start) is not None
 _MAX_REPAIRS = 6
 _MAX_ATTEMPTS = 24
 
 
 def first_error_byte(tree: tree_sitter.Tree) -> int | None:
     """Start byte of the earliest ERROR/MISSING node below the root (leading comments skipped)."""
+    return _first_error(tree)[0]
+
+
+def _first_error(tree: tree_sitter.Tree) -> tuple[int | None, bool]:
+    """(start byte of the earliest ERROR/MISSING node, whether it is a MISSING token)."""
     nodes = tree_sitter.QueryCursor(_error_query()).captures(tree.root_node).get("e", [])
     if not nodes:
-        return None
+        return None, False
     inner = [candidate for candidate in nodes if candidate.parent is not None]
     node = min(inner or nodes, key=lambda candidate: (candidate.start_byte, -candidate.end_byte))
     if not node.is_missing:
         for child in node.children:
             if child.type != "comment":
-                return child.start_byte
-    return node.start_byte
+                return child.start_byte, False
+    return node.start_byte, node.is_missing
 
 
 @functools.cache
@@ -286,19 +304,19 @@ def _repair(text: bytes, tree: tree_sitter.Tree, parser: tree_sitter.Parser) -> 
     hidden: list[str] = []
     tried: set[bytes] = set()
     attempts = 0
-    error = first_error_byte(tree)
+    error, missing = _first_error(tree)
     while error is not None and len(hidden) < _MAX_REPAIRS and attempts < _MAX_ATTEMPTS:
         improved = False
-        for name in _candidates(text, error):
+        for name in _candidates(text, error, missing):
             if name in tried:
                 continue
             tried.add(name)
             attempts += 1
             masked = _hide(text, name)
             candidate_tree = parser.parse(masked)
-            candidate_error = first_error_byte(candidate_tree)
+            candidate_error, candidate_missing = _first_error(candidate_tree)
             if candidate_error is None or candidate_error > error:
-                text, tree, error = masked, candidate_tree, candidate_error
+                text, tree, error, missing = masked, candidate_tree, candidate_error, candidate_missing
                 hidden.append(name.decode())
                 improved = True
                 break
@@ -387,7 +405,7 @@ def _argument_list_end(view: bytes, start: int) -> int | None:
     return None
 
 
-def _candidates(text: bytes, error: int) -> list[bytes]:
+def _candidates(text: bytes, error: int, missing: bool = False) -> list[bytes]:
     """Macro-like names on the error line and the few code lines above it, nearest first (an
     upper-case name, or a function-like macro the file defines, used with arguments), then on the
     three code lines below it; then the upper-case names whose open argument lists hold the
@@ -402,7 +420,8 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
     while line_start >= 0 and lines_seen <= _LOOKBACK_LINES:
         code = text[line_start:end].split(b"//", 1)[0]
         if code.strip() and not code.lstrip().startswith((b"*", b"/*", b"#")):
-            names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names)
+            names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names
+                         and not _masks_an_error(text, line_start + match.start(1), code, match.end(1), missing))
             if defined:
                 names.extend(match.group(1) for match in _CALLED_NAME.finditer(code)
                              if match.group(1) in defined and match.group(1) not in names)
@@ -421,7 +440,10 @@ def _candidates(text: bytes, error: int) -> list[bytes]:
         end = text.find(b"\n", position + 1)
         code = text[position + 1 : len(text) if end < 0 else end].split(b"//", 1)[0]
         if code.strip() and not code.lstrip().startswith((b"*", b"/*", b"#")):
-            names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names)
+            # (Around a MISSING `;`, a statement `CHECK(i, n);` is no cause: hiding it would hide the
+            # real missing `;` before it. The same filter applies to the lines above.)
+            names.extend(match.group(1) for match in _MACRO_WORD.finditer(code) if match.group(1) not in names
+                         and not _masks_an_error(text, position + 1 + match.start(1), code, match.end(1), missing))
             lines_seen += 1
         position = end
     names.extend(name for name in _enclosing_macro_calls(text, error) if name not in names)

@@ -1157,6 +1157,37 @@ def _identifier_uses(scope: tree_sitter.Node, names: _FileNames) -> dict[str, li
     return uses
 
 
+def _looped_over_here(literal: tree_sitter.Node) -> bool:
+    """The literal (alone or in a `+`) is what a `for` statement of this scope iterates, or a
+    comprehension whose element calls the loop variable: its elements are called here (`for step
+    in [load] + [clean]: step()`)."""
+    node = literal
+    while node.parent is not None and node.parent.type in ("binary_operator", "parenthesized_expression"):
+        node = node.parent
+    holder = node.parent
+    if holder is None or holder.child_by_field_name("right") != node:
+        return False
+    if holder.type == "for_statement":
+        return True
+    if holder.type == "for_in_clause" and holder.parent is not None:
+        # `[check(rows) for check in [normalize, validate]]` calls them here; `{f.__name__: f for f
+        # in [getrandbits]}` builds a table of them for someone else.
+        variable = holder.child_by_field_name("left")
+        body = holder.parent.child_by_field_name("body")
+        return variable is not None and body is not None and variable.type == "identifier" and re.search(
+            rb"(?<![\w.])" + re.escape(variable.text) + rb"\s*\(", body.text) is not None
+    return False
+
+
+def _installed_elsewhere(target: tree_sitter.Node) -> bool:
+    """An assignment's target in another object (`torch.nn.init.x`, `plt.show`, `table[key]`), not
+    the object's own attribute (`self.loss_fn = compute_loss`: the class calls it)."""
+    base = target.child_by_field_name("object") if target.type == "attribute" else target.child_by_field_name("value")
+    while base is not None and base.type in ("attribute", "subscript"):
+        base = base.child_by_field_name("object") if base.type == "attribute" else base.child_by_field_name("value")
+    return base is None or base.text not in (b"self", b"cls")
+
+
 def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileNames) -> bool:
     """``function`` is passed to a call (`loop(stop_hook=stop_hook)`, `register_autograd(op,
     setup_context=setup)`, `_make_prim(meta=_sink_tokens_aten)`), returned (a factory's no-op
@@ -1185,15 +1216,17 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
             return False  # called here: its result is used, so its body is its work
         value = identifier
         if parent.type in ("tuple", "list", "set") and parent.parent is not None \
-                and parent.parent.type not in ("assignment", "augmented_assignment", "for_statement"):
-            # An element of a literal that is not unpacked into names: `[getrandbits, randbytes]` a
-            # table iterated elsewhere, `(barrier,) + deps` a task tuple — someone else calls it.
+                and parent.parent.type not in ("assignment", "augmented_assignment") and not _looped_over_here(parent):
+            # An element of a literal that is not unpacked into names nor looped over here:
+            # `{f.__name__: f for f in [getrandbits, randbytes]}` a table, `(barrier,) + deps` a
+            # task tuple — someone else calls it.
             handed = True
         if parent.type in ("expression_list", "tuple", "list") and parent.parent is not None:
             # `return wrapper, f`, `register(op, (fwd, bwd))`, `add_node(n, html=(visit, depart))`
             value, parent = parent, parent.parent
         if parent.type == "assignment" and parent.child_by_field_name("right") == value and (
-                left := parent.child_by_field_name("left")) is not None and left.type in ("attribute", "subscript"):
+                left := parent.child_by_field_name("left")) is not None and left.type in ("attribute", "subscript") \
+                and _installed_elsewhere(left):
             handed = True  # `torch.nn.init.kaiming_uniform_ = skip`, `plt.show = no_show`: installed in another object
         if parent.type in ("argument_list", "return_statement") or (
                 parent.type in ("keyword_argument", "pair", "default_parameter", "typed_default_parameter")
@@ -1212,8 +1245,19 @@ def _run_by_a_property_decorator(function: tree_sitter.Node) -> bool:
     holder = function.parent
     if holder is None or holder.type != "decorated_definition":
         return False
-    return any("given" in decorator.text.decode(errors="replace")
-               for decorator in holder.children if decorator.type == "decorator")
+    module = holder
+    while module.parent is not None:
+        module = module.parent
+    for decorator in holder.children:
+        if decorator.type != "decorator":
+            continue
+        written = _decorator_expression(decorator).split("(", 1)[0].strip()
+        if written.rsplit(".", 1)[-1] == "given":
+            return True
+        if written.isidentifier() and re.search(rb"(?m)^" + re.escape(written.encode()) + rb"\s*=\s*(?:\w+\.)?given\(",
+                                                module.text):
+            return True  # `given_booleans = given(st.booleans())` then `@given_booleans`
+    return False
 
 
 def _replaces_a_parameter(function: tree_sitter.Node, label: str) -> bool:
@@ -1885,6 +1929,8 @@ class StubBody(Rule):
                 "torch.nn.init.kaiming_uniform_ = skip\n"),
         Example("from hypothesis import given, strategies as st\n\n\n@given(x=st.integers())\n"
                 "def test_keyword_only(*, x):\n    pass\n", path="tests/test_given.py"),
+        # (Not a step the same module calls from a literal, nor the object's own attribute — those
+        # are reported: see INVALID.)
         # A nested function that is a parameter's default (networkx's A* heuristic).
         Example("def astar(graph, source, heuristic=None):\n    if heuristic is None:\n"
                 "        def heuristic(u, v):\n            return 0\n    return heuristic(source, source)\n"),
@@ -1918,6 +1964,14 @@ class StubBody(Rule):
                 "    get = wait = _is_disabled\n"),
     ]
     INVALID: ClassVar[list[Example]] = [
+        # Called here after all: looped over, or stored on the object that calls it.
+        Example("def normalize(rows):\n    return rows\n\n\ndef validate(rows):\n    raise NotImplementedError\n\n\n"
+                "def run(rows):\n    for step in [normalize] + [validate]:\n        rows = step(rows)\n"
+                "    return [check(rows) for check in [validate]]\n\n\nif __name__ == '__main__':\n    run([])\n",
+                expect=1),
+        Example("def compute_loss(batch):\n    raise NotImplementedError\n\n\nclass Trainer:\n    def __init__(self):\n"
+                "        self.loss_fn = compute_loss\n\n    def step(self, batch):\n        return self.loss_fn(batch)\n\n\n"
+                "if __name__ == '__main__':\n    Trainer().step(1)\n", expect=1),
         # Pending however it is phrased, and whatever the rest of the family does.
         Example("class Reader:\n    def calendar(self):\n        return self._calendar\n\n\n"
                 "class HDF5Reader(Reader):\n    def calendar(self):\n"
@@ -2283,11 +2337,15 @@ class StubBody(Rule):
         if _in_a_specialisation(node):
             return  # `template <class T> struct Sort<1, T> { static __device__ void run(T*) {} };`: a recursion's base case
         label = name.text.decode() if name is not None else "function"
-        comments = _cuda_comments(node)
-        if any(_SAYS_DEFERRED.search(comment) for comment in comments):
+        inside, above = _cuda_comments(node)
+        if any(_SAYS_DEFERRED.search(comment) for comment in inside + above):
             pass  # a `TODO` or "not implemented yet" beside it: pending, whatever else is said
-        elif any(_SAYS_NO_OP.search(comment) or _GIVES_REASON.search(comment) for comment in comments):
-            return  # "// An empty kernel is enough to enforce ordering", "// doesn't need implementing"
+        elif any(_SAYS_NO_OP.search(comment) or _GIVES_REASON.search(comment) for comment in inside) or any(
+                _SAYS_NO_OP.search(comment) or _NEEDS_NOTHING.search(comment) for comment in above):
+            # "// An empty kernel is enough to enforce ordering" in the body, "// float needs no
+            # per-kernel setup" above (a comment above that only describes the function — "uses X
+            # instead of Y" — gives no reason for an empty body)
+            return
         elif _CUDA_STAND_IN.search(label):
             return  # `kdummy`, `warmup_kernel`, `noop`: the name says the empty body is the point
         elif _is_cuda_member(node) and not options.unmarked_methods:
@@ -2314,18 +2372,23 @@ class StubBody(Rule):
 _CUDA_STAND_IN = re.compile(r"(?:^|_)k?(?:dummy|noop|nop|warmup|warm_up)(?:_|$)|(?:Dummy|Noop|NoOp|Warmup)(?![a-z])")
 
 
-def _cuda_comments(definition: tree_sitter.Node) -> list[str]:
-    """The comments in a CUDA function's body and those right above it (or above its template)."""
+# A comment above an empty function that says it needs nothing: "needs no …", "doesn't need …".
+_NEEDS_NOTHING = re.compile(r"\bneeds? no\b|\b(?:does|do) ?n[o']?t need\b|\bis enough\b|\bnothing to\b", re.IGNORECASE)
+
+
+def _cuda_comments(definition: tree_sitter.Node) -> tuple[list[str], list[str]]:
+    """(the comments in a CUDA function's body, those right above it or above its template)."""
     body = definition.child_by_field_name("body")
-    found = [child.text.decode(errors="replace") for child in body.named_children if child.type == "comment"] \
+    inside = [child.text.decode(errors="replace") for child in body.named_children if child.type == "comment"] \
         if body is not None else []
+    above: list[str] = []
     node = definition.parent if definition.parent is not None and definition.parent.type == "template_declaration" \
         else definition
     sibling = node.prev_sibling
     while sibling is not None and sibling.type == "comment" and node.start_point[0] - sibling.end_point[0] <= 1:
-        found.append(sibling.text.decode(errors="replace"))
+        above.append(sibling.text.decode(errors="replace"))
         node, sibling = sibling, sibling.prev_sibling
-    return found
+    return inside, above
 
 
 def _is_cuda_member(definition: tree_sitter.Node) -> bool:

@@ -1004,7 +1004,8 @@ def test_a_bare_name_built_from_parts_may_load_the_modules_beside_the_caller(tmp
         "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n", "lib/__init__.py": "",
         "tools/checkpoint/convert.py": "import importlib\n\n\ndef load_plugin(plugin_type, name):\n"
                                        "    return importlib.import_module(f'{plugin_type}_{name}')\n\n\n"
-                                       "load_plugin('loader', 'core')\n",
+                                       "load_plugin('loader', 'core')\n\n\ndef load_saver(name):\n"
+                                       "    return importlib.import_module(f'saver_{name}')\n",
         "tools/checkpoint/loader_core.py": "import utils\n", "tools/checkpoint/saver_core.py": "import utils\n",
         "tools/checkpoint/utils.py": "X = 1\n", "tools/checkpoint/report.py": "X = 1\n",
     })  # fmt: skip
@@ -1067,7 +1068,7 @@ def test_a_notebook_imports_what_its_code_cells_import(tmp_path: Path) -> None:
     cells = [{"cell_type": "code", "source": ["import os\n", "from utils import grid\n", "import helpers.camera"]},
              {"cell_type": "code", "source": ["!wget https://x/utils/plot_image_grid.py\n", "from plot_image_grid import image_grid"]},
              {"cell_type": "code", "source": ["# from utils import unused\n"]},
-             {"cell_type": "markdown", "source": ["Then run `from utils import notes`."]}]
+             {"cell_type": "markdown", "source": ["Then run:\n", "from utils import notes\n"]}]
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "docs/tutorials/render.ipynb": json.dumps({"cells": cells, "nbformat": 4}, indent=1),
@@ -1107,7 +1108,9 @@ def test_a_class_registry_of_dotted_strings_imports_the_modules(tmp_path: Path) 
     # `hydra.utils.get_class`; a lower-case dotted string (a logger's name) names nothing.
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
-        "lib/registry.py": "LAYERS = {'s4': 'lib._models.s4block.S4Block'}\nLOG = 'lib._models.unused'\n",
+        "lib/registry.py": "LAYERS = {'s4': 'lib._models.s4block.S4Block'}\nLOG = 'lib._models.unused'\n\n\n"
+                           "def build(parser: 'lib._models.unused.Parser') -> 'lib._models.unused.Layer':\n"
+                           "    return parser\n",
         "lib/_models/__init__.py": "", "lib/_models/s4block.py": "class S4Block:\n    pass\n",
         "lib/_models/unused.py": "",
     }) == ["lib/_models/unused.py"]  # fmt: skip

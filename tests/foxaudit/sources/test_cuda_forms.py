@@ -139,6 +139,15 @@ def test_an_object_like_statement_macro_the_file_defines_is_hidden_in_any_case()
     assert prepared.hidden_macros == ("undefined_error",)
 
 
+def test_a_missing_semicolon_before_a_statement_macro_stays_an_error() -> None:
+    # The look-ahead hides attribute-like macros below a MISSING `;` (`CUTLASS_DEVICE bool next()`),
+    # not a statement `CHECK_INDEX(i, n);`: hiding that would make a real missing `;` parse.
+    source = SourceFile.from_text("k.cu", "__global__ void add(float* x, int i, int n) {\n  x[i] = 1.0f\n"
+                                          "  CHECK_INDEX(i, n);\n}\n")
+    assert source.tree.root_node.has_error
+    assert source.cuda.hidden_macros == ()
+
+
 def test_a_real_syntax_error_survives_the_repairs() -> None:
     source = SourceFile.from_text("k.cu", "__global__ void k(float* x) { x[0] = ; }\n")
     assert source.tree.root_node.has_error
