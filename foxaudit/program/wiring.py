@@ -175,7 +175,8 @@ def import_graph(program: Program) -> ImportGraph:
         ):
             entries.setdefault(name, "public module of a library package")
     if derived:
-        for name, why in _derived_entries(program).items():
+        imported_somewhere = set().union(*edges.values())
+        for name, why in _derived_entries(program, imported_somewhere).items():
             entries.setdefault(name, why)
     # Hydra's `_target_: pkg.module.Class` in a YAML file: the framework imports the module.
     for name, why in _config_entries(program, derived).items():
@@ -400,7 +401,7 @@ def _derives_entries(program: Program) -> bool:
     return written is not None and not (written & ENTRY_KEYS)
 
 
-def _derived_entries(program: Program) -> dict[str, str]:
+def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
     """Entry points of an unconfigured repository, beyond scripts, ``__main__`` and main guards.
 
     * a top-level script: a module outside any package that runs a call at module level
@@ -465,11 +466,13 @@ def _derived_entries(program: Program) -> dict[str, str]:
         elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
             # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
             found[name] = "script outside any package (runs a call at import)"
-        elif (not module.is_package and "." in name and name.split(".")[0] not in libraries
-              and not module.summary.function_names and not module.summary.classes
+        elif (not module.is_package and parent in program.modules and name.split(".")[0] not in libraries
+              and name not in imported_somewhere and not module.summary.function_names and not module.summary.classes
               and any(func and not bound for func, _, bound in module_calls)):
             # trl's scripts/generate_tiny_models/…/qwen3_for_causal_lm.py: work done at import, no
-            # function or class, in a package the distribution does not ship: `python -m` runs it.
+            # function or class, imported by nothing, in a regular package the distribution does not
+            # ship: `python -m` runs it (a helper other modules import is no script; a file in a
+            # folder with no `__init__.py` is a config file or a script run by path).
             found[name] = "script in a package the distribution does not ship (runs its work at import: `python -m`)"
         elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"

@@ -1141,3 +1141,14 @@ def test_a_module_that_works_at_import_in_an_unshipped_package_is_a_python_m_scr
         "scripts/tiny/qwen3.py": "from ._common import push\n\npush('qwen3')\n",
         "scripts/tiny/helpers.py": "def unused():\n    return 1\n",
     }) == ["scripts/tiny/helpers.py"]  # fmt: skip
+
+
+def test_a_helper_that_works_at_import_and_is_imported_is_no_script(tmp_path: Path) -> None:
+    # Megatron-LM's tools/bert_embedding/external_libs.py imports libraries at import and is
+    # imported by embed.py: not a `python -m` script, so the unused package stays reported.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "tools/__init__.py": "", "tools/emb/__init__.py": "from .embed import embed\n",
+        "tools/emb/embed.py": "from .external_libs import h5py\n\n\ndef embed():\n    return h5py\n",
+        "tools/emb/external_libs.py": "import importlib\n\nh5py = importlib.import_module('h5py')\n",
+    }) == ["tools/__init__.py", "tools/emb/__init__.py", "tools/emb/embed.py", "tools/emb/external_libs.py"]  # fmt: skip
