@@ -358,7 +358,6 @@ TRANSFER_METHODS = frozenset({
 TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 # Callees whose literal argument names a module the call imports (an ImportRef of the index).
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "__import__"})
-_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # PEP 723 inline script metadata: `# /// script` opens it (`uv run x.py`, `pipx run x.py`).
 _INLINE_SCRIPT_METADATA = re.compile(r"^# /// script[ \t]*$", re.MULTILINE)
 # A quoted `module.path:Name` reference, the whole string (`"app.agents.remote:RemoteAgent"`).
@@ -1270,7 +1269,7 @@ class _Scanner:
             # globals(), "numpy")`: a lazy module object imports the dotted name it is given;
             # Django's `include("shop.urls")` imports the URL configuration it names.
             for arg in args:
-                if arg[_KIND] == "str" and _DOTTED.fullmatch(str(arg[_VALUE])):
+                if arg[_KIND] == "str" and "." in str(arg[_VALUE]) and _DOTTED_PATH.fullmatch(str(arg[_VALUE])):
                     self.summary.imports.append(ImportRef(str(arg[_VALUE]), (), "", self.span(node),
                                                           self.in_type_checking(node), dynamic=True, scope=scope))
         if func in _DYNAMIC_IMPORTS and args and args[0][_KIND] == "str":

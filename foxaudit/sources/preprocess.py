@@ -93,7 +93,9 @@ def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
         else:
             macros[name] = value
     comments = comment_spans(data) if comments is None else comments
-    directives = list(_directive_lines(data, comments))
+    # Each directive line once: (start, end, line number, directive, argument).
+    directives = [(start, end, line, *_directive(_without_comments(data, start, end, comments).strip()))
+                  for start, end, line in _directive_lines(data, comments)]
     switch = _whole_file_switch(data, comments, directives)
     if switch is not None and switch not in (defines or {}):
         macros[switch] = "1"  # the build compiles this file only with the switch on: check it so
@@ -107,12 +109,11 @@ def preprocess(data: bytes, defines: Mapping[str, str | None] | None = None,
     def active() -> bool:
         return all(frame[2] for frame in stack)
 
-    for start, end, line_number in directives:
+    for start, end, line_number, directive, argument in directives:
         was_active = active()
         if not was_active:
             _blank(out, code_from, start, comments)
         code_from = end
-        directive, argument = _directive(_without_comments(data, start, end, comments).strip())
         if directive not in _CONDITIONALS:
             if not was_active:
                 _blank(out, start, end, comments)
@@ -159,12 +160,12 @@ _SWITCH = re.compile(r"(?:defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_
 _OUTSIDE_CODE = re.compile(rb"^[ \t]*#[^\n]*$|\s+", re.MULTILINE)
 
 
-def _whole_file_switch(data: bytes, comments: list[tuple[int, int]], directives: list[tuple[int, int, int]]) -> str | None:
+def _whole_file_switch(data: bytes, comments: list[tuple[int, int]], directives: list[tuple[int, int, int, str, str]]) -> str | None:
     """The macro of an ``#ifdef X`` / ``#if defined(X)`` that wraps all of the file's code, with no
     ``#else`` (LightGBM's ``src/**/cuda/*.cu`` under ``#ifdef USE_CUDA``): a build switch the
     build turns on whenever it compiles the file. Outside it only comments, blank lines and
     other directives (``#include``, ``#pragma once``). None when there is no such group."""
-    parsed = [(start, end, *_directive(_without_comments(data, start, end, comments).strip())) for start, end, _ in directives]
+    parsed = [(start, end, directive, argument) for start, end, _, directive, argument in directives]
     first = next((index for index, (_, _, kind, _) in enumerate(parsed) if kind in _CONDITIONALS), None)
     if first is None or parsed[first][2] not in ("ifdef", "if"):
         return None
