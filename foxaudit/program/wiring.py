@@ -38,6 +38,7 @@ import os
 import posixpath
 import re
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -384,6 +385,12 @@ def _valid_row(row: object) -> bool:
 ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
 
 
+def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
+    """A call at module level whose result is bound to no name (`main()`, `push(model)`): importing
+    or running the module does work, beyond defining things."""
+    return any(func and not bound for func, _, bound in module_calls)
+
+
 def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
     """PEP 723 inline metadata says a file is a script; a `#!` line says so of a module outside
     any package, or of one that runs a call at import (sphinx's `utils/bump_version.py`) — a
@@ -392,7 +399,7 @@ def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
     if how == "pep723":
         return True
     return how == "shebang" and (name.rpartition(".")[0] not in modules
-                                 or any(func and not bound for func, _, bound in module.summary.module_calls))
+                                 or _runs_code_at_import(module.summary.module_calls))
 
 
 def _derives_entries(program: Program) -> bool:
@@ -461,14 +468,14 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
             # benchmarks/benchmarks.py (`class Suite: def time_x(self)`): asv imports every module
             # of its benchmark directory and runs the functions its prefixes name.
             found[name] = "asv benchmark (asv imports every module of its benchmark directory)"
-        elif "." not in name and not module.is_package and any(func and not bound for func, _, bound in module_calls):
+        elif "." not in name and not module.is_package and _runs_code_at_import(module_calls):
             found[name] = "top-level script (runs a call at import)"
-        elif not module.is_package and parent not in program.modules and any(func and not bound for func, _, bound in module_calls):
+        elif not module.is_package and parent not in program.modules and _runs_code_at_import(module_calls):
             # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
             found[name] = "script outside any package (runs a call at import)"
         elif (not module.is_package and parent in program.modules and name.split(".")[0] not in libraries
               and name not in imported_somewhere and not module.summary.function_names and not module.summary.classes
-              and any(func and not bound for func, _, bound in module_calls)):
+              and _runs_code_at_import(module_calls)):
             # trl's scripts/generate_tiny_models/…/qwen3_for_causal_lm.py: work done at import, no
             # function or class, imported by nothing, in a regular package the distribution does not
             # ship: `python -m` runs it (a helper other modules import is no script; a file in a
@@ -585,14 +592,21 @@ def _listed_packages(program: Program) -> set[str]:
             or _setup_py_packages(program))
 
 
+# setuptools' (or distutils') `setup(...)`, as a setup.py calls it at module level.
+_SETUP_CALLS = frozenset({"setup", "setuptools.setup"})
+
+
+def _calls_setup(module: Module) -> bool:
+    return any(func in _SETUP_CALLS for func, _, _ in module.summary.module_calls)
+
+
 def _setup_py_packages(program: Program) -> set[str]:
     """A root ``setup.py`` that calls ``setup(...)`` (django-oscar: ``package_dir={"": "src"},
     packages=find_packages("src")`` under the distribution name ``django-oscar``): the top-level
     regular packages of the source roots that are not tests, docs or examples ship — those under
     ``src/`` only, where there are some."""
     setup = program.modules.get("setup")
-    if setup is None or setup.path != "setup.py" or not any(
-            func in ("setup", "setuptools.setup") for func, _, _ in setup.summary.module_calls):
+    if setup is None or setup.path != "setup.py" or not _calls_setup(setup):
         return set()
     packages = {name: module.path for name, module in program.modules.items()
                 if module.is_package and "." not in name and name not in _NOT_LIBRARIES}
@@ -601,15 +615,21 @@ def _setup_py_packages(program: Program) -> set[str]:
     return under_src or set(packages)
 
 
-def _namespace_included_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
-    """``packages.find`` ``include = ["megatron.core", "megatron.core.*"]`` where ``megatron/`` is a
-    namespace directory (no ``__init__.py``, so no module): the dotted packages the patterns
-    start with ship (Megatron-LM's ``megatron.core``)."""
+def _setuptools_find(pyproject: dict[str, Any]) -> dict[str, Any] | None:
+    """``[tool.setuptools.packages.find]``, when the pyproject has that table."""
     tool = pyproject.get("tool")
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     packages = setuptools.get("packages") if isinstance(setuptools, dict) else None
     find = packages.get("find") if isinstance(packages, dict) else None
-    include = find.get("include") if isinstance(find, dict) else None
+    return find if isinstance(find, dict) else None
+
+
+def _namespace_included_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
+    """``packages.find`` ``include = ["megatron.core", "megatron.core.*"]`` where ``megatron/`` is a
+    namespace directory (no ``__init__.py``, so no module): the dotted packages the patterns
+    start with ship (Megatron-LM's ``megatron.core``)."""
+    find = _setuptools_find(pyproject)
+    include = find.get("include") if find is not None else None
     if not isinstance(include, list):
         return set()
     prefixes = {str(item).split("*", 1)[0].rstrip(".") for item in include if isinstance(item, str)}
@@ -621,11 +641,8 @@ def _found_packages(program: Program, pyproject: dict[str, Any]) -> set[str]:
     """``[tool.setuptools.packages.find]`` with no ``include`` (zipline-reloaded: ``where =
     ["src"]``, ``exclude = ["tests*"]``): every top-level package under its ``where`` folders
     (default the project's root) that ``exclude`` does not match ships."""
-    tool = pyproject.get("tool")
-    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
-    packages = setuptools.get("packages") if isinstance(setuptools, dict) else None
-    find = packages.get("find") if isinstance(packages, dict) else None
-    if not isinstance(find, dict) or "include" in find:
+    find = _setuptools_find(pyproject)
+    if find is None or "include" in find:
         return set()
     where = find.get("where", ["."])
     folders = [str(item).strip("/").removeprefix("./") for item in (where if isinstance(where, list) else [where])]
@@ -732,9 +749,9 @@ def _django_entries(program: Program) -> dict[str, str]:
                 for member in (f"{app}.{part}" for part in _DJANGO_APP_MODULES):
                     if member in program.modules:
                         found.setdefault(member, f"a conventional module of the Django app `{app}`")
-                packages = tuple(f"{app}.{package}" for package in _DJANGO_APP_PACKAGES)
+                packages = [f"{app}.{package}" for package in _DJANGO_APP_PACKAGES]
                 for member in program.modules:
-                    if member.startswith(packages) and (member in packages or member.startswith(tuple(p + "." for p in packages))):
+                    if any(member == package or member.startswith(package + ".") for package in packages):
                         found.setdefault(member, f"a conventional module of the Django app `{app}`")
     return found
 
@@ -759,7 +776,7 @@ def _nested_setup_entries(program: Program) -> dict[str, str]:
     for name, module in sorted(program.modules.items()):
         if not module.path.endswith("/setup.py") or "." not in name:
             continue
-        if not any(func in ("setup", "setuptools.setup") for func, _, _ in module.summary.module_calls):
+        if not _calls_setup(module):
             continue
         found.setdefault(name, "the setup.py of a project nested in the tree (run by pip or by path)")
         directories = module.path.split("/")[:-1]
@@ -772,7 +789,7 @@ def _nested_setup_entries(program: Program) -> dict[str, str]:
         packages.discard("src")
         # `py_modules=["foo"]`: single modules it ships (pre-commit's test hook repositories).
         for call in module.summary.calls:
-            listed = call.kwarg("py_modules") if call.func in ("setup", "setuptools.setup") and not call.scope else None
+            listed = call.kwarg("py_modules") if call.func in _SETUP_CALLS and not call.scope else None
             if listed is not None and listed.kind == "list":
                 packages.update(str(item.value) for item in listed.value if item.kind == "str")  # type: ignore[union-attr]
         targets = tuple((1, package) for package in sorted(packages))
@@ -1112,8 +1129,7 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         # `f"._{snake(name)}"` under `textual.widgets`: the head may end inside the module's name
         # (`textual.widgets._`); the package is what comes before its last dot.
         package_of = prefix.rpartition(".")[0] if prefix else ""
-        if prefix and "." in prefix and (package_of in program.modules or any(
-                name.startswith(package_of + ".") for name in program.modules)):  # a namespace directory too
+        if prefix and "." in prefix and _holds_modules(program, package_of):  # a namespace directory too
             found.append(DynamicImport(Site(module.path, call.span, call.scope), arg.text if arg else "", prefix))
     return found
 
@@ -1238,11 +1254,15 @@ def _package_named(program: Program, module: Module, arg: Arg) -> str | None:
         constant, _owner = _constant(program, module, arg)
         if constant is not None and constant.kind == "str":
             arg = constant
-    if arg.kind == "str" and isinstance(arg.value, str) and (
-            arg.value in program.modules or any(name.startswith(arg.value + ".") for name in program.modules)):
+    if arg.kind == "str" and isinstance(arg.value, str) and _holds_modules(program, arg.value):
         return arg.value  # a package, or a namespace directory (`scripts/` with no `__init__.py`)
     canonical = program.canonical(module, text.removesuffix(".__name__"))
     return canonical if canonical in program.modules and program.modules[canonical].is_package else None
+
+
+def _holds_modules(program: Program, dotted: str) -> bool:
+    """``dotted`` is a project module, or a namespace directory some project modules are under."""
+    return dotted in program.modules or any(name.startswith(dotted + ".") for name in program.modules)
 
 
 def _imports_beside_the_caller(module: Module, call: Call, arg: Arg) -> list[DynamicImport]:
