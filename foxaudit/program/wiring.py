@@ -265,6 +265,8 @@ def import_graph(program: Program) -> ImportGraph:
             found = dynamic_candidates[name]
             verb = "run" if found.kind == "exec" else "imported"
             rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be {verb} by {found.what}", module.is_test))
+        elif _holds_only_a_note(program.root, module):
+            rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, "holds no code (comments or a docstring only)", module.is_test))
         else:
             importers = sorted(typing_only.get(name, ()))
             via = "no entry point reaches it"
@@ -1219,6 +1221,21 @@ def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> boo
         receivers = {c.receiver for c in within if c.method in _READS and c.receiver_kind == "name"}
         openers = [c for c in calls if c.func in _OPENS and c.bound_to in receivers] or [c for c in calls if c.func in _OPENS]
     return not openers or any(not opener.args or opener.args[0].kind != "str" for opener in openers)
+
+
+def _holds_only_a_note(root: Path, module: Module) -> bool:
+    """A module (no package) whose text is a note and no code: comments or a docstring, nothing
+    to run, import, bind or define (trl's ``examples/scripts/dpo.py``, a banner saying the script
+    moved). No orphan: there is no code to wire or to delete as dead. An empty file says nothing
+    and stays one."""
+    summary = module.summary
+    if module.is_package or summary.module_calls or summary.has_main_guard or summary.classes or summary.function_names \
+            or summary.defined_names or summary.imports:
+        return False
+    try:
+        return bool((root / module.path).read_bytes().strip())
+    except OSError:
+        return False
 
 
 def _config_shaped(module: Module) -> bool:

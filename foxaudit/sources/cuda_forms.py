@@ -22,6 +22,13 @@ nvcc accepts                          the grammar is given
 ``int s = {}``, ``int t = {1}``       ``int s = 0 ``, ``int t =  1 `` (a brace-initialised default argument)
 ``h.operator float()``                ``h.operator_float()`` (a conversion called by name)
 ``template <typename T = void*>``     ``template <typename T = void >`` (a pointer type's default)
+``enable_if_t<C>* = nullptr``         ``enable_if_t<C>  = nullptr`` (an unnamed pointer parameter of
+                                      a template, SFINAE: the same parameter, not a pointer)
+``static_assert(c, kMessage)``        ``static_assert(c          )`` (a message that is no literal)
+``(void (K::*)(int)) &K::f``          ``(void (   *)(int)) &K::f`` (a pointer-to-member type in a cast)
+``auto const &a(q.first);``           ``auto const &a=q.first ;`` (a reference or pointer initialised
+                                      in parentheses from a member, read as a function declarator)
+``try { … } THRUST_CATCH;``           ``    { … }             `` (a macro that expands to the handler)
 ====================================  ===========================================================
 
 When the tree still has errors, the file-scope uses of the function-like macros the file itself
@@ -157,6 +164,74 @@ def _blank_span(out: bytearray, start: int, end: int) -> None:
             out[index] = 0x20
 
 
+def _blank_non_literal_message(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `static_assert(c, kMessage)` → `static_assert(c          )`: only a message that is one
+    # (qualified) name after the last comma outside parentheses, so a condition's template
+    # arguments (`is_same_v<A, B>`) and a literal message on a continuation line stay as written.
+    close = _argument_list_end(view, match.end() - 1)
+    if close is None:
+        return
+    depth, comma = 0, None
+    for index in range(match.end(), close - 1):
+        byte = view[index]
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+        elif byte == 0x2C and depth == 0:  # ,
+            comma = index
+    if comma is not None and _MESSAGE_NAME.fullmatch(view, comma + 1, close - 1):
+        _blank_span(out, comma, close - 1)
+
+
+_MESSAGE_NAME = re.compile(rb"\s*[A-Za-z_][\w:]*\s*")
+
+
+def _blank_unnamed_pointer(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # After a type (`…>` or a name), not after an operator: `a *= 0` has no space and no type.
+    if re.search(rb"[\w>]\s*\Z", view[max(0, match.start() - 64) : match.start()]):
+        _blank_group(1)(match, out, view)
+
+
+def _parenthesised_initialiser(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # Only a declaration: the statement so far is a type (qualifiers, a name, template arguments),
+    # so `return x * f(p.y);` and `y = x & f(p.y);` stay as written.
+    statement = max(view.rfind(b";", 0, match.start()), view.rfind(b"{", 0, match.start()),
+                    view.rfind(b"}", 0, match.start())) + 1
+    if _DECLARED_TYPE.fullmatch(view, statement, match.start()):
+        out[match.start(1)] = 0x3D  # `(` → `=`
+        out[match.start(3)] = 0x20  # `)` → ` `
+
+
+_DECLARED_TYPE = re.compile(rb"\s*(?:(?:const|volatile|static|constexpr)\s+)*[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?(?:\s+const)?\s*")
+
+
+def _blank_try_of_macro_handler(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # The `try` block's `}` followed by an upper-case macro (with or without arguments and `;`)
+    # instead of `catch`: `try` and the macro are blanked, the block stays.
+    close = _block_end(view, match.end() - 1)
+    if close is None:
+        return
+    handler = re.compile(rb"\s*(_*[A-Z][A-Z0-9_]*)\b(?:\s*\([^()]*\))?\s*;?").match(view, close)
+    if handler is None:
+        return
+    _blank_group(1)(match, out, view)
+    _blank_span(out, handler.start(1), handler.end())
+
+
+def _block_end(view: bytes, opening: int) -> int | None:
+    """The byte after the `}` that closes the `{` at ``opening``; None when it never closes."""
+    depth = 0
+    for index in range(opening, len(view)):
+        if view[index] == 0x7B:
+            depth += 1
+        elif view[index] == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
 def _blank_typename(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
     # Only in an expression (after `=`, `(`, `,`, `{`, `return`, `?`, `:`): in a declaration
     # (`typename X::type v;`) or a template parameter list the grammar reads `typename` fine.
@@ -228,6 +303,22 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     # `h.operator float()`: a conversion operator called by name, read as one member name.
     (b"operator", re.compile(rb"(?:\.|->)\s*operator(\s+)[A-Za-z_]\w*\s*\(\s*\)"), _underscore_group(1)),
     (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
+    # `template <typename T, std::enable_if_t<C>* = nullptr>`: the grammar wants a declarator name
+    # after a pointer parameter's `*` (`*p = nullptr` parses); only a null default (`0` only
+    # after a space), so `a *= 0` is never touched.
+    (b"*", re.compile(rb"(?<![*/])(\*+)(?:\s+=\s*(?:nullptr|NULL|0)|\s*=\s*(?:nullptr|NULL))\s*(?=[,>])"),
+     _blank_unnamed_pointer),
+    # `static_assert(cond, kMessage)`: the grammar reads only a string literal as the message.
+    (b"static_assert", re.compile(rb"\bstatic_assert\s*\("), _blank_non_literal_message),
+    # `(void (K::*)(int, std::string)) &K::f` (pybind11's overload cast): the grammar has no
+    # pointer-to-member type in an abstract declarator; a plain function pointer keeps the shape.
+    (b"::*", re.compile(rb"\(\s*((?:\w+(?:\s*<[^<>()]*>)?\s*::\s*)+)\*\s*(?:const\s*)?\)"), _blank_group(1)),
+    # `auto const &a(q.first);` in a body: a reference or pointer initialised in parentheses from a
+    # member is read as a function declarator whose parameter is `q.first`; written with `=`.
+    (b"(", re.compile(rb"[&*]\s*\w+\s*(\()([^(),;]*(?:\.|->)[^(),;]*)(\))\s*;"), _parenthesised_initialiser),
+    # `try { … } THRUST_CATCH;`: the handler comes from a macro the grammar cannot expand; the
+    # block is read as a plain compound statement and the macro blanked.
+    (b"try", re.compile(rb"\b(try)\s*\{"), _blank_try_of_macro_handler),
     *((name.encode(), re.compile(rb"(?<![\w#])(" + re.escape(name.encode()) + rb")\b(?=\s*[\w*(])"), _blank_group(1))
       for name in ATTRIBUTE_MACROS),
 )

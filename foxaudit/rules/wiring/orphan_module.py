@@ -138,6 +138,12 @@ class OrphanModule(AnalysisRule):
             "docs/roles.py": "ROLES = {}\n",
         }, note="asv imports `benchmarks/bench_total.py` and runs its `time_*` method; `docs/conf.py` loads"
                 " `docs/roles.py` by its path."),
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n',
+            "shop/__init__.py": "",
+            "examples/dpo.py": "# Copyright 2026 The Shop Authors.\n\n# This script moved to shop/scripts/dpo.py.\n",
+            "examples/empty.py": '"""Kept for old links: see shop.scripts."""\n',
+        }, note="A file that holds no code (comments, a docstring) has nothing to wire or delete as dead code."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -152,6 +158,11 @@ class OrphanModule(AnalysisRule):
             "prices.py": "def total(values):\n    return sum(values)\n",
             "scaler.py": "def scale(value):\n    return 2 * value\n",
         }, expect=1, note="No entry point at all: one finding that says so, not one orphan per module."),
+        ProjectExample({
+            "pyproject.toml": '[project]\nname = "shop"\nversion = "0"\n',
+            "shop/__init__.py": "",
+            "examples/scales.py": "# Moved to shop/scales.py; this copy is kept for old notebooks.\nSCALE = 2\n",
+        }, expect=1, note="A module that binds a name is code: nothing reaches `examples/scales.py`."),
         ProjectExample({
             "train.py": "batch_size = 1\nprint(batch_size)\n",
             "config/small.py": "batch_size = 8\n",

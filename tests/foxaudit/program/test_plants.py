@@ -63,7 +63,7 @@ def test_baseline_has_none_of_the_planted_findings(repo_copy, monkeypatch) -> No
 
 
 def test_orphan_module(repo_copy) -> None:
-    (repo_copy / "trainer/ops/planted_orphan.py").write_text('"""Nothing imports this module."""\n')
+    (repo_copy / "trainer/ops/planted_orphan.py").write_text('"""Nothing imports this module."""\n\nSCALE = 2\n')
     assert [(p, line) for p, line, _ in _codes_at(repo_copy, "FX201") if "planted" in p] == [("trainer/ops/planted_orphan.py", 1)]
 
 

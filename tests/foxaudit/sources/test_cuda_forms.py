@@ -35,6 +35,19 @@ FORMS = {
     "conversion operator called by name": "struct H { __device__ operator float() const { return 1.0f; } };\n"
                                           "__device__ float f(const H h, const H* p) { return h.operator float()"
                                           " + p->operator  float(); }\n",
+    "unnamed pointer parameter of a template": "template <typename T, typename std::enable_if_t<std::is_integral<T>::value>* = nullptr>\n"
+                                               "__device__ T f(T a);\n"
+                                               "template <typename T, typename Foo<T>::type * = 0, int* = NULL> T g();\n",
+    "static assertion with a named message": "#define errmsg_cast \"size mismatch\"\n"
+                                             "template <typename T> __device__ T f(T* a) {\n"
+                                             "  static_assert(sizeof(T) == 8, errmsg_cast);\n  return *a;\n}\n",
+    "pointer-to-member type in a cast": "int x = def(\"set_key\", (void (Key::*)(int, std::string)) &Key::set_key);\n"
+                                        "int y = def(\"get\", (int (ns::Map<int, int>::*)() const) &ns::Map<int, int>::get);\n",
+    "reference initialised in parentheses": "void g(std::pair<int, int> const &q, P* p) {\n  auto const &firsts(q.first);\n"
+                                            "  const std::vector<int> &seconds(q.second);\n  float *v(p->values);\n}\n",
+    "try block with a macro handler": "#define THRUST_CATCH catch (std::exception const &e) { throw; }\n"
+                                      "int g(int* k, int n) {\n  int m;\n  try {\n    m = n + k[0];\n    if (m) { m++; }\n  }\n"
+                                      "  THRUST_CATCH;\n  try { m = 1; } CUDA_CATCH(m)\n  return m;\n}\n",
 }
 RAW = tree_sitter.Parser(tree_sitter.Language(tree_sitter_cuda.language()))
 
@@ -51,6 +64,18 @@ def test_form_fails_raw_and_parses_prepared(name: str) -> None:
 def test_comments_and_strings_are_never_rewritten() -> None:
     data = b'// typeid(x) and __align__(4)\nconst char* s = "new float*[n] __align__(8)";\n'
     assert normalise(data) == data
+
+
+@pytest.mark.parametrize("code", [
+    "void f(float a, int n) { for (int i = 0; i < n; a *= 0, i++) {} }\n",  # a compound assignment, no pointer
+    "__device__ float f(float x, P p) { return x * g(p.y); }\n",  # a product, not a declaration
+    "__device__ int f(int x, P p) { int y; y = x & g(p.y); return y; }\n",
+    "static_assert(std::is_same_v<A, B>);\nstatic_assert(sizeof(T) == 8, \"size\");\n"  # no message, a literal one
+    "static_assert(a >= b - div(c, d));\n",
+    "int f() { try { return g(); } catch (...) { return 0; } }\n",  # a handler the grammar reads
+])
+def test_code_near_the_normalised_forms_is_kept(code: str) -> None:
+    assert normalise(code.encode()) == code.encode()
 
 
 def test_the_typename_of_a_declaration_is_kept() -> None:
