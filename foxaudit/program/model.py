@@ -22,6 +22,7 @@ import functools
 import gc
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -432,13 +433,24 @@ class SourceRoots:
 
 def enclosing_package(directory: Path) -> str:
     """The dotted package ``directory`` is (with the packages above it), as the directories that
-    hold ``__init__.py`` name it from the nearest one without: "" for a directory that is no package."""
+    hold ``__init__.py`` name it from the nearest one without: "" for a directory that is no package.
+
+    A directory that holds packaging (``pyproject.toml``, ``setup.py``, ``setup.cfg``) is where the
+    project is installed from, the ``sys.path`` entry its packages are imported under, even with a
+    stray ``__init__.py`` (ElegantRL's root: its code imports ``rlsolver.…``, not
+    ``ElegantRL.rlsolver.…``); a package checked where it was installed (``site-packages/torch``)
+    holds none and keeps its name."""
     parts: list[str] = []
     current = directory.resolve()
-    while (current / "__init__.py").is_file() and current.name.isidentifier() and current.parent != current:
+    while (current / "__init__.py").is_file() and current.name.isidentifier() and current.parent != current \
+            and not any((current / name).is_file() for name in _PACKAGING_FILES):
         parts.append(current.name)
         current = current.parent
     return ".".join(reversed(parts))
+
+
+# What makes a directory the root a project is installed from.
+_PACKAGING_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
 def module_name_for(path: str, source_roots: SourceRoots | Iterable[str]) -> tuple[str, bool] | None:
@@ -469,8 +481,23 @@ def module_name_for(path: str, source_roots: SourceRoots | Iterable[str]) -> tup
     if package:
         parts = [*package.split("."), *parts]
     if not parts or not all(part.isidentifier() for part in parts):
-        return None
+        # A script whose path is no module name (`examples/manage-shop.py`, `configs/COCO-Detection/
+        # retinanet.py`) is run by path, never imported: it keeps a node named by its path, so its
+        # imports count (resolved beside it), and no import can name it. A part holding a `.` could
+        # read as two parts of a real module's name: none.
+        if is_package or any(not part or "." in part or not _PATH_PART.fullmatch(part) for part in parts):
+            return None
+        return ".".join(parts), False
     return ".".join(parts), is_package
+
+
+# A path part a script's node name may hold: letters, digits, `_` and `-` (no `.`, no space).
+_PATH_PART = re.compile(r"[\w-]+")
+
+
+def importable(name: str) -> bool:
+    """Whether a module name is one an import can write (not a script's path-named node)."""
+    return all(part.isidentifier() for part in name.split("."))
 
 
 class Program:

@@ -54,7 +54,7 @@ from foxaudit.program.configrefs import (
     shipped_names,
 )
 from foxaudit.program.cudascan import PASTED, CudaSummary, kernels_in_source_text, scan_cuda
-from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key
+from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key, importable
 from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
 from foxaudit.sources.base import SourceFile
 
@@ -166,6 +166,8 @@ def import_graph(program: Program) -> ImportGraph:
             entries.setdefault(name, "__main__ module")
         elif module.summary.has_main_guard:
             entries.setdefault(name, "`if __name__ == \"__main__\"` script")
+        elif not importable(name):
+            entries.setdefault(name, "script (its path is no module name, so it is run by path)")
         elif derived and _run_by_path(name, module, modules):
             entries.setdefault(name, "script (PEP 723 `# /// script` metadata, or a `#!` line naming Python on a module"
                                      " that runs code at import: run by path)")
@@ -265,7 +267,7 @@ def import_graph(program: Program) -> ImportGraph:
             found = dynamic_candidates[name]
             verb = "run" if found.kind == "exec" else "imported"
             rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be {verb} by {found.what}", module.is_test))
-        elif _holds_only_a_note(program.root, module):
+        elif _holds_only_a_note(program, name, module):
             rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, "holds no code (comments or a docstring only)", module.is_test))
         else:
             importers = sorted(typing_only.get(name, ()))
@@ -295,6 +297,7 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
             imported.add(parent)
     extra_roots = _sys_path_additions(module) if derived else ()
     imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
+    imported.update(target for target in _walked_packages(name, module, known) if target != name)
     if derived and _documentation_configuration(program, name, module):
         # Sphinx imports each name of the configuration's `extensions` list, from the directories
         # `sys.path.append(...)` added (django's `docs/_ext/djangodocs.py`).
@@ -442,6 +445,7 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
     )
     testpaths = pytest_testpaths(program.project.pyproject)
     build_hooks = hatch_build_hooks(program.project.pyproject)
+    build_backend = in_tree_build_backend(program.project.pyproject)
     asv_roots = _asv_benchmark_roots(program)
     gallery_roots = _gallery_roots(program)
     for name, module in program.modules.items():
@@ -464,6 +468,10 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
             found[name] = f"documentation configuration (a `{filename}` under a documentation directory, run by its builder)"
         elif module.path in build_hooks:
             found[name] = "hatch build hook (`[tool.hatch...hooks.custom]` loads it by path)"
+        elif module.path == build_backend:
+            found[name] = "in-tree build backend (`[build-system] build-backend` under `backend-path`)"
+        elif not module.is_package and (why := _tool_file(filename, module)):
+            found[name] = why
         elif module.path.startswith(gallery_roots):
             found[name] = "sphinx-gallery example (an `examples_dirs` directory of the Sphinx configuration, run to render it)"
         elif module.path.startswith(asv_roots):
@@ -486,10 +494,56 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
         elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"
         elif any(name == library or name.startswith(library + ".") for library in libraries) \
+                and not module.is_package and _warns_of_deprecation_at_import(module):
+            # tqdm's `_tqdm.py`: `from .std import *` and a module-level `warn(…, TqdmDeprecationWarning)`:
+            # an old import path kept for its users until it is removed.
+            found[name] = "old import path of the library (warns of its deprecation when imported)"
+        elif any(name == library or name.startswith(library + ".") for library in libraries) \
                 and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
             top = next(library for library in sorted(libraries) if name == library or name.startswith(library + "."))
             found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found
+
+
+# Files a tool loads by their conventional name, wherever they are: nox, conan, fabric, doit,
+# paver, and the interpreter's own start-up hooks (`site` imports `sitecustomize` from sys.path).
+_TOOL_FILES = {
+    "noxfile.py": "nox", "conanfile.py": "conan", "fabfile.py": "fabric", "dodo.py": "doit", "pavement.py": "paver",
+    "sitecustomize.py": "Python's `site` at start-up", "usercustomize.py": "Python's `site` at start-up",
+}  # fmt: skip
+
+
+def _tool_file(filename: str, module: Module) -> str:
+    """Why a tool loads this file by its name ('' when none does); ``tasks.py`` only where it
+    imports invoke (the name is common)."""
+    if filename in _TOOL_FILES:
+        return f"loaded by its name (`{filename}`: {_TOOL_FILES[filename]})"
+    if filename == "tasks.py" and any(ref.module.split(".")[0] == "invoke" for ref in module.summary.imports):
+        return "loaded by its name (`tasks.py` importing invoke: invoke's task file)"
+    return ""
+
+
+def _warns_of_deprecation_at_import(module: Module) -> bool:
+    """A module-level ``warn(…)`` / ``warnings.warn(…)`` whose message or category says the module
+    is deprecated (read only for modules that call ``warn`` at module level)."""
+    if not any(method == "warn" for _, method, _ in module.summary.module_calls):
+        return False
+    return any(call.method == "warn" and not call.scope and "eprecat" in " ".join(
+        [arg.text for arg in call.args] + [arg.text for _, arg in call.kwargs]) for call in module.summary.calls)
+
+
+def in_tree_build_backend(pyproject: Any) -> str:
+    """The file of a PEP 517 build backend the project keeps in its tree (``[build-system]
+    build-backend = "_build_meta"`` with ``backend-path = ["."]``: ``_build_meta.py``); '' when none."""
+    system = pyproject.get("build-system") if isinstance(pyproject, dict) else None
+    if not isinstance(system, dict) or not isinstance(system.get("build-backend"), str):
+        return ""
+    paths = system.get("backend-path")
+    if not isinstance(paths, list) or not paths:
+        return ""
+    module = system["build-backend"].split(":")[0].strip().replace(".", "/")
+    folder = str(paths[0]).strip().strip("/").removeprefix("./")
+    return f"{folder}/{module}.py" if folder not in ("", ".") else f"{module}.py"
 
 
 def hatch_build_hooks(pyproject: Any) -> frozenset[str]:
@@ -994,6 +1048,72 @@ def _loaded_by_path(name: str, module: Module, known: set[str]) -> set[str]:
     return found
 
 
+# pkgutil's walks over a package's folder: `walk_packages` goes down every level, `iter_modules` one.
+_PACKAGE_WALKS = frozenset({"walk_packages", "iter_modules"})
+# What imports each name such a walk yields.
+_IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "load_module", "exec_module"})
+# The folder of the walking module itself: `[os.path.dirname(__file__)]`, `[Path(__file__).parent]`.
+_OWN_FOLDER = re.compile(r"^\[\s*(?:str\()?\s*(?:os\.path\.dirname\(\s*(?:os\.path\.\w+\()?__file__\)?\s*\)"
+                         r"|(?:pathlib\.)?Path\(\s*__file__\s*\)(?:\.resolve\(\))?\.parent)\s*\)?\s*\]$")
+
+
+def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
+    """The submodules of a project package that ``module`` imports by walking its folder — the
+    plugin idiom ``for _, mod, _ in pkgutil.walk_packages(plugins.__path__, prefix):
+    import_module(mod)`` (pyupgrade's ``_plugins``; ``iter_modules`` for one level): every module
+    below the package runs. The package is read from the walk's first argument: ``X.__path__``
+    (X a module this one imports, or a dotted project name), ``__path__`` (its own package), the
+    folder of ``__file__``, or a name bound in the same scope to one of those. Only where the
+    module also imports by name, so a walk that lists plugins without importing them is none."""
+    methods = module.summary.call_methods
+    if _PACKAGE_WALKS.isdisjoint(methods) or _IMPORTS_BY_NAME.isdisjoint(methods):
+        return set()
+    own_package = name if module.is_package else name.rpartition(".")[0]
+    found: set[str] = set()
+    for call in module.summary.calls:
+        if call.method not in _PACKAGE_WALKS or not call.args:
+            continue
+        text = call.args[0].text.strip()
+        if call.args[0].kind == "name":
+            bound = [a for a in module.summary.assignments if a.target == text and a.scope == call.scope
+                     and (a.span.line, a.span.column) < (call.span.line, call.span.column)]
+            last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)
+            text = last.value.text.strip() if last is not None else text
+        if text == "__path__" or _OWN_FOLDER.match(text):
+            package = own_package
+        elif text.endswith(".__path__"):
+            package = _imported_module_named(module, text.removesuffix(".__path__"), known)
+        else:
+            continue
+        if not package or package not in known:
+            continue
+        depth = package.count(".") + 1
+        found.update(candidate for candidate in known if candidate.startswith(package + ".")
+                     and (call.method == "walk_packages" or candidate.count(".") == depth))
+    return found
+
+
+def _imported_module_named(module: Module, local: str, known: set[str]) -> str:
+    """The project module the local name ``local`` refers to through ``module``'s own imports
+    (``from tool import _plugins`` → ``tool._plugins``; ``import tool._plugins as p`` → for ``p``),
+    or ``local`` itself when it is a dotted project module name; '' when neither."""
+    head, _, rest = local.partition(".")
+    for ref in module.summary.imports:
+        if not ref.module:
+            continue
+        if ref.names:
+            for imported, alias in ref.names:
+                if alias == head or (not alias and imported == head):
+                    candidate = ".".join(part for part in (ref.module, imported, rest) if part)
+                    if candidate in known:
+                        return candidate
+        elif (ref.alias or ref.module.split(".")[0]) == head:
+            candidate = ".".join(part for part in ((ref.module if ref.alias else head), rest) if part)
+            if candidate in known:
+                return candidate
+    return local if local in known else ""
+
+
 def _may_extend_sys_path(summary: ModuleSummary) -> bool:
     return "sys" in summary.call_heads and not {"append", "insert"}.isdisjoint(summary.call_methods)
 
@@ -1223,17 +1343,21 @@ def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> boo
     return not openers or any(not opener.args or opener.args[0].kind != "str" for opener in openers)
 
 
-def _holds_only_a_note(root: Path, module: Module) -> bool:
-    """A module (no package) whose text is a note and no code: comments or a docstring, nothing
-    to run, import, bind or define (trl's ``examples/scripts/dpo.py``, a banner saying the script
-    moved). No orphan: there is no code to wire or to delete as dead. An empty file says nothing
-    and stays one."""
+def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:
+    """A module whose text is a note and no code: comments or a docstring, nothing to run, import,
+    bind or define (trl's ``examples/scripts/dpo.py``, a banner saying the script moved; unsloth's
+    ``assets/configs/__init__.py``, a licence header making a folder of YAML files a package the
+    wheel ships). No orphan: there is no code to wire or to delete as dead. An empty file says
+    nothing and stays one, and so does the ``__init__.py`` of a package with modules below it
+    (they are the orphans it stands for)."""
     summary = module.summary
-    if module.is_package or summary.module_calls or summary.has_main_guard or summary.classes or summary.function_names \
+    if summary.module_calls or summary.has_main_guard or summary.classes or summary.function_names \
             or summary.defined_names or summary.imports:
         return False
+    if module.is_package and any(other.startswith(name + ".") for other in program.modules):
+        return False
     try:
-        return bool((root / module.path).read_bytes().strip())
+        return bool((program.root / module.path).read_bytes().strip())
     except OSError:
         return False
 

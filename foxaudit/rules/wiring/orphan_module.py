@@ -59,6 +59,18 @@ class OrphanModule(AnalysisRule):
     packages it ships (`[project] name`, flit's module, setuptools', poetry's or hatch's package
     lists, the modules of its scripts), beside it or in its `src/`, are entry points too.
 
+    Also entry points, configured or not: a file whose path is no module name (`examples/manage-
+    shop.py`, `configs/COCO-Detection/x.py`: no import can name it, so it is run by path; its
+    imports resolve beside it), the files tools load by their conventional names (`noxfile.py`,
+    `conanfile.py`, `fabfile.py`, `dodo.py`, `pavement.py`, an invoke `tasks.py`,
+    `sitecustomize.py`), an in-tree PEP 517 backend (`[build-system] backend-path`), and a
+    library module that warns of its own deprecation at import (an old import path kept for
+    users). A walk over a package's folder that imports what it finds (`for _, name, _ in
+    pkgutil.walk_packages(plugins.__path__, prefix): __import__(name)`; `iter_modules` for one
+    level) reaches every module below it. A module that is only a note (comments or a docstring,
+    no code: a banner saying a script moved, the licence header of a package of data files with
+    no Python below it) is not reported; an empty one is.
+
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept
     green and audited, or a feature that was written and never connected.

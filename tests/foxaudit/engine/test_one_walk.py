@@ -62,7 +62,7 @@ def test_the_summary_from_the_rules_walk_is_the_summary_of_its_own_walk(tmp_path
     assert dump_summary("k", prepared.summary) == dump_summary("k", alone)
 
 
-@pytest.mark.parametrize("path", ["pkg/stubs.pyi", "scripts/not-a-module.py"])
+@pytest.mark.parametrize("path", ["pkg/stubs.pyi", "scripts/not.a.module.py"])
 def test_a_file_without_a_summary_walks_for_its_rules_alone(tmp_path: Path, path: str) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.foxaudit]\n")
     (tmp_path / path).parent.mkdir(parents=True)

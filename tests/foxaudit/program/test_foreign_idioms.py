@@ -1152,3 +1152,106 @@ def test_a_helper_that_works_at_import_and_is_imported_is_no_script(tmp_path: Pa
         "tools/emb/embed.py": "from .external_libs import h5py\n\n\ndef embed():\n    return h5py\n",
         "tools/emb/external_libs.py": "import importlib\n\nh5py = importlib.import_module('h5py')\n",
     }) == ["tools/__init__.py", "tools/emb/__init__.py", "tools/emb/embed.py", "tools/emb/external_libs.py"]  # fmt: skip
+
+
+# -- session 40: plugins walked by pkgutil, notes that are no code ---------------------------------
+def test_plugins_imported_by_walking_their_package_are_reached(tmp_path: Path) -> None:
+    """pyupgrade's idiom: `pkgutil.walk_packages(_plugins.__path__, prefix)` and `__import__` of
+    each name reach every level; `iter_modules` of the module's own folder reaches one level, not
+    below it; a walk that imports nothing reaches nothing."""
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "", "lib/main.py": "from lib import _data, _listed, _level\n",
+        "lib/_data.py": "import pkgutil\n\nfrom lib import _plugins\n\n\ndef load():\n    path = _plugins.__path__\n"
+                        "    for _, name, _ in pkgutil.walk_packages(path, f'{_plugins.__name__}.'):\n"
+                        "        __import__(name)\n\n\nload()\n",
+        "lib/_plugins/__init__.py": "", "lib/_plugins/fold.py": "X = 1\n",
+        "lib/_plugins/deep/__init__.py": "", "lib/_plugins/deep/inner.py": "X = 1\n",
+        "lib/_level/__init__.py": "import importlib\nimport os\nimport pkgutil\n\n"
+                                  "for info in pkgutil.iter_modules([os.path.dirname(__file__)]):\n"
+                                  "    importlib.import_module(__name__ + '.' + info.name)\n",
+        "lib/_level/sibling.py": "X = 1\n", "lib/_level/below/__init__.py": "", "lib/_level/below/far.py": "X = 1\n",
+        "lib/_listed.py": "import pkgutil\n\nfrom lib import _shown\n\n"
+                          "NAMES = [m.name for m in pkgutil.iter_modules(_shown.__path__)]\n",
+        "lib/_shown/__init__.py": "", "lib/_shown/only_named.py": "X = 1\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["lib._plugins.fold"] == status["lib._plugins.deep.inner"] == status["lib._level.sibling"] == WIRED
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["lib/_level/below/far.py", "lib/_shown/only_named.py"]
+
+
+def test_a_module_that_is_only_a_note_is_no_orphan_but_an_empty_one_is(tmp_path: Path) -> None:
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "examples/dpo.py": "# Copyright 2026.\n\n# This script moved to lib/scripts/dpo.py.\n",
+        "examples/doc.py": '"""Moved: see lib.scripts."""\n',
+        "examples/empty.py": "",
+    }) == ["examples/empty.py"]
+
+
+def test_a_script_whose_path_is_no_module_name_is_run_by_path_and_its_imports_count(tmp_path: Path) -> None:
+    """werkzeug's `examples/manage-coolmagic.py` (`from coolmagic import make_app`, beside it) and
+    detectron2's `configs/COCO-Detection/*.py` (`from ..common.optim import SGD`): no import can
+    name such a file, so it is a script, and what it imports is reached."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "examples/manage-shop.py": "from shop.views import index\n\nindex()\n",
+        "examples/shop/__init__.py": "", "examples/shop/views.py": "def index():\n    return 1\n",
+        "configs/__init__.py": "", "configs/common/__init__.py": "", "configs/common/optim.py": "SGD = 1\n",
+        "configs/COCO-Detection/retina.py": "from ..common.optim import SGD\n\nlr = SGD\n",
+        "configs/common/unused.py": "X = 1\n",
+    }) == ["configs/common/unused.py"]
+
+
+def test_a_stray_init_at_a_packaged_root_does_not_rename_every_module(tmp_path: Path) -> None:
+    """ElegantRL: an `__init__.py` beside `setup.py` at the root. The root is where the project is
+    installed from, so `from pkg.base import Base` names `pkg.base`; the family check sees the
+    subclass that implements `make_spec`, and the unused module is an orphan."""
+    root = tmp_path / "RootProject"
+    analysis = _analyze(root, {
+        "__init__.py": "", "setup.py": "from setuptools import find_packages, setup\n\nsetup(name='x', packages=find_packages())\n",
+        "pkg/__init__.py": "", "pkg/base.py": "class Base:\n    def make_spec(self):\n        raise NotImplementedError\n",
+        "pkg/sub.py": "from pkg.base import Base\n\n\nclass Sub(Base):\n    def make_spec(self):\n        return 1\n",
+        "main.py": "from pkg.sub import Sub\n\nif __name__ == '__main__':\n    Sub().make_spec()\n",
+        "docs/init.py": "X = 1\n",
+    })  # fmt: skip
+    assert "pkg.base" in _modules(analysis)
+    assert [d.path for d in findings(analysis, "FX201")] == ["docs/init.py"]
+
+
+def test_files_tools_load_by_their_conventional_names_are_entry_points(tmp_path: Path) -> None:
+    """nox, conan, fabric, doit, invoke's `tasks.py`, `site`'s `sitecustomize`, an in-tree PEP 517
+    backend; a `tasks.py` that does not import invoke is an ordinary module."""
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n\n"
+                          "[build-system]\nbuild-backend = '_build_meta'\nbackend-path = ['.']\n",
+        "lib/__init__.py": "",
+        "noxfile.py": "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run('pytest')\n",
+        "tools/llvm/conanfile.py": "from conan import ConanFile\n\n\nclass Llvm(ConanFile):\n    name = 'llvm'\n",
+        "dodo.py": "def task_build():\n    return {'actions': ['make']}\n",
+        "ops/tasks.py": "from invoke import task\n\n\n@task\ndef build(c):\n    c.run('make')\n",
+        "other/tasks.py": "def build():\n    return 1\n",
+        "sandbox/sitecustomize.py": "import os\n\nos.environ.setdefault('X', '1')\n",
+        "_build_meta.py": "from setuptools.build_meta import *  # noqa: F403\n",
+    }) == ["other/tasks.py"]
+
+
+def test_an_old_import_path_kept_with_a_deprecation_warning_is_no_orphan(tmp_path: Path) -> None:
+    """tqdm's `_tqdm.py`: `from .std import *` and a module-level `warn(…, TqdmDeprecationWarning)`."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "from .std import tqdm\n", "lib/std.py": "def tqdm():\n    return 1\n",
+        "lib/_tqdm.py": "from warnings import warn\n\nfrom .std import *  # noqa: F403\n\n"
+                        "warn('This function will be removed in lib 5: use lib.std', LibDeprecationWarning, stacklevel=2)\n",
+        "lib/_helpers.py": "from warnings import warn\n\nwarn('slow path')\n\nX = 1\n",
+    }) == ["lib/_helpers.py"]
+
+
+def test_a_package_of_data_files_marked_by_a_commented_init_is_no_orphan(tmp_path: Path) -> None:
+    """unsloth's `assets/configs/__init__.py` (a licence header, YAML beside it); an empty package
+    `__init__.py` and the commented one of a package with modules below it stay orphans."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "lib/_assets/__init__.py": "# SPDX-License-Identifier: MIT\n", "lib/_assets/lora.yaml": "r: 8\n",
+        "lib/_empty/__init__.py": "",
+        "lib/_old/__init__.py": "# Old helpers.\n", "lib/_old/helpers.py": "X = 1\n",
+    }) == ["lib/_empty/__init__.py", "lib/_old/__init__.py", "lib/_old/helpers.py"]

@@ -27,7 +27,11 @@ def _summary_entries(cache: Path) -> list[Path]:
 def test_module_names_follow_source_roots() -> None:
     assert module_name_for("pkg/sub/__init__.py", (".",)) == ("pkg.sub", True)
     assert module_name_for("src/pkg/mod.py", ("src", ".")) == ("pkg.mod", False)
-    assert module_name_for("scripts/my-tool.py", (".",)) is None  # not importable
+    # A script whose path is no module name keeps a node named by its path (no import can name it)
+    assert module_name_for("scripts/my-tool.py", (".",)) == ("scripts.my-tool", False)
+    assert module_name_for("configs/COCO-Detection/retina.py", (".",)) == ("configs.COCO-Detection.retina", False)
+    assert module_name_for("scripts/my.tool.py", (".",)) is None  # would read as `scripts.my.tool`
+    assert module_name_for("my-app/__init__.py", (".",)) is None  # a package no import can name
     assert module_name_for("pkg/mod.pyi", (".",)) is None
 
 
