@@ -69,14 +69,24 @@ _TARGET = re.compile(
 _PYTHON_TAG = re.compile(rb"!!python/(?:name|module|object(?:/apply|/new)?):([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 
 
+# A relative path to a Python file as a YAML value (mkdocs' `hooks: [docs/plugins/main.py]`, a
+# workflow's `run: python tools/gen.py`): the tool runs or loads that file by its path.
+_PY_PATH = re.compile(rb"""(?:^|(?<=[\s:\-"'=\[,]))((?:\.{1,2}/)?[\w-]+(?:/[\w.-]+)*\.py)(?=["'\s,\]]|$)""", re.MULTILINE)
+# How a path target is written among the dotted ones (a path holds no `:`, a dotted name no `/`).
+PATH_TARGET_PREFIX = "path:"
+
+
 def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
     """(line, dotted name) of every ``_target_`` and PyYAML Python tag in one YAML file's bytes,
-    in order."""
+    and (line, ``path:<relative path>``) of every relative ``.py`` path written as a value, in order."""
     matches = []
     if b"_target_" in data:
         matches.extend((match.start(), match.group(3)) for match in _TARGET.finditer(data))
     if b"!!python/" in data:
         matches.extend((match.start(), match.group(1)) for match in _PYTHON_TAG.finditer(data))
+    if b".py" in data:
+        matches.extend((match.start(), PATH_TARGET_PREFIX.encode() + match.group(1)) for match in _PY_PATH.finditer(data)
+                       if b"://" not in data[max(0, match.start() - 8) : match.start()])
     found = []
     line, counted = 1, 0
     for start, name in sorted(matches):

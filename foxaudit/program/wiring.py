@@ -50,6 +50,7 @@ from foxaudit.program.configrefs import (
     CYTHON_SUFFIX,
     NESTED_PROJECT_FILE,
     NOTEBOOK_SUFFIX,
+    PATH_TARGET_PREFIX,
     cython_import_text,
     shipped_names,
 )
@@ -187,6 +188,9 @@ def import_graph(program: Program) -> ImportGraph:
     # A project nested in the tree that a `setup.py` declares: what it ships is its API.
     for name, why in _nested_setup_entries(program).items():
         entries.setdefault(name, why)
+    # A tool's settings naming a project module (mypy's `plugins = ["tools.mypy_plugin"]`): the tool imports it.
+    for name, why in _pyproject_tool_entries(program).items():
+        entries.setdefault(name, why)
     # A Django settings module and what it names: Django imports them by their dotted strings.
     for name, why in _django_entries(program).items():
         entries.setdefault(name, why)
@@ -295,7 +299,7 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
         parent = ".".join(parts[:cut])
         if parent in program.modules:
             imported.add(parent)
-    extra_roots = _sys_path_additions(module) if derived else ()
+    extra_roots = _sys_path_additions(name, module) if derived else ()
     imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
     imported.update(target for target in _walked_packages(name, module, known) if target != name)
     if derived and _documentation_configuration(program, name, module):
@@ -546,6 +550,44 @@ def in_tree_build_backend(pyproject: Any) -> str:
     return f"{folder}/{module}.py" if folder not in ("", ".") else f"{module}.py"
 
 
+# A module named in a tool's setting: dotted, a leading `.` for the configuration's own directory
+# (Fixit's `enable = [".examples.noop"]`), `:attribute` or one `.Attribute` after it.
+_SETTING_MODULE = re.compile(r"\.?[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?")
+
+
+# The settings that name modules a tool imports (mypy's and coverage's `plugins`, pylint's
+# `load-plugins`), and the tools whose every module-shaped setting is one (Fixit's rules). Others
+# name modules without importing them (import-linter's layers, isort's `known-first-party`).
+_IMPORTING_SETTINGS = frozenset({"plugins", "load-plugins", "load_plugins", "extensions", "hooks"})
+_IMPORTING_TOOLS = frozenset({"fixit"})
+
+
+def _pyproject_tool_entries(program: Program) -> dict[str, str]:
+    """The project modules a ``[tool.<name>]`` table of the root ``pyproject.toml`` names by a
+    dotted string in a setting that makes the tool import it (``_IMPORTING_SETTINGS``: mypy's
+    ``plugins``; any setting of Fixit's, whose ``enable`` lists rule modules). A string names the
+    module it spells, or the module before its last part (a class or function in it)."""
+    tool = program.project.pyproject.get("tool") if isinstance(program.project.pyproject, dict) else None
+    if not isinstance(tool, dict):
+        return {}
+    found: dict[str, str] = {}
+    pending: list[tuple[str, Any]] = [(key, value) for key, value in tool.items() if key != "foxaudit"]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend((f"{where}.{key}", item) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((where, item) for item in value)
+        elif isinstance(value, str) and _SETTING_MODULE.fullmatch(value.strip()) and (
+                where.rpartition(".")[2] in _IMPORTING_SETTINGS or where.split(".")[0] in _IMPORTING_TOOLS):
+            dotted = value.strip().lstrip(".").partition(":")[0]
+            for candidate in (dotted, dotted.rpartition(".")[0]):
+                if candidate in program.modules:
+                    found.setdefault(candidate, f"named in `pyproject.toml` [tool.{where}] (the tool imports it)")
+                    break
+    return found
+
+
 def hatch_build_hooks(pyproject: Any) -> frozenset[str]:
     """The files hatchling loads as custom build or metadata hooks: each ``hooks.custom`` table
     under ``[tool.hatch]`` (``[tool.hatch.build.hooks.custom]``, per target, ``[tool.hatch.metadata.
@@ -727,6 +769,7 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
     test_roots = tuple(root.strip("/") + "/" for root in settings.test_roots)
     testpaths = pytest_testpaths(program.project.pyproject)
     by_last_part: dict[str, list[str]] | None = None  # module name's last part → modules (made on first need)
+    by_path: dict[str, str] | None = None  # module path → name (made on first need)
     for path, targets in sorted((program.project.config_targets or {}).items()):
         if first_path_match(path, settings.out_of_scope) is not None:
             continue
@@ -739,6 +782,18 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
         bases = _directory_bases(path)
         notebook = path.endswith(NOTEBOOK_SUFFIX)
         for line, dotted in targets:
+            if dotted.startswith(PATH_TARGET_PREFIX):
+                # A file the configuration names by its path: beside the YAML file, else from the root.
+                if by_path is None:
+                    by_path = {module.path: module_name for module_name, module in program.modules.items()}
+                written = dotted.removeprefix(PATH_TARGET_PREFIX)
+                for candidate in (posixpath.normpath(posixpath.join(*directories, written)) if directories else None,
+                                  posixpath.normpath(written)):
+                    if candidate is not None and candidate in by_path:
+                        found.setdefault(by_path[candidate], "test root" if is_test
+                                         else f"named by its path in `{path}:{line}` (a tool runs or loads it)")
+                        break
+                continue
             name = _named_module(program, dotted, bases)
             if name is None and notebook and bases[0]:
                 # A tutorial that fetches its helper beside itself (`!wget …/utils/plot_image_grid.py`
@@ -982,7 +1037,7 @@ def _path_relative_targets(
         candidate for cut in range(len(parts), 0, -1)
         for candidate in (".".join(parts[:cut]), ".".join([*parts[:cut], "src"]))
     ]
-    bases = [*(f"{package}.{root}".strip(".") if package else root for root in extra_roots), *bases]
+    bases = [*extra_roots, *bases]
     for base in bases:
         found = _import_targets(program, f"{base}.{target}", names, known)
         if any(name == f"{base}.{target}" or name.startswith(f"{base}.{target}.") for name in found):
@@ -1122,13 +1177,20 @@ def _may_extend_sys_path(summary: ModuleSummary) -> bool:
 _PATH_DIVISION = re.compile(r"""/\s*[rRuU]?(["'])([\w.-]+)\1""")
 
 
-def _sys_path_additions(module: Module) -> tuple[str, ...]:
-    """Dotted directories, relative to the module's own, that it appends to ``sys.path`` with a
-    literal (``sys.path.insert(0, "scripts")``, ``sys.path.append(os.path.join(d, "install"))``,
-    ``sys.path.append(os.path.abspath("ext"))``,
-    ``sys.path.append(str(Path(__file__).parent / "_ext"))``, ``….joinpath("_ext")``)."""
+def _sys_path_additions(name: str, module: Module) -> tuple[str, ...]:
+    """Dotted directories (from the project root) that the module appends to ``sys.path`` with a
+    literal relative to its own directory (``sys.path.insert(0, "scripts")``,
+    ``sys.path.append(os.path.join(d, "install"))``, ``sys.path.append(os.path.abspath("ext"))``,
+    ``sys.path.append(str(Path(__file__).parent / "_ext"))``, ``….joinpath("_ext")``); ``..``
+    climbs (IPython's ``docs/source/conf.py``: ``os.path.abspath("../sphinxext")``), and a
+    module-level alias of a joining function counts as it (``pjoin = os.path.join``)."""
     if not _may_extend_sys_path(module.summary):
         return ()
+    directory = name.split(".") if module.is_package else name.split(".")[:-1]
+    joins = {"join", "joinpath", "abspath", "realpath"} | {
+        assignment.target for assignment in module.summary.assignments
+        if not assignment.scope and assignment.value.text.strip() in _PATH_FUNCTIONS
+    }
     found: list[str] = []
     calls = module.summary.calls
     for call in calls:
@@ -1140,14 +1202,27 @@ def _sys_path_additions(module: Module) -> tuple[str, ...]:
                 # pathlib: `str(Path(__file__).parent / "_ext")` (scrapy's and sphinx's docs/conf.py)
                 literals.append("/".join(match.group(2) for match in _PATH_DIVISION.finditer(argument.text)))
         for inner in calls:
-            if inner is not call and inner.method in ("join", "joinpath", "abspath", "realpath") \
+            if inner is not call and (inner.method in joins or inner.func in joins) \
                     and call.span.line <= inner.span.line <= call.span.end_line:
                 literals.extend(str(a.value) for a in inner.args if a.kind == "str")
         for literal in literals:
-            dotted = ".".join(part for part in literal.replace("\\", "/").split("/") if part not in ("", "."))
-            if dotted and all(part.isidentifier() for part in dotted.split(".")):
-                found.append(dotted)
+            parts = list(directory)
+            for part in literal.replace("\\", "/").split("/"):
+                if part == "..":
+                    if not parts:
+                        break
+                    parts.pop()
+                elif part not in ("", "."):
+                    parts.append(part)
+            else:
+                dotted = ".".join(parts)
+                if dotted and dotted != ".".join(directory) and all(part.isidentifier() for part in parts):
+                    found.append(dotted)
     return tuple(found)
+
+
+# What a module may bind a short name to before joining a path with it (`pjoin = os.path.join`).
+_PATH_FUNCTIONS = frozenset({"os.path.join", "path.join", "os.path.abspath", "os.path.realpath", "osp.join"})
 
 
 def _cython_imports(program: Program) -> dict[str, list[tuple[str, tuple[tuple[str, str], ...]]]]:
@@ -1340,7 +1415,13 @@ def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> boo
         # f.read() of a `with open(path) as f`: the openers of the scope say what it opens.
         receivers = {c.receiver for c in within if c.method in _READS and c.receiver_kind == "name"}
         openers = [c for c in calls if c.func in _OPENS and c.bound_to in receivers] or [c for c in calls if c.func in _OPENS]
-    return not openers or any(not opener.args or opener.args[0].kind != "str" for opener in openers)
+    return not openers or any(not opener.args or (opener.args[0].kind != "str" and opener.args[0].text.strip()
+                                                   not in _OWN_FILE) for opener in openers)
+
+
+# A path that is the running module's own file: `exec(compile(Path(__file__).read_text(), …))` runs
+# the module itself (a test that re-runs its own source), no other file.
+_OWN_FILE = frozenset({"__file__", "os.path.abspath(__file__)", "os.path.realpath(__file__)"})
 
 
 def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:

@@ -35,7 +35,8 @@ class OrphanModule(AnalysisRule):
     with no name, every top-level package but tests, docs and examples). An import the source
     roots cannot resolve is resolved against the importer's own and enclosing directories (the
     script's directory is on `sys.path`) and their `src/` (an example project with a src layout),
-    and against literal `sys.path.append(...)` directories; `.pyx` files' imports count, and so
+    and against literal `sys.path.append(...)` directories (`..` climbs; `pjoin = os.path.join`
+    counts as a join); `.pyx` files' imports count, and so
     does a file loaded by a literal path (`SourceFileLoader("ext", str(here / "ext.py"))`,
     `spec_from_file_location(...)`, `runpy.run_path("tools/gen.py")`), resolved against the
     loader's directory, then the project root, whatever the configuration. `import_module(f"pkg.{x}")` gives one note for the modules only
@@ -65,7 +66,10 @@ class OrphanModule(AnalysisRule):
     `conanfile.py`, `fabfile.py`, `dodo.py`, `pavement.py`, an invoke `tasks.py`,
     `sitecustomize.py`), an in-tree PEP 517 backend (`[build-system] backend-path`), and a
     library module that warns of its own deprecation at import (an old import path kept for
-    users). A walk over a package's folder that imports what it finds (`for _, name, _ in
+    users), a `.py` file a project YAML file names by its path (mkdocs' `hooks:`, a CI step's
+    `python tools/gen.py`; beside the YAML file, else from the root), and a module a tool setting
+    of `pyproject.toml` imports (`plugins`, `load-plugins`, `extensions`, `hooks` of any tool;
+    Fixit's rule lists). A walk over a package's folder that imports what it finds (`for _, name, _ in
     pkgutil.walk_packages(plugins.__path__, prefix): __import__(name)`; `iter_modules` for one
     level) reaches every module below it. A module that is only a note (comments or a docstring,
     no code: a banner saying a script moved, the licence header of a package of data files with

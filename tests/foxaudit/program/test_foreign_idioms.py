@@ -1255,3 +1255,46 @@ def test_a_package_of_data_files_marked_by_a_commented_init_is_no_orphan(tmp_pat
         "lib/_empty/__init__.py": "",
         "lib/_old/__init__.py": "# Old helpers.\n", "lib/_old/helpers.py": "X = 1\n",
     }) == ["lib/_empty/__init__.py", "lib/_old/__init__.py", "lib/_old/helpers.py"]
+
+
+def test_a_python_file_a_yaml_file_names_by_its_path_is_loaded_by_path(tmp_path: Path) -> None:
+    """mkdocs' `hooks: [docs/plugins/main.py]` (from the root), a CI step's `python gen.py` beside
+    its YAML file; a URL ending in `.py` names nothing."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "mkdocs.yml": "site_name: App\nhooks:\n  - docs/plugins/main.py\nrepo_url: https://x.org/raw/tools/fetched.py\n",
+        "docs/plugins/main.py": "def on_page_content(html, page, config, files):\n    return html\n",
+        "ci/build.yml": "steps:\n  - run: python gen.py --out build\n", "ci/gen.py": "def main():\n    return 1\n",
+        "tools/fetched.py": "X = 1\n",
+    }) == ["tools/fetched.py"]
+
+
+def test_sys_path_entries_above_the_module_and_through_an_alias_of_join(tmp_path: Path) -> None:
+    """IPython's docs: `sys.path.insert(0, os.path.abspath("../sphinxext"))` in `docs/source/conf.py`
+    (Sphinx then imports the extension it lists), `pjoin = os.path.join` then
+    `sys.path.append(pjoin(here, "sphinxext"))` and `from apigen import ApiDocWriter`."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs/source/conf.py": "import os\nimport sys\n\nsys.path.insert(0, os.path.abspath('../sphinxext'))\n\n"
+                               "extensions = ['magics']\n",
+        "docs/sphinxext/magics.py": "def setup(app):\n    return app\n",
+        "docs/sphinxext/apigen.py": "class ApiDocWriter:\n    pass\n",
+        "docs/sphinxext/unused.py": "X = 1\n",
+        "docs/autogen_api.py": "import os\nimport sys\n\npjoin = os.path.join\nhere = os.path.dirname(__file__)\n"
+                               "sys.path.append(pjoin(here, 'sphinxext'))\n\nfrom apigen import ApiDocWriter\n\n"
+                               "if __name__ == '__main__':\n    ApiDocWriter()\n",
+    }) == ["docs/sphinxext/unused.py"]
+
+
+def test_modules_a_tool_setting_imports_are_entry_points_and_listed_layers_are_not(tmp_path: Path) -> None:
+    """mypy's `plugins`, Fixit's `enable = [".examples.noop"]` (relative to the configuration);
+    import-linter's layers name modules without importing them."""
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n\n[tool.mypy]\nplugins = ['tools.mypy_plugin']\n\n"
+                          "[[tool.fixit.overrides]]\npath = 'examples'\nenable = ['.examples.noop']\n\n"
+                          "[[tool.importlinter.contracts]]\nname = 'layers'\ntype = 'layers'\nlayers = ['tools.layered']\n",
+        "lib/__init__.py": "",
+        "tools/mypy_plugin.py": "def plugin(version):\n    return object\n",
+        "examples/noop.py": "class NoopRule:\n    MESSAGE = 'noop'\n",
+        "tools/layered.py": "X = 1\n",
+    }) == ["tools/layered.py"]
