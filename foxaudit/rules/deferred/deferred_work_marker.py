@@ -23,7 +23,7 @@ _FIRST_WORD = re.compile(r"[^\W_]*")
 _CUDA_LEAD = re.compile(r"[\s/*!<@\\]*")
 # Inline code spans quote a word rather than use it: "`TODO`" mentions the tag.
 # A code span closes with a run of backticks as long as its opening one (Markdown, reST's
-# ``literal``): ``#FIXME: spawn`` quotes another project's marker.
+# ``literal``): a docstring may quote another project's marker in one.
 _CODE_SPAN = re.compile(r"(`+)[^`\n]*?\1")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # In a `#define`/`#pragma` argument, the first `//` or `/*` outside a string or char literal.
