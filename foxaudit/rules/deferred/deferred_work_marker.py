@@ -87,7 +87,8 @@ def _matchers(tags: tuple[str, ...]) -> _Matchers:
 def _python_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
     """ruff's FIX rules: the first word of the comment, or of any later `#`-section, is a tag."""
     offset = 0
-    subset = text
+    # A `#` inside a code span (``#FIXME: spawn`` quoting another project) opens no section.
+    subset = text = _blank_code_spans(text)
     while True:
         trimmed = subset.lstrip("#").lstrip()
         start = offset + len(subset) - len(trimmed)
@@ -287,6 +288,7 @@ class DeferredWorkMarker(Rule):
         Example('class NotesChecker:\n    \"\"\"Checks for warning notes in the code like FIXME, XXX.\"\"\"\n'),
         Example('def check(nodes):\n    # print(\"XXX in pass %d\" % len(nodes))\n    return nodes\n'),
         Example('def materials(stage):\n    stage.load()\n    # END OF HACK\n    return stage\n'),
+        Example("def spawn():\n    # The default is `fork` (``#FIXME: spawn`` in its context.py).\n    return 1\n"),
         # A picture drawn with `X` rows (a causal mask), a placeholder argument, a quoted marker in
         # a reST literal.
         Example("__device__ int mask(int i) {\n    // The causal mask:\n    // XXXX\n    //  XXX\n    //   XX\n"
