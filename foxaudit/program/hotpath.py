@@ -425,7 +425,12 @@ def _transfer_sites(
                 continue
             key = program.scope_key(module, call.scope)
             site = TransferSite(kind, Site(module.path, call.span, call.scope), key)
-            sites.append(_placed(site, region_call_ids.get((module.path, id(call))), reached, settings, call))
+            site = _placed(site, region_call_ids.get((module.path, id(call))), reached, settings, call)
+            if site.status == VIOLATION and site.chain and site.chain[0].startswith("<capture"):
+                guard = _capture_guard(program, module, call)
+                if guard:
+                    site.status, site.chain, site.reason = COLD_PATH, (), guard
+            sites.append(site)
     cuda_sites: list[tuple[str, str, str, Span]] = []  # (kind, path, enclosing, span)
     for path, summary in sorted(program.cuda.items()):
         if first_path_match(path, settings.out_of_scope):
@@ -450,6 +455,27 @@ def _transfer_sites(
         sites.append(site)
     sites.sort(key=lambda s: (s.site.path, s.site.span.line, s.site.span.column))
     return sites
+
+
+# What asks whether the current stream is being captured (torch, CUDA's runtime, CuPy, Warp).
+_CAPTURE_QUERIES = frozenset({"is_current_stream_capturing", "is_capturing", "is_stream_capturing",
+                              "cudaStreamIsCapturing", "cudaStreamGetCaptureInfo", "is_capture_active"})
+
+
+def _capture_guard(program: Program, module: Module, call: Call) -> str:
+    """Why a transfer reached only from a captured region does not run while capturing: its
+    function asks first (`if torch.cuda.is_current_stream_capturing(): return …`) or is told
+    (warp's `stream_is_capturing` parameter) — code written to skip the read-back under capture,
+    as the capture itself requires. '' when neither. (A root that runs eagerly every step is no
+    capture: its sites are not excused.)"""
+    function = program.function_at(module, call.scope) if call.scope else None
+    told = [param for param in (function.params if function is not None else ()) if "capturing" in param.lower()]
+    if told:
+        return f"skipped while capturing: its function is told whether the stream is capturing (`{told[0]}`)"
+    for other in module.summary.calls:
+        if other.scope == call.scope and other.method in _CAPTURE_QUERIES and other.span.line <= call.span.line:
+            return f"skipped while capturing: its function asks `{other.method}()` first (line {other.span.line})"
+    return ""
 
 
 # Host calls that block until the device (or a stream, or an event) is done: a host sync.

@@ -20,7 +20,11 @@ class TransferOnHotPath(AnalysisRule):
     imported names, and reports every transfer or sync site reached: `.item()`, `.cpu()`,
     `.numpy()`, `.tolist()`, `.to("cpu")`, `.synchronize()`, `cupy.asnumpy`, CuPy `.get()` (with
     receiver evidence; never `dict.get`), `print`/`float`/`int` of a tensor. The message carries the
-    call chain. Sites in `pinned-functions` or on `pinned-receivers` are OK-PINNED.
+    call chain. Sites in `pinned-functions` or on `pinned-receivers` are OK-PINNED. A site reached
+    only from captured code, in a function that asks whether the stream is capturing before it
+    (`torch.cuda.is_current_stream_capturing()`, `cudaStreamIsCapturing`, `stream.is_capturing`)
+    or is told so by a parameter (`stream_is_capturing`), is written to skip the read-back under
+    capture: it is on the cold path. (A root that runs eagerly every step excuses nothing.)
 
     ## Why is this bad
     Invariant 3. A synchronous device-to-host read inside the training step stalls the GPU every
@@ -65,6 +69,19 @@ class TransferOnHotPath(AnalysisRule):
                 "    def report(self, loss):\n        return loss.item()\n"
             ),
         }, note="The transfer is in the epoch-end report, which no hot-path root reaches."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train"]\n',
+            "train.py": (
+                "import torch\n\n\ndef record_count(counter, capacity):\n"
+                "    if torch.cuda.is_current_stream_capturing():\n        return capacity\n"
+                "    return min(int(counter.cpu()[0]), capacity)\n\n\n"
+                "def sorted_count(counter, capacity, stream_is_capturing=False):\n"
+                "    if stream_is_capturing:\n        return capacity\n    return int(counter.numpy()[0])\n\n\n"
+                "def step(counter):\n    return record_count(counter, 16) + sorted_count(counter, 16, True)\n\n\n"
+                "if __name__ == '__main__':\n    graph = torch.cuda.CUDAGraph()\n"
+                "    counter = torch.zeros(1, device='cuda')\n    with torch.cuda.graph(graph):\n        step(counter)\n"
+            ),
+        }, note="Each read-back is skipped while the stream is capturing: the function asks first, or is told."),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
         ProjectExample({
@@ -87,6 +104,16 @@ class TransferOnHotPath(AnalysisRule):
                 "    return graph, total\n"
             ),
         }, expect=1, note="Code inside `with torch.cuda.graph(...)` is captured: a root without a decorator."),
+        ProjectExample({
+            "pyproject.toml": '[tool.foxaudit.program]\nentry-points = ["train"]\n',
+            "train.py": (
+                "import torch\n\n\ndef record_count(counter, capacity):\n    count = int(counter.cpu()[0])\n"
+                "    if torch.cuda.is_current_stream_capturing():\n        return capacity\n    return count\n\n\n"
+                "if __name__ == '__main__':\n    graph = torch.cuda.CUDAGraph()\n"
+                "    counter = torch.zeros(1, device='cuda')\n    with torch.cuda.graph(graph):\n"
+                "        record_count(counter, 16)\n"
+            ),
+        }, expect=1, note="The read-back comes before the question: it runs under capture."),
     ]
 
     def check(self, analysis: Analysis) -> list[Diagnostic]:
