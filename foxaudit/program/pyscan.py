@@ -25,7 +25,14 @@ from typing import NamedTuple, TypeVar
 import tree_sitter
 
 from foxaudit.sources.base import SourceFile, ts_language
-from foxaudit.sources.placeholders import constant_answer, placeholder_body_in
+from foxaudit.sources.placeholders import (
+    RAISE_NOT_IMPLEMENTED,
+    callable_table_keys,
+    compared_by_name,
+    constant_answer,
+    named_object,
+    placeholder_body_in,
+)
 
 _MAX_TEXT = 160
 # Literal containers with more named children (elements) than this are data: a list or tuple is
@@ -46,6 +53,7 @@ _QUERY_TEXT = """
 (lambda) @lambda
 (decorated_definition) @decorated
 (comparison_operator) @compare
+(pair key: (attribute attribute: (identifier) @name_dunder) @named_key (#any-of? @name_dunder "__name__" "__qualname__"))
 [(list) (tuple) (set) (dictionary)] @container
 ((if_statement condition: (_) @condition consequence: (_) @type_checking)
  (#any-of? @condition "TYPE_CHECKING" "typing.TYPE_CHECKING"))
@@ -198,6 +206,9 @@ class Function:
     # The constant such a body returns (`return "math.inf"`), "" otherwise: classes of one
     # family that return different constants answer the method, each in its own way.
     answer: str = ""
+    # The body is (or includes) `raise NotImplementedError`: a refusal or an interface, where a
+    # placeholder that does not raise (`return None`, `pass`) answers the method.
+    raises_not_implemented: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,6 +221,9 @@ class ClassDef:
     # Names the class body binds by assignment (`set_device = staticmethod(torch.cuda.set_device)`):
     # members a subclass inherits just as it inherits methods.
     attributes: tuple[str, ...] = ()
+    # String keys of the tables of callables the class body binds (`_constructors = {"eval_inner":
+    # lambda obj: obj._make_eval_inner()}`): members the class builds under those names at run time.
+    table_members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -473,8 +487,10 @@ class ModuleSummary:
         # (callee, method, bound to a target) of each call at module level (class bodies
         # included): what importing the module runs, readable without the body.
         self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
-        # Dotted names an `is` / `is not` compares against (`fn is markers.graph_break`): values
-        # the code tells apart by identity — sentinels, and marker functions an interpreter intercepts.
+        # Dotted names an `is` / `is not` compares against (`fn is markers.graph_break`), and the
+        # objects whose `__name__`/`__qualname__` a `==`/`in` compares or a dict key reads
+        # (`callee == _get_trial_arg.__name__`): values the code tells apart by identity or by
+        # name — sentinels, and marker functions an interpreter or rewriter intercepts.
         self.identities: frozenset[str] = frozenset()
         # Over the lazy fields, read without them (see LAZY):
         self.function_names: frozenset[str] = frozenset()  # ``name`` of every function
@@ -1009,6 +1025,13 @@ class _Scanner:
             if any(child.type in ("is", "is not") for child in node.children):
                 identities.update(self.dotted(operand) for operand in node.named_children
                                   if operand.type in ("identifier", "attribute"))
+            else:  # `callee == _get_trial_arg.__name__`: the function told apart by its name
+                identities.update(self.dotted(named) for named in compared_by_name(node))
+        for node in captures.get("named_key", ()):
+            # `{_get_trial_arg.__name__: ...}`: a table keyed by the function's name
+            named = named_object(node)
+            if named is not None:
+                identities.add(self.dotted(named))
         identities.discard("")
         summary.identities = frozenset(identities)
         for node in captures.get("augassign", ()) if self.body else ():
@@ -1127,6 +1150,7 @@ class _Scanner:
         decorators = self.decorated.get(node.id, ())
         fields: list[str] = []
         attributes: list[str] = []
+        members: list[str] = []
         body = node.child_by_field_id(self.f.body)
         if body is not None:
             for statement in body.named_children:
@@ -1138,10 +1162,12 @@ class _Scanner:
                     continue
                 if inner.child_by_field_id(self.f.type) is not None:
                     fields.append(self.text(left))
-                if inner.child_by_field_id(self.f.right) is not None:
+                right = inner.child_by_field_id(self.f.right)
+                if right is not None:
                     attributes.append(self.text(left))
+                    members.extend(callable_table_keys(right))
         self.summary.classes.append(
-            ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node), tuple(attributes))
+            ClassDef(qualname, tuple(bases), decorators, tuple(fields), self.span(node), tuple(attributes), tuple(members))
         )
 
     def function_definition(self, node: tree_sitter.Node, generators: set[str]) -> None:
@@ -1165,6 +1191,7 @@ class _Scanner:
                     if annotation is not None:
                         annotations.append((self.text(ident), self.text(annotation)))
         decorators = self.decorated.get(node.id, ())
+        placeholder = placeholder_body_in(self.source, node)
         self.summary.functions.append(
             _built(Function, {
                 "qualname": qualname,
@@ -1175,8 +1202,9 @@ class _Scanner:
                 "decorators": decorators,
                 "span": self.span(node),
                 "is_generator": qualname in generators,
-                "placeholder": placeholder_body_in(self.source, node) is not None,
+                "placeholder": placeholder is not None,
                 "answer": constant_answer(node),
+                "raises_not_implemented": placeholder is not None and RAISE_NOT_IMPLEMENTED in placeholder,
             })
         )
 

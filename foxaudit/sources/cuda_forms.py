@@ -61,6 +61,9 @@ from foxaudit.sources.preprocess import InactiveRegion, comment_spans, preproces
 class PreparedCuda:
     data: bytes  # what tree-sitter parses: same length and newlines as the file
     tree: tree_sitter.Tree
+    # What this configuration compiles, before the forms the grammar lacks are rewritten and the
+    # macro uses that broke the parse are hidden: ``data`` differs from it where those were blanked.
+    compiled: bytes
     inactive: tuple[InactiveRegion, ...]  # branches not compiled (#if 0, #else of a true #if, ...)
     hidden_macros: tuple[str, ...]  # macro-like names hidden because they broke the parse
 
@@ -80,7 +83,7 @@ def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str |
     if tree.root_node.has_error:
         text, tree, more = _repair(text, tree, parser)
         hidden.extend(more)
-    return PreparedCuda(text, tree, preprocessed.inactive, tuple(hidden))
+    return PreparedCuda(text, tree, preprocessed.data, preprocessed.inactive, tuple(hidden))
 
 
 def normalise(data: bytes, comments: list[tuple[int, int]] | None = None) -> bytes:

@@ -189,3 +189,57 @@ def _one_line(text: str, limit: int = 40) -> str:
     """A literal as it fits in a one-line message: whitespace runs collapsed, long ones cut."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+# Values of a table entry that supply a callable: a lambda, a function or method named, a factory's result.
+_CALLABLE_VALUES = frozenset({"lambda", "identifier", "attribute", "call"})
+
+
+def callable_table_keys(value: tree_sitter.Node) -> list[str]:
+    """The string keys of a dict literal whose values are callables (``{"eval_inner": lambda obj:
+    obj._make_eval_inner()}``), each a plain name: a class body that binds such a table builds
+    those members at run time (``setattr(self, name, make(self))``), so they implement the
+    methods of that name in its family. [] for any other value."""
+    if value.type != "dictionary":
+        return []
+    keys = []
+    for pair in value.named_children:
+        if pair.type != "pair":
+            continue
+        key, entry = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        if key is None or entry is None or key.type != "string" or entry.type not in _CALLABLE_VALUES:
+            continue
+        content = [child for child in key.named_children if child.type not in ("string_start", "string_end")]
+        if len(content) == 1 and content[0].type == "string_content" and content[0].text.decode().isidentifier():
+            keys.append(content[0].text.decode())
+    return keys
+
+
+# Comparisons that tell a function apart by its name (`f.__name__ == callee`, `name in (f.__name__, g.__name__)`).
+_BY_NAME_OPERATORS = frozenset({"==", "!=", "in", "not in"})
+_NAME_ATTRIBUTES = frozenset({b"__name__", b"__qualname__"})
+
+
+def named_object(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """``f`` (a name or dotted name) of ``f.__name__`` / ``f.__qualname__``; None for any other node."""
+    if node.type != "attribute":
+        return None
+    attribute, named = node.child_by_field_name("attribute"), node.child_by_field_name("object")
+    if attribute is None or attribute.text not in _NAME_ATTRIBUTES or named is None:
+        return None
+    return named if named.type in ("identifier", "attribute") else None
+
+
+def compared_by_name(comparison: tree_sitter.Node) -> list[tree_sitter.Node]:
+    """The objects whose ``__name__``/``__qualname__`` a ``==``/``!=``/``in`` comparison reads, as an
+    operand or an element of a tuple, list or set operand: ``f`` of ``callee == f.__name__``. A
+    marker function so recognised (a rewriter replaces its calls) does nothing by design."""
+    if not any(child.type in _BY_NAME_OPERATORS for child in comparison.children):
+        return []
+    found = []
+    for operand in comparison.named_children:
+        for item in operand.named_children if operand.type in ("tuple", "list", "set") else (operand,):
+            named = named_object(item)
+            if named is not None:
+                found.append(named)
+    return found

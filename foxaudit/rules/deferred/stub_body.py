@@ -20,7 +20,10 @@ from foxaudit.rules.base import Example, FileContext, Rule, RuleOptions
 from foxaudit.sources.placeholders import (
     DOCSTRING,
     RAISE_NOT_IMPLEMENTED,
+    callable_table_keys,
+    compared_by_name,
     constant_answer,
+    named_object,
     placeholder_body,
     placeholder_body_in,
 )
@@ -139,6 +142,13 @@ def _name_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"^@?\s*(?:[\w.]+\.)?_*(?:{alternation})\s*(?:[\[(].*)?$", re.DOTALL)
 
 
+def _declared_by_decorator(decorators: Iterable[str]) -> bool:
+    """One of the decorators (as written) makes the method a declaration (`@abstractmethod`,
+    `@overload`): its placeholder is no class's answer."""
+    pattern = _name_pattern(DEFAULT_EXEMPT_DECORATORS)
+    return any(pattern.match(decorator) for decorator in decorators)
+
+
 def _decorator_expression(decorator: tree_sitter.Node) -> str:
     """The decorator's expression without a trailing comment: tree-sitter keeps
     `@overload  # type: ignore[override]` in one decorator node."""
@@ -167,6 +177,9 @@ class _FileNames:
     identities: set[str] = field(default_factory=set)
     # class name → every member it defines, placeholder or not (an `@abstractmethod` declaration too).
     declared: dict[str, set[str]] = field(default_factory=dict)
+    # class name → its methods whose body is a placeholder that does not raise `NotImplementedError`
+    # (`return None`, `pass`, a constant): the class's answer where another class refuses by raising.
+    answered_without_raising: dict[str, set[str]] = field(default_factory=dict)
     # Indexes made once per file for the checks run per placeholder (a generated bindings module has
     # thousands: a query per placeholder made them quadratic): scope node id → identifier name →
     # its identifier nodes; the module-level names a function rebinds through `global`.
@@ -183,7 +196,8 @@ class _FileNames:
 
 # Nodes the file's walk hands FX902 besides functions: what its names are read from, so no
 # second walk of the file looks for them.
-_NAME_NODES = ("import_statement", "import_from_statement", "class_definition", "decorator", "comparison_operator")
+_NAME_NODES = ("import_statement", "import_from_statement", "class_definition", "decorator", "comparison_operator",
+               "pair")
 
 
 @dataclass
@@ -196,6 +210,7 @@ class _Walked:
     classes: list[tree_sitter.Node] = field(default_factory=list)
     decorators: list[tree_sitter.Node] = field(default_factory=list)
     comparisons: list[tree_sitter.Node] = field(default_factory=list)
+    keyed_by_name: list[tree_sitter.Node] = field(default_factory=list)  # `f` of a dict key `f.__name__`
     placeholders: list[tuple[tree_sitter.Node, str]] = field(default_factory=list)
     aliases: dict[str, str] | None = None
     names: _FileNames | None = None
@@ -265,6 +280,7 @@ def _file_names(walked: _Walked) -> _FileNames:
         implemented_methods: dict[str, list[tree_sitter.Node]] = {}
         methods_of: dict[str, list[tree_sitter.Node]] = {}
         declared: dict[str, set[str]] = {}
+        answered: dict[str, set[str]] = {}
         written: dict[str, list[str]] = {}  # class name → its bases as resolved, in full
         for definition in walked.classes:
             name = definition.child_by_field_name("name")
@@ -283,6 +299,7 @@ def _file_names(walked: _Walked) -> _FileNames:
             implementing = implemented_methods.setdefault(class_name, [])
             methods = methods_of.setdefault(class_name, [])
             defined = declared.setdefault(class_name, set())
+            answering = answered.setdefault(class_name, set())
             for statement in body.named_children if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
                 if member is not None and member.type == "function_definition":
@@ -291,9 +308,13 @@ def _file_names(walked: _Walked) -> _FileNames:
                     if member_name is None:
                         continue
                     defined.add(member_name.text.decode())
-                    if placeholder_body(member) is None:
+                    placeholder = placeholder_body(member)
+                    if placeholder is None:
                         members.add(member_name.text.decode())
                         implementing.append(member)
+                    elif RAISE_NOT_IMPLEMENTED not in placeholder and not _declared_by_decorator(
+                            _decorator_expression(decorator) for decorator in statement.children if decorator.type == "decorator"):
+                        answering.add(member_name.text.decode())
                     answer = constant_answer(member)
                     if answer:
                         constants[member_name.text.decode()] = answer
@@ -301,8 +322,11 @@ def _file_names(walked: _Walked) -> _FileNames:
                     # `set_device = staticmethod(torch.cuda.set_device)` implements the member too.
                     assignment = statement.named_children[0]
                     left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
-                    if left is not None and left.type == "identifier" and assignment.child_by_field_name("right") is not None:
+                    right = assignment.child_by_field_name("right") if left is not None else None
+                    if left is not None and left.type == "identifier" and right is not None:
                         members.add(left.text.decode())
+                        # `_constructors = {"eval_inner": lambda obj: ...}`: members built from a table
+                        members.update(callable_table_keys(right))
         handed: set[str] = set()
         for decorator in walked.decorators:
             call = next((child for child in decorator.named_children if child.type == "call"), None)
@@ -324,8 +348,12 @@ def _file_names(walked: _Walked) -> _FileNames:
         identities = {operand.text.decode() for comparison in walked.comparisons
                       if any(child.type in ("is", "is not") for child in comparison.children)
                       for operand in comparison.named_children if operand.type == "identifier"}
+        # ... or by name: `callee == _get_trial_arg.__name__`, `{_get_trial_arg.__name__: ...}`
+        identities.update(named.text.decode() for comparison in walked.comparisons
+                          for named in compared_by_name(comparison) if named.type == "identifier")
+        identities.update(named.text.decode() for named in walked.keyed_by_name if named.type == "identifier")
         state = walked.names = _FileNames(aliases, bases, implemented, handed, unreadable, answers, inert,
-                                             _UsedBySelf(implemented_methods), identities, declared)
+                                             _UsedBySelf(implemented_methods), identities, declared, answered)
     return state
 
 
@@ -447,12 +475,14 @@ def _implemented_in_family(
     subclasses_of: Callable[[str], Iterable[str]],
     implements: Callable[[str, str], bool],
     unreadable: Callable[[str], bool],
+    answers_below: Callable[[str, str], bool] = lambda key, name: False,
 ) -> bool:
     """Another class of ``start``'s family implements ``method``: a base (directly or not), a
     subclass (directly or not), or a class below one of ``start``'s direct bases (a sibling). A
     sibling with a base foxaudit cannot read (a compiled extension's class: pandas'
     ``BlockManager(libinternals.BlockManager, ...)``) may implement it there: that counts too,
-    rather than a guess reported as a stub."""
+    rather than a guess reported as a stub. ``answers_below``: what counts in a subclass or a
+    sibling only (an override's answer), not in a base (whose placeholder may be a declaration)."""
     seen = {start}
     frontier = list(bases_of(start))
     direct = list(frontier)
@@ -471,7 +501,8 @@ def _implemented_in_family(
         if key in below:
             continue
         below.add(key)
-        if key != start and (implements(key, method) or (key not in direct and unreadable(key))):
+        if key != start and (implements(key, method) or answers_below(key, method)
+                             or (key not in direct and unreadable(key))):
             return True
         if key != start and key not in direct and _inherits_elsewhere(key, method, seen, bases_of, implements):
             return True
@@ -510,7 +541,11 @@ def _another_answer(found: str, answer: str) -> bool:
     return bool(found) and found != answer
 
 
-def _implemented_in_file_family(class_name: str, method: str, names: _FileNames, answer: str = "") -> bool:
+def _implemented_in_file_family(class_name: str, method: str, names: _FileNames, answer: str = "",
+                                answered_refusal: bool = False) -> bool:
+    """``answered_refusal``: the judged body raises `NotImplementedError` and a method placeholder
+    is its class's answer (``unmarked-methods`` off): an override's `return None` or `pass` (in a
+    subclass or a sibling) answers it, as a different constant does."""
     subclasses: dict[str, list[str]] = {}
     for candidate, bases in names.bases.items():
         for base in bases:
@@ -522,15 +557,18 @@ def _implemented_in_file_family(class_name: str, method: str, names: _FileNames,
         lambda key, name: (name in names.implemented.get(key, ())
                            or _another_answer(names.answers.get(key, {}).get(name, ""), answer)),
         lambda key: key in names.unreadable,
+        lambda key, name: answered_refusal and name in names.answered_without_raising.get(key, ()),
     )
 
 
-def _implemented_in_program_family(program: Program, class_key: str, method: str, answer: str = "") -> bool:
+def _implemented_in_program_family(program: Program, class_key: str, method: str, answer: str = "",
+                                   answered_refusal: bool = False) -> bool:
     def implements(key: str, name: str) -> bool:
         found = program.functions.get(f"{key}.{name}")
         if found is not None and (not found[1].placeholder or _another_answer(found[1].answer, answer)):
             return True
-        return name in program.classes[key][1].attributes
+        klass = program.classes[key][1]
+        return name in klass.attributes or name in klass.table_members
 
     def unreadable(key: str) -> bool:
         module, klass = program.classes[key]
@@ -551,11 +589,19 @@ def _implemented_in_program_family(program: Program, class_key: str, method: str
             return found
         return related
 
+    def answers(key: str, name: str) -> bool:
+        found = program.functions.get(f"{key}.{name}")
+        return answered_refusal and found is not None and not found[1].raises_not_implemented \
+            and not _declared_by_decorator(found[1].decorators)
+
     return _implemented_in_family(class_key, method, nested(program.base_classes), nested(program.subclasses),
-                                  implements, unreadable)
+                                  implements, unreadable, answers)
 
 
 FUNCTION = "function"  # the last fact of a module-level or nested function's finding
+# The fifth fact of a method's finding whose `raise NotImplementedError` another class's
+# non-raising placeholder answers (``_implemented_in_file_family``'s ``answered_refusal``).
+_ANSWERED_REFUSAL = "answered-refusal"
 
 
 def _compared_by_identity(program: Program) -> frozenset[str]:
@@ -1126,8 +1172,11 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
     """The function is an entry of a dispatch table: decorated and named `_` (`@op.register_fake`
     on `def _(...)`: the name is thrown away, the function exists to be registered), or decorated
     with a call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`,
-    `@_onnx_symbolic("prim::Uninitialized")`), or the fallback of a `functools.singledispatch` table. A call with only numbers or keywords configures a
-    wrapper instead (`@lru_cache(128)`, `@retry(times=3)`): that is no registration."""
+    `@_onnx_symbolic("prim::Uninitialized")`), or the fallback of a `functools.singledispatch` table,
+    or decorated with a call whose keyword supplies the body (`@operator(resolver=lambda d: ...)`,
+    `@func_native(snippet="...")`: ``_supplies_the_body``). A call with only numbers or keywords
+    that configure it wraps the body instead (`@lru_cache(128)`, `@retry(times=3)`): that is no
+    registration."""
     holder = function.parent
     if holder is None or holder.type != "decorated_definition":
         return False
@@ -1143,7 +1192,37 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
             if argument.type not in ("keyword_argument", "comment", "integer", "float", "true", "false", "none",
                                      "list_splat", "dictionary_splat"):
                 return True
+            if argument.type == "keyword_argument" and _supplies_the_body(argument, holder):
+                return True
     return False
+
+
+# Keywords whose string value is the function's body in another language (warp's
+# `@wp.func_native(snippet="printf(...);")`, a kernel's `source=`): the Python body is never run.
+_CODE_KEYWORDS = frozenset({"snippet", "source", "code"})
+# What a code string holds and a label (`code="E501"`, `source="user"`) does not.
+_READS_AS_CODE = re.compile(r"[;(){}\n]")
+
+
+def _supplies_the_body(argument: tree_sitter.Node, decorated: tree_sitter.Node) -> bool:
+    """A decorator's keyword argument that supplies what the decorated function does: a lambda
+    (warp's `@operator(resolver=lambda dmn: dmn.element_position)`: the decorator resolves the
+    call to what the lambda returns, the body is a signature), a function of the file named
+    (`resolver=resolve_position`), or code in a string (`snippet='printf("%s", x);'`). A number,
+    a flag, a class (`@retry(on=ValueError)`), a label (`code="E501"`) or another call
+    (`stop=stop_after_attempt(3)`) configures a wrapper around the body instead."""
+    keyword, value = argument.child_by_field_name("name"), argument.child_by_field_name("value")
+    if keyword is None or value is None:
+        return False
+    if value.type == "lambda":
+        return True
+    if value.type == "identifier":
+        module = decorated
+        while module.parent is not None:
+            module = module.parent
+        return re.search(rb"(?m)^[ \t]*(?:async[ \t]+)?def[ \t]+" + re.escape(value.text) + rb"[ \t]*\(", module.text) is not None
+    return keyword.text.decode() in _CODE_KEYWORDS and value.type in ("string", "concatenated_string") \
+        and _READS_AS_CODE.search(value.text.decode(errors="replace")) is not None
 
 
 def _identifier_uses(scope: tree_sitter.Node, names: _FileNames) -> dict[str, list[tree_sitter.Node]]:
@@ -1215,6 +1294,14 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
         if parent.type == "call" and parent.child_by_field_name("function") == identifier:
             return False  # called here: its result is used, so its body is its work
         value = identifier
+        if parent.type == "attribute" and parent.child_by_field_name("object") == identifier \
+                and _binds_as_a_method(parent):
+            # `_no_tie.__get__(model, type(model))`: the function bound as a method of an object
+            value = parent.parent
+            parent = value.parent
+        value, parent = _as_the_value(value)
+        if parent is None:
+            continue
         if parent.type in ("tuple", "list", "set") and parent.parent is not None \
                 and parent.parent.type not in ("assignment", "augmented_assignment") and not _looped_over_here(parent):
             # An element of a literal that is not unpacked into names nor looped over here:
@@ -1228,6 +1315,8 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
                 left := parent.child_by_field_name("left")) is not None and left.type in ("attribute", "subscript") \
                 and _installed_elsewhere(left):
             handed = True  # `torch.nn.init.kaiming_uniform_ = skip`, `plt.show = no_show`: installed in another object
+        if parent.type == "assignment" and parent.child_by_field_name("right") == value and _in_a_class_body(parent):
+            handed = True  # `__getitem__ = raise_logits_error` in a class body: a method under another name
         if parent.type in ("argument_list", "return_statement") or (
                 parent.type in ("keyword_argument", "pair", "default_parameter", "typed_default_parameter")
                 and parent.child_by_field_name("value") == value):
@@ -1237,6 +1326,41 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
             handed = True
     return handed
 
+
+
+def _binds_as_a_method(attribute: tree_sitter.Node) -> bool:
+    """``attribute`` is ``f.__get__`` called: the descriptor protocol binding ``f`` to an object."""
+    member = attribute.child_by_field_name("attribute")
+    call = attribute.parent
+    return member is not None and member.text == b"__get__" and call is not None and call.type == "call" \
+        and call.child_by_field_name("function") == attribute
+
+
+# Expressions whose value may be one of their operands: `a if c else b`, `a or b`, `(a)`.
+_CHOOSING = frozenset({"conditional_expression", "boolean_operator", "parenthesized_expression"})
+
+
+def _as_the_value(node: tree_sitter.Node) -> tuple[tree_sitter.Node, tree_sitter.Node | None]:
+    """(the outermost expression ``node`` may be the value of, its parent): ``return return_none if
+    attr == "to" else raise_logits_error`` returns the function — not through a conditional's
+    condition, whose value is only tested."""
+    while node.parent is not None and node.parent.type in _CHOOSING:
+        holder = node.parent
+        if holder.type == "conditional_expression" and len(holder.named_children) == 3 \
+                and holder.named_children[1] == node:
+            break
+        node = holder
+    return node, node.parent
+
+
+def _in_a_class_body(assignment: tree_sitter.Node) -> bool:
+    """An assignment written directly in a class body (also in the body's `if`/`try` blocks)."""
+    holder = assignment.parent
+    if holder is not None and holder.type == "expression_statement":
+        holder = holder.parent
+    while holder is not None and (holder.type == "block" or holder.type in _CLASS_BODY_BRANCHES):
+        holder = holder.parent
+    return holder is not None and holder.type == "class_definition"
 
 
 def _run_by_a_property_decorator(function: tree_sitter.Node) -> bool:
@@ -1467,7 +1591,12 @@ class StubBody(Rule):
     attribute bound by assignment implements a member like a method does
     (`set_device = staticmethod(torch.cuda.set_device)`), and so does an instance attribute the
     class binds under the method's name (`self.encode = self._encode_eager` in `__init__`: the
-    method only declares the slot, even when its message calls it a placeholder); a `raise
+    method only declares the slot, even when its message calls it a placeholder), and so does a
+    string key of a table of callables a class body binds (warp's `_dynamic_attribute_constructors
+    = {"eval_inner": lambda obj: obj._make_eval_inner()}`: the class builds the member under that
+    name); with `unmarked-methods` off, an override's placeholder that does not raise (`return
+    None`, `pass`, in a subclass or a sibling, not an `@abstractmethod`) answers a `raise
+    NotImplementedError` as an implementation does (a tokenizer's `pad_token` is None); a `raise
     NotImplementedError` overriding a method of a built-in base (`class TwoWay(dict)`'s
     `update`: the type turns off an inherited operation); a function defined in one branch of
     an `if`/`try` whose other branch binds the same name
@@ -1501,15 +1630,23 @@ class StubBody(Rule):
       ruff's `# ruff: ignore[B027]` (by code or by name, `empty-method-without-abstract-decorator`);
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
-      `@lru_cache(128)`), the fallback of `functools.singledispatch`;
-    - a function passed to a call, returned (also in a tuple: `return wrapper, f`), stored as a
+      `@lru_cache(128)`), the fallback of `functools.singledispatch`; or a declaration whose
+      decorator's keyword supplies the body — a lambda or a function of the file
+      (`@operator(resolver=lambda d: d.element_position)`), native code in a `snippet`, `source`
+      or `code` string that reads as code (`@func_native(snippet='printf("%d", i);')`; not
+      `code="E501"`, `@retry(on=ValueError)` nor `stop=stop_after_attempt(3)`);
+    - a function passed to a call, returned (also in a tuple, `return wrapper, f`, or as a
+      conditional's value, `return f if x else g`), bound as a method of an object
+      (`model.tie_weights = f.__get__(model)`) or in a class body under another name
+      (`__getitem__ = raise_error`), stored as a
       dict literal's value (a dispatch table by hand) or given as a parameter's default value
       (`def simulate(post_func=no_post_func)`: the default callback a caller may replace), never
       called where it is defined — its enclosing function, or its module for a module-level
       function (a callback shaped by its callee: `_make_prim(meta=_sink_tokens)`,
       `register_autograd(op, setup_context=setup)`);
     - a marker function: a module-level function that the code compares by identity
-      (`fn is markers.graph_break`, in any file of the project): an interpreter or tracer
+      (`fn is markers.graph_break`) or by name (`callee == _get_trial_arg.__name__`, a dict keyed
+      by `f.__name__`), in any file of the project: an interpreter, tracer or rewriter
       recognises it and acts in its place;
     - a module-level function that a parallel module implements or answers with another
       constant — modules whose names differ in one package (`pkg.cuda` and `pkg.mtia`), backends
@@ -1545,8 +1682,11 @@ class StubBody(Rule):
     body is deliberate when a comment in it or right above it gives the reason ("an empty kernel
     is enough to enforce ordering", "doesn't need implementing") and none says the work is pending,
     when the name says so (`kdummy`, `noop`, `warmup_kernel`), for a member function of a struct or
-    class (a policy's answer, reported with `unmarked-methods`) and for an overload of a function
-    the file implements for another type.
+    class (a policy's answer, reported with `unmarked-methods`), for an overload of a function
+    the file implements for another type and for a function that a branch another build
+    configuration compiles implements (`#if QMODE_2BIT == 1` … `#else` with the empty variant,
+    the macro defined in a header foxaudit does not read; not `#if 0`). A body that holds
+    statement macros the parse repair hid (`IS_TEAM_LSA({ return true; })`) is not empty.
 
     ## Why is this bad
     Invariant 9, no deferred work. A stub compiles, imports and gets called, so the feature
@@ -1962,6 +2102,41 @@ class StubBody(Rule):
         Example("class DisabledBackend(Backend):\n    def _is_disabled(self, *args, **kwargs):\n"
                 "        raise NotImplementedError('no result backend is configured')\n\n"
                 "    get = wait = _is_disabled\n"),
+        # A decorator whose keyword supplies the body: a lambda the call resolves to (warp's
+        # `@operator(resolver=...)`), a function of the file named, native code in a snippet.
+        Example("@operator(resolver=lambda domain: domain.element_position, attr='geo')\n"
+                "def position(domain, s):\n    \"\"\"World position of the sample point `s`.\"\"\"\n    pass\n\n\n"
+                "def resolve_normal(domain):\n    return domain.element_normal\n\n\n"
+                "@operator(resolver=resolve_normal)\ndef normal(domain, s):\n    pass\n"),
+        Example("import warp as wp\n\n\ndef solve(func):\n"
+                "    @wp.func_native(snippet=f'printf(\"%s: \", \"{func.__name__}\");')\n"
+                "    def print_method_name():\n        pass\n\n    print_method_name()\n"),
+        # Members a subclass builds from a table keyed by their names.
+        Example("class Field:\n    @staticmethod\n    def eval_inner(args, s):\n        raise NotImplementedError()\n\n\n"
+                "class NodalField(Field):\n    _constructors = {'eval_inner': lambda obj: obj._make_eval_inner()}\n"),
+        # A marker function a rewriter recognises by name.
+        Example("def _get_test_arg():\n    pass\n\n\ndef rewrite(node):\n"
+                "    if node.func.id == _get_test_arg.__name__:\n        node.func.id = 'test_arg'\n"),
+        # A function handed on as a value: bound as a method, a class attribute, a conditional's value.
+        Example("def raise_logits_error(*args, **kwargs):\n    raise NotImplementedError(ERROR)\n\n\n"
+                "def return_none(*args, **kwargs):\n    return None\n\n\n"
+                "class EmptyLogits:\n    def __getattr__(self, attr):\n"
+                "        return return_none if attr == 'to' else raise_logits_error\n\n"
+                "    __getitem__ = raise_logits_error\n\n\n"
+                "def untie(model):\n    def _no_tie(self):\n        return\n\n"
+                "    model.tie_weights = _no_tie.__get__(model, model.__class__)\n"),
+        # A base's `raise NotImplementedError` that its subclasses answer with `return None`.
+        Example("class Tokenizer:\n    def pad_token(self):\n        raise NotImplementedError()\n\n\n"
+                "class SentencePiece(Tokenizer):\n    def pad_token(self):\n        return None\n"),
+        # A CUDA body of statement macros the parse repair hides, and another build's alternative.
+        Example("#define IS_LSA(code) if constexpr (std::is_same_v<T, Lsa>) { code }\n"
+                "#define IS_WORLD(code) if constexpr (std::is_same_v<T, World>) { code }\n\n"
+                "template <typename T>\n__device__ __forceinline__ bool is_reachable(int rank) {\n"
+                "    IS_LSA({\n        return true;\n    })\n\n    IS_WORLD({\n        return rank < 8;\n    })\n}\n",
+                path="team.cuh"),
+        Example("#if QMODE_4BIT == 1\n__device__ void shuffle_4bit(unsigned* q, int stride) {\n"
+                "    q[0] = (q[0] >> 4) | (q[0] << 28);\n}\n#else\n"
+                "__device__ void shuffle_4bit(unsigned* q, int stride) {\n}\n#endif\n", path="qdq_4.cuh"),
     ]
     INVALID: ClassVar[list[Example]] = [
         # Called here after all: looped over, or stored on the object that calls it.
@@ -2079,6 +2254,21 @@ class StubBody(Rule):
         # A wrapper configured by numbers or keywords registers nothing.
         Example("@functools.lru_cache(128)\ndef table(n):\n    return ()\n\n@retry(times=3)\ndef fetch(url):\n    pass\n",
                 expect=2),
+        # ... nor one configured by a class, a label, a call, nor a keyword whose lambda is pending work.
+        Example("@retry(on=ValueError, stop=stop_after_attempt(3))\ndef fetch(url):\n    pass\n\n\n"
+                "@rule(code='E501')\ndef check(line):\n    pass\n\n\n"
+                "@operator(resolver=lambda domain: domain.position)\ndef position(domain, s):\n"
+                "    # TODO: resolve on the device\n    pass\n", expect=3),
+        # A `raise NotImplementedError` that the other classes of its family also raise is answered by none.
+        Example("class Op:\n    def apply(self, x):\n        raise NotImplementedError\n\nclass Gpu(Op):\n"
+                "    def apply(self, x):\n        raise NotImplementedError('no kernel')\n", expect=2),
+        # A marker compared by name that says it is pending; an `#if 0` body is no other build's.
+        Example("def _get_test_arg():\n    # TODO: return the test argument\n    pass\n\n\n"
+                "def rewrite(node):\n    return node.func.id == _get_test_arg.__name__\n", expect=1),
+        Example("#if 0\n__device__ void shuffle(unsigned* q) { q[0] >>= 4; }\n#else\n"
+                "__device__ void shuffle(unsigned* q) {}\n#endif\n", path="q.cuh", expect=1),
+        Example("#if QMODE == 1\n__device__ void shuffle(unsigned* q) { q[0] >>= 4; }\n#else\n"
+                "__device__ void shuffle(unsigned* q) {\n  // TODO: the other modes\n}\n#endif\n", path="q.cuh", expect=1),
         # Empty context-manager halves beside real work, a step no one calls, a pending-named hook.
         Example("class Timer:\n    def __init__(self):\n        self.start = now()\n"
                 "    def __enter__(self):\n        pass\n    def __exit__(self, *args):\n        pass\n", options={"unmarked-methods": True}, expect=2),
@@ -2153,6 +2343,11 @@ class StubBody(Rule):
                 walked.decorators.append(node)
             elif kind == "comparison_operator":
                 walked.comparisons.append(node)
+            elif kind == "pair":
+                key = node.child_by_field_name("key")
+                named = named_object(key) if key is not None else None
+                if named is not None:
+                    walked.keyed_by_name.append(named)
             else:  # import_statement, import_from_statement
                 walked.imports.append(node)
             return
@@ -2274,7 +2469,10 @@ class StubBody(Rule):
         if _member_by_design(label, klass, placeholder, names, abstract=abstract):
             return None
         answer = constant_answer(node)
-        if owner_name is not None and _implemented_in_file_family(klass, label, names, answer):
+        # Without `unmarked-methods` another class's `return None` or `pass` is that class's answer,
+        # and a `raise NotImplementedError` beside it the interface (or this class's refusal).
+        answered_refusal = RAISE_NOT_IMPLEMENTED in placeholder and not options.unmarked_methods
+        if owner_name is not None and _implemented_in_file_family(klass, label, names, answer, answered_refusal):
             return None  # a hook its subclasses implement, or a subclass's answer to an implemented method
         called_by_class = label in names.used_by_self.get(klass, set())
         if called_by_class and any(klass in bases for bases in names.bases.values()):
@@ -2282,7 +2480,8 @@ class StubBody(Rule):
         if any(label in names.used_by_self.get(ancestor, set()) for ancestor in _file_ancestors(klass, names)):
             return None  # an override of a step a base class calls: this class's answer to the hook
         # Its base classes and subclasses may live in other files: the whole program decides.
-        return (_qualified_name(owner), label, answer, "called-by-class" if called_by_class else "")
+        return (_qualified_name(owner), label, answer, "called-by-class" if called_by_class else "",
+                _ANSWERED_REFUSAL if answered_refusal else "")
 
     def confirm(self, project: Project, path: str, facts: tuple[str, ...]) -> bool:
         """A method's finding stands unless a project class above or below its class, in any
@@ -2293,7 +2492,7 @@ class StubBody(Rule):
 
         program = analysis_for(project).program
         module = program.by_path.get(path)
-        class_name, method, answer, called = (*facts, "", "")[:4]
+        class_name, method, answer, called, refusal = (*facts, "", "", "")[:5]
         if called == FUNCTION:
             if module is None:
                 return True
@@ -2318,7 +2517,7 @@ class StubBody(Rule):
             return False  # a step the class calls, in a class that has subclasses: a template method's hook
         if any(_calls_through_self(program, ancestor, method) for ancestor in _program_ancestors(program, class_key)):
             return False  # an override of a step a base class calls: this class's answer to the hook
-        return not _implemented_in_program_family(program, class_key, method, answer)
+        return not _implemented_in_program_family(program, class_key, method, answer, refusal == _ANSWERED_REFUSAL)
 
     def _visit_cuda(self, node: tree_sitter.Node, ctx: FileContext, options: StubBodyOptions) -> None:
         body = node.child_by_field_name("body")
@@ -2336,6 +2535,8 @@ class StubBody(Rule):
             return
         if _in_a_specialisation(node):
             return  # `template <class T> struct Sort<1, T> { static __device__ void run(T*) {} };`: a recursion's base case
+        if _hidden_by_the_parse_repair(body, ctx):
+            return  # `IS_TEAM_LSA({ return true; })`: statement macros the repair blanked — code, not an empty body
         label = name.text.decode() if name is not None else "function"
         inside, above = _cuda_comments(node)
         if any(_SAYS_DEFERRED.search(comment) for comment in inside + above):
@@ -2352,6 +2553,8 @@ class StubBody(Rule):
             return  # a policy struct's member (`CodecFloat::initKernel`): its class's answer, as a Python method's
         elif name is not None and label in _cuda_implemented_names(ctx):
             return  # an overload for a type that needs nothing, beside the one that does the work
+        elif name is not None and label in _implemented_in_other_configurations(ctx):
+            return  # `#if QMODE_2BIT == 1 … f(…) { real } #else f(…) { } #endif`: another build's alternative
         first, last = body.start_point[0] + 1, body.end_point[0] + 1
         if any(region.first_line <= last and region.last_line >= first and not region.dead
                for region in ctx.source.cuda.inactive):
@@ -2403,24 +2606,73 @@ def _cuda_implemented_names(ctx: FileContext) -> frozenset[str]:
     """The names of the file's CUDA functions with a body that does something (read once per file)."""
     found = ctx.state.get(f"{CODE}:cuda-implemented")
     if found is None:
-        names = set()
-        for definition in tree_sitter.QueryCursor(_cuda_query("(function_definition) @f")).captures(
-                ctx.source.tree.root_node).get("f", []):
-            body = definition.child_by_field_name("body")
-            name = function_name(definition)
-            statements = [child for child in body.named_children if child.type != "comment"] if body is not None else []
-            if name is not None and statements and not (
-                    len(statements) == 1 and statements[0].type == "return_statement" and statements[0].named_child_count == 0):
-                names.add(name.text.decode())
-        found = ctx.state[f"{CODE}:cuda-implemented"] = frozenset(names)
+        found = ctx.state[f"{CODE}:cuda-implemented"] = _implemented_function_names(ctx.source.tree)
     return found
+
+
+def _implemented_function_names(tree: tree_sitter.Tree) -> frozenset[str]:
+    names = set()
+    for definition in tree_sitter.QueryCursor(_cuda_query("(function_definition) @f")).captures(
+            tree.root_node).get("f", []):
+        body = definition.child_by_field_name("body")
+        name = function_name(definition)
+        statements = [child for child in body.named_children if child.type != "comment"] if body is not None else []
+        if name is not None and statements and not (
+                len(statements) == 1 and statements[0].type == "return_statement" and statements[0].named_child_count == 0):
+            names.add(name.text.decode())
+    return frozenset(names)
+
+
+def _implemented_in_other_configurations(ctx: FileContext) -> frozenset[str]:
+    """The names of the CUDA functions with a body that does something in the file's branches that
+    another build configuration compiles (``#else`` of ``#if QMODE_2BIT == 1`` whose macro comes
+    from a header foxaudit does not read; not ``#if 0``): the file parsed again with those branches
+    restored, once per file and only when an empty body is about to be reported."""
+    found = ctx.state.get(f"{CODE}:cuda-other-configurations")
+    if found is None:
+        prepared = ctx.source.cuda
+        regions = [region for region in prepared.inactive if not region.dead]
+        found = frozenset()
+        if regions:
+            from foxaudit.sources.cuda_forms import normalise
+
+            restored = bytearray(prepared.data)
+            starts = [0, *(match.end() for match in re.finditer(rb"\n", ctx.source.data))]
+            for region in regions:
+                first = starts[region.first_line - 1]
+                last = starts[region.last_line] if region.last_line < len(starts) else len(ctx.source.data)
+                restored[first:last] = ctx.source.data[first:last]
+            parser = tree_sitter.Parser(_cuda_language())
+            found = _implemented_function_names(parser.parse(normalise(bytes(restored))))
+        ctx.state[f"{CODE}:cuda-other-configurations"] = found
+    return found
+
+
+def _hidden_by_the_parse_repair(body: tree_sitter.Node, ctx: FileContext) -> bool:
+    """The body looks empty only because the normaliser or the parse repair blanked what it holds
+    (statement macros such as ``IS_TEAM_LSA({ return true; })``): the compiled text between its
+    braces, its comments left out, is not the parsed one."""
+    prepared = ctx.source.cuda
+    start, end = body.start_byte + 1, body.end_byte - 1
+    parsed, compiled = bytearray(prepared.data[start:end]), bytearray(prepared.compiled[start:end])
+    for comment in body.named_children:
+        if comment.type == "comment":
+            blank = b" " * (comment.end_byte - comment.start_byte)
+            parsed[comment.start_byte - start : comment.end_byte - start] = blank
+            compiled[comment.start_byte - start : comment.end_byte - start] = blank
+    return parsed.split() != compiled.split()
+
+
+@functools.cache
+def _cuda_language() -> tree_sitter.Language:
+    import tree_sitter_cuda
+
+    return tree_sitter.Language(tree_sitter_cuda.language())
 
 
 @functools.cache
 def _cuda_query(pattern: str) -> tree_sitter.Query:
-    import tree_sitter_cuda
-
-    return tree_sitter.Query(tree_sitter.Language(tree_sitter_cuda.language()), pattern)
+    return tree_sitter.Query(_cuda_language(), pattern)
 
 
 def _in_a_specialisation(definition: tree_sitter.Node) -> bool:

@@ -351,3 +351,23 @@ def test_a_function_another_module_hands_on_is_a_callback(project, tmp_path):
         "pkg/ruby.py": "from pkg import lang_base\n\nhealth_check = lang_base.basic_health_check\n",
     })  # fmt: skip
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/options.py", 5)]
+
+
+def test_answers_tables_and_markers_by_name_from_other_modules(project, tmp_path):
+    # exllamav2's tokenizers answer the base's `raise NotImplementedError` with `return None`; warp's
+    # fields build `eval_inner` from a table keyed by its name; warp's integrand rewriter recognises
+    # `_get_trial_arg` by name. `orphan` and the pending `later` stand.
+    root = project({
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Tokenizer:\n    def pad_token(self):\n        raise NotImplementedError()\n\n"
+                       "    def orphan(self):\n        raise NotImplementedError()\n\n"
+                       "    def encode(self, text):\n        return text.split()\n\n\n"
+                       "class Field:\n    @staticmethod\n    def eval_inner(args, s):\n        raise NotImplementedError()\n\n\n"
+                       "def _get_trial_arg():\n    pass\n\n\ndef later():\n    # TODO: compute\n    pass\n",
+        "pkg/impl.py": "from pkg.base import Field, Tokenizer, _get_trial_arg, later\n\n\n"
+                       "class SentencePiece(Tokenizer):\n    def pad_token(self):\n        return None\n\n\n"
+                       "class NodalField(Field):\n    _constructors = {'eval_inner': lambda obj: obj._make_eval_inner()}\n\n\n"
+                       "def rewrite(callee):\n    return callee == _get_trial_arg.__name__ or callee == later.__name__\n",
+    })  # fmt: skip
+    settings = resolve(Settings(root=root, select=("FX902",)))
+    assert _stubs(check(settings, cache_dir=tmp_path / "c")) == [("pkg/base.py", 5), ("pkg/base.py", 22)]
