@@ -9,6 +9,8 @@ nvcc accepts                          the grammar is given
 ====================================  ===========================================================
 ``struct __align__(16) Acc``          ``struct               Acc`` (alignment is not analysed)
 ``__cluster_dims__(2, 1, 1) void k``  ``                          void k`` (also ``__maxnreg__(n)``)
+``__launch_bounds__(128, 1, 1)``      ``__launch_bounds__(128, 1   )`` (CUDA 12's cluster limit)
+``friend void f(S) = delete;``        ``friend void f(S)         ;`` (a deleted function: a declaration)
 ``[=] __device__ (float v) {``        ``[=]            (float v) {`` (a plain lambda)
 ``new const float *[n]``              ``new const float  [n]`` (same allocation, one level less)
 ``typeid(Real) == typeid(double)``    ``sizeof(Real) == sizeof(double)`` (same shape of call)
@@ -31,6 +33,9 @@ nvcc accepts                          the grammar is given
 ``try { … } THRUST_CATCH;``           ``    { … }             `` (a macro that expands to the handler)
 ====================================  ===========================================================
 
+A rewrite keeps every newline and every backslash that ends a line, so text blanked inside a
+``#define`` (an ``asm(...)``'s operands) leaves the macro's continuation lines in the macro.
+
 When the tree still has errors, the file-scope uses of the function-like macros the file itself
 defines (instantiation macros, any case) are hidden with their arguments, kept when that moves the
 first error further down; then an upper-case, macro-like name on the first error's line or up to
@@ -38,11 +43,17 @@ eight code lines above it (``CUB_NAMESPACE_BEGIN``, ``_CCCL_HOST_DEVICE``, ``EXT
 a ``TORCH_CHECK(…)`` over several lines) or up to three below it (a MISSING ``;`` is placed before
 the line whose macro caused it), a function-like macro the file defines used there (any
 case: ``callranks(2) callranks(4)`` in a function; an object-like one as a statement: ``else {
-undefined_error }``), or an upper-case name whose argument list,
+undefined_error }``), a name right after ``if``/``while``/``switch`` (``if check_cu (f(x))``,
+a macro whose body brings the condition's parentheses), or an upper-case name whose argument list,
 however long, holds the error (``TYPE_SWITCH(dtype, T, launcher(…););``, outermost first: nested
 dispatch macros) is hidden, with its argument list, wherever it occurs — kept only when that moves
-the first error further down — up to ``_MAX_REPAIRS`` times. What was hidden is recorded, so a remaining parse error can say
-what foxaudit already tried. Comments and string literals are never rewritten.
+the first error further down — up to ``_MAX_REPAIRS`` times. Two uses keep part of the macro's
+effect: after ``if``/``while``/``switch`` only the name is hidden, its argument list staying as the
+condition (unless the file defines the macro with a body not in parentheses), and a use whose first
+argument is empty right after an expression without ``;`` (``kernel<<<g, b>>>(p)`` then
+``CHECK_CUDA(, debug)``, the macro ``A; if (debug) …``) is replaced by the ``;`` it leaves (unless
+the file defines the macro with a body that does not open with that argument and ``;``). What was
+hidden is recorded, so a remaining parse error can say what foxaudit already tried. Comments and string literals are never rewritten.
 """
 
 from __future__ import annotations
@@ -162,9 +173,18 @@ def _blank_asm_operands(match: re.Match[bytes], out: bytearray, view: bytes) -> 
 
 
 def _blank_span(out: bytearray, start: int, end: int) -> None:
-    for index in range(start, end):
-        if out[index] not in (0x0A, 0x0D):
-            out[index] = 0x20
+    """Spaces over ``out[start:end]``, keeping its line structure: newlines, and a backslash that
+    continues a line (blanking it would end a `#define` early: an `asm(...)` over continuation
+    lines in a macro body)."""
+    blank = out[start:end].translate(_SPACES_BUT_LINE_BREAKS)
+    for backslash in _LINE_CONTINUATION.finditer(out, start, min(len(out), end + 2)):
+        if backslash.start() < end:
+            blank[backslash.start() - start] = 0x5C
+    out[start:end] = blank
+
+
+_SPACES_BUT_LINE_BREAKS = bytes(byte if byte in (0x0A, 0x0D) else 0x20 for byte in range(256))
+_LINE_CONTINUATION = re.compile(rb"\\(?=\r?\n)")
 
 
 def _blank_non_literal_message(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
@@ -174,17 +194,35 @@ def _blank_non_literal_message(match: re.Match[bytes], out: bytearray, view: byt
     close = _argument_list_end(view, match.end() - 1)
     if close is None:
         return
-    depth, comma = 0, None
-    for index in range(match.end(), close - 1):
+    commas = _top_level_commas(view, match.end(), close - 1)
+    if commas and _MESSAGE_NAME.fullmatch(view, commas[-1] + 1, close - 1):
+        _blank_span(out, commas[-1], close - 1)
+
+
+def _top_level_commas(view: bytes, start: int, end: int) -> list[int]:
+    """Positions of the commas in ``view[start:end]`` outside any nested bracket: the separators
+    of one argument list."""
+    depth, commas = 0, []
+    for index in range(start, end):
         byte = view[index]
         if byte in b"([{":
             depth += 1
         elif byte in b")]}":
             depth -= 1
         elif byte == 0x2C and depth == 0:  # ,
-            comma = index
-    if comma is not None and _MESSAGE_NAME.fullmatch(view, comma + 1, close - 1):
-        _blank_span(out, comma, close - 1)
+            commas.append(index)
+    return commas
+
+
+def _blank_cluster_limit(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `__launch_bounds__(256, 1, 1)`: CUDA 12's third argument (the most thread blocks of a
+    # cluster); the grammar reads at most two. The first two stay as written.
+    close = _argument_list_end(view, match.end() - 1)
+    if close is None:
+        return
+    commas = _top_level_commas(view, match.end(), close - 1)
+    if len(commas) >= 2:
+        _blank_span(out, commas[1], close - 1)
 
 
 _MESSAGE_NAME = re.compile(rb"\s*[A-Za-z_][\w:]*\s*")
@@ -220,6 +258,22 @@ def _blank_try_of_macro_handler(match: re.Match[bytes], out: bytearray, view: by
         return
     _blank_group(1)(match, out, view)
     _blank_span(out, handler.start(1), handler.end())
+
+
+def _blank_deleted_definition(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `= delete` after a function's parameter list and qualifiers, and nothing else (`delete p;`
+    # stays). The pattern is only `delete;` so that it is searched for as a literal: a pattern
+    # opening at every `)` of a file costs more.
+    if match.start() and _WORD_BYTE.match(view, match.start() - 1):
+        return  # `undelete;`
+    head = _DELETED_FUNCTION_HEAD.search(view, max(0, match.start() - _DELETED_LOOKBACK_BYTES), match.start())
+    if head is not None:
+        _blank_span(out, head.start(1), match.start() + len(b"delete"))
+
+
+_WORD_BYTE = re.compile(rb"\w")
+_DELETED_LOOKBACK_BYTES = 256
+_DELETED_FUNCTION_HEAD = re.compile(rb"\)\s*(?:(?:const|volatile|noexcept|override|final)\b\s*|&&?\s*)*(=)\s*\Z")
 
 
 def _block_end(view: bytes, opening: int) -> int | None:
@@ -289,6 +343,12 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"__attribute__", re.compile(rb"\b(__attribute__\s*\(\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\))"), _blank_group(1)),
     (b"__cluster_dims__", re.compile(rb"\b(__cluster_dims__\s*\([^()\n]*\))"), _blank_group(1)),
     (b"__maxnreg__", re.compile(rb"\b(__maxnreg__\s*\([^()\n]*\))"), _blank_group(1)),
+    # (No `\b` before the name: a pattern that opens with a literal is searched for as one.)
+    (b"__launch_bounds__", re.compile(rb"__launch_bounds__\s*\("), _blank_cluster_limit),
+    # `friend void f(S const&) = delete;`, `template <class S> void f(S) = delete;`: the grammar
+    # reads a deleted function only as a member definition; outside one (a friend, file scope) it
+    # takes `delete` for an expression. A deleted function is a declaration without a body.
+    (b"delete", re.compile(rb"delete\s*;"), _blank_deleted_definition),
     (b"]", re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
      _blank_group(1)),
     (b"new", re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
@@ -360,10 +420,42 @@ _EXPRESSION_END = re.compile(rb"[\w.\]'\"]\s*\Z")
 def _masks_an_error(text: bytes, start: int, code: bytes, name_end: int, missing: bool) -> bool:
     """Whether hiding the statement call `NAME(…);` at ``start`` would hide a real error: a MISSING
     `;` next to it, or an unterminated expression right before it (`x = 1.0f` then `CHECK(i, n);`
-    parses once the call is blank)."""
+    parses once the call is blank). A use that supplies the `;` itself hides none: ``_hide``
+    writes that `;`."""
     if not _CALL_STATEMENT.match(code, name_end):
         return False
+    if _supplies_the_semicolon(text, start, text.rfind(b"\n", 0, start) + 1 + name_end):
+        return False
     return missing or _EXPRESSION_END.search(text, max(0, start - 256), start) is not None
+
+
+# `M(, x)`: a macro use whose first argument is empty.
+_EMPTY_FIRST_ARGUMENT = re.compile(rb"[ \t]*\(\s*,")
+# What ends an expression statement but its `;`: a name, a literal, `)` or `]`.
+_EXPRESSION_LAST_BYTE = re.compile(rb"[\w)\]'\"]")
+# A macro definition's parameter list, then its body's first word and a `;`.
+_BODY_OPENS_WITH_STATEMENT = re.compile(rb"[ \t]*(\w+)[^)\n]*\)(?:[ \t]|\\\r?\n)*(\w+)[ \t]*;")
+
+
+def _supplies_the_semicolon(text: bytes, start: int, name_end: int) -> bool:
+    """Whether the macro use at ``start`` ends the expression statement before it: its first
+    argument is empty and the code before it is an expression without `;` (`kernel<<<g, b>>>(p)`
+    then `CHECK_CUDA(, debug)`, a macro `A; if (debug) sync();` whose empty `A` leaves the `;`;
+    a launch's `<<<g, b>>>` cannot be a macro argument, its comma splits it). When the file
+    defines the macro, its body must begin with that first parameter and `;`; a macro defined
+    elsewhere is taken at its word, the empty argument being the idiom's mark."""
+    if not _EMPTY_FIRST_ARGUMENT.match(text, name_end):
+        return False
+    before = _code_view(text[max(0, start - 256) : start]).rstrip()
+    if not before or not _EXPRESSION_LAST_BYTE.match(before, len(before) - 1):
+        return False
+    definition = re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(text[start:name_end]) + rb"\(", text, re.MULTILINE)
+    if definition is None:
+        return True
+    opening = _BODY_OPENS_WITH_STATEMENT.match(text, definition.end())
+    return opening is not None and opening.group(1) == opening.group(2)
+
+
 _MAX_REPAIRS = 6
 _MAX_ATTEMPTS = 24
 
@@ -521,6 +613,7 @@ def _candidates(text: bytes, error: int, missing: bool = False) -> list[bytes]:
                              if match.group(1) in defined and match.group(1) not in names)
             if objects:  # `else { undefined_error }`: an object-like macro the file defines as a statement
                 names.extend(word for word in _WORD.findall(code) if word in objects and word not in names)
+            names.extend(name for name in _CONDITION_MACRO.findall(code) if name not in names)
             lines_seen += 1
         if line_start == 0:
             break
@@ -577,6 +670,14 @@ def _enclosing_macro_calls(text: bytes, error: int) -> list[bytes]:
 
 
 _NAME_BEFORE = re.compile(rb"(?<![\w#.>:])([A-Za-z_]\w*)\s*\Z")
+# A name right after `if`/`while`/`switch`, where C++ wants `(` (or `constexpr`/`consteval`): a
+# macro whose expansion brings the condition's parentheses.
+_CONDITION_MACRO = re.compile(rb"(?<![\w#])(?:if|while|switch)[ \t]+(?!constexpr\b|consteval\b)([A-Za-z_]\w*)(?=\s*\()")
+_CONDITION_KEYWORD_BEFORE = re.compile(rb"(?<![\w#])(?:if|while|switch)[ \t]+\Z")
+
+
+def _follows_condition_keyword(view: bytes, start: int) -> bool:
+    return _CONDITION_KEYWORD_BEFORE.search(view, max(0, start - 80), start) is not None
 
 
 def _hide(text: bytes, name: bytes) -> bytes:
@@ -587,13 +688,25 @@ def _hide(text: bytes, name: bytes) -> bytes:
     view = _code_view(text, comments)
     out = bytearray(text)
     directives = [found.span() for found in _DIRECTIVE_TEXT.finditer(view)]
+    # A body in parentheses, or one defined elsewhere (a header): the macro may stand as a condition.
+    definition = re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(name) + rb"\([^)\n]*\)(?:[ \t]|\\\r?\n)*(.)",
+                           view, re.MULTILINE)
+    parenthesised = definition is None or definition.group(1) == b"("
     for match in pattern.finditer(view):
         if any(start <= match.start() < stop for start, stop in directives):
             continue  # a #define (its continuation lines too) or an #include stays as written
         end = match.end()
+        if _follows_condition_keyword(view, match.start()) and parenthesised:
+            # `if check_cu (f(x)) return;` with `#define check_cu(c) (check(c, __FILE__))`: the
+            # macro's body is parenthesised, so the argument list stays as the `if`'s parentheses.
+            _blank_span(out, match.start(), end)
+            continue
         if _SAME_LINE_OPENING.match(view, end) is not None:
             end = _argument_list_end(view, end) or end
+        semicolon = _supplies_the_semicolon(text, match.start(), match.end())
         _blank_span(out, match.start(), end)
+        if semicolon:
+            out[match.start()] = 0x3B  # the `;` the empty first argument leaves in the expansion
     for start, stop in comments:
         out[start:stop] = text[start:stop]  # a comment in the arguments stays: FX901 reads a marker there
     return bytes(out)

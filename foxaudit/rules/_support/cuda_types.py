@@ -33,18 +33,34 @@ def declared_names(declaration: tree_sitter.Node) -> list[str]:
     """Names a declaration node introduces (``float *a, b[4] = {...}`` → a, b)."""
     names = []
     for child in declaration.children_by_field_name("declarator"):
-        node = child
-        while node is not None and node.type in _DECLARATOR_WRAPPERS:
-            # reference_declarator has no `declarator` field: its one named child is the name
-            node = node.child_by_field_name("declarator") or (node.named_children[0] if node.named_children else None)
-        if node is not None and node.type in ("identifier", "field_identifier"):
+        node = _declared_name(child)
+        if node is not None:
             names.append(node.text.decode())
     return names
+
+
+def _declared_name(declarator: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The name a declarator chain ends at (`p` of `*const p[4] = …`); None for a function's."""
+    node: tree_sitter.Node | None = declarator
+    while node is not None and node.type in _DECLARATOR_WRAPPERS:
+        # reference_declarator has no `declarator` field: its one named child is the name
+        node = node.child_by_field_name("declarator") or (node.named_children[0] if node.named_children else None)
+    return node if node is not None and node.type in ("identifier", "field_identifier") else None
 
 
 def declared_type(name: str, scope: tree_sitter.Node | None) -> str | None:
     """The type text of the nearest declaration of ``name`` in ``scope`` (a function, then the
     file); None when this file does not declare it."""
+    found = _nearest_declaration(name, scope)
+    if found is None:
+        return None
+    declaration, _ = found
+    type_node = declaration.child_by_field_name("type")
+    return declaration.text.decode() if type_node is None else type_node.text.decode()
+
+
+def _nearest_declaration(name: str, scope: tree_sitter.Node | None) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
+    """(declaration, its declarator that names ``name``), looked for in ``scope`` then the file."""
     root = scope
     while root is not None and root.parent is not None:
         root = root.parent
@@ -57,18 +73,67 @@ def declared_type(name: str, scope: tree_sitter.Node | None) -> str | None:
     return None
 
 
-def _find_declaration(name: str, node: tree_sitter.Node) -> str | None:
+def _find_declaration(name: str, node: tree_sitter.Node) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
     stack = [node]
     while stack:
         current = stack.pop()
-        if current.type in _DECLARATIONS and name in declared_names(current):
-            type_node = current.child_by_field_name("type")
-            return current.text.decode() if type_node is None else type_node.text.decode()
+        if current.type in _DECLARATIONS:
+            declarator = _declarator_of(current, name)
+            if declarator is not None:
+                return current, declarator
         if current.type == "function_definition" and current is not node:
             # another function's locals are not in scope (its parameters are not either)
             continue
         stack.extend(reversed(current.named_children))
     return None
+
+
+def _declarator_of(declaration: tree_sitter.Node, name: str) -> tree_sitter.Node | None:
+    """The declarator of ``declaration`` that introduces ``name`` (`*p` of `float a, *p`)."""
+    for child in declaration.children_by_field_name("declarator"):
+        node = _declared_name(child)
+        if node is not None and node.text.decode() == name:
+            return child
+    return None
+
+
+def _indirection(declarator: tree_sitter.Node, stop: str = "") -> int:
+    """Levels of pointer or array in a declarator chain (`**p` 2, `a[4][4]` 2), down to the name
+    or, with ``stop``, to the first node of that type (a function's declarator)."""
+    levels = 0
+    node: tree_sitter.Node | None = declarator
+    while node is not None and node.type != stop and node.type in _DECLARATOR_WRAPPERS:
+        levels += node.type in ("pointer_declarator", "array_declarator")
+        node = node.child_by_field_name("declarator") or (node.named_children[0] if node.named_children else None)
+    return levels
+
+
+def _function_returning(name: str, scope: tree_sitter.Node | None) -> tuple[str, int] | None:
+    """(return type text, levels of pointer) of the function ``name`` this file defines or
+    declares (`int32_t* rebuild_int_ptr(…)` → ("int32_t", 1)); None when it does not."""
+    root = scope
+    while root is not None and root.parent is not None:
+        root = root.parent
+    stack = [root] if root is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type in ("function_definition", "declaration", "field_declaration"):
+            for declarator in current.children_by_field_name("declarator"):
+                function = declarator
+                while function is not None and function.type in _DECLARATOR_WRAPPERS:
+                    function = function.child_by_field_name("declarator")
+                named = function.child_by_field_name("declarator") if function is not None and \
+                    function.type == "function_declarator" else None
+                type_node = current.child_by_field_name("type")
+                if named is not None and named.text.decode() == name and type_node is not None:
+                    return type_node.text.decode(), _indirection(declarator, stop="function_declarator")
+        if current.type not in _BODIES:
+            stack.extend(reversed(current.named_children))
+    return None
+
+
+# Where no function is declared that a call outside it could name.
+_BODIES = frozenset({"compound_statement", "function_definition", "parameter_list", "template_argument_list"})
 
 
 def base_identifier(expression: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -89,11 +154,57 @@ def base_identifier(expression: tree_sitter.Node) -> tree_sitter.Node | None:
     return None
 
 
+def pointer_depth(expression: tree_sitter.Node, scope: tree_sitter.Node | None) -> int | None:
+    """Levels of pointer (or array) an expression has, as far as the file's declarations tell:
+    `p` of `int** p` 2, `p[i]` 1, `*p` 1, `&x` one more than `x`, `f(x)` its declared return's;
+    None when unknown."""
+    node: tree_sitter.Node | None = expression
+    applied = 0  # levels taken off by subscripts and dereferences (added back by `&`)
+    while node is not None:
+        if node.type == "parenthesized_expression":
+            node = node.named_children[0] if node.named_children else None
+        elif node.type == "subscript_expression":
+            applied += 1
+            node = node.child_by_field_name("argument")
+        elif node.type == "pointer_expression":
+            operator = node.child_by_field_name("operator")
+            applied += -1 if operator is not None and operator.type == "&" else 1
+            node = node.child_by_field_name("argument")
+        elif node.type == "identifier":
+            found = _nearest_declaration(node.text.decode(), scope)
+            return None if found is None else _indirection(found[1]) - applied
+        elif node.type == "call_expression":
+            callee = _callee_name(node)
+            returned = _function_returning(callee, scope) if callee is not None else None
+            return None if returned is None else returned[1] - applied
+        else:
+            return None
+    return None
+
+
+def _callee_name(call: tree_sitter.Node) -> str | None:
+    """The called function's own name: `f` of `f(x)`, `ns::f(x)` and `f<T>(x)`."""
+    callee = call.child_by_field_name("function")
+    while callee is not None and callee.type in ("qualified_identifier", "template_function"):
+        callee = callee.child_by_field_name("name")
+    return callee.text.decode() if callee is not None and callee.type == "identifier" else None
+
+
+# CUDA's built-in index variables: `threadIdx.x`, `blockDim.y`, … are unsigned integers.
+_BUILTIN_INDICES = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
+
+
 def kind_of_expression(expression: tree_sitter.Node, scope: tree_sitter.Node | None) -> Kind:
-    """float / integer / unknown for an argument: a literal, a cast, or a declared variable."""
+    """float / integer / unknown for an argument: a literal, a cast, a declared variable, a
+    built-in index, a call of a function the file declares, or arithmetic on those. For a
+    pointer, the kind of what it points to."""
     node = expression
     while node.type == "parenthesized_expression" and node.named_children:
         node = node.named_children[0]
+    if node.type == "field_expression":
+        argument = node.child_by_field_name("argument")
+        if argument is not None and argument.type == "identifier" and argument.text.decode() in _BUILTIN_INDICES:
+            return "integer"
     if node.type == "number_literal":
         text = node.text.decode().lower()
         if text.startswith("0x"):
@@ -109,13 +220,25 @@ def kind_of_expression(expression: tree_sitter.Node, scope: tree_sitter.Node | N
             kind = kind_of_type(callee.text.decode())  # float(x), __float2half(x) → float
             if kind != "unknown":
                 return kind
+        name = _callee_name(node)
+        returned = _function_returning(name, scope) if name is not None else None
+        if returned is not None:
+            return kind_of_type(returned[0])  # `int32_t* slot(…)` → integer
     if node.type == "binary_expression":
-        # The usual arithmetic conversions: `width * w * g` is floating point when any operand is
-        # (an integer first operand does not make the product an integer).
         operator = node.child_by_field_name("operator")
+        operands = [side for side in (node.child_by_field_name("left"), node.child_by_field_name("right")) if side is not None]
+        if operator is not None and operator.type in ("+", "-"):
+            # Pointer arithmetic (`p[i] + threadIdx.x` on an `int**`): what the pointer points to
+            # decides, whatever the offset; the difference of two pointers is an integer.
+            pointers = [side for side in operands if (pointer_depth(side, scope) or 0) >= 1]
+            if len(pointers) == 2 and operator.type == "-":
+                return "integer"
+            if pointers:
+                return kind_of_expression(pointers[0], scope)
         if operator is not None and operator.type in ("+", "-", "*", "/", "%"):
-            sides = [kind_of_expression(side, scope) for side in (node.child_by_field_name("left"),
-                                                                  node.child_by_field_name("right")) if side is not None]
+            # The usual arithmetic conversions: `width * w * g` is floating point when any operand
+            # is (an integer first operand does not make the product an integer).
+            sides = [kind_of_expression(side, scope) for side in operands]
             if "float" in sides:
                 return "float"
             return "integer" if sides and all(side == "integer" for side in sides) else "unknown"

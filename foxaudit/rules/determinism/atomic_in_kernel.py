@@ -133,8 +133,9 @@ _NV_ATOMIC = re.compile(r"__nv_atomic_(?:fetch_)?(add|sub|min|max|and|or|xor|exc
 _NV_OPS = {"exchange": "exch", "compare_exchange": "cas"}
 # The atomic class templates: cuda::atomic_ref<T>, cuda::std::atomic<T>, cuda::atomic<T>, std::atomic_ref<T>.
 _ATOMIC_TYPE = re.compile(r"(?:\b(?:cuda::(?:std::)?|std::))?\batomic(?:_ref)?\s*<\s*([^,<>]+(?:<[^<>]*>)?)")
-# Inline PTX: red.global.add.f32, atom.shared.cas.b32, red.relaxed.gpu.global.add.u64, ...
-_PTX = re.compile(r"\b(red|atom)((?:\.\w+)+)")
+# Inline PTX: red.global.add.f32, atom.shared.cas.b32, red.relaxed.gpu.global.add.u64, and the
+# state spaces of sm_90 written with `::` (atom.acquire.cta.shared::cta.cas.b32, red.shared::cluster.add.f32).
+_PTX = re.compile(r"\b(red|atom)((?:\.\w+(?:::\w+)*)+)")
 _PTX_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
 # cg::reduce_update_async(tile, atomic, value, op): the operator object names the operation.
 _REDUCE_UPDATE = frozenset({"reduce_update_async"})
@@ -174,7 +175,8 @@ class AtomicInKernel(Rule):
       compound assignment or `++`/`--` on such a variable;
     - NVIDIA's builtins `__nv_atomic_fetch_add`, `__nv_atomic_exchange`, ... (not loads, stores
       or fences);
-    - inline PTX `red.*` and `atom.*` instructions in `asm(...)` statements;
+    - inline PTX `red.*` and `atom.*` instructions in `asm(...)` statements, state spaces
+      written with `::` included (`red.shared::cluster.add.f32`);
     - `cg::reduce_update_async` (a cooperative-groups reduction into an atomic);
     - inside `#define` bodies (raw text to the parser; the macro's name stands in for the
       enclosing function): calls of the functions, token pasting `atomic##op(...)`, and
@@ -190,8 +192,10 @@ class AtomicInKernel(Rule):
     floating-point min/max (signed zeros, NaN), exchange and compare-and-swap do; integer
     add/sub/min/max (counters, tickets) and bitwise and/or/xor/inc/dec do not (the final value is
     the same in every run). The element type comes from the atomic's template argument, the
-    pointer's or value's declared type in the file, a cast or a literal (`1.0f`); when none is
-    known the atomic is assumed to accumulate floating point.
+    pointer's or value's declared type in the file (through subscripts and pointer arithmetic:
+    `p[i] + threadIdx.x` on an `int**` is an `int*`), the declared return type of a function the
+    file declares, CUDA's built-in indices (`threadIdx.x`), a cast or a literal (`1.0f`); when
+    none is known the atomic is assumed to accumulate floating point.
 
     ## Why is this bad
     Invariant 4, deterministic reductions. Floating-point addition is not associative, and the
@@ -325,6 +329,9 @@ class AtomicInKernel(Rule):
         Example('__device__ void acc(float* p, float v) { asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v)); }\n'
                 '__device__ int cas(int* p) { int old; asm volatile("atom.global.cas.b32 %0, [%1], 0, 1;" : "=r"(old) : "l"(p));'
                 " return old; }\n", path="ptx.cu", expect=2),
+        Example('__device__ void acc(float* p, float v) {\n'
+                '  asm volatile("red.shared::cluster.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory");\n}\n',
+                path="cluster.cu", expect=1),
         # A bfloat16 reduction is floating point: its sum depends on the order, whatever is allowed.
         Example('__device__ void acc(__nv_bfloat16* p, unsigned short v) {\n'
                 '  asm volatile("red.global.add.noftz.bf16 [%0], %1;" :: "l"(p), "h"(v));\n}\n',

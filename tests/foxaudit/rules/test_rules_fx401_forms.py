@@ -66,6 +66,27 @@ CASES = [
      '  asm volatile("atom.global.exch.b32 %0, [%1], 0;" : "=r"(*i) : "l"(i));\n'
      '  asm volatile("atom.shared.max.s32 %0, [%1], 3;" : "=r"(*i) : "l"(i));\n}\n',
      [DEPENDS, INDEPENDENT, DEPENDS, INDEPENDENT]),
+    # sm_90 state spaces written with `::` (DeepEP's shared-memory locks, cluster reductions).
+    ("PTX with a qualified state space",
+     '__device__ int k(int* a, float* f, unsigned* u) {\n  int ret;\n'
+     '  asm volatile("atom.acquire.cta.shared::cta.cas.b32 %0, [%1], %2, %3;" : "=r"(ret) : "l"(a), "r"(0), "r"(1));\n'
+     '  asm volatile("red.shared::cluster.add.f32 [%0], %1;" :: "l"(f), "f"(1.f));\n'
+     '  asm volatile("red.release.gpu.shared::cta.add.u32 [%0], 1;" :: "l"(u));\n  return ret;\n}\n',
+     [DEPENDS, DEPENDS, INDEPENDENT]),
+    # Pointer arithmetic: the pointer's element decides, whatever the offset (a built-in index, a
+    # member of an unknown struct); DeepEP's `atomicAdd_system(signals[rank] + threadIdx.x, TAG)`.
+    ("pointer arithmetic on a subscripted double pointer",
+     "__device__ void barrier(int** signals, int rank, const Slot* slot) {\n"
+     "  atomicAdd_system(signals[rank] + threadIdx.x, TAG);\n  atomicSub_system(signals[threadIdx.x] + rank, TAG);\n"
+     "  atomicAdd(*signals + slot->offset, SIGNAL);\n  atomicAdd(signals[blockIdx.y] - slot->base, SIGNAL);\n}\n",
+     [INDEPENDENT] * 4),
+    # A pointer from a call of a function the file declares: its declared return type.
+    ("pointer returned by a function of the file",
+     "__device__ inline int32_t* rebuild_int_ptr(void* data, long i) { return (int32_t*)data + i; }\n"
+     "__device__ float* cell(Grid g, int i);\n"
+     "__global__ void expand(void* data, Grid g, Coord lo) {\n  atomicMin(rebuild_int_ptr(data, 0), lo.x);\n"
+     "  atomicAdd(cell(g, 1), lo.w);\n}\n",
+     [INDEPENDENT, DEPENDS]),
     ("__nv_atomic builtins",
      "__device__ void k(float* f, int* i) {\n  __nv_atomic_fetch_add(f, 1.f, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
      "  __nv_atomic_fetch_max(i, 2, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"

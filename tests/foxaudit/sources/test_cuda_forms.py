@@ -45,6 +45,12 @@ FORMS = {
                                         "int y = def(\"get\", (int (ns::Map<int, int>::*)() const) &ns::Map<int, int>::get);\n",
     "reference initialised in parentheses": "void g(std::pair<int, int> const &q, P* p) {\n  auto const &firsts(q.first);\n"
                                             "  const std::vector<int> &seconds(q.second);\n  float *v(p->values);\n}\n",
+    "launch bounds with a cluster limit": "__global__ void __launch_bounds__(128, 1, 1)\nk(float* x) { x[0] = 0; }\n"
+                                          "__global__ void __launch_bounds__(MAX_T(a, b), 2, C::N) j(float* x) { x[0] = 1; }\n",
+    "deleted function outside a class": "template <class T>\nstruct Traits {\n  template <class S>\n"
+                                        "  friend constexpr void\n  copy_unpack(Traits const& t, S const& src) = delete;\n"
+                                        "  friend bool operator==(Traits, Traits) noexcept = delete;\n};\n"
+                                        "template <class S> void copy(S const& src) = delete;\n",
     "try block with a macro handler": "#define THRUST_CATCH catch (std::exception const &e) { throw; }\n"
                                       "int g(int* k, int n) {\n  int m;\n  try {\n    m = n + k[0];\n    if (m) { m++; }\n  }\n"
                                       "  THRUST_CATCH;\n  try { m = 1; } CUDA_CATCH(m)\n  return m;\n}\n",
@@ -73,6 +79,8 @@ def test_comments_and_strings_are_never_rewritten() -> None:
     "static_assert(std::is_same_v<A, B>);\nstatic_assert(sizeof(T) == 8, \"size\");\n"  # no message, a literal one
     "static_assert(a >= b - div(c, d));\n",
     "int f() { try { return g(); } catch (...) { return 0; } }\n",  # a handler the grammar reads
+    "__global__ void __launch_bounds__(256, 2) k(float* x) { x[0] = 0; }\n",  # no cluster limit
+    "void f(int* p, int** q) { delete p; delete[] *q; }\nstruct S { S(const S&) = default; };\n",
 ])
 def test_code_near_the_normalised_forms_is_kept(code: str) -> None:
     assert normalise(code.encode()) == code.encode()
@@ -135,6 +143,15 @@ REPAIRS = {
         "template <uint32_t K, uint32_t N = 256 / K>\nstruct MegaMoEScheduler {\n"
         "    DG_STATIC_ASSERT(N % 2 == 0, \"even\");\n};\n", "DG_STATIC_ASSERT"),  # DeepGEMM
     # An object-like statement macro the file defines, used with no `;`.
+    # A launch (its `<<<g, b>>>` cannot be a macro argument) ended by a header's `CHECK_CUDA(A, d)`,
+    # `A; if (d) { … }`, whose empty first argument leaves the `;`.
+    "macro that supplies the semicolon": (
+        "int run(int* p, bool debug) {\n  fill<<<1, 32>>>(\n      p)\n  CHECK_CUDA(, debug)\n\n  int bit = 3;\n"
+        "  return bit;\n}\n", "CHECK_CUDA"),
+    # A header's `#define check_cu(code) (check(code, __FILE__))` as an `if`/`while` condition.
+    "parenthesised macro as a condition": (
+        "int open(int code) {\n  if check_cu (code)\n    return 1;\n  while check_cu(code - 1) {\n    code--;\n  }\n"
+        "  return 0;\n}\n", "check_cu"),
     "own object-like macro": (
         "void dispatch(int bits) {\n#define undefined_error report(bits);\n  if (bits == 4) {\n    four();\n"
         "  } else {\n    undefined_error\n  }\n}\n", "undefined_error"),  # ktransformers' Marlin kernels
@@ -159,6 +176,34 @@ def test_a_missing_semicolon_before_a_statement_macro_stays_an_error() -> None:
                                           "  CHECK_INDEX(i, n);\n}\n")
     assert source.tree.root_node.has_error
     assert source.cuda.hidden_macros == ()
+
+
+def test_a_macro_statement_whose_empty_argument_leaves_a_semicolon_stays_an_error_when_its_body_does_not() -> None:
+    # `CHECK(, d)` after an unterminated expression supplies the `;` only when the file's
+    # definition opens with that argument and `;`; this one does not, so the `;` is really missing.
+    source = SourceFile.from_text("k.cu", "#define CHECK(A, d) if (d) { A; }\n"
+                                          "void f(float* x, bool d) {\n  x[0] = 1.0f\n  CHECK(, d)\n}\n")
+    assert source.tree.root_node.has_error
+    assert b";" not in source.cuda.data.split(b"1.0f", 1)[1]
+
+
+def test_a_macro_as_a_condition_whose_body_has_no_parentheses_stays_an_error() -> None:
+    # `if check(c) return 1;` does not compile when `check(c)` expands to no parenthesised expression.
+    source = SourceFile.from_text("k.cu", "#define check_cu(c) check(c)\nint f(int c) {\n  if check_cu(c)\n"
+                                          "    return 1;\n  return 0;\n}\n")
+    assert source.tree.root_node.has_error
+
+
+def test_a_rewrite_inside_a_macro_keeps_its_continuation_lines() -> None:
+    # An `asm volatile(…)` whose operands are blanked, in a `#define` inside a function: a blanked
+    # `\` before the newline would end the macro there and leave its last lines as code.
+    data = (b"__device__ long long policy(float fraction) {\n  long long result;\n  #define EMIT(HINT) \\\n"
+            b"    asm volatile( \\\n      \"createpolicy.fractional.L2::\" HINT \".b64 %0, %1;\" \\\n"
+            b"      : \"=l\"(result) \\\n      : \"f\"(fraction) \\\n    );\n  EMIT(\"evict_first\");\n"
+            b"  #undef EMIT\n  return result;\n}\n")
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert [line.endswith(b"\\") for line in prepared.data.split(b"\n")] == [line.endswith(b"\\") for line in data.split(b"\n")]
 
 
 def test_a_real_syntax_error_survives_the_repairs() -> None:
