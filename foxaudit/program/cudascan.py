@@ -40,6 +40,7 @@ _QUERY_TEXT = """
 (return_statement) @return
 (template_function) @template
 (string_literal) @string
+(raw_string_literal) @raw
 """
 
 _GLOBAL_IN_TEXT = re.compile(r"__global__[^;{(]*?\b([A-Za-z_]\w*)\s*\(", re.DOTALL)
@@ -244,6 +245,18 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
         if name:
             where = span(node)
             uses.setdefault((name, "name string", where.line), Launch(name, "", where, "name string"))
+    for node in captures.get("raw", ()):
+        # DeepEP's and DeepGEMM's JIT: host code writes the source of an instantiation in a raw
+        # string (`fmt::format(R"(... reinterpret_cast<void*>(&barrier_impl<{}, {}>); ...)", ...)`),
+        # compiled at run time and launched by handle: the kernel the text takes is launched.
+        content = next((child for child in node.children if child.type == "raw_string_content"), None)
+        if content is None:
+            continue
+        line, column = source.position(content.start_byte)
+        body = source.node_text(content)
+        for offset, name, how in _code_uses_in_text(body):
+            where = _offset_span(body, offset, line, column)
+            uses.setdefault((name, how, where.line), Launch(name, "", where, how))
     for line, name in _conditional_names(source):
         where = Span(line, 1, line, 1)
         uses.setdefault((name, "conditional", line), Launch(name, "", where, "conditional"))
@@ -363,6 +376,35 @@ def _mentions(text: str, start: int, end: int, parameters: set[str]) -> list[tup
             continue
         found.append((match.start(), name))
     return found
+
+
+# A function's address taken in source text: `&k`, `&ns::k<T, {}>`, right after what may precede
+# a value (an opening bracket, a comma, `=`, `?`, `:`, `return`, a line's start), so that `a & b`
+# and `R&D` in prose take nothing; `&f(x)` (a call's result, `{}`: an fmt placeholder) neither.
+_ADDRESS_TAKEN = re.compile(
+    r"(?:(?<=[(,={?:])|(?<=\breturn)|^)[ \t]*&[ \t]*(?:\w+[ \t]*::[ \t]*)*([A-Za-z_]\w*)\b"
+    r"(?![ \t]*(?:<(?:[^<>;(){}]|\{[^{}<>]*\}|<[^<>;]*>)*>)?[ \t]*\()",
+    re.MULTILINE,
+)
+
+
+def _code_uses_in_text(text: str) -> list[tuple[int, str, str]]:
+    """(offset, name, how) of each function source text held in a C++ raw string launches
+    (``k<T><<<g, b>>>(x)``) or takes the address of (``reinterpret_cast<void*>(&k<{}, {}>)``,
+    ``auto f = &ns::k;``): the text is code the program compiles at run time. Only these two
+    forms count — a name in prose, or called (``k(x)``), is no use."""
+    code = _blank(_STRING, _blank(_COMMENT, text))
+    found = [(launch.start(1), launch.group(1), "<<<>>> in a raw string") for launch in _MACRO_LAUNCH.finditer(code)]
+    found.extend((taken.start(1), taken.group(1), "pointer in a raw string") for taken in _ADDRESS_TAKEN.finditer(code))
+    return found
+
+
+def _offset_span(text: str, offset: int, line: int, column: int) -> Span:
+    """The span of the name at ``offset`` in ``text``, a raw string's body starting at ``line``:``column``."""
+    before = text[:offset]
+    newlines = before.count("\n")
+    at = column + len(before) if not newlines else len(before) - before.rfind("\n")
+    return Span(line + newlines, at, line + newlines, at)
 
 
 def _pasted_pattern(tokens: str, parameters: set[str]) -> str | None:

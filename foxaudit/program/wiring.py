@@ -1777,6 +1777,8 @@ _CPP_HOW = {
     "named in a hidden macro use": "taken or named in a macro use's arguments",
     "pasted in a macro": "a name pasted together in a `#define` body matches it",
     "conditional": "in a preprocessor branch another build configuration compiles",
+    "<<<>>> in a raw string": "`<<<…>>>` in source a raw string holds, compiled at run time",
+    "pointer in a raw string": "taken as a function pointer in source a raw string holds, compiled at run time",
 }
 
 
@@ -1824,6 +1826,7 @@ def _pasted_matches(pattern: str, names: set[str]) -> list[str]:
 
 
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".cu", ".inc", ".inl")
+_UNWALKED = ("node_modules", "venv", "__pycache__")  # besides hidden directories: no project source
 
 
 def _files_named(base: Path, leaves: set[str]) -> list[Path]:
@@ -1831,7 +1834,7 @@ def _files_named(base: Path, leaves: set[str]) -> list[Path]:
     environments are not walked), sorted."""
     found: list[Path] = []
     for folder, directories, files in os.walk(base):
-        directories[:] = sorted(d for d in directories if not d.startswith(".") and d not in ("node_modules", "venv", "__pycache__"))
+        directories[:] = sorted(d for d in directories if not d.startswith(".") and d not in _UNWALKED)
         found.extend(Path(folder) / name for name in files if name in leaves)
     return sorted(found)
 
@@ -1909,11 +1912,14 @@ _HOST_FILE_LIMIT = 2_000_000  # bytes: a generated or vendored blob is not host 
 
 
 def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaSummary]]:
-    """Summaries of the host C/C++ files near a CUDA file that defines a kernel no discovered
-    file uses: beside it or ``#include``d by it, and — when they name such a kernel — in the
+    """Summaries of the host C/C++ files that may use a kernel no discovered file uses: beside
+    the CUDA file that defines it or ``#include``d by it; — when they name such a kernel — in the
     folder above it and that folder's other folders (``op/cuda/k.cu`` launched from
-    ``op/host/k.cc`` or ``op/binding.cpp``). Read (never compiled or run) only in that case,
-    parsed like CUDA (the grammar is a superset of C++), not cached: they are few."""
+    ``op/host/k.cc`` or ``op/binding.cpp``); and, while some stay unused, anywhere in the tree
+    where a file holds the tail of the defining file's path (DeepEP's JIT: ``csrc/kernels/
+    elastic/barrier.hpp`` writes ``#include <deep_ep/impls/barrier.cuh>`` into source compiled
+    at run time). Read (never compiled or run) only in that case, parsed like CUDA (the grammar
+    is a superset of C++), not cached: they are few."""
     wanted: set[str] = set()
     nearby: set[str] = set()  # read only when their text names an unused kernel
     for path, summary in program.cuda.items():
@@ -1937,12 +1943,48 @@ def _host_summaries(program: Program, unused: set[str]) -> list[tuple[str, CudaS
         data = _host_file_bytes(program.root / path)
         if data is None or (path not in wanted and not any(name in data for name in names)):
             continue
-        try:
-            summary = scan_cuda(SourceFile(path=path, data=data, language="cuda"))
-        except RecursionError:
-            continue  # nested past Python's limit: its uses stay unknown, kernels stay reported
-        found.append((path, summary))
+        _add_host_summary(found, path, data)
+    remaining = unused - {use.kernel for _, summary in found for use in summary.launches}
+    tails = _include_tails(program, remaining)
+    if tails:
+        # Every host file is listed once and only tested for the tails' bytes: the few that hold
+        # one are parsed. A tree whose kernels are all used nearby never pays for the walk.
+        for path in _host_files_below(program):
+            if path in wanted or path in nearby:
+                continue
+            data = _host_file_bytes(program.root / path)
+            if data is not None and any(tail in data for tail in tails):
+                _add_host_summary(found, path, data)
     return found
+
+
+def _add_host_summary(found: list[tuple[str, CudaSummary]], path: str, data: bytes) -> None:
+    try:
+        found.append((path, scan_cuda(SourceFile(path=path, data=data, language="cuda"))))
+    except RecursionError:
+        pass  # nested past Python's limit: its uses stay unknown, kernels stay reported
+
+
+def _include_tails(program: Program, unused: set[str]) -> list[bytes]:
+    """The last two parts of the path of each CUDA file defining an unused kernel
+    (``impls/barrier.cuh``): what an ``#include`` of it through an include path ends with. A file
+    at the root has no folder to tell its name from another's, and gives none."""
+    tails: set[bytes] = set()
+    for path, summary in program.cuda.items():
+        if "/" in path and any(kernel.name in unused for kernel in summary.kernels):
+            tails.add("/".join(path.rsplit("/", 2)[-2:]).encode())
+    return sorted(tails)
+
+
+def _host_files_below(program: Program) -> list[str]:
+    """Every host C/C++ file of the tree (project-relative, sorted), walked like
+    :func:`_files_named`."""
+    found: list[str] = []
+    for folder, directories, files in os.walk(program.root):
+        directories[:] = sorted(d for d in directories if not d.startswith(".") and d not in _UNWALKED)
+        relative = Path(folder).relative_to(program.root).as_posix()
+        found.extend(name if relative == "." else f"{relative}/{name}" for name in files if name.endswith(_HOST_SUFFIXES))
+    return sorted(found)
 
 
 LOAD_METHODS = frozenset({"get_function", "RawKernel", "RawModule"})

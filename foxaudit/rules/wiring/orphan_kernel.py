@@ -34,8 +34,12 @@ class OrphanKernel(AnalysisRule):
     `#define` body or a macro use's arguments, the kernel launched or taken as a value (`auto k =
     topk<V>;`, `&allreduce<W, T>`, `KL(n, reduce)`, `#define Kernel gemm<A, B>`), not a macro
     parameter, or matched by a name pasted with `##` (`routing_##S##_##B` matches `routing_f32_bf16`);
-    in `.cu`/`.cuh` files, in host files beside or `#include`d by the kernel's file or, when they
-    name it, in the folder above and its other folders (`op/host/k.cc` for `op/cuda/k.cu`), and in
+    in a C++ raw string (`R"(…)"`, source compiled at run time), the kernel launched or its address
+    taken (`reinterpret_cast<void*>(&barrier_impl<{}>)`), not a name in its prose; in `.cu`/`.cuh`
+    files, in host files beside or `#include`d by the kernel's file or, when they name it, in the
+    folder above and its other folders (`op/host/k.cc` for `op/cuda/k.cu`), or anywhere in the tree
+    when they hold the tail of the kernel's file's path (`impls/barrier.cuh`: a JIT's host code
+    writing `#include <deep_ep/impls/barrier.cuh>` into the source it compiles), and in
     preprocessor branches another build configuration compiles (not `#if 0`). A launch
     from inside the kernel itself does not count. A kernel whose name a run-time string may build
     (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there. The
@@ -78,6 +82,19 @@ class OrphanKernel(AnalysisRule):
                 "  kernel<<<1, 32>>>(x, n);\n}\n"
             )),
             note="A pointer picked by `?:` and launched: both kernels it may name are launched.",
+        ),
+        ProjectExample(
+            {
+                **kernel_project({"ops/scale.py": scale_module()}),
+                "include/ops/impls/fill.cuh": "template <int N>\n__global__ void fill_impl(float* x) { x[0] = N; }\n",
+                "csrc/jit/fill.hpp": (
+                    "std::string generate(int n) {\n  return fmt::format(R\"(\n#include <ops/impls/fill.cuh>\n"
+                    "static void __instantiate_kernel() {{\n"
+                    "  auto ptr = reinterpret_cast<void*>(&fill_impl<{}>);\n}}\n)\", n);\n}\n"
+                ),
+            },
+            note="JIT: host code far from the header writes source that includes it and takes the kernel's address, "
+            "compiled at run time and launched by handle.",
         ),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [

@@ -747,6 +747,79 @@ def test_a_host_file_in_a_sibling_folder_that_names_the_kernel_is_read(tmp_path:
     assert status["kernel_alone"] == ORPHAN
 
 
+JIT_HOST = """\
+#include <string>
+#include <fmt/format.h>
+
+std::string generate_scale(int block) {
+    return fmt::format(R"(
+#include <pkg/impls/scale.cuh>
+static void __instantiate_kernel() {{
+    auto ptr = reinterpret_cast<void*>(&scale_impl<{}>);
+}}
+)", block);
+}
+
+std::string generate_other(int block) {
+    auto name = fmt::format("picked_impl<{}>", block);
+    return fmt::format(R"(#include <pkg/impls/{}.cuh>
+static void __instantiate_kernel() {{ auto ptr = reinterpret_cast<void*>(&{}); }})", "picked", name);
+}
+
+std::string generate_launch() {
+    return R"jit(#include <pkg/impls/launched.cuh>
+void run(float* x) { launched_impl<4><<<1, 32>>>(x); })jit";
+}
+
+const char* help = R"(see scale_impl & prose_impl for the R&D notes; call_impl(x) is a call)";
+std::string called() { return R"(#include <pkg/impls/called.cuh>
+void f() { auto y = &call_impl(1); })"; }
+"""
+
+
+def test_kernels_a_jit_raw_string_instantiates_far_from_their_header_are_launched(tmp_path: Path) -> None:
+    # DeepEP and DeepGEMM: the kernels live in `deep_ep/include/deep_ep/impls/*.cuh`; host files in
+    # `csrc/kernels/elastic/` write source that includes the header and takes the kernel's address
+    # (`reinterpret_cast<void*>(&barrier_impl<{}, {}>)`) in a raw string, or format its name
+    # (`fmt::format("dispatch_impl<{}>", ...)`), compile it at run time and launch it by handle.
+    impls = "pkg/include/pkg/impls"
+    status = _kernels(_analyze(tmp_path, {
+        f"{impls}/scale.cuh": "template <int B>\n__global__ void scale_impl(float* x) {}\n",
+        f"{impls}/picked.cuh": "template <int B>\n__global__ void picked_impl(float* x) {}\n",
+        f"{impls}/launched.cuh": "template <int B>\n__global__ void launched_impl(float* x) {}\n",
+        f"{impls}/prose.cuh": "__global__ void prose_impl(float* x) {}\n",
+        f"{impls}/called.cuh": "__global__ void call_impl(float* x) {}\n",
+        # Named by a host file that includes no kernel header: not read.
+        f"{impls}/unread.cuh": "__global__ void unread_impl(float* x) {}\n",
+        "csrc/jit_kernels/scale.hpp": JIT_HOST,
+        "tools/elsewhere/mention.cpp": 'const char* k = "unread_impl";\n',
+    }))  # fmt: skip
+    assert status["scale_impl"] == status["picked_impl"] == status["launched_impl"] == WIRED
+    # Mentioned in prose, or called, in a raw string (`&call_impl(1)`: a call's result): no use.
+    assert status["prose_impl"] == status["call_impl"] == status["unread_impl"] == ORPHAN
+
+
+def test_a_raw_string_is_read_as_code_for_launches_and_addresses_only(tmp_path: Path) -> None:
+    # Source held in a raw string (any delimiter) launches or takes a kernel like code does; its
+    # prose, a call, or a `&` between two words does not.
+    status = _kernels(_analyze(tmp_path, {"ops.cu": """\
+namespace ns { template <int N> __global__ void taken(float* x) {} }
+__global__ void launched(float* x) {}
+__global__ void in_prose(float* x) {}
+__global__ void called(float* x) {}
+__global__ void in_a_comment(float* x) {}
+
+const char* source = R"src(
+auto f = &ns::taken<{}>;
+void run(float* x) { launched<<<1, 1>>>(x); }
+// auto g = &in_a_comment;
+)src";
+const char* text = R"(in_prose runs after a & in_prose; auto y = &called(x); for R&D)";
+"""}))  # fmt: skip
+    assert status["taken"] == status["launched"] == WIRED
+    assert status["in_prose"] == status["called"] == status["in_a_comment"] == ORPHAN
+
+
 def test_documentation_builders_configuration_files_are_run_by_path(tmp_path: Path) -> None:
     # Sphinx's docs/conf.py and Hugging Face doc-builder's docs/source/_config.py.
     assert _fx201(tmp_path, {
