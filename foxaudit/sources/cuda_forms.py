@@ -31,6 +31,8 @@ nvcc accepts                          the grammar is given
 ``auto const &a(q.first);``           ``auto const &a=q.first ;`` (a reference or pointer initialised
                                       in parentheses from a member, read as a function declarator)
 ``try { … } THRUST_CATCH;``           ``    { … }             `` (a macro that expands to the handler)
+``CUTLASS_GLOBAL void k(…)``          ``__global__     void k(…)`` (an execution-space macro: CUTLASS's,
+                                      CuTe's, or one the file defines as ``__global__``/``__device__``)
 ====================================  ===========================================================
 
 A rewrite keeps every newline and every backslash that ends a line, so text blanked inside a
@@ -100,14 +102,47 @@ def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str |
 def normalise(data: bytes, comments: list[tuple[int, int]] | None = None) -> bytes:
     """``data`` with the table's forms rewritten (same length; comments and strings untouched)."""
     wanted = [(pattern, rewrite) for needle, pattern, rewrite in _NORMALISATIONS if needle in data]
-    if not wanted:
+    spaces = _execution_space_macros(data)
+    if not wanted and not spaces:
         return data
     view = _code_view(data, comments)
     out = bytearray(data)
     for pattern, rewrite in wanted:
         for match in pattern.finditer(view):
             rewrite(match, out, view)
+    if spaces:
+        directives = [found.span() for found in _DIRECTIVE_TEXT.finditer(view)]
+        uses = re.compile(rb"(?<![\w#])(" + b"|".join(re.escape(name) for name in spaces) + rb")\b")
+        for match in uses.finditer(view):
+            if not any(start <= match.start() < stop for start, stop in directives):
+                keyword = spaces[match.group(1)]
+                out[match.start() : match.end()] = keyword + b" " * (match.end() - match.start() - len(keyword))
     return bytes(out)
+
+
+# Macros that stand for an execution space (CUTLASS's and CuTe's, defined in their headers):
+# `CUTLASS_GLOBAL void k(...)` is a kernel. Each is written as the keyword it expands to, padded.
+_KNOWN_EXECUTION_SPACES = {
+    b"CUTLASS_GLOBAL": b"__global__", b"CUTLASS_DEVICE": b"__device__", b"CUTLASS_HOST_DEVICE": b"__host__ __device__",
+    b"CUTE_DEVICE": b"__device__",
+}  # fmt: skip
+# A macro the file defines as an execution space (`#define KERNEL_FN static __global__`).
+_SPACE_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+((?:(?:static|inline|__inline__|__forceinline__|"
+                           rb"__global__|__device__|__host__)[ \t]*)+)$", re.MULTILINE)
+
+
+def _execution_space_macros(data: bytes) -> dict[bytes, bytes]:
+    """Name → the keyword(s) to write for each execution-space macro ``data`` uses: the known ones,
+    and those the file defines (``__global__`` where the body holds it, else ``__device__``), when
+    the name is at least as long as what replaces it (every rewrite keeps the length)."""
+    found = {name: keyword for name, keyword in _KNOWN_EXECUTION_SPACES.items() if name in data}
+    if b"define" in data:
+        for match in _SPACE_DEFINE.finditer(data):
+            body = match.group(2)
+            keyword = b"__global__" if b"__global__" in body else b"__device__" if b"__device__" in body else None
+            if keyword is not None and len(match.group(1)) >= len(keyword):
+                found.setdefault(match.group(1), keyword)
+    return found
 
 
 def _blank_group(group: int) -> Callable[[re.Match[bytes], bytearray, bytes], None]:

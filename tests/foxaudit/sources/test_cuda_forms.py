@@ -51,6 +51,9 @@ FORMS = {
                                         "  friend constexpr void\n  copy_unpack(Traits const& t, S const& src) = delete;\n"
                                         "  friend bool operator==(Traits, Traits) noexcept = delete;\n};\n"
                                         "template <class S> void copy(S const& src) = delete;\n",
+    "execution-space macros": "#define KERNEL_FUNCTION static __global__\nKERNEL_FUNCTION void k(int* x) { x[0] = 1; }\n"
+                              "CUTLASS_GLOBAL __launch_bounds__(32, 1) void g(int* x) { atomicAdd(x, 1); }\n"
+                              "CUTLASS_DEVICE int h() { return 1; }\n",
     "try block with a macro handler": "#define THRUST_CATCH catch (std::exception const &e) { throw; }\n"
                                       "int g(int* k, int n) {\n  int m;\n  try {\n    m = n + k[0];\n    if (m) { m++; }\n  }\n"
                                       "  THRUST_CATCH;\n  try { m = 1; } CUDA_CATCH(m)\n  return m;\n}\n",
@@ -65,6 +68,18 @@ def test_form_fails_raw_and_parses_prepared(name: str) -> None:
     prepared = normalise(data)
     assert len(prepared) == len(data) and prepared.count(b"\n") == data.count(b"\n")
     assert not RAW.parse(prepared).root_node.has_error, prepared.decode()
+
+
+def test_an_execution_space_macro_makes_a_kernel() -> None:
+    from foxaudit.sources.cuda import execution_spaces
+
+    data = b"#define KERNEL_FUNCTION static __global__\nKERNEL_FUNCTION void k(int* x) { x[0] = 1; }\n" \
+           b"CUTLASS_GLOBAL void g(int* x) { x[0] = 2; }\n#define K __global__\nK void short_name(int* x) {}\n"
+    tree = RAW.parse(normalise(data))
+    spaces = {node.child_by_field_name("declarator").child_by_field_name("declarator").text.decode(): execution_spaces(node)
+              for node in tree.root_node.children if node.type == "function_definition"}
+    # (`K` is shorter than `__global__`: no rewrite keeps its length, so it stays unknown.)
+    assert spaces == {"k": {"__global__"}, "g": {"__global__"}, "short_name": frozenset()}
 
 
 def test_comments_and_strings_are_never_rewritten() -> None:
@@ -135,9 +150,9 @@ REPAIRS = {
         "void reduce(float* buf, int nranks) {\n  callranks(2) callranks(4)\n  done(buf);\n}\n", "callranks"),
     # A MISSING `;` placed at the end of a long constructor, the line before the macro.
     "macro below a missing semicolon": (
-        "struct Scheduler {\n  unsigned a, b, c, d, e, f, g, h, i;\n  CUTLASS_DEVICE Scheduler(unsigned x):\n"
-        f"{_INITIALISERS} {{}}\n\n  // advance\n  CUTLASS_DEVICE bool next(unsigned& out) {{\n    out = a;\n"
-        "    return true;\n  }\n};\n", "CUTLASS_DEVICE"),  # DeepGEMM
+        "struct Scheduler {\n  unsigned a, b, c, d, e, f, g, h, i;\n  LIBX_DEVICE_FN Scheduler(unsigned x):\n"
+        f"{_INITIALISERS} {{}}\n\n  // advance\n  LIBX_DEVICE_FN bool next(unsigned& out) {{\n    out = a;\n"
+        "    return true;\n  }\n};\n", "LIBX_DEVICE_FN"),  # DeepGEMM
     # An ERROR starting at `template`, two lines above the macro in the body it opens.
     "macro below a template": (
         "template <uint32_t K, uint32_t N = 256 / K>\nstruct MegaMoEScheduler {\n"
