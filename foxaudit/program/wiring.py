@@ -1438,9 +1438,26 @@ def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:
     if module.is_package and any(other.startswith(name + ".") for other in program.modules):
         return False
     try:
-        return bool((program.root / module.path).read_bytes().strip())
+        text = (program.root / module.path).read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return False
+    return bool(text.strip()) and not _commented_out_code(text)
+
+
+# A comment line that reads as a Python statement (`# from x import y`, `# model = build()`,
+# `# def f(x):`): the file holds code switched off, not a note.
+_CODE_COMMENT = re.compile(r"^\s*#\s?\s*(?:(?:from\s+[\w.]+\s+)?import\s+\w|def\s+\w+\s*\(|class\s+\w+\s*[(:]|return\b|"
+                           r"(?:if|for|while|with)\s.*:\s*$|[\w.\[\]]+\s*=\s*\S|[\w.]+\(.*\)\s*$)")
+
+
+def _commented_out_code(text: str) -> bool:
+    """Whether a comment-only module is mostly code switched off (SageAttention's
+    ``example/hunyuan_infer.py``: a banner, then the whole script commented out): at least three
+    comment lines that read as statements, a third of its comment lines. Dead code still, and
+    still an orphan; a banner or a licence header is a note."""
+    comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
+    code = sum(1 for line in comments if _CODE_COMMENT.match(line))
+    return code >= 3 and code * 3 >= len(comments)
 
 
 def _config_shaped(module: Module) -> bool:

@@ -1259,7 +1259,9 @@ def test_a_module_that_is_only_a_note_is_no_orphan_but_an_empty_one_is(tmp_path:
         "examples/dpo.py": "# Copyright 2026.\n\n# This script moved to lib/scripts/dpo.py.\n",
         "examples/doc.py": '"""Moved: see lib.scripts."""\n',
         "examples/empty.py": "",
-    }) == ["examples/empty.py"]
+        "examples/disabled.py": "# Kept for reference; DISABLED.\n\n# import torch\n# from lib import model\n\n"
+                                "# net = model.build()\n# def run(x):\n#     return net(x)\n",
+    }) == ["examples/disabled.py", "examples/empty.py"]
 
 
 def test_a_script_whose_path_is_no_module_name_is_run_by_path_and_its_imports_count(tmp_path: Path) -> None:
