@@ -73,7 +73,8 @@ class OrphanModule(AnalysisRule):
     pkgutil.walk_packages(plugins.__path__, prefix): __import__(name)`; `iter_modules` for one
     level) reaches every module below it. A module that is only a note (comments or a docstring,
     no code: a banner saying a script moved, the licence header of a package of data files with
-    no Python below it) is not reported; an empty one is.
+    no Python below it) is not reported; an empty one is, and so is one whose comments are
+    mostly code switched off (a commented-out script is dead code).
 
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept
