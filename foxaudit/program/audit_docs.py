@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from foxaudit.program.analysis import Analysis
-from foxaudit.program.wiring import Site
+from foxaudit.program.wiring import TEST_ENTRIES, Site
 from foxaudit.sources.suppressions import find_suppressions
 
 DOC_NAMES = ("wire-up.md", "hot-path.md", "isv-slots.md", "state-reset.md", "named-dims.md", "invariants.md")
@@ -105,7 +105,7 @@ def _wire_up(analysis: Analysis, command: str) -> str:
         ],
     )
     lines += ["", "## Entry points", ""]
-    lines += _table(["module", "why"], [(f"`{name}`", why) for name, why in sorted(graph.entries.items()) if why != "test root"])
+    lines += _table(["module", "why"], [(f"`{name}`", why) for name, why in sorted(graph.entries.items()) if why not in TEST_ENTRIES])
     lines += ["", f"Plus {len(test_rows)} modules under the test roots ({', '.join(analysis.program.settings.test_roots)})."]
     lines += ["", "## Modules", ""]
     lines += _table(["module", "class", "file", "reached via"], [(f"`{r.name}`", r.status, f"`{r.path}:1`", r.via) for r in module_rows])

@@ -276,6 +276,25 @@ def _built(cls: type[_R], fields: dict[str, object]) -> _R:
     return record
 
 
+# A quoted relative path of a Python file: the tail `.py"` is found first (a literal, fast), then
+# the opening quote behind it.
+_PY_FILE_TAIL = re.compile(r"""\.py(["'])""")
+_RELATIVE_PY_PATH = re.compile(r"(?:\.{1,2}/)*[\w-][\w.-]*(?:/[\w.-]+)*")
+
+
+def _python_file_literals(text: str) -> frozenset[str]:
+    """The quoted relative ``.py`` paths written in ``text`` (``../`` allowed; no URL, no absolute path)."""
+    if ".py" not in text:
+        return frozenset()
+    found: set[str] = set()
+    for match in _PY_FILE_TAIL.finditer(text):
+        opening = text.rfind(match.group(1), max(0, match.start() - _MAX_REFERENCE), match.start())
+        literal = text[opening + 1 : match.start()] + ".py" if opening >= 0 else ""
+        if literal and _RELATIVE_PY_PATH.fullmatch(literal):
+            found.add(literal)
+    return frozenset(found)
+
+
 def _span(line: int, column: int, end_line: int, end_column: int) -> Span:
     return _new_tuple(Span, (line, column, end_line, end_column))
 
@@ -492,6 +511,9 @@ class ModuleSummary:
         # (`callee == _get_trial_arg.__name__`): values the code tells apart by identity or by
         # name — sentinels, and marker functions an interpreter or rewriter intercepts.
         self.identities: frozenset[str] = frozenset()
+        # Quoted relative paths of Python files the module's text writes (`"eval.py"`,
+        # `"examples/x.py"`): files a test reads or runs as data (``wiring``'s test data).
+        self.file_literals: frozenset[str] = frozenset()
         # Over the lazy fields, read without them (see LAZY):
         self.function_names: frozenset[str] = frozenset()  # ``name`` of every function
         self.method_names: frozenset[str] = frozenset()  # ``name`` of every method
@@ -1043,6 +1065,7 @@ class _Scanner:
         summary.run_by_path = "pep723" if _INLINE_SCRIPT_METADATA.search(self.source.text, 0, 4000) else (
             "shebang" if first_line.startswith("#!") and "python" in first_line else "")
         self.colon_references()
+        summary.file_literals = _python_file_literals(self.source.text)
         for child in root.named_children:
             if child.type == "if_statement":
                 condition = child.child_by_field_id(self.f.condition)

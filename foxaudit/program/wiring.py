@@ -60,6 +60,12 @@ from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
 from foxaudit.sources.base import SourceFile
 
 WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
+# Why an entry point is one, for the two kinds that only tests run: a test module, and a file a
+# test names as data (``_files_tests_name``); what they reach is reached by tests alone.
+TEST_ROOT, TEST_DATA = "test root", "test data (a test names the file)"
+TEST_ENTRIES = frozenset({TEST_ROOT, TEST_DATA})
+# Why a file whose path is no module name is an entry point: no import can name it.
+PATH_SCRIPT = "script (its path is no module name, so it is run by path)"
 # Statically undecidable (a kernel source or a module name built at run time): no finding, the
 # audit says why.
 UNRESOLVED = "Unresolved"
@@ -168,7 +174,7 @@ def import_graph(program: Program) -> ImportGraph:
         elif module.summary.has_main_guard:
             entries.setdefault(name, "`if __name__ == \"__main__\"` script")
         elif not importable(name):
-            entries.setdefault(name, "script (its path is no module name, so it is run by path)")
+            entries.setdefault(name, PATH_SCRIPT)
         elif derived and _run_by_path(name, module, modules):
             entries.setdefault(name, "script (PEP 723 `# /// script` metadata, or a `#!` line naming Python on a module"
                                      " that runs code at import: run by path)")
@@ -197,8 +203,15 @@ def import_graph(program: Program) -> ImportGraph:
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
     for name in [n for n in entries if first_path_match(modules[n].path, settings.out_of_scope)]:
         del entries[name]
-    production = _reach(edges, [name for name, why in entries.items() if why != "test root"])
-    tests = _reach(edges, [name for name, why in entries.items() if why == "test root"])
+    production = _reach(edges, [name for name, why in entries.items() if why not in TEST_ENTRIES])
+    tests = _reach(edges, [name for name, why in entries.items() if why in TEST_ENTRIES])
+    # Files a test names by their file name (`check_example("eval.py")` over `examples/`), which
+    # nothing else reaches: test data (what they import is reached by tests).
+    named_by_tests = _files_tests_name(program, entries, set(production) | set(tests))
+    if named_by_tests:
+        entries.update(named_by_tests)
+        production = _reach(edges, [name for name, why in entries.items() if why not in TEST_ENTRIES])
+        tests = _reach(edges, [name for name, why in entries.items() if why in TEST_ENTRIES])
     # import_module("pkg." + name): which module runs is decided at run time. The modules it may
     # load that nothing else reaches get one note per call site, not an orphan finding each.
     dynamic_imports = _dynamic_imports(program, production, tests)
@@ -215,8 +228,8 @@ def import_graph(program: Program) -> ImportGraph:
                 edges[caller].add(ancestor)
                 heads = True
     if heads:
-        production = _reach(edges, [name for name, why in entries.items() if why != "test root"])
-        tests = _reach(edges, [name for name, why in entries.items() if why == "test root"])
+        production = _reach(edges, [name for name, why in entries.items() if why not in TEST_ENTRIES])
+        tests = _reach(edges, [name for name, why in entries.items() if why in TEST_ENTRIES])
     dynamic_candidates: dict[str, DynamicImport] = {}
     for found in dynamic_imports:
         for name in modules:
@@ -515,6 +528,37 @@ _TOOL_FILES = {
     "noxfile.py": "nox", "conanfile.py": "conan", "fabfile.py": "fabric", "dodo.py": "doit", "pavement.py": "paver",
     "sitecustomize.py": "Python's `site` at start-up", "usercustomize.py": "Python's `site` at start-up",
 }  # fmt: skip
+
+
+def _files_tests_name(program: Program, entries: dict[str, str], reached: set[str]) -> dict[str, str]:
+    """The project files a test module names by a quoted relative path (bandit's
+    ``self.check_example("eval.py", …)`` scanning ``examples/eval.py``, mitmproxy's
+    ``tdata.path("../examples/addons/anatomy2.py")``): files a test reads or runs as data. A path
+    resolves beside the test, from the root, or — a bare file name — to the one project file of
+    that name (a name two files share names neither). Only files nothing else reaches (and files
+    no import can name, which are data once a test names them) become test data: what they import
+    is reached by tests alone."""
+    tests = [module for name, module in program.modules.items()
+             if entries.get(name) == "test root" and module.summary.file_literals]
+    if not tests:
+        return {}
+    by_path = {module.path: name for name, module in program.modules.items()}
+    by_file_name: dict[str, list[str]] = {}
+    for path, name in by_path.items():
+        by_file_name.setdefault(path.rpartition("/")[2], []).append(name)
+    found: dict[str, str] = {}
+    for test in tests:
+        directory = test.path.rpartition("/")[0]
+        for literal in sorted(test.summary.file_literals):
+            candidates = [posixpath.normpath(posixpath.join(directory, literal)), posixpath.normpath(literal)]
+            named = next((by_path[path] for path in candidates if path in by_path), None)
+            if named is None and "/" not in literal and len(by_file_name.get(literal, ())) == 1:
+                named = by_file_name[literal][0]
+            if named is not None and not program.modules[named].is_test and (
+                    entries.get(named) == PATH_SCRIPT or (named not in reached and named not in entries)) \
+                    and not first_path_match(program.modules[named].path, program.settings.out_of_scope):
+                found.setdefault(named, TEST_DATA)  # (a file no import can name is data once a test names it)
+    return found
 
 
 def _tool_file(filename: str, module: Module) -> str:

@@ -371,3 +371,17 @@ def test_answers_tables_and_markers_by_name_from_other_modules(project, tmp_path
     })  # fmt: skip
     settings = resolve(Settings(root=root, select=("FX902",)))
     assert _stubs(check(settings, cache_dir=tmp_path / "c")) == [("pkg/base.py", 5), ("pkg/base.py", 22)]
+
+
+def test_stubs_in_files_a_test_names_as_data_are_its_input(project, tmp_path):
+    # bandit's functional tests: `check_example("eval_use.py")` scans `examples/eval_use.py`, whose
+    # empty functions are the code under scan; a file no test names keeps its finding.
+    root = project({
+        "scan/__init__.py": "def scan(path):\n    return open(path).read()\n",
+        "tests/test_functional.py": "import os\n\nfrom scan import scan\n\n\ndef check_example(name):\n"
+                                    "    return scan(os.path.join('examples', name))\n\n\ndef test_passwords():\n"
+                                    "    assert check_example('hardcoded-passwords.py')\n",
+        "examples/hardcoded-passwords.py": "def do_login(password='blerg'):\n    pass\n",
+        "examples/unnamed.py": "def do_login(password='blerg'):\n    pass\n",
+    })  # fmt: skip
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("examples/unnamed.py", 1)]

@@ -14,7 +14,7 @@ import pytest
 from program_support import findings, load_project
 
 from foxaudit.program.analysis import Analysis, analysis_for
-from foxaudit.program.wiring import ORPHAN, PARTIAL, UNRESOLVED, WIRED
+from foxaudit.program.wiring import ORPHAN, PARTIAL, TEST_DATA, UNRESOLVED, WIRED
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -1373,3 +1373,18 @@ def test_modules_a_tool_setting_imports_are_entry_points_and_listed_layers_are_n
         "examples/noop.py": "class NoopRule:\n    MESSAGE = 'noop'\n",
         "tools/layered.py": "X = 1\n",
     }) == ["tools/layered.py"]
+
+
+def test_files_a_test_names_by_their_file_name_are_test_data(tmp_path: Path) -> None:
+    """bandit: `check_example("eval.py")` over `examples/`; mitmproxy: a path from the test's
+    folder (`"../examples/addons/anatomy2.py"`); a bare name two files share names neither."""
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'scan'\nversion = '1'\n",
+        "scan/__init__.py": "", "examples/__init__.py": "",
+        "tests/test_functional.py": "def test_eval(check):\n    check('eval_use.py')\n    check('../fixtures/local.py')\n"
+                                    "    check('utils.py')\n",
+        "examples/eval_use.py": "def run():\n    return eval('1+1')\n", "fixtures/local.py": "X = 1\n",
+        "examples/utils.py": "X = 1\n", "other/utils.py": "X = 1\n",
+    })  # fmt: skip
+    assert analysis.imports.entries["examples.eval_use"] == analysis.imports.entries["fixtures.local"] == TEST_DATA
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/utils.py", "other/utils.py"]

@@ -63,8 +63,11 @@ def test_baseline_has_none_of_the_planted_findings(repo_copy, monkeypatch) -> No
 
 
 def test_orphan_module(repo_copy) -> None:
-    (repo_copy / "trainer/ops/planted_orphan.py").write_text('"""Nothing imports this module."""\n\nSCALE = 2\n')
-    assert [(p, line) for p, line, _ in _codes_at(repo_copy, "FX201") if "planted" in p] == [("trainer/ops/planted_orphan.py", 1)]
+    # The path is built from parts: a test that writes a file's path as one literal names that file
+    # as test data (FX201), and this test is part of the copied tree.
+    planted = "trainer/ops/planted_orphan" + ".py"
+    (repo_copy / planted).write_text('"""Nothing imports this module."""\n\nSCALE = 2\n')
+    assert [(p, line) for p, line, _ in _codes_at(repo_copy, "FX201") if "planted" in p] == [(planted, 1)]
 
 
 def test_orphan_kernel(repo_copy) -> None:
