@@ -28,10 +28,12 @@ from foxaudit.sources.base import SourceFile, ts_language
 from foxaudit.sources.placeholders import (
     RAISE_NOT_IMPLEMENTED,
     callable_table_keys,
+    class_body_statements,
     compared_by_name,
     constant_answer,
     named_object,
     placeholder_body_in,
+    stores_its_argument,
 )
 
 _MAX_TEXT = 160
@@ -209,6 +211,10 @@ class Function:
     # The body is (or includes) `raise NotImplementedError`: a refusal or an interface, where a
     # placeholder that does not raise (`return None`, `pass`) answers the method.
     raises_not_implemented: bool = False
+    # A module-level function that stores its argument in a table (`available_events[f.__name__]
+    # = f`, a factory's inner `VIEWS[name] = (f, template)`): as a decorator it registers what
+    # it decorates, whose body is then that table's entry (foxaudit.sources.placeholders).
+    stores_argument: bool = False
 
 
 @dataclass(frozen=True)
@@ -218,8 +224,8 @@ class ClassDef:
     decorators: tuple[str, ...]
     fields: tuple[str, ...]  # annotated class attributes, in order (dataclass parameters)
     span: Span
-    # Names the class body binds by assignment (`set_device = staticmethod(torch.cuda.set_device)`):
-    # members a subclass inherits just as it inherits methods.
+    # Names the class body binds by assignment (`set_device = staticmethod(torch.cuda.set_device)`),
+    # also in its `if`/`try`/`with` blocks: members a subclass inherits just as it inherits methods.
     attributes: tuple[str, ...] = ()
     # String keys of the tables of callables the class body binds (`_constructors = {"eval_inner":
     # lambda obj: obj._make_eval_inner()}`): members the class builds under those names at run time.
@@ -1176,14 +1182,16 @@ class _Scanner:
         members: list[str] = []
         body = node.child_by_field_id(self.f.body)
         if body is not None:
-            for statement in body.named_children:
+            # (`if hasattr(socket, "recvmsg"): recvmsg = _make_wrapper(...)` binds the member where
+            # the platform has it; a dataclass's fields are its body's own annotated names.)
+            for statement in class_body_statements(body):
                 if statement.type != "expression_statement" or not statement.named_children:
                     continue
                 inner = statement.named_children[0]
                 left = inner.child_by_field_id(self.f.left) if inner.type == "assignment" else None
                 if left is None or left.type != "identifier":
                     continue
-                if inner.child_by_field_id(self.f.type) is not None:
+                if inner.child_by_field_id(self.f.type) is not None and statement.parent == body:
                     fields.append(self.text(left))
                 right = inner.child_by_field_id(self.f.right)
                 if right is not None:
@@ -1228,6 +1236,7 @@ class _Scanner:
                 "placeholder": placeholder is not None,
                 "answer": constant_answer(node),
                 "raises_not_implemented": placeholder is not None and RAISE_NOT_IMPLEMENTED in placeholder,
+                "stores_argument": not scope and not class_scope and stores_its_argument(node),
             })
         )
 

@@ -8,6 +8,8 @@ such as FX902's ``docstring-only`` decides what is *reported*, not what is a pla
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import tree_sitter
@@ -243,3 +245,75 @@ def compared_by_name(comparison: tree_sitter.Node) -> list[tree_sitter.Node]:
             if named is not None:
                 found.append(named)
     return found
+
+
+# Blocks of a class body whose statements the class runs when its body runs (on some platform or
+# version): `if hasattr(socket, "recvmsg"): recvmsg = _make_wrapper(...)`, `try:`/`else:`, `with`.
+_CLASS_BODY_BLOCKS = frozenset({"if_statement", "elif_clause", "else_clause", "try_statement", "except_clause",
+                                "finally_clause", "with_statement"})
+_TYPE_CHECKING = re.compile(r"^(?:\w+\.)*TYPE_CHECKING$")
+
+
+def class_body_statements(body: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
+    """The statements of a class body, also those inside its `if`/`try`/`with` blocks (a member
+    bound only where the platform has it is still the class's member), not those under `if
+    TYPE_CHECKING:` (declarations for the type checker: the class never runs them)."""
+    stack = [iter(body.named_children)]
+    while stack:
+        statement = next(stack[-1], None)
+        if statement is None:
+            stack.pop()
+            continue
+        if statement.type not in _CLASS_BODY_BLOCKS:
+            yield statement
+            continue
+        blocks = []
+        for child in statement.named_children:
+            if child.type == "block":
+                if statement.type == "if_statement" and child == statement.child_by_field_name("consequence"):
+                    condition = statement.child_by_field_name("condition")
+                    if condition is not None and _TYPE_CHECKING.match(condition.text.decode(errors="replace")):
+                        continue
+                blocks.extend(child.named_children)
+            elif child.type in _CLASS_BODY_BLOCKS:
+                blocks.append(child)
+        stack.append(iter(blocks))
+
+
+def stores_its_argument(function: tree_sitter.Node) -> bool:
+    """A decorator that records what it decorates in a table (IPython's `def _define_event(f):
+    available_events[f.__name__] = f; return f`, a factory's inner `def wrapped(f): VIEWS[name] =
+    (f, template)`): the function, or one defined in it, writes its first parameter — alone or in a
+    tuple or list — into a subscript. What it decorates is registered there, the table's entry."""
+    text = function.text
+    if b"] =" not in text and b"]=" not in text:
+        return False  # (no subscript written: most functions, read without a walk)
+    stack = [function]
+    while stack:
+        current = stack.pop()
+        if current.type == "function_definition" and _stores_first_parameter(current):
+            return True
+        stack.extend(current.named_children)
+    return False
+
+
+def _stores_first_parameter(function: tree_sitter.Node) -> bool:
+    names = _parameter_names(function.child_by_field_name("parameters"))
+    names = [name for name in names if name not in _RECEIVERS]
+    body = function.child_by_field_name("body")
+    if not names or body is None:
+        return False
+    stored = names[0]
+    stack = list(body.named_children)
+    while stack:
+        current = stack.pop()
+        if current.type in ("function_definition", "class_definition", "lambda"):
+            continue  # another scope: its names are its own
+        if current.type == "assignment":
+            left, right = current.child_by_field_name("left"), current.child_by_field_name("right")
+            if left is not None and right is not None and left.type == "subscript":
+                values = right.named_children if right.type in ("tuple", "list", "expression_list") else (right,)
+                if any(value.type == "identifier" and value.text.decode() == stored for value in values):
+                    return True
+        stack.extend(current.named_children)
+    return False

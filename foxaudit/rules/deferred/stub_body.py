@@ -21,17 +21,20 @@ from foxaudit.sources.placeholders import (
     DOCSTRING,
     RAISE_NOT_IMPLEMENTED,
     callable_table_keys,
+    class_body_statements,
     compared_by_name,
     constant_answer,
     named_object,
     placeholder_body,
     placeholder_body_in,
+    stores_its_argument,
 )
 from foxaudit.sources.placeholders import function_name as python_function_name
 
 if TYPE_CHECKING:
     from foxaudit.program.model import Module, Program
     from foxaudit.program.project import Project
+    from foxaudit.program.pyscan import ModuleSummary
 
 CODE = "FX902"
 # Test modules and the data they read (mypy's `test-data/`: builtins stubs written as `.py`, plugins
@@ -192,6 +195,9 @@ class _FileNames:
     class_level: dict[int, tuple[set[str], set[str]]] = field(default_factory=dict)
     # block node id → (start byte, names bound) of each `if`/`try` statement directly in it.
     branch_bindings: dict[int, list[tuple[int, set[str]]]] = field(default_factory=dict)
+    # The module-level functions of the file that store their argument in a table (a registering
+    # decorator: ``stores_its_argument``), found once per file when a decorator is first looked up.
+    registrars: frozenset[str] | None = None
 
 
 # Nodes the file's walk hands FX902 besides functions: what its names are read from, so no
@@ -300,7 +306,9 @@ def _file_names(walked: _Walked) -> _FileNames:
             methods = methods_of.setdefault(class_name, [])
             defined = declared.setdefault(class_name, set())
             answering = answered.setdefault(class_name, set())
-            for statement in body.named_children if body is not None else ():
+            # (Also a member bound in the body's `if`/`try`/`with` blocks: `if hasattr(socket, "recvmsg"):
+            # recvmsg = _make_wrapper(...)` implements the base's `recvmsg` where the platform has it.)
+            for statement in class_body_statements(body) if body is not None else ():
                 member = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
                 if member is not None and member.type == "function_definition":
                     methods.append(member)
@@ -642,10 +650,47 @@ def _referenced_as_a_value(program: Program, module: Module, name: str) -> bool:
                     re.search(rf"(?<![\w'\"]){re.escape(local)}(?![\w'\"(])", constant.text)
                     for constant in summary.constants.values() if constant.kind not in ("str", "name", "attribute")):
                 return True  # a module-level table or tuple holds it: `SPEC = {"no-index": bool_option}`
+            if local is not None and _assigned_as_a_value(summary, local):
+                return True  # `var_repr = eqrepr if self.include_vars else nullrepr`: one of the alternatives
         for constant in summary.constants.values():
             if constant.kind in ("name", "attribute") and constant.dotted.rpartition(".")[2] == name \
                     and program.canonical(other, constant.dotted) == target:
                 return True
+    return False
+
+
+def _assigned_as_a_value(summary: ModuleSummary, local: str) -> bool:
+    """A function of ``summary``'s module assigns the function (imported as ``local``) to a name
+    without calling it: as a conditional's or a boolean operator's alternative (`var_repr = eqrepr
+    if include_vars else nullrepr`), or plainly (`fun = no_prefix`) where that scope never calls
+    the name it is bound to (``_handed_on_as_callback`` in one file)."""
+    operand = re.compile(rf"(?:^|\b(?:else|or|and)\s+){re.escape(local)}(?:\s+(?:if|or|and)\b|$)")
+    called: set[tuple[str, str]] | None = None
+    for assignment in summary.assignments:
+        value = assignment.value
+        if value.kind == "name" and value.dotted == local:
+            if called is None:
+                called = {(call.scope, call.func) for call in summary.calls}
+            if (assignment.scope, assignment.target) not in called:
+                return True
+        elif value.kind == "other" and local in value.text and re.search(r"\b(?:if|or|and)\b", value.text) \
+                and operand.search(" ".join(value.text.split())):
+            return True
+    return False
+
+
+def _registered_by_another_module(program: Program, module: Module, key: str) -> bool:
+    """A decorator of the function is a project function that stores its argument in a table
+    (werkzeug's `coolmagic.utils.export`, whose `wrapped(f)` files `f` in `exported_views`):
+    the function is that table's entry (``_registered`` looks up the file's own decorators)."""
+    found = program.functions.get(key)
+    if found is None:
+        return False
+    for decorator in found[1].decorators:
+        kind, target = program.lookup(program.canonical(module, decorator))
+        entry = program.functions.get(target) if kind == "function" else None
+        if entry is not None and entry[1].stores_argument:
+            return True
     return False
 
 
@@ -670,8 +715,47 @@ def _answered_in_parallel_module(program: Program, module: Module, name: str, an
             for other in program.modules.values()
             if (entry := program.functions.get(function_key(other.name, name))) is not None and not entry[1].class_name
         ]
-    return any(_parallel(module, other) and (not function.placeholder or _another_answer(function.answer, answer))
+    together = _tabled_with(program, module)
+    return any((_parallel(module, other) or other.name in together)
+               and (not function.placeholder or _another_answer(function.answer, answer))
                for other, function in found if other is not module)
+
+
+# An identifier in a table entry's text (its strings blanked first: `cast("_Format", flit)` names `flit`).
+_TABLE_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?![\w(])")
+_STRING_LITERAL = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'")
+
+
+def _tabled_with(program: Program, module: Module) -> frozenset[str]:
+    """The modules that a module importing ``module`` puts beside it as the values of its
+    module-level literal tables (pdm's `FORMATS = {"flit": cast("_Format", flit), "pipfile":
+    pipfile, ...}` in `pdm.formats`; a module-level list or tuple of modules too): sibling modules
+    used as one table's values are backends of one protocol, as modules that differ in one
+    package are (``_parallel``). Read once per judged module, in the modules that import it."""
+    memo = program.project.memo.setdefault(f"{CODE}:tabled-with", {})
+    found = memo.get(module.name)
+    if found is not None:
+        return found
+    last = module.name.rsplit(".", 1)[-1]
+    together: set[str] = set()
+    for holder in program.modules.values():
+        if holder is module or last not in holder.summary.imported_names:
+            continue
+        bindings = program.bindings(holder)
+        if module.name not in bindings.values():
+            continue
+        tables = [_modules_in(entry.value, bindings, program) for entry in holder.summary.dict_entries if not entry.scope]
+        held = set().union(*tables) if tables else set()
+        for constant in holder.summary.constants.values():
+            if constant.kind == "list":
+                listed = _modules_in(constant.text, bindings, program)
+                if module.name in listed and len(listed) >= 2:
+                    together |= listed
+        # (A dict entry records no table: the module-level tables of one module are taken as one.)
+        if module.name in held and len(held) >= 2:
+            together |= held
+    found = memo[module.name] = frozenset(together - {module.name})
+    return found
 
 
 def _parallel(one: Module, other: Module) -> bool:
@@ -977,6 +1061,16 @@ _SAYS_DEFERRED = re.compile(
     re.IGNORECASE)
 # A docstring's doctest lines (`>>> …`, `... …`) are an example's code, not what the docstring says.
 _DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)[^\n]*$", re.MULTILINE)
+def _modules_in(text: str, bindings: dict[str, str], program: Program) -> set[str]:
+    """The project modules that the names of a table entry's text are bound to by imports."""
+    return {bound for name in _TABLE_NAME.findall(_STRING_LITERAL.sub('""', text))
+            if (bound := bindings.get(name)) is not None and bound in program.modules}
+
+
+# A doctest example's lines: `>>> x` and its `... ` continuations, IPython's `In [1]: x` and its
+# `...: ` continuations.
+_EXAMPLE_LINE = re.compile(r"^[ \t]*(?:>>>(?:[ \t]|$)|\.\.\.(?:[ \t]|$)|In \[\d+\]:|\.\.\.:)", re.MULTILINE)
+_PROMPT = re.compile(r"^[ \t]*(?:>>>(?:[ \t]|$)|In \[\d+\]:)", re.MULTILINE)
 # mypy's error code for a function whose body is empty while its annotation promises a value.
 # (and flake8-bugbear's code for an empty method in an abstract base class, `# noqa: B027`, or in
 # ruff's own suppression by code or rule name, `# ruff: ignore[empty-method-without-abstract-decorator]`).
@@ -1049,20 +1143,50 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
     return bool(message) and bool(_SAYS_REFUSAL.search(message))
 
 
+def _carries_doctests(function: tree_sitter.Node, label: str) -> bool:
+    """The docstring holds doctest examples (`>>> 1 + 1`, IPython's `In [1]: x = 1` prompts) that
+    do not call the function itself: the docstring is the test a doctest runner collects
+    (IPython's `test_ipdb_magics`, run by its ipdoctest plugin) and the empty body only carries
+    it. Examples that call the function show how it is used: then its body must do the work."""
+    body = function.child_by_field_name("body")
+    first = body.named_children[0] if body is not None and body.named_children else None
+    if first is None or first.type != "expression_statement" or first.named_child_count != 1 \
+            or first.named_children[0].type not in ("string", "concatenated_string"):
+        return False
+    docstring = first.text.decode(errors="replace")
+    if not _PROMPT.search(docstring):
+        return False
+    called = re.compile(rf"(?<![\w.]){re.escape(label)}\s*\(")
+    return not any(called.search(line) for line in docstring.splitlines() if _EXAMPLE_LINE.match(line))
+
+
 def _returns_a_value(body: tree_sitter.Node) -> bool:
     return any(statement.type == "return_statement" and statement.named_child_count for statement in body.named_children)
 
 
-def _class_says_no_op(function: tree_sitter.Node, owner: tree_sitter.Node) -> bool:
-    """The section comment over a group of methods (the nearest comment above the method in the
-    class body, past the methods between) or the class's docstring says the bodies do nothing
-    (gsplat's `# -- Topology hooks (no-op defaults) --`)."""
+def _section_says_no_op(function: tree_sitter.Node, owner: tree_sitter.Node | None) -> bool:
+    """The section comment over a group of definitions (the nearest comment block above the
+    function in the class body or the module, past the definitions between) or the class's
+    docstring says the bodies do nothing, and the section does not say the work is pending
+    (gsplat's `# -- Topology hooks (no-op defaults) --` over methods; IPython's `# No-op functions
+    which describe the names of available events` over its module-level event prototypes)."""
     node = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
     sibling = node.prev_sibling
     while sibling is not None and sibling.type in ("function_definition", "decorated_definition"):
         sibling = sibling.prev_sibling
-    if sibling is not None and sibling.type == "comment" and _SAYS_NO_OP.search(sibling.text.decode(errors="replace")):
+    # (The section's comment lines are one text: a banner's rule lines frame what it says.)
+    block: list[str] = []
+    line = 0
+    while sibling is not None and sibling.type == "comment" and not _trails_code(sibling) and (
+            not block or sibling.end_point[0] >= line - 1):
+        block.append(sibling.text.decode(errors="replace"))
+        line = sibling.start_point[0]
+        sibling = sibling.prev_sibling
+    said = " ".join(reversed(block))
+    if _SAYS_NO_OP.search(said) and not _SAYS_DEFERRED.search(said):
         return True
+    if owner is None:
+        return False
     body = owner.child_by_field_name("body")
     first = body.named_children[0] if body is not None and body.named_children else None
     return first is not None and first.type == "expression_statement" and first.named_child_count == 1 \
@@ -1168,15 +1292,17 @@ def _not_implemented_message(body: tree_sitter.Node) -> str:
 _DISPATCH_BASES = frozenset({"singledispatch", "singledispatchmethod"})
 
 
-def _registered(function: tree_sitter.Node, label: str) -> bool:
+def _registered(function: tree_sitter.Node, label: str, names: _FileNames) -> bool:
     """The function is an entry of a dispatch table: decorated and named `_` (`@op.register_fake`
     on `def _(...)`: the name is thrown away, the function exists to be registered), or decorated
     with a call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`,
     `@_onnx_symbolic("prim::Uninitialized")`), or the fallback of a `functools.singledispatch` table,
     or decorated with a call whose keyword supplies the body (`@operator(resolver=lambda d: ...)`,
-    `@func_native(snippet="...")`: ``_supplies_the_body``). A call with only numbers or keywords
-    that configure it wraps the body instead (`@lru_cache(128)`, `@retry(times=3)`): that is no
-    registration."""
+    `@func_native(snippet="...")`: ``_supplies_the_body``), or decorated by a function of the file
+    that stores its argument in a table (`@_define_event` over `def pre_run_cell(info): pass`,
+    `@export(None, template="not_found.html")`: ``stores_its_argument``; one of another file is
+    looked up by the whole-program pass). A call with only numbers or keywords that configure it
+    wraps the body instead (`@lru_cache(128)`, `@retry(times=3)`): that is no registration."""
     holder = function.parent
     if holder is None or holder.type != "decorated_definition":
         return False
@@ -1185,6 +1311,9 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
     for decorator in holder.named_children:
         if decorator.type == "decorator" and _decorator_expression(decorator).rsplit(".", 1)[-1] in _DISPATCH_BASES:
             return True  # `@singledispatch`: the fallback for the types no one registered
+        if decorator.type == "decorator" and _decorator_expression(decorator).split("(", 1)[0].strip() in _registrars(
+                holder, names):
+            return True  # `@_define_event`: the decorator files the function in its table of events
         call = next((child for child in decorator.named_children if child.type == "call"), None) \
             if decorator.type == "decorator" else None
         arguments = call.child_by_field_name("arguments") if call is not None else None
@@ -1195,6 +1324,22 @@ def _registered(function: tree_sitter.Node, label: str) -> bool:
             if argument.type == "keyword_argument" and _supplies_the_body(argument, holder):
                 return True
     return False
+
+
+def _registrars(node: tree_sitter.Node, names: _FileNames) -> frozenset[str]:
+    """The names of the file's module-level functions that store their argument in a table."""
+    if names.registrars is None:
+        module = node
+        while module.parent is not None:
+            module = module.parent
+        found = set()
+        for statement in module.named_children:
+            definition = statement.child_by_field_name("definition") if statement.type == "decorated_definition" \
+                else statement
+            if definition is not None and definition.type == "function_definition" and stores_its_argument(definition):
+                found.add(python_function_name(definition))
+        names.registrars = frozenset(found)
+    return names.registrars
 
 
 # Keywords whose string value is the function's body in another language (warp's
@@ -1317,6 +1462,15 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
             handed = True  # `torch.nn.init.kaiming_uniform_ = skip`, `plt.show = no_show`: installed in another object
         if parent.type == "assignment" and parent.child_by_field_name("right") == value and _in_a_class_body(parent):
             handed = True  # `__getitem__ = raise_logits_error` in a class body: a method under another name
+        elif parent.type == "assignment" and parent.child_by_field_name("right") == value and (
+                alias := parent.child_by_field_name("left")) is not None and alias.type == "identifier" and (
+                value.type in _CHOOSING or (value.type == "identifier"
+                                            and not _called_through(alias.text.decode(), enclosing, names))) \
+                and not _shadowed_at(identifier, label, function):
+            # `var_repr = eqrepr if include_vars else nullrepr`: one of the alternatives the code
+            # chooses between, the constant its answer; `fun = no_prefix` then `return fun`: handed
+            # on under another name. (`step = validate` then `step(rows)` calls it here.)
+            handed = True
         if parent.type in ("argument_list", "return_statement") or (
                 parent.type in ("keyword_argument", "pair", "default_parameter", "typed_default_parameter")
                 and parent.child_by_field_name("value") == value):
@@ -1326,6 +1480,38 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
             handed = True
     return handed
 
+
+
+def _shadowed_at(use: tree_sitter.Node, label: str, function: tree_sitter.Node) -> bool:
+    """A function between ``use`` and the definition's scope binds ``label`` itself (a parameter,
+    an assignment: `margeff = self.margeff` in a method): there the name is that local, not the
+    function."""
+    scope = use.parent
+    while scope is not None and scope != function.parent:
+        if scope.type == "function_definition" and scope != function:
+            parameters = scope.child_by_field_name("parameters")
+            if label in _assigned_within(scope) or (
+                    parameters is not None and any(name.text.decode() == label for name in _parameter_identifiers(parameters))):
+                return True
+        scope = scope.parent
+    return False
+
+
+def _parameter_identifiers(parameters: tree_sitter.Node) -> list[tree_sitter.Node]:
+    found = []
+    for parameter in parameters.named_children:
+        name = parameter if parameter.type == "identifier" else parameter.child_by_field_name("name")
+        if name is None and parameter.named_children:
+            name = parameter.named_children[0]
+        if name is not None and name.type == "identifier":
+            found.append(name)
+    return found
+
+
+def _called_through(name: str, scope: tree_sitter.Node, names: _FileNames) -> bool:
+    """``name`` is called somewhere in ``scope`` (`step(rows)`)."""
+    return any(use.parent is not None and use.parent.type == "call" and use.parent.child_by_field_name("function") == use
+               for use in _identifier_uses(scope, names).get(name, ()))
 
 
 def _binds_as_a_method(attribute: tree_sitter.Node) -> bool:
@@ -1361,6 +1547,38 @@ def _in_a_class_body(assignment: tree_sitter.Node) -> bool:
     while holder is not None and (holder.type == "block" or holder.type in _CLASS_BODY_BRANCHES):
         holder = holder.parent
     return holder is not None and holder.type == "class_definition"
+
+
+# Decorators that skip a test and say why: pytest's `mark.skip`/`mark.skipif`, unittest's
+# `skip`/`skipIf`/`skipUnless` (not `xfail`: a test expected to fail is work still to do).
+_SKIPS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
+# A skip reason that says the test waits for code still to be written.
+_SKIP_DEFERS = re.compile(r"\bnot\b[^.;:!?\n]{0,20}\bimplemented\b|\bunimplemented\b|\bto be implemented\b"
+                          r"|\bimplement\w*\b", re.IGNORECASE)
+
+
+def _skipped_for_a_reason(function: tree_sitter.Node) -> bool:
+    """A skip decorator over the test gives its reason (`@pytest.mark.skip(reason="no way to test
+    this")` over an empty `test_to_cuda`), as a comment would, and the reason does not say the
+    work is deferred ("not implemented", "TODO", "not yet"): the empty body is the author's
+    answer, not a test left to write."""
+    holder = function.parent
+    if holder is None or holder.type != "decorated_definition":
+        return False
+    for decorator in holder.children:
+        call = next((child for child in decorator.named_children if child.type == "call"), None) \
+            if decorator.type == "decorator" else None
+        callee = call.child_by_field_name("function") if call is not None else None
+        arguments = call.child_by_field_name("arguments") if call is not None else None
+        if callee is None or arguments is None or callee.text.decode().rsplit(".", 1)[-1] not in _SKIPS:
+            continue
+        reasons = [(argument.child_by_field_name("value") if argument.type == "keyword_argument" else argument)
+                   for argument in arguments.named_children]
+        said = " ".join(reason.text.decode(errors="replace") for reason in reasons
+                        if reason is not None and reason.type in ("string", "concatenated_string"))
+        if said and not _SAYS_DEFERRED.search(said) and not _SKIP_DEFERS.search(said):
+            return True
+    return False
 
 
 def _run_by_a_property_decorator(function: tree_sitter.Node) -> bool:
@@ -1589,7 +1807,9 @@ class StubBody(Rule):
     constant (`__exit__` → `False`: the exception propagates; `__lt__` of an infinity type);
     a function named for doing nothing (`nothing`, `do_nothing`, `noop`, `ignore`); a class
     attribute bound by assignment implements a member like a method does
-    (`set_device = staticmethod(torch.cuda.set_device)`), and so does an instance attribute the
+    (`set_device = staticmethod(torch.cuda.set_device)`, also in an `if`/`try`/`with` block of the
+    class body: trio's `if hasattr(socket, "recvmsg"): recvmsg = _make_wrapper(...)`; not under
+    `if TYPE_CHECKING:`), and so does an instance attribute the
     class binds under the method's name (`self.encode = self._encode_eager` in `__init__`: the
     method only declares the slot, even when its message calls it a placeholder), and so does a
     string key of a table of callables a class body binds (warp's `_dynamic_attribute_constructors
@@ -1628,9 +1848,22 @@ class StubBody(Rule):
       `# type: ignore[empty-body]` (or, for the whole file, mypy's inline
       `# mypy: disable-error-code="empty-body"`: generated ctypes bindings), `# noqa: B027` or
       ruff's `# ruff: ignore[B027]` (by code or by name, `empty-method-without-abstract-decorator`);
+      a section comment over a group of functions (the nearest comment block above, past the
+      definitions between, in a class body or a module) that says they do nothing (IPython's
+      `# No-op functions which describe the names of available events`) and not that the work is
+      pending; an empty body whose docstring holds doctest examples (`>>> 1 + 1`, IPython's
+      `In [1]: x = 1`) that do not call the function (the docstring is the test a doctest runner
+      collects; examples that call it show what its body must do); an empty test under a skip
+      decorator that gives a reason (`@pytest.mark.skip(reason="no way to test this")`, also
+      `skipif` and unittest's `skip`), unless the reason says the code is missing ("not
+      implemented", "TODO", "not yet") — an `xfail` is reported;
     - an entry of a dispatch table: a decorated `def _(...)`, a function registered by a
       decorator call that names a key (`@register_lowering(aten.sink)`, `@dispatch(Var)`; not
-      `@lru_cache(128)`), the fallback of `functools.singledispatch`; or a declaration whose
+      `@lru_cache(128)`), the fallback of `functools.singledispatch`, a function decorated by a
+      project function that stores its argument in a table (IPython's `def _define_event(f):
+      available_events[f.__name__] = f; return f`, or a factory's inner `def wrapped(f):
+      VIEWS[name] = (f, template)` under `@export(None, template="not_found.html")`; in any file
+      of the project, not a decorator that only wraps); or a declaration whose
       decorator's keyword supplies the body — a lambda or a function of the file
       (`@operator(resolver=lambda d: d.element_position)`), native code in a `snippet`, `source`
       or `code` string that reads as code (`@func_native(snippet='printf("%d", i);')`; not
@@ -1640,7 +1873,10 @@ class StubBody(Rule):
       (`model.tie_weights = f.__get__(model)`) or in a class body under another name
       (`__getitem__ = raise_error`), stored as a
       dict literal's value (a dispatch table by hand) or given as a parameter's default value
-      (`def simulate(post_func=no_post_func)`: the default callback a caller may replace), never
+      (`def simulate(post_func=no_post_func)`: the default callback a caller may replace), or
+      assigned to a name as a conditional's or boolean operator's alternative (`var_repr = eqrepr
+      if include_vars else nullrepr`) or to a name that scope never calls (`fun = no_prefix` then
+      `return fun`; in another module too), never
       called where it is defined — its enclosing function, or its module for a module-level
       function (a callback shaped by its callee: `_make_prim(meta=_sink_tokens)`,
       `register_autograd(op, setup_context=setup)`);
@@ -1652,6 +1888,10 @@ class StubBody(Rule):
       constant — modules whose names differ in one package (`pkg.cuda` and `pkg.mtia`), backends
       of one interface by convention, checked by the whole-project pass: MTIA's
       `is_bf16_supported` returning True is its answer where CUDA's asks the device — or that a
+      sibling module implements which a module importing both puts beside it as a value of a
+      module-level literal table (pdm's `FORMATS = {"flit": cast("_Format", flit),
+      "requirements": requirements}`: one protocol's backends; a module's module-level tables
+      are read as one), or that a
       module named a stand-in defines (django's `translation/trans_null.py`, the null object of
       `trans_real.py`);
     - what its class makes deliberate: a class whose two or more methods are all placeholders
@@ -2137,8 +2377,52 @@ class StubBody(Rule):
         Example("#if QMODE_4BIT == 1\n__device__ void shuffle_4bit(unsigned* q, int stride) {\n"
                 "    q[0] = (q[0] >> 4) | (q[0] << 28);\n}\n#else\n"
                 "__device__ void shuffle_4bit(unsigned* q, int stride) {\n}\n#endif\n", path="qdq_4.cuh"),
+        # Doctest carriers: the docstring's examples are the test (IPython's `In [1]:` prompts too).
+        Example("def test_magics():\n    \"\"\"Test calling magics from the debugger.\n\n    In [1]: x = 1\n\n"
+                "    In [2]: x\n    Out[2]: 1\n    \"\"\"\n\n\ndef test_plain():\n    \"\"\"A plain doctest.\n\n"
+                "    >>> 1 + 1\n    2\n    \"\"\"\n    pass\n", path="tests/test_dbg.py"),
+        # Module-level prototypes under a section comment that says they do nothing, and ones a
+        # decorator of the file files in its table (also by a factory's inner function).
+        Example("# ------------------------------------------------------------------\n# Callback prototypes\n#\n"
+                "# No-op functions which describe the names of available events.\n"
+                "# ------------------------------------------------------------------\n\n"
+                "def pre_execute():\n    \"\"\"Fires before code is executed.\"\"\"\n    pass\n\n\n"
+                "def post_execute():\n    \"\"\"Fires after code is executed.\"\"\"\n    pass\n"),
+        Example("available_events = {}\n\n\ndef _define_event(callback):\n"
+                "    available_events[callback.__name__] = callback\n    return callback\n\n\n"
+                "@_define_event\ndef shell_initialized(ip):\n    \"\"\"Fires after the shell is set up.\"\"\"\n    pass\n"),
+        Example("VIEWS = {}\n\n\ndef export(string, template=None):\n    def wrapped(f):\n"
+                "        VIEWS[f.__name__] = (f, string, template)\n        return f\n\n    return wrapped\n\n\n"
+                "@export(None, template='not_found.html')\ndef not_found():\n    pass\n"),
+        # A member bound in a class body's `if` block implements the base's (trio's `recvmsg`).
+        Example("import socket\nimport sys\n\n\nclass SocketType:\n    if sys.platform != 'win32':\n\n"
+                "        def recvmsg(self, bufsize):\n            raise NotImplementedError\n\n\n"
+                "class _SocketType(SocketType):\n    if sys.platform != 'win32':\n"
+                "        recvmsg = _wrap(socket.socket.recvmsg)\n"),
+        # A function handed on under another name: a conditional's alternative, a name returned.
+        Example("def eqrepr(value):\n    return '=%r' % (value,)\n\n\ndef nullrepr(value):\n    return ''\n\n\n"
+                "def format_vars(pairs, include_vars):\n    var_repr = eqrepr if include_vars else nullrepr\n"
+                "    return [name + var_repr(value) for name, value in pairs]\n\n\n"
+                "def pick_prefix(name):\n    if name == 'no_prefix':\n\n        def no_prefix(history):\n"
+                "            return ''\n\n        fun = no_prefix\n    else:\n        fun = last_line\n    return fun\n"),
+        # An empty test skipped with its reason, as a comment gives one.
+        Example("import pytest\n\n\n@pytest.mark.skip(reason='no way to test this')\ndef test_to_cuda():\n    pass\n",
+                path="tests/test_utility.py"),
     ]
     INVALID: ClassVar[list[Example]] = [
+        # Examples that call the function show its use; a skip or xfail that says the code is
+        # missing; an alias called here; a section that says the work is pending; a decorator
+        # that wraps what it decorates rather than filing it in a table.
+        Example("def add(a, b):\n    \"\"\"Add two numbers.\n\n    >>> add(1, 2)\n    3\n    \"\"\"\n", expect=1),
+        Example("import pytest\n\n\n@pytest.mark.xfail(reason='Not implemented')\ndef test_backtest():\n    pass\n\n\n"
+                "@pytest.mark.skip(reason='not implemented yet')\ndef test_export():\n    pass\n",
+                path="tests/test_env.py", expect=2),
+        Example("def validate(rows):\n    raise NotImplementedError\n\n\ndef run(rows):\n    step = validate\n"
+                "    return step(rows)\n", expect=1),
+        Example("# No-op handlers for now: TODO fill them in.\n\ndef on_start():\n    pass\n\n\ndef on_stop():\n    pass\n",
+                expect=2),
+        Example("def logged(f):\n    def inner(*args):\n        print(f.__name__)\n        return f(*args)\n\n"
+                "    return inner\n\n\n@logged\ndef compute(x):\n    pass\n", expect=1),
         # Called here after all: looped over, or stored on the object that calls it.
         Example("def normalize(rows):\n    return rows\n\n\ndef validate(rows):\n    raise NotImplementedError\n\n\n"
                 "def run(rows):\n    for step in [normalize] + [validate]:\n        rows = step(rows)\n"
@@ -2422,17 +2706,21 @@ class StubBody(Rule):
             return None  # `nothing()`, `noop`, `_fake_rcb`, `always_true`: the name promises what the body does
         if _is_test(node, label, owner, path) and _run_by_a_property_decorator(node):
             return None  # `@given(st.integers()) def test_x(x): pass`: the test is the decorator drawing examples
+        if _is_test(node, label, owner, path) and _skipped_for_a_reason(node):
+            return None  # `@pytest.mark.skip(reason="no way to test this")`: the reason says why it is empty
         if _bound_by_another_branch(node, label) or _rebound_later(node, label, names):
             return None  # the feature-absent twin of a name another branch (or a later `if`/`try`) binds
         if _states_it_does_nothing(node):
             return None  # its docstring or comment says doing nothing is the point ("no-op", "nothing to do")
+        if _is_empty(placeholder) and _carries_doctests(node, label):
+            return None  # the docstring's examples are the test (`In [1]: x = 1`, `>>> 1 + 1`), the body their carrier
         if _empty_body_acknowledged(node):
             return None  # `# type: ignore[empty-body]`: the author told the type checker the body is meant empty
         if _handed_on_as_callback(node, label, names):
             return None  # a nested function passed to a call or returned, never called here: a callback
         if _replaces_a_parameter(node, label):
             return None  # `if heuristic is None: def heuristic(u, v): return 0`: the parameter's default
-        if _registered(node, label):
+        if _registered(node, label, names):
             return None  # a dispatch table's entry: doing nothing or a constant is its answer for that key
         if len(label) > 4 and label.startswith("__") and label.endswith("__") and placeholder == RAISE_NOT_IMPLEMENTED:
             return None  # `__hash__`, `__delitem__` raising: the type refuses that protocol operation
@@ -2440,6 +2728,8 @@ class StubBody(Rule):
             return None  # a marker function: the code tells it apart by identity, a tracer acts in its place
         if owner is None and _used_only_when_type_checking(node, label, names):
             return None  # flax's `_to_keyless`: called only under `if TYPE_CHECKING:`, a declaration for the checker
+        if owner is None and _is_empty(placeholder) and _section_says_no_op(node, None):
+            return None  # `# No-op functions which describe the names of available events` over the group
         if owner is None:
             # A function's callers and sibling modules may live in other files: the whole program decides.
             return ("", _qualified_name(node), constant_answer(node), FUNCTION)
@@ -2447,7 +2737,7 @@ class StubBody(Rule):
             return None  # `class Table(dict): def update(...): raise NotImplementedError`: the type refuses it
         if RAISE_NOT_IMPLEMENTED in placeholder and _refusal_by_design(owner, label, names):
             return None  # `writable()` answers False, or `get = _is_disabled`: a refusal the class declares
-        if _is_empty(placeholder) and _class_says_no_op(node, owner):
+        if _is_empty(placeholder) and _section_says_no_op(node, owner):
             return None  # `# -- Topology hooks (no-op defaults) --` above the group, or the class docstring says so
         abstract = _is_abstract_base(owner, names)
         if abstract and _is_empty(placeholder):
@@ -2505,6 +2795,8 @@ class StubBody(Rule):
                 return False  # a marker function: code tells it apart by identity (an interpreter intercepts calls to it)
             if _referenced_as_a_value(program, module, method):
                 return False  # handed on from another module (a default value, a table's entry, an alias): a callback
+            if _registered_by_another_module(program, module, key):
+                return False  # `@export(None, template="not_found.html")`: the decorator files it in its table
             return not _answered_in_parallel_module(program, module, method, answer)
         class_key = function_key(module.name, class_name) if module is not None else ""
         if class_key not in program.classes:

@@ -385,3 +385,34 @@ def test_stubs_in_files_a_test_names_as_data_are_its_input(project, tmp_path):
         "examples/unnamed.py": "def do_login(password='blerg'):\n    pass\n",
     })  # fmt: skip
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("examples/unnamed.py", 1)]
+
+
+def test_members_under_if_table_backends_registrars_and_aliases_across_modules(project, tmp_path):
+    # trio binds `recvmsg` in an `if` of the subclass's body; pdm's `FORMATS` table holds its
+    # format modules (flit's `export` refuses where requirements' implements it); werkzeug's
+    # `export` decorator files the view in a table; IPython's tracebacks choose `nullrepr` as an
+    # alternative. A module no table holds, a wrapping decorator and a function called through
+    # its alias keep their findings.
+    root = project({
+        "pkg/__init__.py": "",
+        "pkg/sock.py": "import sys\n\n\nclass SocketType:\n    if sys.platform != 'win32':\n\n"
+                       "        def recvmsg(self, bufsize):\n            raise NotImplementedError\n",
+        "pkg/impl.py": "import socket\nimport sys\n\nfrom pkg.sock import SocketType\n\n\nclass Socket(SocketType):\n"
+                       "    if sys.platform != 'win32':\n        recvmsg = wrap(socket.socket.recvmsg)\n",
+        "pkg/formats/__init__.py": "from typing import cast\n\nfrom pkg.formats import flit, requirements\n\n"
+                                   "FORMATS = {'flit': cast('_Format', flit), 'requirements': requirements}\n",
+        "pkg/formats/flit.py": "def export(candidates):\n    raise NotImplementedError()\n",
+        "pkg/formats/requirements.py": "def export(candidates):\n    return '\\n'.join(candidates)\n",
+        "pkg/formats/poetry.py": "def export(candidates):\n    raise NotImplementedError()\n",
+        "pkg/utils.py": "VIEWS = {}\n\n\ndef export(string, template=None):\n    def wrapped(f):\n"
+                        "        VIEWS[f.__name__] = (f, string, template)\n        return f\n\n    return wrapped\n\n\n"
+                        "def logged(f):\n    def inner(*args):\n        return f(*args)\n\n    return inner\n",
+        "pkg/views.py": "from pkg.utils import export, logged\n\n\n@export(None, template='not_found.html')\n"
+                        "def not_found():\n    pass\n\n\n@logged\ndef compute(x):\n    pass\n",
+        "pkg/tb.py": "def nullrepr(value):\n    return ''\n\n\ndef checked(value):\n    raise NotImplementedError\n",
+        "pkg/ultratb.py": "from pkg.tb import checked, nullrepr\n\n\ndef format_vars(pairs, include_vars):\n"
+                          "    var_repr = repr if include_vars else nullrepr\n    check = checked\n"
+                          "    return [check(name) + var_repr(value) for name, value in pairs]\n",
+    })  # fmt: skip
+    assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "c")) == [
+        ("pkg/formats/poetry.py", 1), ("pkg/tb.py", 5), ("pkg/views.py", 10)]
