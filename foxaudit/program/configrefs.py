@@ -76,6 +76,31 @@ _PY_PATH = re.compile(rb"""(?:^|(?<=[\s:\-"'=\[,]))((?:\.{1,2}/)?[\w-]+(?:/[\w.-
 PATH_TARGET_PREFIX = "path:"
 
 
+# Keys whose values are path patterns that select files, not files anything runs (a workflow's
+# `on: pull_request: paths:`, pre-commit's `files:`/`exclude:`, a linter's ignore list).
+_FILTER_KEYS = frozenset({b"paths", b"paths-ignore", b"files", b"exclude", b"include", b"ignore", b"ignores",
+                          b"extend-exclude", b"omit", b"skip"})
+_KEY_LINE = re.compile(rb"^([ \t]*)(?:-[ \t]+)?([\w.-]+)[ \t]*:", re.MULTILINE)
+
+
+def _key_of(data: bytes, position: int) -> bytes:
+    """The YAML key a value at ``position`` belongs to: the key on its own line (`hooks: x.py`), or
+    for a list item (`- x.py`) the nearest line above, indented less, that opens a key."""
+    line_start = data.rfind(b"\n", 0, position) + 1
+    own = _KEY_LINE.match(data, line_start)
+    if own is not None and own.end() <= position:
+        return own.group(2)
+    indent = len(data[line_start:position]) - len(data[line_start:position].lstrip(b" \t-"))
+    end = line_start - 1
+    while end > 0:
+        start = data.rfind(b"\n", 0, end) + 1
+        key = _KEY_LINE.match(data, start)
+        if key is not None and len(key.group(1)) < indent:
+            return key.group(2)
+        end = start - 1
+    return b""
+
+
 def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
     """(line, dotted name) of every ``_target_`` and PyYAML Python tag in one YAML file's bytes,
     and (line, ``path:<relative path>``) of every relative ``.py`` path written as a value, in order."""
@@ -86,7 +111,8 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
         matches.extend((match.start(), match.group(1)) for match in _PYTHON_TAG.finditer(data))
     if b".py" in data:
         matches.extend((match.start(), PATH_TARGET_PREFIX.encode() + match.group(1)) for match in _PY_PATH.finditer(data)
-                       if b"://" not in data[max(0, match.start() - 8) : match.start()])
+                       if b"://" not in data[max(0, match.start() - 8) : match.start()]
+                       and _key_of(data, match.start()) not in _FILTER_KEYS)
     found = []
     line, counted = 1, 0
     for start, name in sorted(matches):

@@ -306,8 +306,8 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
     function of its own summary, its name and kind, and the set of ``known`` module names."""
     imported: set[str] = set()
     typing: set[str] = set()
-    # Loading a module runs its parent packages first.
-    parts = name.split(".")
+    # Loading a module runs its parent packages first (a file run by its path has none).
+    parts = name.split(".") if importable(name) else []
     for cut in range(1, len(parts)):
         parent = ".".join(parts[:cut])
         if parent in program.modules:
@@ -1469,12 +1469,12 @@ _OWN_FILE = frozenset({"__file__", "os.path.abspath(__file__)", "os.path.realpat
 
 
 def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:
-    """A module whose text is a note and no code: comments or a docstring, nothing to run, import,
-    bind or define (trl's ``examples/scripts/dpo.py``, a banner saying the script moved; unsloth's
+    """A module whose text is a note and no code: comments or a docstring and no statement (trl's
+    ``examples/scripts/dpo.py``, a banner saying the script moved; unsloth's
     ``assets/configs/__init__.py``, a licence header making a folder of YAML files a package the
     wheel ships). No orphan: there is no code to wire or to delete as dead. An empty file says
-    nothing and stays one, and so does the ``__init__.py`` of a package with modules below it
-    (they are the orphans it stands for)."""
+    nothing and stays one, as does one whose comments are mostly code switched off, and the
+    ``__init__.py`` of a package with modules below it (they are the orphans it stands for)."""
     summary = module.summary
     if summary.module_calls or summary.has_main_guard or summary.classes or summary.function_names \
             or summary.defined_names or summary.imports:
@@ -1483,9 +1483,13 @@ def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:
         return False
     try:
         text = (program.root / module.path).read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+        # (Read for the few modules nothing reaches; the summary says nothing of `assert True`.)
+        statements = ast.parse(text).body
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return bool(text.strip()) and not _commented_out_code(text)
+    docstrings = all(isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+                     and isinstance(statement.value.value, str) for statement in statements)
+    return bool(text.strip()) and docstrings and not _commented_out_code(text)
 
 
 # A comment line that reads as a Python statement (`# from x import y`, `# model = build()`,

@@ -761,7 +761,13 @@ def _tabled_with(program: Program, module: Module) -> frozenset[str]:
 def _parallel(one: Module, other: Module) -> bool:
     """The two modules' names differ in exactly one part below the top, a package on both sides
     (a file named after its package counts without that prefix: hummingbot's
-    `kraken/kraken_web_utils` and `hyperliquid/hyperliquid_web_utils` are one interface's)."""
+    `kraken/kraken_web_utils` and `hyperliquid/hyperliquid_web_utils` are one interface's). A file
+    whose path is no module name (pylint's `doc/data/messages/b/broken-callable/bad.py`) is run by
+    path, never imported through an interface: parallel to nothing."""
+    from foxaudit.program.model import importable
+
+    if not (importable(one.name) and importable(other.name)):
+        return False
     first, second = _unprefixed(one.name), _unprefixed(other.name)
     if len(first) != len(second):
         return False

@@ -416,3 +416,11 @@ def test_members_under_if_table_backends_registrars_and_aliases_across_modules(p
     })  # fmt: skip
     assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "c")) == [
         ("pkg/formats/poetry.py", 1), ("pkg/tb.py", 5), ("pkg/views.py", 10)]
+
+
+def test_files_whose_paths_are_no_module_names_are_parallel_to_nothing(project, tmp_path):
+    # pylint's `doc/data/messages/<letter>/<message-name>/bad.py`: each example runs alone, by its
+    # path; one that defines `func` does not answer another's empty `func`.
+    root = project({"pkg/__init__.py": "", "msgs/b/broken-callable/bad.py": "def func():\n    ...\n",
+                    "msgs/b/bare-capture/bad.py": "def func():\n    return 1\n"})
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("msgs/b/broken-callable/bad.py", 1)]

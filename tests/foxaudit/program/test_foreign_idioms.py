@@ -1261,13 +1261,15 @@ def test_a_module_that_is_only_a_note_is_no_orphan_but_an_empty_one_is(tmp_path:
         "examples/empty.py": "",
         "examples/disabled.py": "# Kept for reference; DISABLED.\n\n# import torch\n# from lib import model\n\n"
                                 "# net = model.build()\n# def run(x):\n#     return net(x)\n",
-    }) == ["examples/disabled.py", "examples/empty.py"]
+        "examples/asserts.py": "# A check.\nassert True\n",
+    }) == ["examples/asserts.py", "examples/disabled.py", "examples/empty.py"]
 
 
 def test_a_script_whose_path_is_no_module_name_is_run_by_path_and_its_imports_count(tmp_path: Path) -> None:
     """werkzeug's `examples/manage-coolmagic.py` (`from coolmagic import make_app`, beside it) and
     detectron2's `configs/COCO-Detection/*.py` (`from ..common.optim import SGD`): no import can
-    name such a file, so it is a script, and what it imports is reached."""
+    name such a file, so it is a script, and what it imports is reached (not the packages of the
+    folders it sits in: run by its path, it runs no package `__init__`)."""
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "examples/manage-shop.py": "from shop.views import index\n\nindex()\n",
@@ -1275,7 +1277,8 @@ def test_a_script_whose_path_is_no_module_name_is_run_by_path_and_its_imports_co
         "configs/__init__.py": "", "configs/common/__init__.py": "", "configs/common/optim.py": "SGD = 1\n",
         "configs/COCO-Detection/retina.py": "from ..common.optim import SGD\n\nlr = SGD\n",
         "configs/common/unused.py": "X = 1\n",
-    }) == ["configs/common/unused.py"]
+        "tools/__init__.py": "X = 1\n", "tools/gen-data/make.py": "print('made')\n",
+    }) == ["configs/common/unused.py", "tools/__init__.py"]
 
 
 def test_a_stray_init_at_a_packaged_root_does_not_rename_every_module(tmp_path: Path) -> None:
@@ -1334,14 +1337,17 @@ def test_a_package_of_data_files_marked_by_a_commented_init_is_no_orphan(tmp_pat
 
 def test_a_python_file_a_yaml_file_names_by_its_path_is_loaded_by_path(tmp_path: Path) -> None:
     """mkdocs' `hooks: [docs/plugins/main.py]` (from the root), a CI step's `python gen.py` beside
-    its YAML file; a URL ending in `.py` names nothing."""
+    its YAML file; a URL ending in `.py`, and a path under a key that selects files (a workflow's
+    `paths:` filter), name nothing run."""
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "mkdocs.yml": "site_name: App\nhooks:\n  - docs/plugins/main.py\nrepo_url: https://x.org/raw/tools/fetched.py\n",
         "docs/plugins/main.py": "def on_page_content(html, page, config, files):\n    return html\n",
         "ci/build.yml": "steps:\n  - run: python gen.py --out build\n", "ci/gen.py": "def main():\n    return 1\n",
         "tools/fetched.py": "X = 1\n",
-    }) == ["tools/fetched.py"]
+        "ci/workflow.yml": "on:\n  pull_request:\n    paths:\n      - tools/filtered.py\n",
+        "tools/filtered.py": "X = 1\n",
+    }) == ["tools/fetched.py", "tools/filtered.py"]
 
 
 def test_sys_path_entries_above_the_module_and_through_an_alias_of_join(tmp_path: Path) -> None:
