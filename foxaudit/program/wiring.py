@@ -1452,19 +1452,35 @@ def _runs_a_file_by_a_variable_path(module: Module, call: Call, arg: Arg) -> boo
         )
         spans += [c.span for c in calls if name and c.bound_to == name and c.method in _READS]
     within = [c for span in spans for c in inside(span)]
-    if not any(c.method in _READS for c in within):
+    reads = [c for c in within if c.method in _READS]
+    if not reads:
         return False
+    if all(c.receiver_kind == "name" and c.receiver in module.summary.constants
+           and _names_one_file(module, module.summary.constants[c.receiver]) for c in reads):
+        return False  # `RAW_TEXT_PATH.read_text()` with `RAW_TEXT_PATH = Path(…) / "raw_text.py"`: one known file
     openers = [c for c in within if c.func in _OPENS]
     if not openers:
         # f.read() of a `with open(path) as f`: the openers of the scope say what it opens.
         receivers = {c.receiver for c in within if c.method in _READS and c.receiver_kind == "name"}
         openers = [c for c in calls if c.func in _OPENS and c.bound_to in receivers] or [c for c in calls if c.func in _OPENS]
-    return not openers or any(not opener.args or (opener.args[0].kind != "str" and opener.args[0].text.strip()
-                                                   not in _OWN_FILE) for opener in openers)
+    return not openers or any(not opener.args or (opener.args[0].kind != "str" and not _names_one_file(module, opener.args[0]))
+                              for opener in openers)
+
+
+def _names_one_file(module: Module, path: Arg) -> bool:
+    """The module's own file (``__file__``), or a path that ends in a literal ``.py`` name, written
+    in place (``os.path.join(models, "mapper.py")``) or in the module constant it names
+    (``MAPPER_PATH = os.path.join(here, "mapper.py")``): one known file, not any."""
+    text = path.text.strip()
+    if text in _OWN_FILE or _PY_FILE_LITERAL.search(text):
+        return True
+    constant = module.summary.constants.get(text) if path.kind == "name" else None
+    return constant is not None and _PY_FILE_LITERAL.search(constant.text) is not None
 
 
 # A path that is the running module's own file: `exec(compile(Path(__file__).read_text(), …))` runs
-# the module itself (a test that re-runs its own source), no other file.
+# the module itself (a test that re-runs its own source), no other file. (A path that ends in a
+# literal file name, `open(os.path.join(models, "mapper.py"))`, is one known file too.)
 _OWN_FILE = frozenset({"__file__", "os.path.abspath(__file__)", "os.path.realpath(__file__)"})
 
 

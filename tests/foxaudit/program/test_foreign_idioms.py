@@ -327,6 +327,11 @@ EXECUTIONS = [
     ("import sys\nsource = open(sys.argv[1]).read()\nexec(source)\n", True),
     ("import runpy\nimport sys\nrunpy.run_path(sys.argv[1])\n", True),
     ("exec(open('defaults.py').read())\n", False),  # one known file
+    ("import os\nwith open(os.path.join('models', 'mapper.py')) as f:\n    exec(compile(f.read(), 'm', 'exec'))\n", False),
+    ("import os\nMAPPER = os.path.join(os.path.dirname(__file__), 'mapper.py')\n"
+     "with open(MAPPER) as f:\n    source = f.read()\nexec(compile(source, MAPPER, 'exec'))\n", False),
+    ("from pathlib import Path\nexec(compile(Path(__file__).read_text(), __file__, 'exec'), {})\n", False),  # itself
+    ("from pathlib import Path\nRAW = Path(__file__).parent / 'raw_text.py'\nexec(compile(RAW.read_text(), str(RAW), 'exec'))\n", False),
     ("import runpy\nrunpy.run_path('defaults.py')\n", False),
     ("CODE = 'x = 1'\nexec(CODE)\n", False),  # a string, no file
     ("import sys\nprint(sys.argv)\n", False),
