@@ -535,7 +535,7 @@ def _files_tests_name(program: Program, entries: dict[str, str], reached: set[st
     ``self.check_example("eval.py", …)`` scanning ``examples/eval.py``, mitmproxy's
     ``tdata.path("../examples/addons/anatomy2.py")``): files a test reads or runs as data. A path
     resolves beside the test, from the root, or — a bare file name — to the one project file of
-    that name (a name two files share names neither). Only files nothing else reaches (and files
+    that name, or the one of them nothing else reaches (else to none). Only files nothing else reaches (and files
     no import can name, which are data once a test names them) become test data: what they import
     is reached by tests alone."""
     tests = [module for name, module in program.modules.items()
@@ -552,8 +552,12 @@ def _files_tests_name(program: Program, entries: dict[str, str], reached: set[st
         for literal in sorted(test.summary.file_literals):
             candidates = [posixpath.normpath(posixpath.join(directory, literal)), posixpath.normpath(literal)]
             named = next((by_path[path] for path in candidates if path in by_path), None)
-            if named is None and "/" not in literal and len(by_file_name.get(literal, ())) == 1:
-                named = by_file_name[literal][0]
+            if named is None and "/" not in literal:
+                # A bare file name: the one project file of that name, or the one of them nothing
+                # else reaches (bandit's `examples/yaml_load.py` beside its plugin `yaml_load.py`).
+                same = by_file_name.get(literal, [])
+                loose = [name for name in same if name not in reached and entries.get(name, PATH_SCRIPT) == PATH_SCRIPT]
+                named = same[0] if len(same) == 1 else loose[0] if len(loose) == 1 else None
             if named is not None and not program.modules[named].is_test and (
                     entries.get(named) == PATH_SCRIPT or (named not in reached and named not in entries)) \
                     and not first_path_match(program.modules[named].path, program.settings.out_of_scope):
@@ -1495,8 +1499,8 @@ def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:
     if summary.module_calls or summary.has_main_guard or summary.classes or summary.function_names \
             or summary.defined_names or summary.imports:
         return False
-    if module.is_package and any(other.startswith(name + ".") for other in program.modules):
-        return False
+    if module.is_package and any(other.startswith(name + ".") and importable(other) for other in program.modules):
+        return False  # (a script below it in a folder no import can name is none of its modules)
     try:
         text = (program.root / module.path).read_bytes().decode("utf-8", errors="replace")
         # (Read for the few modules nothing reaches; the summary says nothing of `assert True`.)

@@ -1335,6 +1335,7 @@ def test_a_package_of_data_files_marked_by_a_commented_init_is_no_orphan(tmp_pat
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
         "lib/_assets/__init__.py": "# SPDX-License-Identifier: MIT\n", "lib/_assets/lora.yaml": "r: 8\n",
+        "lib/_assets/single-env/patch.py": "print('patched')\n",  # a script below it, in a folder no import names
         "lib/_empty/__init__.py": "",
         "lib/_old/__init__.py": "# Old helpers.\n", "lib/_old/helpers.py": "X = 1\n",
     }) == ["lib/_empty/__init__.py", "lib/_old/__init__.py", "lib/_old/helpers.py"]
@@ -1388,7 +1389,8 @@ def test_modules_a_tool_setting_imports_are_entry_points_and_listed_layers_are_n
 
 def test_files_a_test_names_by_their_file_name_are_test_data(tmp_path: Path) -> None:
     """bandit: `check_example("eval.py")` over `examples/`; mitmproxy: a path from the test's
-    folder (`"../examples/addons/anatomy2.py"`); a bare name two files share names neither."""
+    folder (`"../examples/addons/anatomy2.py"`); a bare name two files share names the one nothing
+    else reaches (bandit's example beside its plugin of the same name), else neither."""
     analysis = _analyze(tmp_path, {
         "pyproject.toml": "[project]\nname = 'scan'\nversion = '1'\n",
         "scan/__init__.py": "", "examples/__init__.py": "",
@@ -1396,6 +1398,10 @@ def test_files_a_test_names_by_their_file_name_are_test_data(tmp_path: Path) -> 
                                     "    check('utils.py')\n",
         "examples/eval_use.py": "def run():\n    return eval('1+1')\n", "fixtures/local.py": "X = 1\n",
         "examples/utils.py": "X = 1\n", "other/utils.py": "X = 1\n",
+        "tests/test_plugins.py": "from scan.plugins import yaml_load\n\n\ndef test_yaml(check):\n"
+                                 "    check('yaml_load.py')\n",
+        "scan/plugins/__init__.py": "", "scan/plugins/yaml_load.py": "X = 1\n", "examples/yaml_load.py": "X = 1\n",
     })  # fmt: skip
-    assert analysis.imports.entries["examples.eval_use"] == analysis.imports.entries["fixtures.local"] == TEST_DATA
+    entries = analysis.imports.entries
+    assert entries["examples.eval_use"] == entries["fixtures.local"] == entries["examples.yaml_load"] == TEST_DATA
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/utils.py", "other/utils.py"]
