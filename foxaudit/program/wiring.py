@@ -552,9 +552,10 @@ def _files_tests_name(program: Program, entries: dict[str, str], reached: set[st
         for literal in sorted(test.summary.file_literals):
             candidates = [posixpath.normpath(posixpath.join(directory, literal)), posixpath.normpath(literal)]
             named = next((by_path[path] for path in candidates if path in by_path), None)
-            if named is None and "/" not in literal:
+            if named is None and "/" not in literal and not literal.startswith("__"):
                 # A bare file name: the one project file of that name, or the one of them nothing
                 # else reaches (bandit's `examples/yaml_load.py` beside its plugin `yaml_load.py`).
+                # (`__init__.py`, `__main__.py` name no file by themselves.)
                 same = by_file_name.get(literal, [])
                 loose = [name for name in same if name not in reached and entries.get(name, PATH_SCRIPT) == PATH_SCRIPT]
                 named = same[0] if len(same) == 1 else loose[0] if len(loose) == 1 else None

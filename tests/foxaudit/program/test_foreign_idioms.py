@@ -1399,9 +1399,10 @@ def test_files_a_test_names_by_their_file_name_are_test_data(tmp_path: Path) -> 
         "examples/eval_use.py": "def run():\n    return eval('1+1')\n", "fixtures/local.py": "X = 1\n",
         "examples/utils.py": "X = 1\n", "other/utils.py": "X = 1\n",
         "tests/test_plugins.py": "from scan.plugins import yaml_load\n\n\ndef test_yaml(check):\n"
-                                 "    check('yaml_load.py')\n",
+                                 "    check('yaml_load.py')\n    check('__init__.py')\n",
+        "other/__init__.py": "X = 1\n",
         "scan/plugins/__init__.py": "", "scan/plugins/yaml_load.py": "X = 1\n", "examples/yaml_load.py": "X = 1\n",
     })  # fmt: skip
     entries = analysis.imports.entries
     assert entries["examples.eval_use"] == entries["fixtures.local"] == entries["examples.yaml_load"] == TEST_DATA
-    assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/utils.py", "other/utils.py"]
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/utils.py", "other/__init__.py", "other/utils.py"]
