@@ -288,13 +288,30 @@ def stores_its_argument(function: tree_sitter.Node) -> bool:
     text = function.text
     if b"] =" not in text and b"]=" not in text:
         return False  # (no subscript written: most functions, read without a walk)
+    # The names written on the right of a subscript assignment (`table[k] = f`, `= (f, t)`): a
+    # function whose first parameter is none of them stores no argument, and is not walked.
+    stored = {name for match in _SUBSCRIPT_WRITE.finditer(text) for name in _NAME.findall(match.group(1))}
+    if not stored or not stored.intersection(_DEF_FIRST_PARAMETER.findall(text)):
+        return False  # (no `def` here, nested or not, takes one of those names first: no walk)
     stack = [function]
     while stack:
         current = stack.pop()
-        if current.type == "function_definition" and _stores_first_parameter(current):
+        if current.type == "function_definition" and _first_parameter(current) in stored and _stores_first_parameter(current):
             return True
         stack.extend(current.named_children)
     return False
+
+
+# A subscript assignment's right-hand side, over up to three lines (`[k] = (f, template)`).
+_SUBSCRIPT_WRITE = re.compile(rb"\]\s*=(?!=)([^\n]*(?:\n[^\n]*){0,2})")
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+# The first parameter each `def` of a text takes, past `self`/`cls`.
+_DEF_FIRST_PARAMETER = re.compile(rb"\bdef\s+\w+\s*\(\s*(?:(?:self|cls)\s*(?::[^,)]*)?,\s*)?\*{0,2}([A-Za-z_]\w*)")
+
+
+def _first_parameter(function: tree_sitter.Node) -> bytes:
+    names = [name for name in _parameter_names(function.child_by_field_name("parameters")) if name not in _RECEIVERS]
+    return names[0].encode() if names else b""
 
 
 def _stores_first_parameter(function: tree_sitter.Node) -> bool:
