@@ -313,11 +313,17 @@ _DELETED_FUNCTION_HEAD = re.compile(rb"\)\s*(?:(?:const|volatile|noexcept|overri
 
 def _block_end(view: bytes, opening: int) -> int | None:
     """The byte after the `}` that closes the `{` at ``opening``; None when it never closes."""
+    return _balanced_end(view, opening, 0x7B, 0x7D)
+
+
+def _balanced_end(view: bytes, opening: int, open_byte: int, close_byte: int) -> int | None:
+    """The byte after the ``close_byte`` that balances the ``open_byte`` at ``opening`` (nested
+    pairs counted); None when it never closes."""
     depth = 0
     for index in range(opening, len(view)):
-        if view[index] == 0x7B:
+        if view[index] == open_byte:
             depth += 1
-        elif view[index] == 0x7D:
+        elif view[index] == close_byte:
             depth -= 1
             if depth == 0:
                 return index + 1
@@ -615,15 +621,7 @@ def _argument_list_end(view: bytes, start: int) -> int | None:
         index += 1
     if index >= len(view) or view[index] != 0x28:
         return None
-    depth = 0
-    for position in range(index, len(view)):
-        if view[position] == 0x28:
-            depth += 1
-        elif view[position] == 0x29:
-            depth -= 1
-            if depth == 0:
-                return position + 1
-    return None
+    return _balanced_end(view, index, 0x28, 0x29)
 
 
 def _candidates(text: bytes, error: int, missing: bool = False) -> list[bytes]:
