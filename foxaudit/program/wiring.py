@@ -511,9 +511,9 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
         elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"
         elif any(name == library or name.startswith(library + ".") for library in libraries) \
-                and not module.is_package and _warns_of_deprecation_at_import(module):
-            # tqdm's `_tqdm.py`: `from .std import *` and a module-level `warn(…, TqdmDeprecationWarning)`:
-            # an old import path kept for its users until it is removed.
+                and _warns_of_deprecation_at_import(module):
+            # tqdm's `_tqdm.py`: `from .std import *` and a module-level `warn(…, TqdmDeprecationWarning)`
+            # (tensordict's `_tensordict/__init__.py`, a package): an old import path kept for its users.
             found[name] = "old import path of the library (warns of its deprecation when imported)"
         elif any(name == library or name.startswith(library + ".") for library in libraries) \
                 and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
@@ -1175,10 +1175,11 @@ def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
     own_package = name if module.is_package else name.rpartition(".")[0]
     found: set[str] = set()
     for call in module.summary.calls:
-        if call.method not in _PACKAGE_WALKS or not call.args:
+        path = call.args[0] if call.args else call.kwarg("path")  # `walk_packages(path=mdl.__path__)`
+        if call.method not in _PACKAGE_WALKS or path is None:
             continue
-        text = call.args[0].text.strip()
-        if call.args[0].kind == "name":
+        text = path.text.strip()
+        if path.kind == "name":
             bound = [a for a in module.summary.assignments if a.target == text and a.scope == call.scope
                      and (a.span.line, a.span.column) < (call.span.line, call.span.column)]
             last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)

@@ -1007,10 +1007,22 @@ def _top_level_bindings(block: tree_sitter.Node) -> set[str]:
                 bound.add("*")  # `from internal import *`: may bind any name
         elif statement.type == "expression_statement" and statement.named_children:
             assignment = statement.named_children[0]
-            left = assignment.child_by_field_name("left") if assignment.type == "assignment" else None
-            if left is not None and left.type == "identifier":
-                bound.add(left.text.decode())
+            # `a = b = f()`, `a, b = f()`, `x: T = …`: every name the targets bind.
+            while assignment is not None and assignment.type == "assignment":
+                bound.update(_target_names(assignment.child_by_field_name("left")))
+                assignment = assignment.child_by_field_name("right")
     return bound
+
+
+def _target_names(target: tree_sitter.Node | None) -> list[str]:
+    """The names an assignment target binds: `a`, and those of `a, b` / `(a, b)` / `[a, *b]`."""
+    if target is None:
+        return []
+    if target.type == "identifier":
+        return [target.text.decode()]
+    if target.type in ("pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "parenthesized_expression"):
+        return [name for child in target.named_children for name in _target_names(child)]
+    return []
 
 
 # Words of a name (`NopInputReader` → nop, input, reader; `_fake_rcb` → fake, rcb).
@@ -2092,6 +2104,9 @@ class StubBody(Rule):
         Example("try:\n    from fb.utils import log_cache_stats\nexcept ImportError:\n"
                 "    def log_cache_stats(*args, **kwargs):\n        pass\n"),
         Example("if is_fbcode():\n    def record(op):\n        store(op)\nelse:\n    def record(op):\n        pass\n"),
+        Example("try:\n    add_batch_dim, remove_batch_dim = wrap_functorch()\nexcept ImportError:\n"
+                "    def add_batch_dim(*args, **kwargs):\n        raise NotImplementedError\n\n"
+                "    def remove_batch_dim(*args, **kwargs):\n        raise NotImplementedError\n"),
         # A test's doubles: a callback, a fixture, a fake's method.
         Example("import pytest\n\n@pytest.fixture\ndef name():\n    return None\n\ndef test_apply(frame):\n"
                 "    def one(x):\n        return 1\n    assert frame.apply(one).sum() == len(frame)\n",

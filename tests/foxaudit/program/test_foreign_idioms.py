@@ -1239,7 +1239,7 @@ def test_plugins_imported_by_walking_their_package_are_reached(tmp_path: Path) -
     below it; a walk that imports nothing reaches nothing."""
     analysis = _analyze(tmp_path, {
         "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
-        "lib/__init__.py": "", "lib/main.py": "from lib import _data, _listed, _level\n",
+        "lib/__init__.py": "", "lib/main.py": "from lib import _data, _listed, _level, _by_keyword\n",
         "lib/_data.py": "import pkgutil\n\nfrom lib import _plugins\n\n\ndef load():\n    path = _plugins.__path__\n"
                         "    for _, name, _ in pkgutil.walk_packages(path, f'{_plugins.__name__}.'):\n"
                         "        __import__(name)\n\n\nload()\n",
@@ -1252,9 +1252,14 @@ def test_plugins_imported_by_walking_their_package_are_reached(tmp_path: Path) -
         "lib/_listed.py": "import pkgutil\n\nfrom lib import _shown\n\n"
                           "NAMES = [m.name for m in pkgutil.iter_modules(_shown.__path__)]\n",
         "lib/_shown/__init__.py": "", "lib/_shown/only_named.py": "X = 1\n",
+        "lib/_by_keyword.py": "import importlib\nimport pkgutil\n\nfrom lib import _kw\n\n"
+                              "for info in pkgutil.walk_packages(path=_kw.__path__, prefix='lib._kw.'):\n"
+                              "    importlib.import_module(info.name)\n",
+        "lib/_kw/__init__.py": "", "lib/_kw/hook.py": "X = 1\n",
     })  # fmt: skip
     status = _modules(analysis)
     assert status["lib._plugins.fold"] == status["lib._plugins.deep.inner"] == status["lib._level.sibling"] == WIRED
+    assert status["lib._kw.hook"] == WIRED  # hydra's `walk_packages(path=mdl.__path__, …)`
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["lib/_level/below/far.py", "lib/_shown/only_named.py"]
 
 
@@ -1326,6 +1331,8 @@ def test_an_old_import_path_kept_with_a_deprecation_warning_is_no_orphan(tmp_pat
         "lib/_tqdm.py": "from warnings import warn\n\nfrom .std import *  # noqa: F403\n\n"
                         "warn('This function will be removed in lib 5: use lib.std', LibDeprecationWarning, stacklevel=2)\n",
         "lib/_helpers.py": "from warnings import warn\n\nwarn('slow path')\n\nX = 1\n",
+        "lib/_old/__init__.py": "import warnings\n\nfrom lib.std import tqdm\n\n"
+                                "warnings.warn('lib._old will soon be removed', category=DeprecationWarning)\n",
     }) == ["lib/_helpers.py"]
 
 
