@@ -125,7 +125,7 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
 # A source line of a notebook's code cell as nbformat stores it: one JSON string per line,
 # `"from utils.grid import image_grid\n",` — an import statement at the line's start.
 _NOTEBOOK_IMPORT = re.compile(
-    rb'"[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+([\w, \t()]+)|import[ \t]+([\w., \t]+))(?:\\n)?"')
+    rb'"[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import[ \t]+([\w, \t()*]+)|import[ \t]+([\w., \t]+))(?:\\n)?"')
 
 
 def notebook_imports(data: bytes) -> tuple[tuple[int, str], ...]:
@@ -144,7 +144,8 @@ def notebook_imports(data: bytes) -> tuple[tuple[int, str], ...]:
             module = match.group(1).decode("ascii", errors="replace")
             found.append((line, module))
             names = match.group(2).decode("ascii", errors="replace").replace("(", " ").replace(")", " ")
-            found.extend((line, f"{module}.{name.split()[0]}") for name in names.split(",") if name.split())
+            found.extend((line, f"{module}.{name.split()[0]}") for name in names.split(",")
+                         if name.split() and name.split()[0] != "*")
         else:
             for name in match.group(3).decode("ascii", errors="replace").split(","):
                 if name.split():
@@ -155,7 +156,9 @@ def notebook_imports(data: bytes) -> tuple[tuple[int, str], ...]:
 # nbformat writes a cell's keys in order: "cell_type" first, "outputs" before "source"; a source
 # is an array of JSON strings, one per line (no raw newline inside one), or one string.
 _CELL_TYPE = re.compile(rb'"cell_type"\s*:\s*"(\w+)"')
-_SOURCE = re.compile(rb'"source"\s*:\s*(?:\[(.*?)\n?\s*\]|("(?:[^"\\\n]|\\.)*"))', re.DOTALL)
+# (The array ends at a `]` right after a string's closing quote: a `]` inside a line of code,
+# `digits = [0, 1]` or `x[\"k\"]`, is inside one of its strings.)
+_SOURCE = re.compile(rb'"source"\s*:\s*(?:\[\s*\]|\[(.*?(?<!\\)")\s*\]|("(?:[^"\\\n]|\\.)*"))', re.DOTALL)
 
 
 def _code_cell_imports(data: bytes) -> list[re.Match[bytes]]:
@@ -167,7 +170,7 @@ def _code_cell_imports(data: bytes) -> list[re.Match[bytes]]:
             continue
         end = cells[index + 1].start() if index + 1 < len(cells) else len(data)
         source = _SOURCE.search(data, cell.end(), end)
-        if source is not None:
+        if source is not None and (source.group(1) is not None or source.group(2) is not None):
             span = source.span(1) if source.group(1) is not None else source.span(2)
             found.extend(_NOTEBOOK_IMPORT.finditer(data, span[0], span[1]))
     return found

@@ -176,6 +176,8 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     uses: dict[tuple[str, str, int], Launch] = {}
 
     def use(node: tree_sitter.Node | None, how: str) -> None:
+        while node is not None and node.type == "parenthesized_expression" and node.named_children:
+            node = node.named_children[0]  # `a ? (b ? &k1 : &k2) : (…)`: nested choices, each in parentheses
         if node is not None and node.type == "conditional_expression":
             # `auto k = cond ? &k1<T> : &k2<T>; k<<<g, b>>>(p)`: either branch is the kernel taken.
             use(node.child_by_field_name("consequence"), how)

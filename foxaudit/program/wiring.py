@@ -1122,20 +1122,28 @@ def _loaded_by_path(name: str, module: Module, known: set[str]) -> set[str]:
     """Project modules ``module`` loads by a literal file path: ``SourceFileLoader("ext", str(here /
     "ext.py")).load_module()``, ``spec_from_file_location("ext", os.path.join(d, "ext.py"))``,
     ``runpy.run_path("tools/gen.py")``, ml_collections' ``config_flags.DEFINE_config_file("config",
-    "configs/default.py")`` (the flag's default file, loaded when the flag is not given). The path is read from the call's arguments (and the calls
+    "configs/default.py")`` (the flag's default file, loaded when the flag is not given), ``exec``
+    of what its scope opens (``with open("pkg/__version__.py") as f: exec(f.read(), v)``). The path is read from the call's arguments (and the calls
     nested in them) as a string literal naming a ``.py`` file; it is resolved against the loading
     module's package (its directory), then the project root. A path built from variables alone
     names nothing."""
-    if PATH_LOAD_METHODS.isdisjoint(module.summary.call_methods):
+    methods = module.summary.call_methods
+    if PATH_LOAD_METHODS.isdisjoint(methods) and "exec" not in methods:
         return set()
     package = name if module.is_package else name.rpartition(".")[0]
     directory = package.split(".") if package else []
     found: set[str] = set()
     calls = module.summary.calls
     for call in calls:
-        if call.method not in PATH_LOAD_METHODS:
+        if call.method == "exec" and call.func in ("exec", "builtins.exec"):
+            # `with open("pkg/__version__.py") as f: exec(f.read(), VERSION)` (a setup.py): the file
+            # its scope opens by a literal path is what it runs.
+            texts = [arg.text for opener in calls if opener.scope == call.scope and opener.func in _OPENS
+                     for arg in opener.args[:1]]
+        elif call.method not in PATH_LOAD_METHODS:
             continue
-        texts = [arg.text for arg in call.args] + [arg.text for _, arg in call.kwargs]
+        else:
+            texts = [arg.text for arg in call.args] + [arg.text for _, arg in call.kwargs]
         for inner in calls:
             if inner is not call and call.span.line <= inner.span.line <= call.span.end_line:
                 texts.extend(arg.text for arg in inner.args)

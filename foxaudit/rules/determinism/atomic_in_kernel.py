@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import tree_sitter
 
-from foxaudit.rules._support.cuda import enclosing_function, function_name
+from foxaudit.rules._support.cuda import enclosing_function, execution_spaces, function_name
 from foxaudit.rules._support.cuda_types import Kind, declared_names, kind_of_expression, kind_of_type
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
@@ -172,7 +172,8 @@ class AtomicInKernel(Rule):
     - libcu++ atomics: `fetch_add`/`fetch_sub`/`fetch_min`/`fetch_max`/`fetch_and`/`fetch_or`/
       `fetch_xor`/`exchange`/`compare_exchange_*` on a `cuda::atomic_ref<T>`,
       `cuda::std::atomic<T>` or `cuda::atomic<T>` (a variable, parameter or temporary), and
-      compound assignment or `++`/`--` on such a variable;
+      compound assignment or `++`/`--` on such a variable — not in a plain host function (no
+      `__device__`/`__global__`, no lambda around it), where a `std::atomic` counts on the CPU;
     - NVIDIA's builtins `__nv_atomic_fetch_add`, `__nv_atomic_exchange`, ... (not loads, stores
       or fences);
     - inline PTX `red.*` and `atom.*` instructions in `asm(...)` statements, state spaces
@@ -253,6 +254,10 @@ class AtomicInKernel(Rule):
         Example("// atomicAdd would be nondeterministic here\n__device__ float f(float a) { return a; }\n",
                 path="f.cuh"),
         Example('static const char* kBanned = "atomicAdd";\n', path="names.cu"),
+        # A host function's std::atomic (a lock counter beside a mutex) runs on the CPU.
+        Example("#include <atomic>\nstatic std::atomic<int> lock_counter;\n\nvoid graph_compute(bool capture) {\n"
+                "  if (capture) lock_counter.fetch_add(1, std::memory_order_relaxed);\n  lock_counter += 1;\n}\n",
+                path="backend.cu"),
         Example("__device__ float myatomicAdd(float* p, float v) { return *p + v; }\n"
                 "__global__ void k(float* p) { myatomicAdd(p, 1.0f); }\n", path="k.cu"),
         Example("__global__ void claim(int* next, int* out) { out[threadIdx.x] = atomicAdd(next, 1); }\n",
@@ -323,6 +328,10 @@ class AtomicInKernel(Rule):
         Example("__global__ void k(cuda::std::atomic<int>* counter, cuda::atomic<float>& sum, float v) {\n"
                 "  counter->fetch_add(1); (*counter)++; sum.fetch_add(v); sum.exchange(0.f);"
                 " sum.compare_exchange_strong(v, 1.f);\n}\n", path="std.cu", expect=5),
+        Example("__host__ __device__ void bump(cuda::atomic<float>& sum) { sum.fetch_add(1.0f); }\n", path="both.cuh",
+                expect=1),
+        Example("void launch(float* d) {\n  run([=] __device__ (cuda::atomic_ref<float> r) { r.fetch_add(1.0f); });\n}\n",
+                path="lambda.cu", expect=1),
         Example("__global__ void k(double* d, int* c) {\n  cuda::atomic_ref<double>(*d).fetch_add(1.0);\n"
                 "  cuda::std::atomic_ref<int>{*c}.fetch_max(3);\n}\n", path="tmp.cu", expect=2),
         # Inline PTX reductions and atomics.
@@ -450,7 +459,7 @@ class AtomicInKernel(Rule):
         if op is None:
             return
         element = _atomic_element(receiver, ctx)
-        if element is None:
+        if element is None or _in_host_code(node):
             return
         self._report_op(ctx, node, field_node, f"`{field_node.text.decode()}` on an atomic", op, kind_of_type(element))
 
@@ -461,7 +470,7 @@ class AtomicInKernel(Rule):
         if op is None or target is None:
             return
         element = _atomic_element(target, ctx)
-        if element is None:
+        if element is None or _in_host_code(node):
             return
         self._report_op(ctx, node, node, f"`{operator.text.decode()}` on an atomic", op, kind_of_type(element))
 
@@ -597,6 +606,19 @@ def _is_atomic_load(arguments: list[tree_sitter.Node]) -> bool:
         return False
     compare, value = arguments[1], arguments[2]
     return compare.type in _PURE_OPERAND and compare.type == value.type and compare.text == value.text
+
+
+def _in_host_code(node: tree_sitter.Node) -> bool:
+    """A `std::atomic` / `cuda::atomic` operation in a plain host function (no `__device__` or
+    `__global__`, no lambda around it that may be a device lambda): ggml's lock counter under a
+    `std::lock_guard` runs on the CPU, where no kernel's reduction order is at stake."""
+    parent = node.parent
+    while parent is not None and parent.type != "function_definition":
+        if parent.type == "lambda_expression":
+            return False  # (a `__device__` lambda's qualifier is normalised away: it may run on the GPU)
+        parent = parent.parent
+    function = enclosing_function(node)
+    return function is not None and not execution_spaces(function) & {"__device__", "__global__"}
 
 
 def _pointee_kind(arguments: list[tree_sitter.Node], scope: tree_sitter.Node | None) -> Kind:

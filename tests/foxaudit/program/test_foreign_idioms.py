@@ -59,6 +59,7 @@ __global__ void from_included(float* x) { x[0] = 8.0f; }
 __global__ void recursive_only(float* x) { recursive_only<<<1, 1>>>(x); }
 __global__ void never_used(float* x) { x[0] = 9.0f; }
 namespace ns { __global__ void qualified(float* x) { x[0] = 10.0f; } }
+template <bool A, bool B> __global__ void chosen(float* x) { x[0] = A + B; }
 
 template <auto K> void run(float* x) { K<<<1, 1>>>(x); }
 
@@ -74,6 +75,8 @@ void host(float* x, cudaStream_t stream, void** args) {
     cudaKernelNodeParams params = {};
     params.func = (void*)graph_node;
     run<as_template_argument>(x);
+    auto picked = x ? (stream ? &chosen<true, true> : &chosen<true, false>) : (&chosen<false, true>);
+    picked<<<1, 1>>>(x);
 #ifdef WITH_OPTION
     only_under_option<<<1, 1>>>(x);
 #endif
@@ -91,7 +94,7 @@ def test_kernels_launched_from_cpp_host_code_are_wired(tmp_path: Path) -> None:
     })  # fmt: skip
     status = _kernels(analysis)
     for name in ("scale_tmpl", "direct", "qualified", "by_pointer", "cooperative", "graph_node",
-                 "as_template_argument", "only_under_option", "from_included"):  # fmt: skip
+                 "as_template_argument", "only_under_option", "from_included", "chosen"):  # fmt: skip
         assert status[name] == WIRED, name
     # Dead: launched only by itself, only under #if 0, or not at all.
     assert {d.message.split("`")[1] for d in findings(analysis, "FX202")} == {"recursive_only", "only_under_if0", "never_used"}
@@ -1146,6 +1149,9 @@ def test_a_notebook_imports_what_its_code_cells_import(tmp_path: Path) -> None:
     cells = [{"cell_type": "code", "source": ["import os\n", "from utils import grid\n", "import helpers.camera"]},
              {"cell_type": "code", "source": ["!wget https://x/utils/plot_image_grid.py\n", "from plot_image_grid import image_grid"]},
              {"cell_type": "code", "source": ["# from utils import unused\n"]},
+             # torchquantum: a star import, and an import after a `]` in the cell's code
+             {"cell_type": "code", "source": ["from helpers.qmodels import *\n", "digits = [0, 1]\n",
+                                              "x = table[\"k\"]\n", "from helpers.trainers import Trainer\n"]},
              {"cell_type": "markdown", "source": ["Then run:\n", "from utils import notes\n"]}]
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
@@ -1153,6 +1159,7 @@ def test_a_notebook_imports_what_its_code_cells_import(tmp_path: Path) -> None:
         "docs/tutorials/utils/__init__.py": "", "docs/tutorials/utils/grid.py": "", "docs/tutorials/utils/unused.py": "",
         "docs/tutorials/utils/notes.py": "", "docs/tutorials/utils/plot_image_grid.py": "",
         "docs/tutorials/helpers/__init__.py": "", "docs/tutorials/helpers/camera.py": "",
+        "docs/tutorials/helpers/qmodels.py": "", "docs/tutorials/helpers/trainers.py": "",
     }) == ["docs/tutorials/utils/notes.py", "docs/tutorials/utils/unused.py"]  # fmt: skip
 
 
@@ -1413,3 +1420,13 @@ def test_files_a_test_names_by_their_file_name_are_test_data(tmp_path: Path) -> 
     entries = analysis.imports.entries
     assert entries["examples.eval_use"] == entries["fixtures.local"] == entries["examples.yaml_load"] == TEST_DATA
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["examples/utils.py", "other/__init__.py", "other/utils.py"]
+
+
+def test_a_file_a_setup_script_execs_by_a_literal_path_is_loaded(tmp_path: Path) -> None:
+    """torchquantum's setup.py: `with open("pkg/__version__.py") as f: exec(f.read(), VERSION)`."""
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'other'\nversion = '1'\n",
+        "setup.py": "from setuptools import setup\n\nVERSION = {}\nwith open('pkg/__version__.py') as f:\n"
+                    "    exec(f.read(), VERSION)\n\nsetup(name='pkg', version=VERSION['__version__'])\n",
+        "pkg/__init__.py": "", "pkg/__version__.py": "__version__ = '1.0'\n", "pkg/_unused.py": "X = 1\n",
+    }) == ["pkg/_unused.py"]
