@@ -23,6 +23,7 @@ nvcc accepts                          the grammar is given
 ``float &__restrict__ x``             ``float &            x`` (a restrict reference: a reference)
 ``int s = {}``, ``int t = {1}``       ``int s = 0 ``, ``int t =  1 `` (a brace-initialised default argument)
 ``h.operator float()``                ``h.operator_float()`` (a conversion called by name)
+``&(operator*())``                    ``&(operator_())`` (an operator called by name in an expression)
 ``template <typename T = void*>``     ``template <typename T = void >`` (a pointer type's default)
 ``enable_if_t<C>* = nullptr``         ``enable_if_t<C>  = nullptr`` (an unnamed pointer parameter of
                                       a template, SFINAE: the same parameter, not a pointer)
@@ -96,6 +97,11 @@ def prepare(data: bytes, parser: tree_sitter.Parser, defines: Mapping[str, str |
     if tree.root_node.has_error:
         text, tree, more = _repair(text, tree, parser)
         hidden.extend(more)
+        if more and not hidden[: -len(more)] and tree.root_node.has_error:
+            # The file-scope uses were tried first, when an error above them (a macro the repair
+            # has hidden since: ggml's `CONFIG_CASE(…)` in a function) kept them from moving it.
+            text, tree, again = _hide_file_scope_macro_uses(text, tree, parser)
+            hidden.extend(again)
     return PreparedCuda(text, tree, preprocessed.data, preprocessed.inactive, tuple(hidden))
 
 
@@ -406,6 +412,10 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"{", re.compile(rb"=\s*(\{\s*[\w.+\-]*\s*\})(?=\s*[,)])"), _replace_braces_by_zero),
     # `h.operator float()`: a conversion operator called by name, read as one member name.
     (b"operator", re.compile(rb"(?:\.|->)\s*operator(\s+)[A-Za-z_]\w*\s*\(\s*\)"), _underscore_group(1)),
+    # `&(operator*())`, `return operator->();`: an operator called by name inside an expression (not
+    # its declaration, which a return type precedes) is read as one name.
+    (b"operator", re.compile(rb"(?:[(,=!]|\breturn)\s*operator(\*|->|\[\]|\(\)|[+\-~!]|==|!=|<=|>=)(?=\s*\()"),
+     _underscore_group(1)),
     (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
     # `template <typename T, std::enable_if_t<C>* = nullptr>`: the grammar wants a declarator name
     # after a pointer parameter's `*` (`*p = nullptr` parses); only a null default (`0` only
@@ -598,7 +608,7 @@ def _hide_file_scope_macro_uses(
             close = _argument_list_end(view, token.end())
             if close is None:
                 continue
-            _blank_span(out, token.start(), close)
+            _blank_span(out, _with_linkage_before(view, token.start()), close)
             if lexeme.decode() not in hidden:
                 hidden.append(lexeme.decode())
             index = close
@@ -611,6 +621,17 @@ def _hide_file_scope_macro_uses(
     if after_error is None or (before is not None and after_error > before):
         return masked, candidate, hidden
     return text, tree, []
+
+
+# `extern` / `template` right before an instantiation macro's use (ggml's `extern
+# DECL_FATTN_MMA_F16_CASE(…);`): the macro expands to the declaration it qualifies.
+_LINKAGE_BEFORE = re.compile(rb"\b(?:extern|template)\s+\Z")
+
+
+def _with_linkage_before(view: bytes, start: int) -> int:
+    """``start``, or the start of an `extern`/`template` keyword written just before it."""
+    found = _LINKAGE_BEFORE.search(view, max(0, start - 32), start)
+    return found.start() if found is not None else start
 
 
 def _argument_list_end(view: bytes, start: int) -> int | None:

@@ -35,6 +35,8 @@ FORMS = {
     "conversion operator called by name": "struct H { __device__ operator float() const { return 1.0f; } };\n"
                                           "__device__ float f(const H h, const H* p) { return h.operator float()"
                                           " + p->operator  float(); }\n",
+    "operator called by name in an expression": "struct R { int* p; __host__ __device__ int& operator*() const { return *p; }\n"
+                                                "  __host__ __device__ int* operator->() const { return &(operator*()); } };\n",
     "unnamed pointer parameter of a template": "template <typename T, typename std::enable_if_t<std::is_integral<T>::value>* = nullptr>\n"
                                                "__device__ T f(T a);\n"
                                                "template <typename T, typename Foo<T>::type * = 0, int* = NULL> T g();\n",
@@ -258,6 +260,22 @@ def test_file_scope_uses_of_the_files_own_macros_are_hidden_and_no_other() -> No
     assert prepared.hidden_macros == ("MAKE_kScale",)
     assert b"LAUNCH_kScale(float)" in prepared.data  # a use inside a function stays
     assert len(prepared.data) == len(INSTANTIATIONS) and prepared.data.count(b"\n") == INSTANTIATIONS.count(b"\n")
+
+
+def test_an_instantiation_macro_declared_extern_is_hidden_with_its_linkage() -> None:
+    # ggml's `extern DECL_FATTN_MMA_F16_CASE(512, 512, 4, 2);`: the macro expands to `template void f<…>(…)`.
+    data = (b"template <int D> void run_case(int *ctx) { ctx[0] = D; }\n\n#define DECL_CASE(D) \\\n"
+            b"    template void run_case<D>(int *ctx) \\\n\nextern DECL_CASE(40);\nextern DECL_CASE(64);\n")
+    assert RAW.parse(data).root_node.has_error
+    prepared = prepare(data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("DECL_CASE",)
+    # With an error above it that the repair hides first (ggml's `CONFIG_CASE(…)` lines in a
+    # function), the file-scope uses are tried again once the repair has moved the first error.
+    above = b"__host__ __device__ int config(int d) {\n    CONFIG_CASE( 40,  40,  2)\n    CONFIG_CASE( 64,  64,  4)\n    return 0;\n}\n"
+    prepared = prepare(above + data, RAW)
+    assert not prepared.tree.root_node.has_error, prepared.data.decode()
+    assert prepared.hidden_macros == ("CONFIG_CASE", "DECL_CASE")
 
 
 def test_a_macro_statement_split_over_lines_is_hidden_with_its_arguments_but_not_their_comments() -> None:
