@@ -332,7 +332,9 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
         if not ref.module:
             continue
         targets = _import_targets(program, ref.module, ref.names, known)
-        if not targets and derived and not ref.dynamic:
+        if not targets and derived:
+            # (A dynamic reference too: flash-fft-conv's registry `"src.models.h3.H3"`, resolved
+            # beside the scripts that import `src.…` statically.)
             targets = _path_relative_targets(program, name, module, ref.module, ref.names, known, extra_roots)
         if not targets and derived:
             targets = _installed_name_targets(program, ref.module, ref.names, known)

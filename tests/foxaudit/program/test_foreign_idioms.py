@@ -1430,3 +1430,16 @@ def test_a_file_a_setup_script_execs_by_a_literal_path_is_loaded(tmp_path: Path)
                     "    exec(f.read(), VERSION)\n\nsetup(name='pkg', version=VERSION['__version__'])\n",
         "pkg/__init__.py": "", "pkg/__version__.py": "__version__ = '1.0'\n", "pkg/_unused.py": "X = 1\n",
     }) == ["pkg/_unused.py"]
+
+
+def test_a_quoted_registry_reference_resolves_beside_the_scripts_that_import_its_package(tmp_path: Path) -> None:
+    """flash-fft-conv's `examples/hyena/src/utils/registry.py`: `"src.models.h3.H3"`, resolved as the
+    scripts beside `src/` resolve their static `import src.…`."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "examples/hyena/train.py": "from src.utils import registry\n\nif __name__ == '__main__':\n    print(registry.MODELS)\n",
+        "examples/hyena/src/__init__.py": "", "examples/hyena/src/utils/__init__.py": "",
+        "examples/hyena/src/utils/registry.py": "MODELS = {'h3': 'src.models.h3.H3'}\n",
+        "examples/hyena/src/models/__init__.py": "", "examples/hyena/src/models/h3.py": "class H3:\n    pass\n",
+        "examples/hyena/src/models/unused.py": "X = 1\n",
+    }) == ["examples/hyena/src/models/unused.py"]
