@@ -38,7 +38,8 @@ class OrphanModule(AnalysisRule):
     and against literal `sys.path.append(...)` directories (`..` climbs; `pjoin = os.path.join`
     counts as a join); `.pyx` files' imports count, and so
     does a file loaded by a literal path (`SourceFileLoader("ext", str(here / "ext.py"))`,
-    `spec_from_file_location(...)`, `runpy.run_path("tools/gen.py")`), resolved against the
+    `spec_from_file_location(...)`, `runpy.run_path("tools/gen.py")`, `exec` of a file its scope
+    opens by a literal path), resolved against the
     loader's directory, then the project root, whatever the configuration. `import_module(f"pkg.{x}")` gives one note for the modules only
     it may load, not an orphan each; so do a relative name
     anchored at a package (`import_module(f".{x}", package=pkg.__name__)`, `__import__(name,
