@@ -192,7 +192,9 @@ class AtomicInKernel(Rule):
     The message says whether the result depends on thread order: floating-point accumulation,
     floating-point min/max (signed zeros, NaN), exchange and compare-and-swap do; integer
     add/sub/min/max (counters, tickets) and bitwise and/or/xor/inc/dec do not (the final value is
-    the same in every run). The element type comes from the atomic's template argument, the
+    the same in every run). The element type comes from the atomic's template argument (through
+    the file's `using`/`typedef` aliases: `atomic_ref<register_type>` with `using register_type =
+    int;`), the
     pointer's or value's declared type in the file (through subscripts and pointer arithmetic:
     `p[i] + threadIdx.x` on an `int**` is an `int*`), the declared return type of a function the
     file declares, CUDA's built-in indices (`threadIdx.x`), a cast or a literal (`1.0f`); when
@@ -461,7 +463,7 @@ class AtomicInKernel(Rule):
         element = _atomic_element(receiver, ctx)
         if element is None or _in_host_code(node):
             return
-        self._report_op(ctx, node, field_node, f"`{field_node.text.decode()}` on an atomic", op, kind_of_type(element))
+        self._report_op(ctx, node, field_node, f"`{field_node.text.decode()}` on an atomic", op, kind_of_type(_resolved_type(element, ctx)))
 
     def _visit_compound(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         operator = node.child_by_field_name("operator")
@@ -472,7 +474,7 @@ class AtomicInKernel(Rule):
         element = _atomic_element(target, ctx)
         if element is None or _in_host_code(node):
             return
-        self._report_op(ctx, node, node, f"`{operator.text.decode()}` on an atomic", op, kind_of_type(element))
+        self._report_op(ctx, node, node, f"`{operator.text.decode()}` on an atomic", op, kind_of_type(_resolved_type(element, ctx)))
 
     def _visit_asm(self, node: tree_sitter.Node, ctx: FileContext) -> None:
         for string in (child for child in node.named_children if child.type in ("string_literal", "concatenated_string")):
@@ -582,6 +584,29 @@ class AtomicInKernel(Rule):
 
 def _state(ctx: FileContext) -> dict[str, dict[str, str]]:
     return ctx.state.setdefault(CODE, {"atomics": {}, "aliases": {}})
+
+
+# A type alias the file declares: `using register_type = int;`, `typedef unsigned long long u64;`.
+_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+_TYPEDEF = re.compile(r"\btypedef\s+([^;{}()]+?)\s+([A-Za-z_]\w*)\s*;")
+
+
+def _resolved_type(element: str, ctx: FileContext) -> str:
+    """An atomic's element type with the file's own aliases resolved (cuCollections'
+    `cuda::atomic_ref<register_type>` where the class says `using register_type = int;`), up to
+    a few steps; the text itself when it names no alias."""
+    state = ctx.state.setdefault(CODE + ":types", {})
+    if not state:
+        text = ctx.source.text
+        state.update({match.group(1): match.group(2).strip() for match in _USING.finditer(text)})
+        state.update({match.group(2): match.group(1).strip() for match in _TYPEDEF.finditer(text)})
+        state.setdefault("", "")  # (read once: an empty map is cached too)
+    name = element.strip()
+    for _ in range(4):
+        if name not in state or not name:
+            break
+        name = state[name]
+    return name
 
 
 def _function_op(name: str) -> str:

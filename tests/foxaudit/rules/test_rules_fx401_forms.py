@@ -87,6 +87,13 @@ CASES = [
      "__global__ void expand(void* data, Grid g, Coord lo) {\n  atomicMin(rebuild_int_ptr(data, 0), lo.x);\n"
      "  atomicAdd(cell(g, 1), lo.w);\n}\n",
      [INDEPENDENT, DEPENDS]),
+    # cuCollections' hyperloglog: the element type is a class's alias of int; a float alias too.
+    ("element type through the file's type aliases",
+     "template <cuda::thread_scope Scope>\nclass sketch {\n  using register_type = int;\n  typedef float weight_t;\n"
+     "  register_type* regs_;\n  weight_t* sums_;\n public:\n  __device__ void update(int i, register_type v, weight_t w) {\n"
+     "    cuda::atomic_ref<register_type, Scope> r(this->regs_[i]);\n    r.fetch_max(v, cuda::memory_order_relaxed);\n"
+     "    cuda::atomic_ref<weight_t, Scope> s(this->sums_[i]);\n    s.fetch_add(w, cuda::memory_order_relaxed);\n  }\n};\n",
+     [INDEPENDENT, DEPENDS]),
     ("__nv_atomic builtins",
      "__device__ void k(float* f, int* i) {\n  __nv_atomic_fetch_add(f, 1.f, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
      "  __nv_atomic_fetch_max(i, 2, __NV_ATOMIC_RELAXED, __NV_THREAD_SCOPE_DEVICE);\n"
