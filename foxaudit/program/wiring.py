@@ -1176,8 +1176,9 @@ def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
     plugin idiom ``for _, mod, _ in pkgutil.walk_packages(plugins.__path__, prefix):
     import_module(mod)`` (pyupgrade's ``_plugins``; ``iter_modules`` for one level): every module
     below the package runs. The package is read from the walk's first argument: ``X.__path__``
-    (X a module this one imports, or a dotted project name), ``__path__`` (its own package), the
-    folder of ``__file__``, or a name bound in the same scope to one of those. Only where the
+    (X a module this one imports, or a dotted project name; else the packages the module imports
+    by a literal ``import_module("pkg")`` name), ``__path__`` (its own package), the folder of
+    ``__file__``, or a name bound in the same scope to one of those. Only where the
     module also imports by name, so a walk that lists plugins without importing them is none."""
     methods = module.summary.call_methods
     if _PACKAGE_WALKS.isdisjoint(methods) or _IMPORTS_BY_NAME.isdisjoint(methods):
@@ -1195,16 +1196,21 @@ def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
             last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)
             text = last.value.text.strip() if last is not None else text
         if text == "__path__" or _OWN_FOLDER.match(text):
-            package = own_package
+            packages = [own_package]
         elif text.endswith(".__path__"):
-            package = _imported_module_named(module, text.removesuffix(".__path__"), known)
+            # A name this module imports, else — a loop variable, a parameter (hydra's `for mdl in
+            # modules: walk_packages(mdl.__path__)`) — the packages it imports by a literal name.
+            packages = [_imported_module_named(module, text.removesuffix(".__path__"), known)]
+            if not packages[0]:
+                packages = [ref.module for ref in module.summary.imports if ref.dynamic and ref.module in known]
         else:
             continue
-        if not package or package not in known:
-            continue
-        depth = package.count(".") + 1
-        found.update(candidate for candidate in known if candidate.startswith(package + ".")
-                     and (call.method == "walk_packages" or candidate.count(".") == depth))
+        for package in packages:
+            if not package or package not in known:
+                continue
+            depth = package.count(".") + 1
+            found.update(candidate for candidate in known if candidate.startswith(package + ".")
+                         and (call.method == "walk_packages" or candidate.count(".") == depth))
     return found
 
 

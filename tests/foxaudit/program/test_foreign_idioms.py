@@ -1246,7 +1246,7 @@ def test_plugins_imported_by_walking_their_package_are_reached(tmp_path: Path) -
     below it; a walk that imports nothing reaches nothing."""
     analysis = _analyze(tmp_path, {
         "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
-        "lib/__init__.py": "", "lib/main.py": "from lib import _data, _listed, _level, _by_keyword\n",
+        "lib/__init__.py": "", "lib/main.py": "from lib import _data, _listed, _level, _by_keyword, _scan\n",
         "lib/_data.py": "import pkgutil\n\nfrom lib import _plugins\n\n\ndef load():\n    path = _plugins.__path__\n"
                         "    for _, name, _ in pkgutil.walk_packages(path, f'{_plugins.__name__}.'):\n"
                         "        __import__(name)\n\n\nload()\n",
@@ -1263,10 +1263,16 @@ def test_plugins_imported_by_walking_their_package_are_reached(tmp_path: Path) -
                               "for info in pkgutil.walk_packages(path=_kw.__path__, prefix='lib._kw.'):\n"
                               "    importlib.import_module(info.name)\n",
         "lib/_kw/__init__.py": "", "lib/_kw/hook.py": "X = 1\n",
+        "lib/_scan.py": "import importlib\nimport pkgutil\n\n\ndef _scan(modules):\n    for mdl in modules:\n"
+                        "        for _, name, _ in pkgutil.walk_packages(mdl.__path__, mdl.__name__ + '.'):\n"
+                        "            importlib.import_module(name)\n\n\n"
+                        "_scan([importlib.import_module('lib._core_plugins')])\n",
+        "lib/_core_plugins/__init__.py": "", "lib/_core_plugins/fish.py": "X = 1\n",
     })  # fmt: skip
     status = _modules(analysis)
     assert status["lib._plugins.fold"] == status["lib._plugins.deep.inner"] == status["lib._level.sibling"] == WIRED
     assert status["lib._kw.hook"] == WIRED  # hydra's `walk_packages(path=mdl.__path__, …)`
+    assert status["lib._core_plugins.fish"] == WIRED  # hydra's walk over the packages it imported by name
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["lib/_level/below/far.py", "lib/_shown/only_named.py"]
 
 
