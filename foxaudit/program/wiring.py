@@ -217,10 +217,9 @@ def import_graph(program: Program) -> ImportGraph:
     dynamic_imports = _dynamic_imports(program, production, tests)
     # Whatever the run-time part, `import_module(f"docs_src.body.{x}")` imports `docs_src` and
     # `docs_src.body` first: the literal head's packages are imported by the calling module.
-    by_path = {module.path: name for name, module in modules.items()}
     heads = False
     for found in dynamic_imports:
-        caller = by_path.get(found.site.path)
+        caller = _module_name_at(program, found.site.path)
         parts = found.prefix.rstrip(".").split(".") if found.prefix.strip(".") else []
         for cut in range(1, len(parts) + 1):
             ancestor = ".".join(parts[:cut])
@@ -532,6 +531,13 @@ _TOOL_FILES = {
 }  # fmt: skip
 
 
+def _module_name_at(program: Program, path: str) -> str | None:
+    """The name of the project module at ``path`` (None for none, or for a file whose name another
+    file claims: a test directory beside a package of the same name)."""
+    module = program.by_path.get(path)
+    return module.name if module is not None and program.modules.get(module.name) is module else None
+
+
 def _files_tests_name(program: Program, entries: dict[str, str], reached: set[str]) -> dict[str, str]:
     """The project files a test module names by a quoted relative path (bandit's
     ``self.check_example("eval.py", …)`` scanning ``examples/eval.py``, mitmproxy's
@@ -544,16 +550,15 @@ def _files_tests_name(program: Program, entries: dict[str, str], reached: set[st
              if entries.get(name) == "test root" and module.summary.file_literals]
     if not tests:
         return {}
-    by_path = {module.path: name for name, module in program.modules.items()}
     by_file_name: dict[str, list[str]] = {}
-    for path, name in by_path.items():
-        by_file_name.setdefault(path.rpartition("/")[2], []).append(name)
+    for name, module in program.modules.items():
+        by_file_name.setdefault(module.path.rpartition("/")[2], []).append(name)
     found: dict[str, str] = {}
     for test in tests:
         directory = test.path.rpartition("/")[0]
         for literal in sorted(test.summary.file_literals):
             candidates = [posixpath.normpath(posixpath.join(directory, literal)), posixpath.normpath(literal)]
-            named = next((by_path[path] for path in candidates if path in by_path), None)
+            named = next((hit for path in candidates if (hit := _module_name_at(program, path))), None)
             if named is None and "/" not in literal and not literal.startswith("__"):
                 # A bare file name: the one project file of that name, or the one of them nothing
                 # else reaches (bandit's `examples/yaml_load.py` beside its plugin `yaml_load.py`).
@@ -820,7 +825,6 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
     test_roots = tuple(root.strip("/") + "/" for root in settings.test_roots)
     testpaths = pytest_testpaths(program.project.pyproject)
     by_last_part: dict[str, list[str]] | None = None  # module name's last part → modules (made on first need)
-    by_path: dict[str, str] | None = None  # module path → name (made on first need)
     for path, targets in sorted((program.project.config_targets or {}).items()):
         if first_path_match(path, settings.out_of_scope) is not None:
             continue
@@ -835,13 +839,12 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
         for line, dotted in targets:
             if dotted.startswith(PATH_TARGET_PREFIX):
                 # A file the configuration names by its path: beside the YAML file, else from the root.
-                if by_path is None:
-                    by_path = {module.path: module_name for module_name, module in program.modules.items()}
                 written = dotted.removeprefix(PATH_TARGET_PREFIX)
                 for candidate in (posixpath.normpath(posixpath.join(*directories, written)) if directories else None,
                                   posixpath.normpath(written)):
-                    if candidate is not None and candidate in by_path:
-                        found.setdefault(by_path[candidate], "test root" if is_test
+                    named = _module_name_at(program, candidate) if candidate is not None else None
+                    if named is not None:
+                        found.setdefault(named, "test root" if is_test
                                          else f"named by its path in `{path}:{line}` (a tool runs or loads it)")
                         break
                 continue
