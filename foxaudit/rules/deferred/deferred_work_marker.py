@@ -79,9 +79,24 @@ def _matchers(tags: tuple[str, ...]) -> _Matchers:
         lower_list=tuple(tag.lower() for tag in ordered),
         upper=re.compile(rf"\b(?:{upper})\b"),
         lower_tags=frozenset(tag.lower() for tag in tags),
-        # `Todo:` / `todo: x`, but not numpydoc's `todo : str` (a parameter named todo).
-        docstring_opening=re.compile(rf"\s*({alternation}):(?=\s|$)", re.IGNORECASE),
+        # `Todo:` / `todo: x`, a heading line `TODOs` / `Todo` alone, a task-list item `- [todo] x`;
+        # but not numpydoc's `todo : str` (a parameter named todo).
+        docstring_opening=re.compile(
+            rf"\s*(?:[-*+][ \t]+)?(?:\[(?P<bracketed>{alternation})\]"
+            rf"|(?P<tag>{alternation})(?::(?=\s|$)|s?[ \t]*:?[ \t]*$))", re.IGNORECASE),
     )
+
+
+def _opening_word(text: str, start: int, matchers: _Matchers) -> str | None:
+    """The tag that opens ``text`` at ``start``: the first word, or a bracketed one (`[todo] x`,
+    a task-list item); None when the word there is no tag."""
+    bracketed = text.startswith("[", start)
+    word = _FIRST_WORD.match(text, start + bracketed).group()  # type: ignore[union-attr]
+    if word.lower() not in matchers.lower_tags:
+        return None
+    if bracketed and not text.startswith("]", start + 1 + len(word)):
+        return None
+    return word
 
 
 def _python_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
@@ -92,9 +107,10 @@ def _python_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
     while True:
         trimmed = subset.lstrip("#").lstrip()
         start = offset + len(subset) - len(trimmed)
-        word = _FIRST_WORD.match(trimmed).group()  # type: ignore[union-attr]
-        if word.lower() in matchers.lower_tags and not _IN_A_NAME_AFTER.match(trimmed, len(word)):
-            return start, word  # (not `# xxx/newdir/. exists`: a path that starts with the word)
+        word = _opening_word(trimmed, 0, matchers)
+        bracketed = trimmed.startswith("[")
+        if word is not None and not _IN_A_NAME_AFTER.match(trimmed, bracketed + len(word)):
+            return start + bracketed, word  # (not `# xxx/newdir/. exists`: a path that starts with the word)
         following = trimmed.find("#")
         if following < 0:
             return None
@@ -107,9 +123,9 @@ def _cuda_line_opening(line: str, matchers: _Matchers) -> tuple[int, str] | None
     position = 0
     while True:
         start = _CUDA_LEAD.match(line, position).end()  # type: ignore[union-attr]
-        word = _FIRST_WORD.match(line, start).group()  # type: ignore[union-attr]
-        if word.lower() in matchers.lower_tags:
-            return start, word
+        word = _opening_word(line, start, matchers)
+        if word is not None:
+            return start + line.startswith("[", start), word
         following = line.find("//", start)
         if following < 0:
             return None
@@ -223,7 +239,9 @@ class DeferredWorkMarker(Rule):
     docstring a line opening with the tag and a colon (napoleon's `Todo:` section) matches in
     any case (`Todo:`, `todo: measure`); a numpydoc parameter named like a tag (`todo : str`,
     a space before the colon) is not a section. One finding per tagged line: a `/* … */` block or a
-    docstring with tags on two lines gives two.
+    docstring with tags on two lines gives two. A heading line of a docstring that is the tag alone,
+    plural or not (`TODOs`, `Todo`), and a bracketed tag opening a comment or a task-list item
+    (`# [todo] x`, `- [todo] x`) are markers too.
 
     Not markers: a lower-case word in running text (`# this is a hack`), a longer word
     (`# Todoist`, `# XXXL size`), a tag quoted in an inline code span or a fenced code block of a
@@ -325,6 +343,9 @@ class DeferredWorkMarker(Rule):
         Example('#define TAG "// TODO"\n', path="tag.cuh"),
         Example("/* the hack flag of the loader */\n__global__ void k() { }\n", path="k.cu"),
         Example("#pragma unroll // unrolled for speed\nfor (int i = 0; i < 4; ++i) {}\n", path="loop.cu"),
+        # A bracketed word that is no tag, or a tag that opens a link's text, and the plural in prose.
+        Example("# [todo list](https://example.com): where open work is tracked\n# [x] done\n"),
+        Example('def plan():\n    """Plan.\n\n    Todos are tracked in the issue tracker.\n    """\n'),
     ]
     INVALID: ClassVar[list[Example]] = [
         Example("# TODO: account for partial fills\nx = 1\n", expect=1),
@@ -352,6 +373,12 @@ class DeferredWorkMarker(Rule):
         Example("# TODO: port the cache  # noqa: FIX001\n# FIXME  # noqa: E501\n# XXX  # pylint: disable=line-too-long\n"
                 "# HACK  # ruff: ignore[line-contains-todo]\n",
                 options={"honour-peer-suppressions": True}, expect=4),
+        # A heading of deferred work and task-list items (found on pfrl: both were missed).
+        Example('class Queue:\n    """Persistent queue.\n\n    Features:\n    - persist on disk\n'
+                '      - [todo] remove popped data from disk\n\n    TODOs\n    - buffered writes\n    """\n',
+                expect=2),
+        Example("# [todo] remove popped data from disk\n", expect=1),
+        Example("// [TODO] vectorise the loads\n", path="k.cu", expect=1),
         Example("// TODO: vectorise\n__global__ void k(float* x) { x[0] = 1; }\n", path="k.cu", expect=1),
         Example("/* fixme: bank conflicts */\n", path="k.cuh", expect=1),
         Example("/**\n * Reduce a block.\n * @todo handle n % 32 != 0\n */\n", path="r.cuh", expect=1),
@@ -426,7 +453,8 @@ class DeferredWorkMarker(Rule):
                 opening = matchers.docstring_opening.match(_strip_quotes(line))
                 if opening is not None:
                     offset = len(line) - len(_strip_quotes(line))
-                    found = _first(found, (offset + opening.start(1), opening.group(1)))
+                    group = "bracketed" if opening.group("bracketed") else "tag"
+                    found = _first(found, (offset + opening.start(group), opening.group(group)))
                 if found is not None:
                     _report(ctx, string, text, (line_start + found[0], found[1]), "docstring")
             line_start += len(line) + 1
