@@ -509,8 +509,10 @@ class ModuleSummary:
         self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
         self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
         self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
-        # (callee, method, bound to a target) of each call at module level (class bodies
-        # included): what importing the module runs, readable without the body.
+        # (callee, method, result used) of each call at module level (class bodies included):
+        # what importing the module runs, readable without the body. The result is used when it
+        # is assigned or is part of a larger expression (`if version.parse(v) >= …:`); a call
+        # that is a statement of its own (`main()`, `push(model)`) is done for its effect.
         self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
         # Dotted names an `is` / `is not` compares against (`fn is markers.graph_break`), and the
         # objects whose `__name__`/`__qualname__` a `==`/`in` compares or a dict key reads
@@ -696,6 +698,8 @@ class _Scanner:
         # An index alone (``body`` False): (callee, method, scope, bound to) of every call, what
         # ``finish`` reads of the calls; the calls that need a whole record for the index
         # (``call``): `with` contexts by range, and the imports' renamed names.
+        # (callee, method, scope, bound to — or "(value)" for a module-level call whose result
+        # is part of a larger expression) of every call, in the order scanned
         self.callees: list[tuple[str, str, str, str]] = []
         self.with_values: set[tuple[int, int]] = set()
         self.renamed: dict[str, str] = {}
@@ -934,8 +938,7 @@ class _Scanner:
 
         summary = self.summary
         calls = self.calls
-        # (callee, method, scope, bound to) of every call (see ``_FUNC``)
-        callees = self.callees if not self.body else [(call[_FUNC], call[_METHOD], call[_SCOPE], call[_BOUND_TO]) for call in calls]
+        callees = self.callees
         summary.call_methods = frozenset([method for _, method, _, _ in callees])
         summary.call_heads = frozenset([func.partition(".")[0] for func, _, _, _ in callees if func])
         summary.module_calls = frozenset([(func, method, bool(bound)) for func, method, scope, bound in callees if not scope])
@@ -1274,7 +1277,8 @@ class _Scanner:
             # An index alone: what the index says of every call (``finish``); the record is
             # made only for a call the index holds whole (a transfer, a `with` context, a
             # dynamic import).
-            self.callees.append((func, method, self.scope_at(self.nesting.innermost(node))[0], self.bound_to.get(where, "")))
+            scope = self.scope_at(self.nesting.innermost(node))[0]
+            self.callees.append((func, method, scope, self.bound_to.get(where, "") or _used_at_module_level(node, scope)))
             return
         arguments = node.child_by_field_id(self.f.arguments)
         text, arg = self.text, self.arg
@@ -1320,9 +1324,8 @@ class _Scanner:
         self.call_positions[where] = len(self.calls)
         self.calls.append(record)
         self.calls_by_range[where] = record
-        if not self.body:
-            self.callees.append((func, method, scope, record[_BOUND_TO]))
-        elif subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
+        self.callees.append((func, method, scope, record[_BOUND_TO] or _used_at_module_level(node, scope)))
+        if self.body and subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
             self.subscript_write(obj, method)
         if args and ("lazy" in func.rpartition(".")[2].lower() or func.rpartition(".")[2] == "include"):
             # optuna's `_LazyImport("optuna.study._dataframe")`, TensorFlow's `LazyLoader("np",
@@ -1487,6 +1490,17 @@ class _Ranges:
     def contains(self, node: tree_sitter.Node) -> bool:
         index = bisect.bisect_right(self.starts, node.start_byte) - 1
         return index >= 0 and node.end_byte <= self.ends[index]
+
+
+def _used_at_module_level(node: tree_sitter.Node, scope: str) -> str:
+    """"(value)" for a module-level call whose result is part of a larger expression (a condition,
+    an argument, a comparison); "" for a call that is a statement of its own, or not at module level."""
+    if scope:
+        return ""
+    parent = node.parent
+    if parent is not None and parent.type == "await":
+        parent = parent.parent
+    return "" if parent is None or parent.type == "expression_statement" else "(value)"
 
 
 def _renamed(imports: Iterable[ImportRef]) -> dict[str, str]:

@@ -409,9 +409,10 @@ ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
 
 
 def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
-    """A call at module level whose result is bound to no name (`main()`, `push(model)`): importing
-    or running the module does work, beyond defining things."""
-    return any(func and not bound for func, _, bound in module_calls)
+    """A call at module level that is a statement of its own (`main()`, `push(model)`): importing
+    or running the module does work, beyond defining things — not a call whose result is
+    assigned or tested (`if version.parse(np.__version__) >= …:`, a compatibility check)."""
+    return any(func and not used for func, _, used in module_calls)
 
 
 def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
@@ -468,7 +469,7 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
     gallery_roots = _gallery_roots(program)
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
-        # (callee, method, bound) of the calls importing it runs; a top-level package's
+        # (callee, method, result used) of the calls importing it runs; a top-level package's
         # __init__ is never a script.
         module_calls = module.summary.module_calls if "." in name or not module.is_package else frozenset()
         parts = module.path.split("/")

@@ -350,11 +350,13 @@ def test_a_file_run_by_a_run_time_path_reaches_modules_shaped_like_configs(tmp_p
             "configs/b.py": "import time\n\nstamp = 'b-' + str(time.time())\nlayers = [64, 64]\n",
             "configs/tool.py": "def helper():\n    return 1\n",
             "configs/klass.py": "class Settings:\n    size = 1\n",
+            "configs/show.py": "import sys\n\nprint(sys.argv)\n",
         })  # fmt: skip
         status = _modules(analysis)
-        assert status["configs.a"] == (UNRESOLVED if runs else ORPHAN), (runner, status)
-        # A function or a class is no config file; what runs a call at import is a script.
-        assert (status["configs.tool"], status["configs.klass"], status["configs.b"]) == (ORPHAN, ORPHAN, WIRED), runner
+        # A call whose value is bound (`stamp = 'b-' + str(time.time())`) computes a setting.
+        assert status["configs.a"] == status["configs.b"] == (UNRESOLVED if runs else ORPHAN), (runner, status)
+        # A function or a class is no config file; what runs a call statement at import is a script.
+        assert (status["configs.tool"], status["configs.klass"], status["configs.show"]) == (ORPHAN, ORPHAN, WIRED), runner
         notes = [d for d in findings(analysis, "FX201") if "unresolved" in d.message]
         if runs:
             (note,) = notes
@@ -987,6 +989,21 @@ def test_a_shebang_script_in_a_package_folder_is_run_by_path(tmp_path: Path) -> 
         "utils/bump_version.py": "#!/usr/bin/env python3\nimport sys\n\nprint(sys.argv[1])\n",
         "utils/helpers.py": "X = 1\n", "utils/shell.py": "#!/bin/sh\nX = 1\n",
     }) == ["utils/helpers.py", "utils/shell.py"]  # fmt: skip
+
+
+def test_a_shebang_module_whose_only_call_is_tested_is_no_script(tmp_path: Path) -> None:
+    # quantstats' `_numpy_compat.py`: every file carries `#!/usr/bin/env python`; the module's only
+    # module-level call sits in an `if` condition (a version check), so importing it defines
+    # things and does no work — an orphan. `await main()` and `sys.exit(main())` statements run.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "", "lib/api.py": "X = 1\n",
+        "lib/_compat.py": "#!/usr/bin/env python\nimport numpy as np\nfrom packaging import version\n\n"
+                          "if version.parse(np.__version__) >= version.parse('1.25'):\n    product = np.prod\n"
+                          "assert callable(product)\nMAJOR = int(np.__version__[0])\n",
+        "lib/_runs.py": "#!/usr/bin/env python\nimport sys\n\nsys.exit(len(sys.argv))\n",
+        "lib/_loop.py": "#!/usr/bin/env python\nimport asyncio\n\nasync def main():\n    return 1\n\n"
+                        "if True:\n    asyncio.run(main())\n",
+    }) == ["lib/_compat.py"]  # fmt: skip
 
 
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:

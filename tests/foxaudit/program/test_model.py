@@ -199,14 +199,14 @@ def test_codec_writes_records_by_their_declared_types() -> None:
     from foxaudit.program.codec import dump_summary, load_summary
     from foxaudit.program.cudascan import scan_cuda
 
-    text = "import torch\nN = 10 ** 2\nT = (1, 'a', 2.5, None, 3j)\nx = torch.zeros(N).item()\n"
+    text = "import torch\nN = 10 ** 2\nT = (1, 'a', 2.5, None, 3j)\nx = torch.zeros(N).item()\nprint(x)\n"
     summary = scan_python(SourceFile.from_text("pkg/m.py", text), "pkg.m", False)
     data = dump_summary("k", summary)
     index = json.loads(data.split(b"\n")[2])
     imports = json.loads(data.split(b"\n")[3 + ModuleSummary.LAZY.index("imports")])  # a lazy line
     assert imports[0][0] == "torch" and type(imports[0][1]) is list  # no "t" tags
     # Module-level calls: (callee, method, bound) arrays in sorted order, no "f"/"t" tags.
-    assert index["module_calls"] == [["torch.zeros", "zeros", False], ["torch.zeros().item", "item", True]]
+    assert index["module_calls"] == [["print", "print", False], ["torch.zeros", "zeros", True], ["torch.zeros().item", "item", True]]
     copy = load_summary("k", data)
     assert copy == summary
     assert type(copy.module_calls) is frozenset and copy.module_calls == summary.module_calls
