@@ -426,6 +426,12 @@ def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
                                  or _runs_code_at_import(module.summary.module_calls))
 
 
+def _private_part(part: str) -> bool:
+    """A `_`-prefixed part of a dotted name is private; a dunder one (`__init__`, `__future__`,
+    `__about__`) is a public convention (`from arch.__future__ import reindexing`)."""
+    return part.startswith("_") and not (part.startswith("__") and part.endswith("__") and len(part) > 4)
+
+
 def _derives_entries(program: Program) -> bool:
     """True when the user configured no entry-point key: entry points are then derived."""
     written = program.project.program_keys
@@ -518,7 +524,7 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
             # (tensordict's `_tensordict/__init__.py`, a package): an old import path kept for its users.
             found[name] = "old import path of the library (warns of its deprecation when imported)"
         elif any(name == library or name.startswith(library + ".") for library in libraries) \
-                and not any(part.startswith("_") and part != "__init__" for part in name.split(".")):
+                and not any(_private_part(part) for part in name.split(".")):
             top = next(library for library in sorted(libraries) if name == library or name.startswith(library + "."))
             found[name] = f"public module of the distribution `{top}`" if distribution else f"public module of the top-level package `{top}`"
     return found

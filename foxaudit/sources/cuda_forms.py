@@ -417,10 +417,10 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"operator", re.compile(rb"(?:[(,=!]|\breturn)\s*operator(\*|->|\[\]|\(\)|[+\-~!]|==|!=|<=|>=)(?=\s*\()"),
      _underscore_group(1)),
     (b"typename", re.compile(rb"\b(typename)\s+(?=[\w:<>, ]+::\s*\w+\s*[{(])"), _blank_typename),
-    # `template <typename T, std::enable_if_t<C>* = nullptr>`: the grammar wants a declarator name
-    # after a pointer parameter's `*` (`*p = nullptr` parses); only a null default (`0` only
+    # `template <typename T, std::enable_if_t<C>* = nullptr>`, a function's `typename T::Scalar* = 0)`:
+    # the grammar wants a declarator name after a pointer parameter's `*` (`*p = nullptr` parses); only a null default (`0` only
     # after a space), so `a *= 0` is never touched.
-    (b"*", re.compile(rb"(?<![*/])(\*+)(?:\s+=\s*(?:nullptr|NULL|0)|\s*=\s*(?:nullptr|NULL))\s*(?=[,>])"),
+    (b"*", re.compile(rb"(?<![*/])(\*+)(?:\s+=\s*(?:nullptr|NULL|0)|\s*=\s*(?:nullptr|NULL))\s*(?=[,>)])"),
      _blank_unnamed_pointer),
     # `static_assert(cond, kMessage)`: the grammar reads only a string literal as the message.
     (b"static_assert", re.compile(rb"\bstatic_assert\s*\("), _blank_non_literal_message),

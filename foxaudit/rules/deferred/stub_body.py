@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import re
 import sys
@@ -388,6 +389,14 @@ class _UsedBySelf(dict[str, set[str]]):
 
 # Built-in container and value types whose methods a subclass may refuse by overriding them.
 _BUILTIN_BASES = {kind.__name__: kind for kind in (dict, list, set, frozenset, tuple, str, bytes, bytearray, int, float)}
+# The container ABCs (``collections.abc``, re-exported by ``typing``) whose mixin methods a subclass
+# inherits implemented; a read-only one's subclass refusing its mutable counterpart's methods
+# (``Mapping.pop``) declares itself read-only.
+_CONTAINER_ABCS = {kind.__name__: kind for kind in (collections.abc.Mapping, collections.abc.MutableMapping,
+                                                     collections.abc.Sequence, collections.abc.MutableSequence,
+                                                     collections.abc.Set, collections.abc.MutableSet)}
+_MUTABLE_COUNTERPART = {"Mapping": "MutableMapping", "Sequence": "MutableSequence", "Set": "MutableSet"}
+_ABC_MODULES = frozenset({"collections.abc", "typing", "typing_extensions"})
 
 
 def _refuses_builtin_method(owner: tree_sitter.Node, label: str, names: _FileNames) -> bool:
@@ -402,7 +411,35 @@ def _refuses_builtin_method(owner: tree_sitter.Node, label: str, names: _FileNam
         if base.type == "identifier" and written in _BUILTIN_BASES and written not in names.aliases:
             if label in vars(_BUILTIN_BASES[written]):
                 return True
+        container = _container_abc(base, names.aliases)
+        if container is not None and _container_implements(container, label):
+            return True
     return False
+
+
+def _container_abc(base: tree_sitter.Node, aliases: dict[str, str]) -> str | None:
+    """The container ABC a base names through the file's imports (``Mapping``, ``abc.Mapping``,
+    ``typing.Mapping[str, int]``), or None."""
+    if base.type == "subscript":
+        value = base.child_by_field_name("value")
+        if value is None:
+            return None
+        base = value
+    if base.type not in ("identifier", "attribute"):
+        return None
+    head, dot, rest = base.text.decode().partition(".")
+    module, _, name = (aliases.get(head, head) + dot + rest).rpartition(".")
+    return name if module in _ABC_MODULES and name in _CONTAINER_ABCS else None
+
+
+def _container_implements(container: str, label: str) -> bool:
+    """The ABC implements ``label`` as a mixin (not an abstract method, nor ``object``'s), or a
+    read-only ABC's subclass refuses a mutating method of its mutable counterpart."""
+    kind = _CONTAINER_ABCS[container]
+    if hasattr(kind, label) and label not in kind.__abstractmethods__ and not hasattr(object, label):
+        return True
+    counterpart = _MUTABLE_COUNTERPART.get(container)
+    return counterpart is not None and hasattr(_CONTAINER_ABCS[counterpart], label) and not hasattr(kind, label)
 
 
 # A semgrep rule's test file marks the lines its rule must match (`# ruleid: …`): code written to
@@ -1158,7 +1195,9 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
         return True  # "Hook for subclasses", "Override this method to ...": a default meant to be replaced
     if any(_SAYS_DEFAULT.search(docstring) for docstring in docstrings) and _returns_a_value(body):
         return True  # "Default: True", "or None to use the default path": the constant is the documented default
-    return bool(message) and bool(_SAYS_REFUSAL.search(message))
+    # The message may say so instead (arch's `raise NotImplementedError("Subclasses may optionally
+    # implement")`): a refusal, or a hook's default.
+    return bool(message) and bool(_SAYS_REFUSAL.search(message) or _SAYS_HOOK.search(message))
 
 
 def _carries_doctests(function: tree_sitter.Node, label: str) -> bool:
@@ -2003,6 +2042,19 @@ class StubBody(Rule):
                 "        self.inverse = {}\n\n    def __setitem__(self, key, value):\n"
                 "        self.inverse[value] = key\n        super().__setitem__(key, value)\n\n"
                 "    def update(self, other):\n        raise NotImplementedError\n"),
+        # A read-only container ABC's subclass refuses a mutating method (sanic's WorkerState), a
+        # mutable one refuses a mixin method it inherits implemented.
+        Example("from collections.abc import Mapping\nimport typing\n\n\nclass State(Mapping):\n"
+                "    def __init__(self, data):\n        self._data = data\n\n"
+                "    def __getitem__(self, key):\n        return self._data[key]\n\n"
+                "    def __iter__(self):\n        return iter(self._data)\n\n"
+                "    def __len__(self):\n        return len(self._data)\n\n"
+                "    def pop(self, key):\n        raise NotImplementedError\n\n\n"
+                "class Log(typing.MutableSequence[int]):\n    def popitem(self):\n        raise NotImplementedError\n\n"
+                "    def reverse(self):\n        raise NotImplementedError\n"),
+        # The refusal's message says it is a hook a subclass may fill (arch's VolatilityProcess).
+        Example("class Process:\n    def update(self, index, x):\n        \"\"\"Compute one observation.\"\"\"\n"
+                "        raise NotImplementedError(\"Subclasses may optionally implement\")\n"),
         # A pluggy hook specification: the docstring is the contract plugins implement.
         Example("import pluggy\n\nhookspec = pluggy.HookspecMarker(\"app\")\n\n\n@hookspec(firstresult=True)\n"
                 "def app_load_config(path):\n    \"\"\"Return the configuration read from ``path``.\"\"\"\n\n\n"
@@ -2435,6 +2487,11 @@ class StubBody(Rule):
         # missing; an alias called here; a section that says the work is pending; a decorator
         # that wraps what it decorates rather than filing it in a table.
         Example("def add(a, b):\n    \"\"\"Add two numbers.\n\n    >>> add(1, 2)\n    3\n    \"\"\"\n", expect=1),
+        # A container ABC's subclass refusing a method the ABC does not have is a stub.
+        Example("from collections.abc import Mapping\n\n\nclass Cache(Mapping):\n"
+                "    def refresh(self):\n        raise NotImplementedError\n\n"
+                "    def __getitem__(self, key):\n        return key\n\n"
+                "    def __iter__(self):\n        return iter(())\n\n    def __len__(self):\n        return 0\n", expect=1),
         Example("import pytest\n\n\n@pytest.mark.xfail(reason='Not implemented')\ndef test_backtest():\n    pass\n\n\n"
                 "@pytest.mark.skip(reason='not implemented yet')\ndef test_export():\n    pass\n",
                 path="tests/test_env.py", expect=2),

@@ -1006,6 +1006,17 @@ def test_a_shebang_module_whose_only_call_is_tested_is_no_script(tmp_path: Path)
     }) == ["lib/_compat.py"]  # fmt: skip
 
 
+def test_a_dunder_subpackage_of_the_library_is_public(tmp_path: Path) -> None:
+    # arch's `arch/__future__/reindexing.py`: users opt in with `from arch.__future__ import
+    # reindexing`; a dunder name is a convention, not a private one.
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib1'\n",
+        "lib1/__init__.py": "def f():\n    return 1\n",
+        "lib1/__future__/__init__.py": "", "lib1/__future__/reindexing.py": "ENABLED = True\n",
+        "lib1/_private/__init__.py": "", "lib1/_private/helpers.py": "X = 1\n",
+    }) == ["lib1/_private/__init__.py", "lib1/_private/helpers.py"]  # fmt: skip
+
+
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
     # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
     # by its bare name.

@@ -40,6 +40,9 @@ FORMS = {
     "unnamed pointer parameter of a template": "template <typename T, typename std::enable_if_t<std::is_integral<T>::value>* = nullptr>\n"
                                                "__device__ T f(T a);\n"
                                                "template <typename T, typename Foo<T>::type * = 0, int* = NULL> T g();\n",
+    # Eigen's gpu_basic.cu: `bool verify(const T& a, typename T::Scalar* = 0)`, a function's last parameter.
+    "unnamed pointer parameter of a function": "template <typename T>\nbool approx(const T& a, typename T::Scalar* = 0)\n"
+                                               "{\n  return true;\n}\nvoid h(int* = 0, float* = nullptr);\n",
     "static assertion with a named message": "#define errmsg_cast \"size mismatch\"\n"
                                              "template <typename T> __device__ T f(T* a) {\n"
                                              "  static_assert(sizeof(T) == 8, errmsg_cast);\n  return *a;\n}\n",
