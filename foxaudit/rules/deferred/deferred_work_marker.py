@@ -177,17 +177,25 @@ _PLACEHOLDER_NOUN = re.compile(r"\b(?:a|an|the|another|each|every|any|some|where
 # `XXX` inside a name somewhere in the same docstring or comment (`XXXOscillator`, `clean_XXX`,
 # `XXX.lines`): there it is a metavariable, in every other place of that text too.
 _XXX_IN_A_NAME = re.compile(r"[A-Za-z0-9_]XXX|XXX[A-Za-z0-9_]|XXX\.\w")
+# `YYY` / `ZZZ` beside it (`Weights from XXX not used in YYY`): a family of metavariables.
+_METAVARIABLE_FAMILY = re.compile(r"\b(?:YYY|ZZZ)\b")
+# The tag names a kind of comment (`common mistakes in TODO comments`, `the FIXME markers`): the
+# text is about markers, it is none.
+_KIND_OF_COMMENT = re.compile(r"\s+(?:comments?|tags?|markers?|notes?|items?|lists?|lines?|entries)\b", re.IGNORECASE)
 
 
 def _upper_anywhere(text: str, matchers: _Matchers, context: str | None = None) -> tuple[int, str] | None:
     """An upper-case tag anywhere in ``text`` (one line of ``context``, the whole docstring, when given)."""
     blanked = _blank_code_spans(text)
-    metavariable = _XXX_IN_A_NAME.search(context if context is not None else text) is not None
+    whole = context if context is not None else text
+    metavariable = _XXX_IN_A_NAME.search(whole) is not None or _METAVARIABLE_FAMILY.search(whole) is not None
     for match in matchers.upper.finditer(blanked):
         if match.group() == "XXX" and metavariable:
             continue
         if _REFERS_TO_TAG.search(blanked, 0, match.start()) or _POINTS_AT_TAG.match(blanked, match.end()):
             continue
+        if _KIND_OF_COMMENT.match(blanked, match.end()) and blanked[:match.start()].strip(" \t#/*!<@\\\n"):
+            continue  # mid-sentence `… in TODO comments`; a comment that opens with `TODO list:` still counts
         quote = blanked[match.start() - 1 : match.start()]
         if quote in ("'", '"') and blanked.startswith(quote, match.end()):
             continue  # `"api_key": "XXX"`: the tag is a quoted value (a placeholder in an example payload)
@@ -249,7 +257,9 @@ class DeferredWorkMarker(Rule):
     "see the" (`(see TODO in the reference implementation)`: a pointer to a marker written
     elsewhere, reported where it is written), a tag that is part of a name, a path or a command
     (`sys.XXX`, `# xxx/newdir/. exists`, `--token XXX`), `XXX` as a placeholder noun after an
-    article or "where" (`another XXX link`, `where XXX is the field`; `the XXX:` still counts),
+    article or "where" (`another XXX link`, `where XXX is the field`; `the XXX:` still counts)
+    or beside `YYY`/`ZZZ` in the same text, an upper-case tag that names a kind of comment in the
+    middle of a sentence (`common mistakes in TODO comments`),
     and ordinary string literals that are
     values — `TAGS = ("...", "...")`, arguments, f-strings in expressions — so that a tool which
     searches for the word can contain it. Every bare string statement counts as documentation:
@@ -322,6 +332,10 @@ class DeferredWorkMarker(Rule):
                 "    return 1\n"),
         Example('"""Docs.\n\n```python\n# TODO: in a fenced example\n```\n"""\n'),
         Example("# the to-do list lives in the tracker\n"),
+        # A family of metavariables (transformers' docstring), a kind of comment named (cpplint).
+        Example('def load():\n    """The warning *Weights from XXX not used in YYY* means that the layer XXX is not\n'
+                '    used by YYY."""\n    return 1\n'),
+        Example("# Checks for common mistakes in TODO comments.\n# Count the FIXME markers per file.\n"),
         Example("# TODOS are tracked elsewhere\n"),
         # A pointer to a marker written elsewhere is no marker of its own.
         Example("# the fast path stays off (see TODO in the reference\n# implementation about parity)\nfast = False\n"),
@@ -355,6 +369,7 @@ class DeferredWorkMarker(Rule):
         Example("# xxx - remove\n", expect=1),
         Example("# Hack: around the cache\n", expect=1),
         Example("# TBD\n", expect=1),
+        Example("# TODO list: the cache, the pool\n# the rest works; XXX notes below are stale\n", expect=1),
         Example("# see below; TODO fix\n", expect=1),
         Example("# This is a HACK around the cache; it is a TODO.\n# the XXX: remove\n# ---- stages ---- TODO: tune these\n",
                 expect=3),
