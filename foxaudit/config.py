@@ -34,7 +34,7 @@ TOP_LEVEL_KEYS = {
     "select": "codes or prefixes to enable (default: every stable rule)",
     "ignore": "codes or prefixes to disable (applied after select)",
     "include": "globs of files to check (default: *.py, *.pyi, *.cu, *.cuh)",
-    "exclude": "globs of files or directories to skip (added to the built-in VCS/venv list)",
+    "exclude": "globs of files or directories to skip (added to the built-in VCS/venv list and to `[tool.vendoring] destination`)",
     "per-file-ignores": "table: glob → codes or prefixes disabled for matching files",
     "rules": "table: rule code → that rule's options",
     "program": "table: whole-project settings (entry points, hot-path roots, ...)",
@@ -184,6 +184,7 @@ def load_settings(
     ignore = _selectors(table, "ignore", label, errors) if "ignore" in table else ()
     include = _globs(table, "include", label, errors) if "include" in table else DEFAULT_INCLUDE
     exclude = _globs(table, "exclude", label, errors) if "exclude" in table else ()
+    exclude = (*exclude, *_vendored(pyproject))
 
     per_file: list[tuple[str, tuple[str, ...]]] = []
     raw_pfi = table.get("per-file-ignores", {})
@@ -586,6 +587,22 @@ def _cuda_defines(table: Any, label: str, errors: list[str]) -> tuple[tuple[str,
             errors.append(_wrong_type(label, f"[tool.foxaudit.cuda.defines] key {name!r}", value,
                                       "string, integer or boolean"))
     return tuple(resolved)
+
+
+def _vendored(pyproject: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The folder ``[tool.vendoring] destination`` names (pip's and poetry-core's ``_vendor/``):
+    third-party code the project copies in and pins, which it does not edit — excluded like a
+    virtual environment. A value that is no relative path is ignored (it is the vendoring tool's
+    setting to check, not ours)."""
+    tool = pyproject.get("tool") if isinstance(pyproject, Mapping) else None
+    vendoring = tool.get("vendoring") if isinstance(tool, Mapping) else None
+    destination = vendoring.get("destination") if isinstance(vendoring, Mapping) else None
+    if not isinstance(destination, str):
+        return ()
+    folder = destination.strip().removeprefix("./").strip("/")
+    if not folder or folder.startswith("..") or os.path.isabs(destination.strip()) or any(c in folder for c in "*?[!"):
+        return ()
+    return (f"/{folder}/",)
 
 
 def _globs(table: Mapping[str, Any], key: str, label: str, errors: list[str]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from foxaudit.config import Settings
+from foxaudit.config import Settings, load_settings
 from foxaudit.engine.discovery import DiscoveryError, discover
 from foxaudit.engine.globs import GitIgnore, GlobSet, ignored
 
@@ -143,3 +143,21 @@ def test_broken_symbolic_links_are_reported_not_skipped(project, run_cli, git):
     assert lines[1].startswith("pkg/loop.py:1:1: FX001 symbolic link loop (got 'loop.py'")
     assert "report this to foxaudit" not in result.out
     assert len(lines) == 2
+
+
+@pytest.mark.parametrize("destination, excluded", [
+    ("src/pkg/_vendor/", True), ("./src/pkg/_vendor", True),
+    ("../elsewhere", False), ("/abs/_vendor", False), ("src/*/_vendor", False), (3, False),
+])
+def test_the_vendoring_destination_is_excluded(project, destination, excluded):
+    # poetry-core and pip copy third-party packages into `_vendor/` with the `vendoring` tool and
+    # pin them in its vendor.txt: code the project does not edit (49 of poetry-core's 57 findings).
+    root = project({
+        "pyproject.toml": f"[project]\nname = 'pkg'\n\n[tool.vendoring]\ndestination = {destination!r}\n".replace("'", '"'),
+        "src/pkg/__init__.py": "", "src/pkg/_vendor/lark/__init__.py": "# TODO: upstream's\n",
+        "src/pkg/_vendor/vendor.txt": "lark==1.2.2\n", "other/_vendor/kept.py": "",
+    })
+    settings = load_settings(start=root)
+    names = [item.relative for item in discover(settings)]
+    assert ("src/pkg/_vendor/lark/__init__.py" not in names) is excluded
+    assert "src/pkg/__init__.py" in names and "other/_vendor/kept.py" in names
