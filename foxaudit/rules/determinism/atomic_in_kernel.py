@@ -173,7 +173,7 @@ class AtomicInKernel(Rule):
       `fetch_xor`/`exchange`/`compare_exchange_*` on a `cuda::atomic_ref<T>`,
       `cuda::std::atomic<T>` or `cuda::atomic<T>` (a variable, parameter or temporary), and
       compound assignment or `++`/`--` on such a variable — not in a plain host function (no
-      `__device__`/`__global__`, no lambda around it), where a `std::atomic` counts on the CPU;
+      `__device__`/`__global__`, no `__device__` lambda around it), where a `std::atomic` counts on the CPU;
     - NVIDIA's builtins `__nv_atomic_fetch_add`, `__nv_atomic_exchange`, ... (not loads, stores
       or fences);
     - inline PTX `red.*` and `atom.*` instructions in `asm(...)` statements, state spaces
@@ -260,6 +260,10 @@ class AtomicInKernel(Rule):
         Example("#include <atomic>\nstatic std::atomic<int> lock_counter;\n\nvoid graph_compute(bool capture) {\n"
                 "  if (capture) lock_counter.fetch_add(1, std::memory_order_relaxed);\n  lock_counter += 1;\n}\n",
                 path="backend.cu"),
+        # ... and in a plain lambda a host thread pool runs (instant-ngp's octree builder).
+        Example("#include <atomic>\ntemplate <typename F> void parallel_for(int n, F f) { for (int i = 0; i < n; ++i) f(i); }\n\n"
+                "void number_nodes(int* ids, int n) {\n  std::atomic<int> counter{0};\n"
+                "  parallel_for(n, [&](int i) { ids[i] = counter++; });\n}\n", path="octree.cu"),
         Example("__device__ float myatomicAdd(float* p, float v) { return *p + v; }\n"
                 "__global__ void k(float* p) { myatomicAdd(p, 1.0f); }\n", path="k.cu"),
         Example("__global__ void claim(int* next, int* out) { out[threadIdx.x] = atomicAdd(next, 1); }\n",
@@ -461,7 +465,7 @@ class AtomicInKernel(Rule):
         if op is None:
             return
         element = _atomic_element(receiver, ctx)
-        if element is None or _in_host_code(node):
+        if element is None or _in_host_code(node, ctx.source.data):
             return
         self._report_op(ctx, node, field_node, f"`{field_node.text.decode()}` on an atomic", op, kind_of_type(_resolved_type(element, ctx)))
 
@@ -472,7 +476,7 @@ class AtomicInKernel(Rule):
         if op is None or target is None:
             return
         element = _atomic_element(target, ctx)
-        if element is None or _in_host_code(node):
+        if element is None or _in_host_code(node, ctx.source.data):
             return
         self._report_op(ctx, node, node, f"`{operator.text.decode()}` on an atomic", op, kind_of_type(_resolved_type(element, ctx)))
 
@@ -633,17 +637,29 @@ def _is_atomic_load(arguments: list[tree_sitter.Node]) -> bool:
     return compare.type in _PURE_OPERAND and compare.type == value.type and compare.text == value.text
 
 
-def _in_host_code(node: tree_sitter.Node) -> bool:
+def _in_host_code(node: tree_sitter.Node, data: bytes) -> bool:
     """A `std::atomic` / `cuda::atomic` operation in a plain host function (no `__device__` or
-    `__global__`, no lambda around it that may be a device lambda): ggml's lock counter under a
-    `std::lock_guard` runs on the CPU, where no kernel's reduction order is at stake."""
+    `__global__`, no `__device__` lambda around it): ggml's lock counter under a `std::lock_guard`,
+    instant-ngp's node counter in a thread pool's lambda, run on the CPU, where no kernel's
+    reduction order is at stake."""
     parent = node.parent
     while parent is not None and parent.type != "function_definition":
-        if parent.type == "lambda_expression":
-            return False  # (a `__device__` lambda's qualifier is normalised away: it may run on the GPU)
+        if parent.type == "lambda_expression" and _device_lambda(parent, data):
+            return False
         parent = parent.parent
     function = enclosing_function(node)
     return function is not None and not execution_spaces(function) & {"__device__", "__global__"}
+
+
+def _device_lambda(lambda_node: tree_sitter.Node, data: bytes) -> bool:
+    """The lambda is written `[…] __device__ (…) {…}` (or `__host__ __device__`): the qualifier is
+    normalised away before parsing (foxaudit/sources/cuda_forms.py), so it is read from the file's
+    own bytes between the captures and the body, at the same offsets."""
+    captures = lambda_node.child_by_field_name("captures")
+    body = lambda_node.child_by_field_name("body")
+    if captures is None or body is None:
+        return True  # a shape not read: it may run on the GPU
+    return b"__device__" in data[captures.end_byte : body.start_byte]
 
 
 def _pointee_kind(arguments: list[tree_sitter.Node], scope: tree_sitter.Node | None) -> Kind:
