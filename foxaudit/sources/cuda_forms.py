@@ -185,6 +185,27 @@ def _underscore_group(group: int) -> Callable[[re.Match[bytes], bytearray, bytes
     return rewrite
 
 
+def _macro_as_string_literal(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `"v" NGP_VERSION` → `"v" "_________"`: adjacent literals, one concatenation to the grammar;
+    # not the linkage macro of `extern "C" MY_API void f();`.
+    start, end = match.span(1)
+    if end - start >= 2 and not re.search(rb'\bextern\s*"[^"\n]*"[ \t]*\Z', view[max(0, start - 64) : start]):
+        out[start:end] = b'"' + b"_" * (end - start - 2) + b'"'
+
+
+def _flatten_innermost_template(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `get<std::vector<Opt<vec3>>>()` → `get<std::vector<Opt_vec3_>>()`: the grammar reads `>>>` as
+    # a launch's closer; with the innermost template-id one name, `>>` closes the outer two. Not
+    # inside a launch's configuration (`k<<<grid, T<int>>>>`): a `<<<` open in the statement.
+    statement_start = max(view.rfind(b";", 0, match.start()), view.rfind(b"{", 0, match.start()),
+                          view.rfind(b"}", 0, match.start()))
+    if view.find(b"<<<", statement_start + 1, match.start()) >= 0:
+        return
+    for group in (1, 2):
+        start, end = match.span(group)
+        out[start:end] = b"_"
+
+
 def _blank_qualifiers_and_stars(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
     # `new const float *[n]` → `new       float  [n]`: the grammar takes neither in a new-expression.
     start, end = match.span(1)
@@ -422,6 +443,11 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     # after a space), so `a *= 0` is never touched.
     (b"*", re.compile(rb"(?<![*/])(\*+)(?:\s+=\s*(?:nullptr|NULL|0)|\s*=\s*(?:nullptr|NULL))\s*(?=[,>)])"),
      _blank_unnamed_pointer),
+    # `"v" NGP_VERSION`, `"%" PRId64`: a string literal glued to a macro that expands to one (a `-D`
+    # definition, <cinttypes>'s format macros); written as a literal of the same length.
+    (b'"', re.compile(rb'"[ \t]*(_*[A-Z][A-Z0-9_]*|PRI[diouxX]\w*)\b(?![ \t]*\()'), _macro_as_string_literal),
+    # `.get<std::vector<Opt<vec3>>>()`: three template closers in a row.
+    (b">>>", re.compile(rb"\b[A-Za-z_]\w*(<)[A-Za-z_][\w:]*(>)>>"), _flatten_innermost_template),
     # `static_assert(cond, kMessage)`: the grammar reads only a string literal as the message.
     (b"static_assert", re.compile(rb"\bstatic_assert\s*\("), _blank_non_literal_message),
     # `(void (K::*)(int, std::string)) &K::f` (pybind11's overload cast): the grammar has no

@@ -40,6 +40,12 @@ FORMS = {
     "unnamed pointer parameter of a template": "template <typename T, typename std::enable_if_t<std::is_integral<T>::value>* = nullptr>\n"
                                                "__device__ T f(T a);\n"
                                                "template <typename T, typename Foo<T>::type * = 0, int* = NULL> T g();\n",
+    # instant-ngp: a string literal glued to a string macro (a `-D` definition, `__FILE__`, `PRId64`).
+    "string literal glued to a string macro": "#include <cstdio>\nvoid banner(int v) {\n"
+                                              "  std::cout << \"tool v\" TOOL_VERSION;\n  printf(\"at \" __FILE__ \": %\" PRId64 \"\\n\", v);\n}\n",
+    # instant-ngp's testbed.cu: three template closers after a user type.
+    "three template closers in a row": "template <typename T> struct Opt { T v; };\n"
+                                       "void load(const Json& j) {\n  auto v = j.at(\"offset\").get<std::vector<Opt<vec3>>>();\n}\n",
     # Eigen's gpu_basic.cu: `bool verify(const T& a, typename T::Scalar* = 0)`, a function's last parameter.
     "unnamed pointer parameter of a function": "template <typename T>\nbool approx(const T& a, typename T::Scalar* = 0)\n"
                                                "{\n  return true;\n}\nvoid h(int* = 0, float* = nullptr);\n",
@@ -101,6 +107,8 @@ def test_comments_and_strings_are_never_rewritten() -> None:
     "int f() { try { return g(); } catch (...) { return 0; } }\n",  # a handler the grammar reads
     "__global__ void __launch_bounds__(256, 2) k(float* x) { x[0] = 0; }\n",  # no cluster limit
     "void f(int* p, int** q) { delete p; delete[] *q; }\nstruct S { S(const S&) = default; };\n",
+    "extern \"C\" MY_API void exported();\nvoid g() { f(\"a\", B); h(\"%d\" , C); k(\"x\" MAKE(1)); }\n",  # linkage, arguments, a call
+    "void f() { k<<<grid, Opt<vec3>>>>(x); auto s = \"A\"\n  B; }\n",  # a launch's configuration; a literal ends its line
 ])
 def test_code_near_the_normalised_forms_is_kept(code: str) -> None:
     assert normalise(code.encode()) == code.encode()
