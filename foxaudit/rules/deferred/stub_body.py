@@ -696,6 +696,38 @@ def _referenced_as_a_value(program: Program, module: Module, name: str) -> bool:
     return False
 
 
+def _passed_as_an_argument(program: Program, module: Module, name: str) -> bool:
+    """Another module, a test too, passes the function uncalled as an argument (kaolin's
+    `import_mesh(path, error_handler=ignore_error_handler)`, `handler=utils.skip`): a callback
+    the caller invokes, and its empty body is the behaviour that caller was handed."""
+    return name in _functions_passed_as_arguments(program, module)
+
+
+def _functions_passed_as_arguments(program: Program, module: Module) -> frozenset[str]:
+    """Names of ``module``'s functions that other modules pass as call arguments; only modules
+    that import ``module`` (or a name from it) are read, once per module asked about."""
+    memo = program.project.memo
+    found = memo.get(f"{CODE}:passed:{module.name}")
+    if found is not None:
+        return found
+    prefix = module.name + "."
+    parent, _, leaf = module.name.rpartition(".")
+    names: set[str] = set()
+    for other in program.modules.values():
+        if other is module or not any(
+                ref.module == module.name or (ref.module == parent and any(imported == leaf for imported, _ in ref.names))
+                for ref in other.summary.imports):
+            continue
+        for call in other.summary.calls:
+            for arg in (*call.args, *(value for _, value in call.kwargs)):
+                if arg.kind in ("name", "attribute"):
+                    canonical = program.canonical(other, arg.dotted)
+                    if canonical.startswith(prefix) and "." not in canonical[len(prefix):]:
+                        names.add(canonical[len(prefix):])
+    found = memo[f"{CODE}:passed:{module.name}"] = frozenset(names)
+    return found
+
+
 def _assigned_as_a_value(summary: ModuleSummary, local: str) -> bool:
     """A function of ``summary``'s module assigns the function (imported as ``local``) to a name
     without calling it: as a conditional's or a boolean operator's alternative (`var_repr = eqrepr
@@ -1936,7 +1968,8 @@ class StubBody(Rule):
       `return fun`; in another module too), never
       called where it is defined — its enclosing function, or its module for a module-level
       function (a callback shaped by its callee: `_make_prim(meta=_sink_tokens)`,
-      `register_autograd(op, setup_context=setup)`);
+      `register_autograd(op, setup_context=setup)`); a module-level function another module, a
+      test too, passes to a call (`load(path, error_handler=handlers.ignore_error)`);
     - a marker function: a module-level function that the code compares by identity
       (`fn is markers.graph_break`) or by name (`callee == _get_trial_arg.__name__`, a dict keyed
       by `f.__name__`), in any file of the project: an interpreter, tracer or rewriter
@@ -2871,8 +2904,8 @@ class StubBody(Rule):
             key = function_key(module.name, method)
             if key in _compared_by_identity(program):
                 return False  # a marker function: code tells it apart by identity (an interpreter intercepts calls to it)
-            if _referenced_as_a_value(program, module, method):
-                return False  # handed on from another module (a default value, a table's entry, an alias): a callback
+            if _referenced_as_a_value(program, module, method) or _passed_as_an_argument(program, module, method):
+                return False  # handed on from another module (a table's entry, an alias, an argument): a callback
             if _registered_by_another_module(program, module, key):
                 return False  # `@export(None, template="not_found.html")`: the decorator files it in its table
             return not _answered_in_parallel_module(program, module, method, answer)

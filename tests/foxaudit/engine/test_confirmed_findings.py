@@ -353,6 +353,24 @@ def test_a_function_another_module_hands_on_is_a_callback(project, tmp_path):
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/options.py", 5)]
 
 
+def test_a_function_another_module_passes_as_an_argument_is_a_callback(project, tmp_path):
+    # kaolin's `import_mesh(path, error_handler=ignore_error_handler)` (a library module) and
+    # `heterogeneous_mesh_handler=utils.heterogeneous_mesh_handler_skip` (a test): the empty body
+    # is what the caller was handed. One passed nowhere, or only called, keeps its finding.
+    root = project({
+        "pkg/__init__.py": "",
+        "pkg/handlers.py": "def ignore_error(error, **kwargs):\n    \"\"\"Ignore every error.\"\"\"\n    pass\n\n\n"
+                           "def skip_mesh(*args):\n    return None\n\n\ndef unused_hook(x):\n    pass\n\n\n"
+                           "def called_hook(x):\n    pass\n",
+        "pkg/loader.py": "from pkg.handlers import called_hook, ignore_error\n\n\ndef load(path, error_handler=None):\n"
+                         "    called_hook(path)\n    return path\n\n\ndef load_quietly(path):\n"
+                         "    return load(path, error_handler=ignore_error)\n",
+        "tests/test_loader.py": "from pkg import handlers\nfrom pkg.loader import load\n\n\ndef test_skip():\n"
+                                "    assert load('x', handlers.skip_mesh) == 'x'\n",
+    })  # fmt: skip
+    assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("pkg/handlers.py", 10), ("pkg/handlers.py", 14)]
+
+
 def test_answers_tables_and_markers_by_name_from_other_modules(project, tmp_path):
     # exllamav2's tokenizers answer the base's `raise NotImplementedError` with `return None`; warp's
     # fields build `eval_inner` from a table keyed by its name; warp's integrand rewriter recognises
