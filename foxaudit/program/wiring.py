@@ -283,6 +283,9 @@ def import_graph(program: Program) -> ImportGraph:
             found = dynamic_candidates[name]
             verb = "run" if found.kind == "exec" else "imported"
             rows.append(ModuleRow(name, module.path, UNRESOLVED, f"may be {verb} by {found.what}", module.is_test))
+        elif _marks_a_data_folder(program, name, module):
+            rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, "holds no code: the package marker of a folder of data files",
+                                  module.is_test))
         elif _holds_only_a_note(program, name, module):
             rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, "holds no code (comments or a docstring only)", module.is_test))
         else:
@@ -1514,6 +1517,33 @@ def _names_one_file(module: Module, path: Arg) -> bool:
 # the module itself (a test that re-runs its own source), no other file. (A path that ends in a
 # literal file name, `open(os.path.join(models, "mapper.py"))`, is one known file too.)
 _OWN_FILE = frozenset({"__file__", "os.path.abspath(__file__)", "os.path.realpath(__file__)"})
+
+
+# Files beside an `__init__.py` that are no data: documentation, licences and VCS files.
+_NOT_DATA = re.compile(r"^(?:README|LICEN[CS]E|COPYING|NOTICE|AUTHORS|CHANGELOG)(?:\.\w+)?$|^\.|\.(?:py|pyi|pyc|pyd|so)$",
+                       re.IGNORECASE)
+
+
+def _marks_a_data_folder(program: Program, name: str, module: Module) -> bool:
+    """An empty (or comment-only) ``__init__.py`` of a package with no modules below it, beside
+    data files (fastapi's ``docs_src/templates/static/`` with its ``styles.css``): it makes the
+    folder a package so ``importlib.resources`` and ``package_data`` can ship the files, and holds
+    no code to wire or to delete as dead. A package with modules below it is what they stand for."""
+    summary = module.summary
+    if not module.is_package or summary.module_calls or summary.has_main_guard or summary.classes \
+            or summary.function_names or summary.defined_names or summary.imports:
+        return False
+    if any(other.startswith(name + ".") for other in program.modules):
+        return False
+    folder = (program.root / module.path).parent
+    try:
+        text = (program.root / module.path).read_text(encoding="utf-8", errors="replace")
+        if any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+            return False  # a docstring or code: `_holds_only_a_note` reads it
+        with os.scandir(folder) as entries:
+            return any(entry.is_file() and not _NOT_DATA.search(entry.name) for entry in entries)
+    except OSError:
+        return False
 
 
 def _holds_only_a_note(program: Program, name: str, module: Module) -> bool:

@@ -1017,6 +1017,19 @@ def test_a_dunder_subpackage_of_the_library_is_public(tmp_path: Path) -> None:
     }) == ["lib1/_private/__init__.py", "lib1/_private/helpers.py"]  # fmt: skip
 
 
+def test_the_empty_package_marker_of_a_folder_of_data_files_is_no_orphan(tmp_path: Path) -> None:
+    # fastapi's docs_src/templates/static/__init__.py beside styles.css (copied by a test): it
+    # makes the folder a package for importlib.resources; an empty package beside a README alone,
+    # or one with a module below it, is still reported.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "site/static/__init__.py": "", "site/static/styles.css": "body {}\n",
+        "site/templates/__init__.py": "# Copyright the authors\n", "site/templates/item.html": "<p/>\n",
+        "site/empty/__init__.py": "", "site/empty/README.md": "nothing\n",
+        "site/code/__init__.py": "", "site/code/data.json": "{}\n", "site/code/helpers.py": "X = 1\n",
+    }) == ["site/code/__init__.py", "site/code/helpers.py", "site/empty/__init__.py"]  # fmt: skip
+
+
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
     # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
     # by its bare name.
