@@ -74,8 +74,13 @@ class OrphanModule(AnalysisRule):
     pkgutil.walk_packages(plugins.__path__, prefix): __import__(name)`; `iter_modules` for one
     level) reaches every module below it. A module that is only a note (comments or a docstring,
     no code: a banner saying a script moved, the licence header of a package of data files with
-    no Python below it) is not reported; an empty one is, and so is one whose comments are
-    mostly code switched off (a commented-out script is dead code).
+    no Python below it) is not reported, nor is the empty `__init__.py` of a package with no
+    modules beside data files (`static/__init__.py` next to `styles.css`: the marker that lets
+    `importlib.resources` ship the folder); another empty module is, and so is one whose comments
+    are mostly code switched off (a commented-out script is dead code). A module-level call makes
+    a `#!` module a script only as a statement of its own (`main()`), not one whose value is tested
+    or bound (`if version.parse(np.__version__) >= …:`). A dunder subpackage of a library
+    (`arch.__future__`) is public.
 
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept
