@@ -87,6 +87,11 @@ def _matchers(tags: tuple[str, ...]) -> _Matchers:
     )
 
 
+# `# todo_include_todos = False`: a commented-out setting whose name starts with the tag (Sphinx's
+# quickstart conf.py); `# todo_list items` stays a marker, as ruff reads it.
+_SETTING_SWITCHED_OFF = re.compile(r"[^\W\d]\w*_\w*\s*=(?!=)\s*\S")
+
+
 def _opening_word(text: str, start: int, matchers: _Matchers) -> str | None:
     """The tag that opens ``text`` at ``start``: the first word, or a bracketed one (`[todo] x`,
     a task-list item); None when the word there is no tag."""
@@ -109,7 +114,8 @@ def _python_opening(text: str, matchers: _Matchers) -> tuple[int, str] | None:
         start = offset + len(subset) - len(trimmed)
         word = _opening_word(trimmed, 0, matchers)
         bracketed = trimmed.startswith("[")
-        if word is not None and not _IN_A_NAME_AFTER.match(trimmed, bracketed + len(word)):
+        if word is not None and not _IN_A_NAME_AFTER.match(trimmed, bracketed + len(word)) \
+                and not _SETTING_SWITCHED_OFF.match(trimmed):
             return start + bracketed, word  # (not `# xxx/newdir/. exists`: a path that starts with the word)
         following = trimmed.find("#")
         if following < 0:
@@ -332,6 +338,7 @@ class DeferredWorkMarker(Rule):
                 "    return 1\n"),
         Example('"""Docs.\n\n```python\n# TODO: in a fenced example\n```\n"""\n'),
         Example("# the to-do list lives in the tracker\n"),
+        Example("# todo_include_todos = False\n"),  # a commented-out setting (Sphinx's quickstart conf.py)
         # A family of metavariables (transformers' docstring), a kind of comment named (cpplint).
         Example('def load():\n    """The warning *Weights from XXX not used in YYY* means that the layer XXX is not\n'
                 '    used by YYY."""\n    return 1\n'),
