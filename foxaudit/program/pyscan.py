@@ -399,6 +399,18 @@ TRANSFER_BUILTINS = frozenset({"print", "float", "int", "bool"})
 _DYNAMIC_IMPORTS = frozenset({"importlib.import_module", "import_module", "__import__"})
 # PEP 723 inline script metadata: `# /// script` opens it (`uv run x.py`, `pipx run x.py`).
 _INLINE_SCRIPT_METADATA = re.compile(r"^# /// script[ \t]*$", re.MULTILINE)
+# A command line before a file name: a Python runner (`python`, `python3.11`, `pypy`, `streamlit
+# run`), or a flag (`mitmproxy -s`, `mitmdump -s`, `locust -f`), then an optional folder path.
+_COMMAND_BEFORE_A_FILE = r"(?:(?<![\w.-])(?:python[\d.]*|pypy3?|py|run)\s+(?:-{1,2}[\w-]+\s+)*|\s-{1,2}[\w-]+[ =])(?:[\w.~-]*/)*"
+
+
+def _gives_its_own_command(text: str, path: str) -> bool:
+    """The module's text shows the command line that runs it by its own file name (mitmproxy's
+    addons: `Run as follows: mitmproxy -s anatomy.py`; `Usage: python tools/make_index.py`)."""
+    basename = path.rpartition("/")[2]
+    if basename == "__init__.py" or basename not in text:
+        return False
+    return re.search(_COMMAND_BEFORE_A_FILE + re.escape(basename) + r"(?![\w.-])", text) is not None
 # A quoted `module.path:Name` reference, the whole string (`"app.agents.remote:RemoteAgent"`).
 # and a quoted dotted path to a class, `"src.models.s4block.S4Block"` (a registry that `hydra.utils.
 # get_class`/`get_method` or `pydoc.locate` resolves; its module part two parts or more): the tail
@@ -505,14 +517,16 @@ class ModuleSummary:
         self.constants: dict[str, Arg] = {}  # module-level NAME = literal
         self.defined_names: set[str] = set()  # module-level names bound
         self.has_main_guard = False
-        self.run_by_path = ""  # "pep723": a `# /// script` block; "shebang": a `#!…python…` first line
+        # "pep723": a `# /// script` block; "shebang": a `#!…python…` first line; "command": the
+        # text gives the command line that runs the file by its own name (`mitmproxy -s x.py`)
+        self.run_by_path = ""
         self.call_methods: frozenset[str] = frozenset()  # last callee name of every call
         self.call_heads: frozenset[str] = frozenset()  # first part of every dotted callee
         self.transfer_calls: tuple[Call, ...] = ()  # calls named like a transfer or sync (in order)
-        # (callee, method, result used) of each call at module level (class bodies included):
-        # what importing the module runs, readable without the body. The result is used when it
-        # is assigned or is part of a larger expression (`if version.parse(v) >= …:`); a call
-        # that is a statement of its own (`main()`, `push(model)`) is done for its effect.
+        # (callee, method, bound or tested) of each call at module level (class bodies included):
+        # what importing the module runs, readable without the body. A call whose result is
+        # assigned to a name, or tested by an `if`/`while` condition or an `assert`, computes a
+        # value; any other (`main()`, `addons = [Search()]`, a decorator) does work at import.
         self.module_calls: frozenset[tuple[str, str, bool]] = frozenset()
         # Dotted names an `is` / `is not` compares against (`fn is markers.graph_break`), and the
         # objects whose `__name__`/`__qualname__` a `==`/`in` compares or a dict key reads
@@ -698,8 +712,8 @@ class _Scanner:
         # An index alone (``body`` False): (callee, method, scope, bound to) of every call, what
         # ``finish`` reads of the calls; the calls that need a whole record for the index
         # (``call``): `with` contexts by range, and the imports' renamed names.
-        # (callee, method, scope, bound to — or "(value)" for a module-level call whose result
-        # is part of a larger expression) of every call, in the order scanned
+        # (callee, method, scope, bound to — or "(tested)" for a module-level call in a condition
+        # or an assert) of every call, in the order scanned
         self.callees: list[tuple[str, str, str, str]] = []
         self.with_values: set[tuple[int, int]] = set()
         self.renamed: dict[str, str] = {}
@@ -1072,7 +1086,8 @@ class _Scanner:
                 self.subscript_write(left, self.text(operator) if operator is not None else "+=")
         first_line = self.source.text[:200].partition("\n")[0]
         summary.run_by_path = "pep723" if _INLINE_SCRIPT_METADATA.search(self.source.text, 0, 4000) else (
-            "shebang" if first_line.startswith("#!") and "python" in first_line else "")
+            "shebang" if first_line.startswith("#!") and "python" in first_line else
+            "command" if _gives_its_own_command(self.source.text, self.source.path) else "")
         self.colon_references()
         summary.file_literals = _python_file_literals(self.source.text)
         for child in root.named_children:
@@ -1278,7 +1293,7 @@ class _Scanner:
             # made only for a call the index holds whole (a transfer, a `with` context, a
             # dynamic import).
             scope = self.scope_at(self.nesting.innermost(node))[0]
-            self.callees.append((func, method, scope, self.bound_to.get(where, "") or _used_at_module_level(node, scope)))
+            self.callees.append((func, method, scope, self.bound_to.get(where, "") or _tested_at_module_level(node, scope)))
             return
         arguments = node.child_by_field_id(self.f.arguments)
         text, arg = self.text, self.arg
@@ -1324,7 +1339,7 @@ class _Scanner:
         self.call_positions[where] = len(self.calls)
         self.calls.append(record)
         self.calls_by_range[where] = record
-        self.callees.append((func, method, scope, record[_BOUND_TO] or _used_at_module_level(node, scope)))
+        self.callees.append((func, method, scope, record[_BOUND_TO] or _tested_at_module_level(node, scope)))
         if self.body and subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
             self.subscript_write(obj, method)
         if args and ("lazy" in func.rpartition(".")[2].lower() or func.rpartition(".")[2] == "include"):
@@ -1492,15 +1507,26 @@ class _Ranges:
         return index >= 0 and node.end_byte <= self.ends[index]
 
 
-def _used_at_module_level(node: tree_sitter.Node, scope: str) -> str:
-    """"(value)" for a module-level call whose result is part of a larger expression (a condition,
-    an argument, a comparison); "" for a call that is a statement of its own, or not at module level."""
+def _tested_at_module_level(node: tree_sitter.Node, scope: str) -> str:
+    """"(tested)" for a module-level call in the condition of an `if`, `elif` or `while`, or in an
+    `assert` (`if version.parse(np.__version__) >= …:`, a compatibility check): its value decides
+    what the module defines, no work is done for its own sake. "" otherwise, or not at module level."""
     if scope:
         return ""
-    parent = node.parent
-    if parent is not None and parent.type == "await":
-        parent = parent.parent
-    return "" if parent is None or parent.type == "expression_statement" else "(value)"
+    child, parent = node, node.parent
+    while parent is not None and parent.type not in _STATEMENT_BOUNDARIES:
+        kind = parent.type
+        if kind == "assert_statement":
+            return "(tested)"
+        if kind in ("if_statement", "elif_clause", "while_statement"):
+            condition = parent.child_by_field_name("condition")
+            return "(tested)" if condition is not None and condition.id == child.id else ""
+        child, parent = parent, parent.parent
+    return ""
+
+
+_STATEMENT_BOUNDARIES = frozenset({"module", "block", "expression_statement", "decorated_definition", "class_definition",
+                                   "function_definition", "return_statement"})
 
 
 def _renamed(imports: Iterable[ImportRef]) -> dict[str, str]:

@@ -176,12 +176,12 @@ def import_graph(program: Program) -> ImportGraph:
         elif not importable(name):
             entries.setdefault(name, PATH_SCRIPT)
         elif derived and _run_by_path(name, module, modules):
-            entries.setdefault(name, "script (PEP 723 `# /// script` metadata, or a `#!` line naming Python on a module"
-                                     " that runs code at import: run by path)")
+            entries.setdefault(name, "script (PEP 723 `# /// script` metadata, a command line in its text naming its file,"
+                                     " or a `#!` line naming Python on a module that runs code at import: run by path)")
         elif settings.entry_points and name_matches(name, settings.entry_points):
             entries.setdefault(name, "configured entry point")
         elif any(name == package or name.startswith(package + ".") for package in settings.public_packages) and not any(
-            part.startswith("_") and part != "__init__" for part in name.split(".")
+            _private_part(part) for part in name.split(".")
         ):
             entries.setdefault(name, "public module of a library package")
     if derived:
@@ -412,18 +412,19 @@ ENTRY_KEYS = frozenset({"entry-points", "public-packages", "test-roots"})
 
 
 def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
-    """A call at module level that is a statement of its own (`main()`, `push(model)`): importing
-    or running the module does work, beyond defining things — not a call whose result is
-    assigned or tested (`if version.parse(np.__version__) >= …:`, a compatibility check)."""
-    return any(func and not used for func, _, used in module_calls)
+    """A call at module level whose result is neither bound to a name nor tested (`main()`,
+    `push(model)`, `addons = [Search()]`): importing or running the module does work, beyond
+    defining things — not a compatibility check (`if version.parse(np.__version__) >= …:`)."""
+    return any(func and not bound_or_tested for func, _, bound_or_tested in module_calls)
 
 
 def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
-    """PEP 723 inline metadata says a file is a script; a `#!` line says so of a module outside
+    """PEP 723 inline metadata says a file is a script, and so does a command line in its text that
+    runs it by its own name (`mitmproxy -s anatomy.py`); a `#!` line says so of a module outside
     any package, or of one that runs a call at import (sphinx's `utils/bump_version.py`) — a
     library module inside a package that only defines things may carry an old `#!` line."""
     how = module.summary.run_by_path
-    if how == "pep723":
+    if how in ("pep723", "command"):
         return True
     return how == "shebang" and (name.rpartition(".")[0] not in modules
                                  or _runs_code_at_import(module.summary.module_calls))
@@ -478,7 +479,7 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
     gallery_roots = _gallery_roots(program)
     for name, module in program.modules.items():
         parent = name.rpartition(".")[0]
-        # (callee, method, result used) of the calls importing it runs; a top-level package's
+        # (callee, method, bound or tested) of the calls importing it runs; a top-level package's
         # __init__ is never a script.
         module_calls = module.summary.module_calls if "." in name or not module.is_package else frozenset()
         parts = module.path.split("/")

@@ -77,10 +77,12 @@ class OrphanModule(AnalysisRule):
     no Python below it) is not reported, nor is the empty `__init__.py` of a package with no
     modules beside data files (`static/__init__.py` next to `styles.css`: the marker that lets
     `importlib.resources` ship the folder); another empty module is, and so is one whose comments
-    are mostly code switched off (a commented-out script is dead code). A module-level call makes
-    a `#!` module a script only as a statement of its own (`main()`), not one whose value is tested
-    or bound (`if version.parse(np.__version__) >= …:`). A dunder subpackage of a library
-    (`arch.__future__`) is public.
+    are mostly code switched off (a commented-out script is dead code). A module-level call whose
+    value an `if`/`while` condition or an `assert` tests (`if version.parse(np.__version__) >= …:`)
+    does no work at import: it makes no `#!` module a script. A module whose text gives the command
+    line that runs it by its own file name (`Run as follows: mitmproxy -s anatomy.py`, `Usage:
+    python tools/make_index.py`) is a script. A dunder subpackage of a library (`arch.__future__`)
+    is public.
 
     ## Why is this bad
     Invariant 2, wire it up. A module nothing imports is dead code that still has to be read, kept

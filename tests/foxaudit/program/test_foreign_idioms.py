@@ -350,13 +350,11 @@ def test_a_file_run_by_a_run_time_path_reaches_modules_shaped_like_configs(tmp_p
             "configs/b.py": "import time\n\nstamp = 'b-' + str(time.time())\nlayers = [64, 64]\n",
             "configs/tool.py": "def helper():\n    return 1\n",
             "configs/klass.py": "class Settings:\n    size = 1\n",
-            "configs/show.py": "import sys\n\nprint(sys.argv)\n",
         })  # fmt: skip
         status = _modules(analysis)
-        # A call whose value is bound (`stamp = 'b-' + str(time.time())`) computes a setting.
-        assert status["configs.a"] == status["configs.b"] == (UNRESOLVED if runs else ORPHAN), (runner, status)
-        # A function or a class is no config file; what runs a call statement at import is a script.
-        assert (status["configs.tool"], status["configs.klass"], status["configs.show"]) == (ORPHAN, ORPHAN, WIRED), runner
+        assert status["configs.a"] == (UNRESOLVED if runs else ORPHAN), (runner, status)
+        # A function or a class is no config file; what runs a call at import is a script.
+        assert (status["configs.tool"], status["configs.klass"], status["configs.b"]) == (ORPHAN, ORPHAN, WIRED), runner
         notes = [d for d in findings(analysis, "FX201") if "unresolved" in d.message]
         if runs:
             (note,) = notes
@@ -993,13 +991,17 @@ def test_a_shebang_script_in_a_package_folder_is_run_by_path(tmp_path: Path) -> 
 
 def test_a_shebang_module_whose_only_call_is_tested_is_no_script(tmp_path: Path) -> None:
     # quantstats' `_numpy_compat.py`: every file carries `#!/usr/bin/env python`; the module's only
-    # module-level call sits in an `if` condition (a version check), so importing it defines
-    # things and does no work — an orphan. `await main()` and `sys.exit(main())` statements run.
+    # module-level calls sit in `if`/`elif`/`while` conditions and an `assert` (version checks), so
+    # importing it defines things and does no work — an orphan. `sys.exit(main())`, `asyncio.run`
+    # in an `if` body and `addons = [Search()]` (a mitmproxy addon list) run code.
     assert _fx201(tmp_path, {
         "lib/__init__.py": "", "lib/api.py": "X = 1\n",
         "lib/_compat.py": "#!/usr/bin/env python\nimport numpy as np\nfrom packaging import version\n\n"
                           "if version.parse(np.__version__) >= version.parse('1.25'):\n    product = np.prod\n"
-                          "assert callable(product)\nMAJOR = int(np.__version__[0])\n",
+                          "elif hasattr(np, 'product'):\n    product = np.product\n"
+                          "while not callable(product):\n    product = np.prod\nassert callable(product)\n"
+                          "MAJOR = int(np.__version__[0])\n",
+        "lib/_addons.py": "#!/usr/bin/env python\nclass Search:\n    pass\n\n\naddons = [Search()]\n",
         "lib/_runs.py": "#!/usr/bin/env python\nimport sys\n\nsys.exit(len(sys.argv))\n",
         "lib/_loop.py": "#!/usr/bin/env python\nimport asyncio\n\nasync def main():\n    return 1\n\n"
                         "if True:\n    asyncio.run(main())\n",
@@ -1028,6 +1030,21 @@ def test_the_empty_package_marker_of_a_folder_of_data_files_is_no_orphan(tmp_pat
         "site/empty/__init__.py": "", "site/empty/README.md": "nothing\n",
         "site/code/__init__.py": "", "site/code/data.json": "{}\n", "site/code/helpers.py": "X = 1\n",
     }) == ["site/code/__init__.py", "site/code/helpers.py", "site/empty/__init__.py"]  # fmt: skip
+
+
+def test_a_module_whose_text_gives_the_command_that_runs_it_is_a_script(tmp_path: Path) -> None:
+    # mitmproxy's addons: `Run as follows: mitmproxy -s anatomy.py`, `# Usage: mitmdump -s
+    # link_expander.py`; a tool's usage line `python tools/make_index.py`. Another file's name, or
+    # the own name in prose, runs nothing.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "", "lib/core.py": "X = 1\n",
+        "examples/anatomy.py": '"""A skeleton addon.\n\nRun as follows: mitmproxy -s anatomy.py\n"""\n'
+                               "from lib import core\n\n\nclass Counter:\n    pass\n",
+        "examples/expand.py": "# Usage: mitmdump -s examples/expand.py\nclass Expander:\n    pass\n",
+        "tools/make_index.py": '"""Usage: python3 tools/make_index.py --out index.html"""\nX = 1\n',
+        "examples/certs.py": "# the certificate is made in certs.py\nclass Cert:\n    pass\n",
+        "examples/other.py": "# run with: mitmproxy -s anatomy.py\nclass Other:\n    pass\n",
+    }) == ["examples/certs.py", "examples/other.py"]  # fmt: skip
 
 
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
