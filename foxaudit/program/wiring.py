@@ -317,6 +317,8 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
     extra_roots = _sys_path_additions(name, module) if derived else ()
     imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
     imported.update(target for target in _walked_packages(name, module, known) if target != name)
+    if derived and _imports_a_name_it_holds(module):
+        imported.update(target for target in _module_names_held(module, known) if target != name)
     if derived and _documentation_configuration(program, name, module):
         # Sphinx imports each name of the configuration's `extensions` list, from the directories
         # `sys.path.append(...)` added (django's `docs/_ext/djangodocs.py`).
@@ -345,6 +347,34 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
             continue
         imported.update(target for target in targets if target != name)
     return imported, typing
+
+
+def _imports_a_name_it_holds(module: Module) -> bool:
+    """The module imports a module whose name it does not write in the call (`import_module(
+    module_path)` after `module_path, cls, _ = commands_dict[name]`, pip's command table)."""
+    summary = module.summary
+    if "import_module" not in summary.call_methods and "__import__" not in summary.call_heads:
+        return False
+    return any((call.method == "import_module" or call.func == "__import__") and call.args
+               and call.args[0].kind not in ("str", "fstring", "concat") for call in summary.calls)
+
+
+# A quoted dotted name in a value's text: `CommandInfo("pip._internal.commands.install", …)`.
+_QUOTED_DOTTED_NAME = re.compile(r"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)["']""")
+
+
+def _module_names_held(module: Module, known: set[str]) -> set[str]:
+    """The project modules a module names exactly in its string literals (call arguments, a
+    dict's values, constants): in a module that imports a name it holds, the table it picks from."""
+    summary = module.summary
+    held: set[str] = set()
+    for call in summary.calls:
+        held.update(str(arg.value) for arg in call.args if arg.kind == "str")
+    for entry in summary.dict_entries:
+        held.update(_QUOTED_DOTTED_NAME.findall(entry.value))
+    for value in summary.constants.values():
+        held.update(_string_literals_in(value))
+    return {text for text in held if "." in text and text in known}
 
 
 def _wiring_fingerprint() -> str:

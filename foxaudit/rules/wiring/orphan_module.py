@@ -72,7 +72,9 @@ class OrphanModule(AnalysisRule):
     of `pyproject.toml` imports (`plugins`, `load-plugins`, `extensions`, `hooks` of any tool;
     Fixit's rule lists). A walk over a package's folder that imports what it finds (`for _, name, _ in
     pkgutil.walk_packages(plugins.__path__, prefix): __import__(name)`; `iter_modules` for one
-    level) reaches every module below it. A module that is only a note (comments or a docstring,
+    level) reaches every module below it. A module that imports a module name it does not write
+    in the call (`import_module(module_path)` after `module_path, cls = commands[name]`: pip's
+    command table) imports every project module its string literals name exactly. A module that is only a note (comments or a docstring,
     no code: a banner saying a script moved, the licence header of a package of data files with
     no Python below it) is not reported, nor is the empty `__init__.py` of a package with no
     modules beside data files (`static/__init__.py` next to `styles.css`: the marker that lets

@@ -1047,6 +1047,27 @@ def test_a_module_whose_text_gives_the_command_that_runs_it_is_a_script(tmp_path
     }) == ["examples/certs.py", "examples/other.py"]  # fmt: skip
 
 
+def test_a_table_of_module_names_a_module_imports_by_variable_reaches_them(tmp_path: Path) -> None:
+    # pip's commands/__init__.py: `commands_dict = {"install": CommandInfo("pip._internal.commands.
+    # install", …)}`, then `module_path, cls, _ = commands_dict[name]; import_module(module_path)`.
+    # The same names in a module that imports nothing by a variable reach nothing.
+    assert _fx201(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'app'\n[project.scripts]\napp = 'app._cli:main'\n",
+        "app/__init__.py": "",
+        "app/_cli.py": "from app._commands import create\n\n\ndef main():\n    return create('install')\n",
+        "app/_commands/__init__.py": "import importlib\nfrom collections import namedtuple\n\n"
+                                     "Info = namedtuple('Info', 'module_path, class_name')\n"
+                                     "commands = {\n    'install': Info('app._commands.install', 'Install'),\n"
+                                     "    'cache': Info('app._commands.cache', 'Cache'),\n}\nPLUGINS = ['app._plugins.extra']\n\n\n"
+                                     "def create(name):\n    module_path, class_name = commands[name]\n"
+                                     "    return getattr(importlib.import_module(module_path), class_name)\n",
+        "app/_commands/install.py": "class Install:\n    pass\n", "app/_commands/cache.py": "class Cache:\n    pass\n",
+        "app/_commands/unused.py": "X = 1\n",
+        "app/_plugins/__init__.py": "", "app/_plugins/extra.py": "X = 1\n",
+        "app/_docs.py": "NAMES = ['app._plugins.other']\n", "app/_plugins/other.py": "X = 1\n",
+    }) == ["app/_commands/unused.py", "app/_docs.py", "app/_plugins/other.py"]  # fmt: skip
+
+
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
     # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
     # by its bare name.
