@@ -328,10 +328,15 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
             imported.update(target for target in targets if target != name)
         # Other settings may name a project module as a dotted string (sphinx-autodoc2's
         # `autodoc2_docstring_parser_regexes = [(r".*", "docs.parser")]`): Sphinx imports it.
+        # (requests' `pygments_style = "flask_theme_support.FlaskyStyle"` from `_themes`, a folder
+        # the configuration put on `sys.path`.)
         for setting, value in module.summary.constants.items():
             for text in _string_literals_in(value) if setting != "extensions" else ():
                 if "." in text and _DOTTED_NAME.fullmatch(text):
-                    imported.update(target for target in _import_targets(program, text, (), known) if target != name)
+                    head, _, last = text.rpartition(".")
+                    targets = _import_targets(program, text, (), known) or _path_relative_targets(
+                        program, name, module, head, ((last, ""),), known, extra_roots)
+                    imported.update(target for target in targets if target != name)
     for ref in module.summary.imports:
         if not ref.module:
             continue
@@ -531,6 +536,8 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
             found[name] = "in-tree build backend (`[build-system] build-backend` under `backend-path`)"
         elif not module.is_package and (why := _tool_file(filename, module)):
             found[name] = why
+        elif module.path == "exercises.py" and _names_pytest_perf(program):
+            found[name] = "loaded by its name (`exercises.py` at the root: pytest-perf's benchmarks)"
         elif module.path.startswith(gallery_roots):
             found[name] = "sphinx-gallery example (an `examples_dirs` directory of the Sphinx configuration, run to render it)"
         elif module.path.startswith(asv_roots):
@@ -622,6 +629,18 @@ def _tool_file(filename: str, module: Module) -> str:
     if filename == "tasks.py" and any(ref.module.split(".")[0] == "invoke" for ref in module.summary.imports):
         return "loaded by its name (`tasks.py` importing invoke: invoke's task file)"
     return ""
+
+
+def _names_pytest_perf(program: Program) -> bool:
+    """The project depends on pytest-perf (a dependency list or an optional one in its
+    pyproject, or its tox.ini), which runs the root's ``exercises.py``."""
+    pyproject = program.project.pyproject if isinstance(program.project.pyproject, dict) else {}
+    if "pytest-perf" in json.dumps(pyproject.get("project", {})):
+        return True
+    try:
+        return "pytest-perf" in (program.root / "tox.ini").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _warns_of_deprecation_at_import(module: Module) -> bool:

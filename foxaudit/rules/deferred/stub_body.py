@@ -1134,7 +1134,9 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
-                           r"|legacy|backwards? compat\w*|(?:does|do) ?n[o']?t need|needs no|is enough)\b", re.IGNORECASE)
+                           r"|legacy|backwards? compat\w*|(?:does|do) ?n[o']?t need|needs no|is enough"
+                           r"|(?:does|do) ?n[o']?t make sense|makes no sense|(?:the )?(?:API|interface|base class|protocol) requires)\b",
+                           re.IGNORECASE)
 # ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
 # "later" and "yet" only where they defer work: "implement later", "will be added later", "not yet
 # implemented", "does not yet support", "isn't supported by X yet", "yet to implement" — not
@@ -2085,6 +2087,11 @@ class StubBody(Rule):
                 "    def pop(self, key):\n        raise NotImplementedError\n\n\n"
                 "class Log(typing.MutableSequence[int]):\n    def popitem(self):\n        raise NotImplementedError\n\n"
                 "    def reverse(self):\n        raise NotImplementedError\n"),
+        # A comment says why the method refuses (pip's in-memory wheel: "the API requires us to define it").
+        Example("import importlib.metadata\n\n\nclass WheelDistribution(importlib.metadata.Distribution):\n"
+                "    def read_text(self, filename):\n        return filename\n\n    def locate_file(self, path):\n"
+                "        # This method doesn't make sense for an in-memory wheel, but the API requires it.\n"
+                "        raise NotImplementedError\n"),
         # The refusal's message says it is a hook a subclass may fill (arch's VolatilityProcess).
         Example("class Process:\n    def update(self, index, x):\n        \"\"\"Compute one observation.\"\"\"\n"
                 "        raise NotImplementedError(\"Subclasses may optionally implement\")\n"),

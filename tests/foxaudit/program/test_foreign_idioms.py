@@ -1068,6 +1068,28 @@ def test_a_table_of_module_names_a_module_imports_by_variable_reaches_them(tmp_p
     }) == ["app/_commands/unused.py", "app/_docs.py", "app/_plugins/other.py"]  # fmt: skip
 
 
+def test_a_sphinx_setting_names_a_module_on_a_path_the_configuration_added(tmp_path: Path) -> None:
+    # requests' docs/conf.py: `sys.path.insert(0, os.path.abspath("_themes"))`, then
+    # `pygments_style = "flask_theme_support.FlaskyStyle"`: Sphinx imports the module from there.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "docs/conf.py": "import os\nimport sys\n\nsys.path.insert(0, os.path.abspath('_themes'))\n"
+                        "extensions = []\npygments_style = 'flask_theme_support.FlaskyStyle'\n",
+        "docs/_themes/flask_theme_support.py": "class FlaskyStyle:\n    pass\n",
+        "docs/_themes/unused.py": "X = 1\n",
+    }) == ["docs/_themes/unused.py"]  # fmt: skip
+
+
+def test_pytest_perf_runs_the_roots_exercises_file(tmp_path: Path) -> None:
+    # setuptools' exercises.py (`def measure_startup_perf(): # run by pytest_perf`); without the
+    # dependency the file is nobody's.
+    files = {"lib/__init__.py": "", "exercises.py": "def measure_startup_perf():\n    import lib\n"}
+    assert _fx201(tmp_path / "a", {**files, "pyproject.toml": "[project]\nname = 'lib'\n"
+                                   "[project.optional-dependencies]\ntest = ['pytest', 'pytest-perf']\n"}) == []
+    assert _fx201(tmp_path / "b", {**files, "tox.ini": "[testenv]\ndeps = pytest-perf\n"}) == []
+    assert _fx201(tmp_path / "c", {**files, "pyproject.toml": "[project]\nname = 'lib'\n"}) == ["exercises.py"]
+
+
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
     # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
     # by its bare name.
