@@ -1556,7 +1556,7 @@ def _handed_on_as_callback(function: tree_sitter.Node, label: str, names: _FileN
         elif parent.type == "assignment" and parent.child_by_field_name("right") == value and (
                 alias := parent.child_by_field_name("left")) is not None and alias.type == "identifier" and (
                 value.type in _CHOOSING or (value.type == "identifier"
-                                            and not _called_through(alias.text.decode(), enclosing, names))) \
+                                            and not _called_through(alias.text.decode(), _scope_of(parent, enclosing), names))) \
                 and not _shadowed_at(identifier, label, function):
             # `var_repr = eqrepr if include_vars else nullrepr`: one of the alternatives the code
             # chooses between, the constant its answer; `fun = no_prefix` then `return fun`: handed
@@ -1597,6 +1597,15 @@ def _parameter_identifiers(parameters: tree_sitter.Node) -> list[tree_sitter.Nod
         if name is not None and name.type == "identifier":
             found.append(name)
     return found
+
+
+def _scope_of(node: tree_sitter.Node, outermost: tree_sitter.Node) -> tree_sitter.Node:
+    """The function ``node`` is in, up to ``outermost``: where a local it binds can be called (pip's
+    `onexc = _onerror_ignore` in one function; another function's parameter `onexc` is not it)."""
+    scope = node.parent
+    while scope is not None and scope != outermost and scope.type != "function_definition":
+        scope = scope.parent
+    return scope if scope is not None else outermost
 
 
 def _called_through(name: str, scope: tree_sitter.Node, names: _FileNames) -> bool:
@@ -2087,6 +2096,11 @@ class StubBody(Rule):
                 "    def pop(self, key):\n        raise NotImplementedError\n\n\n"
                 "class Log(typing.MutableSequence[int]):\n    def popitem(self):\n        raise NotImplementedError\n\n"
                 "    def reverse(self):\n        raise NotImplementedError\n"),
+        # Bound to a local the function hands on (pip's `onexc = _onerror_ignore`); another function
+        # calling its own parameter of that name does not call it.
+        Example("import shutil\n\n\ndef rmtree(path, onexc=None):\n    if onexc is None:\n        onexc = _onerror_ignore\n"
+                "    shutil.rmtree(path, onexc=onexc)\n\n\ndef _onerror_ignore(*args):\n    pass\n\n\n"
+                "def handle(onexc):\n    onexc()\n"),
         # A comment says why the method refuses (pip's in-memory wheel: "the API requires us to define it").
         Example("import importlib.metadata\n\n\nclass WheelDistribution(importlib.metadata.Distribution):\n"
                 "    def read_text(self, filename):\n        return filename\n\n    def locate_file(self, path):\n"
