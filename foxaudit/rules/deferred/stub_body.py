@@ -1749,14 +1749,16 @@ def _under_type_checking(node: tree_sitter.Node) -> bool:
 
 def _empty_body_acknowledged(function: tree_sitter.Node) -> bool:
     """A `# type: ignore[empty-body]`, `# noqa: B027` or `# ruff: ignore[B027]` on the signature (the
-    header's lines, before the body)."""
+    header's lines, before the body) or on a decorator's line (`@prereleases.setter  # noqa: B027`:
+    packaging's setter of an abstract property)."""
     body = function.child_by_field_name("body")
     if body is None:
         return False
-    header = function.text[: body.start_byte - function.start_byte].decode(errors="replace")
+    decorated = function.parent if function.parent is not None and function.parent.type == "decorated_definition" else function
+    header = decorated.text[: body.start_byte - decorated.start_byte].decode(errors="replace")
     # A comment after the colon sits in the body node: look at the rest of the header's last line too.
     first = body.named_children[0] if body.named_children else None
-    if first is not None and first.type == "comment" and first.start_point[0] == function.start_point[0] + header.count("\n"):
+    if first is not None and first.type == "comment" and first.start_point[0] == decorated.start_point[0] + header.count("\n"):
         header += first.text.decode(errors="replace")
     return bool(_EMPTY_BODY_IGNORE.search(header))
 
