@@ -2278,6 +2278,9 @@ class StubBody(Rule):
                 "    def artifacts(self) -> list[str]:  # type: ignore[empty-body]\n        ...\n"),
         Example("import abc\n\nclass PassBase(abc.ABC):\n    def requires(self, module):  # noqa: B027\n"
                 "        '''Checked before the pass runs.'''\n"),
+        Example("import abc\n\nclass Specifier(abc.ABC):\n    @property\n    @abc.abstractmethod\n"
+                "    def prereleases(self):\n        \"\"\"Whether pre-releases are allowed.\"\"\"\n\n"
+                "    @prereleases.setter  # noqa: B027\n    def prereleases(self, value):\n        \"\"\"Set it.\"\"\"\n"),
         # Bindings generated for a C library: the file tells mypy its `...` bodies are meant.
         Example("# mypy: disable-error-code=\"empty-body\"\nfrom support import dll\n\n\n@dll.bind(None)\n"
                 "def LLVMInitializeX86Target() -> None: ...\n\n\n@dll.bind\ndef cuptiGetVersion(version: int) -> int: ...\n"),
