@@ -445,7 +445,7 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
      _blank_unnamed_pointer),
     # `"v" NGP_VERSION`, `"%" PRId64`: a string literal glued to a macro that expands to one (a `-D`
     # definition, <cinttypes>'s format macros); written as a literal of the same length.
-    (b'"', re.compile(rb'"[ \t]*(_*[A-Z][A-Z0-9_]*|PRI[diouxX]\w*)\b(?![ \t]*\()'), _macro_as_string_literal),
+    (b'"', re.compile(rb'"[ \t]*(_*[A-Z][A-Z0-9_]*|PRI[diouxX]\w*)\b(?=[ \t]*(?:[;,)"]|<<))'), _macro_as_string_literal),
     # `.get<std::vector<Opt<vec3>>>()`: three template closers in a row.
     (b">>>", re.compile(rb"\b[A-Za-z_]\w*(<)[A-Za-z_][\w:]*(>)>>"), _flatten_innermost_template),
     # `static_assert(cond, kMessage)`: the grammar reads only a string literal as the message.
@@ -477,7 +477,8 @@ def _code_view(data: bytes, comments: list[tuple[int, int]] | None = None) -> by
 
 
 _NOT_NEWLINE = re.compile(rb"[^\n]")
-_LITERAL = re.compile(rb'"(?:\\.|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\.|[^'\\\n])*'")
+# (`\` then a newline continues a literal on the next line: FlashMLA's long static_assert messages.)
+_LITERAL = re.compile(rb'"(?:\\[\s\S]|[^"\\\n])*"' + rb"|(?<![\w'])'(?:\\[\s\S]|[^'\\\n])*'")
 
 # ---------------------------------------------------------------------------------------------
 # Repair: hide a macro-like name that the grammar reads as broken code.

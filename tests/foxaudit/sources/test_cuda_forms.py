@@ -109,6 +109,8 @@ def test_comments_and_strings_are_never_rewritten() -> None:
     "void f(int* p, int** q) { delete p; delete[] *q; }\nstruct S { S(const S&) = default; };\n",
     "extern \"C\" MY_API void exported();\nvoid g() { f(\"a\", B); h(\"%d\" , C); k(\"x\" MAKE(1)); }\n",  # linkage, arguments, a call
     "void f() { k<<<grid, Opt<vec3>>>>(x); auto s = \"A\"\n  B; }\n",  # a launch's configuration; a literal ends its line
+    # A literal continued over a line (FlashMLA): the next literal's text is no macro after a quote.
+    "static_assert(M == 64, \"SM100_MMA_TS size should be 64,\\\n  or 128.\");\nstatic_assert(a == b, \"SM100_MMA_TS A from TMEM\");\n",
 ])
 def test_code_near_the_normalised_forms_is_kept(code: str) -> None:
     assert normalise(code.encode()) == code.encode()
