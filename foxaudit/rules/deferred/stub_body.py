@@ -2024,7 +2024,9 @@ class StubBody(Rule):
     (`half(float v) : data_(v) {}`) is where a constructor does its work. As in Python, an empty
     body is deliberate when a comment in it or right above it gives the reason ("an empty kernel
     is enough to enforce ordering", "doesn't need implementing") and none says the work is pending,
-    when the name says so (`kdummy`, `noop`, `warmup_kernel`), for a member function of a struct or
+    when the name says so (`kdummy`, `noop`, `warmup_kernel`), for a kernel that takes no parameters
+    (`__global__ void empty() {}`: no buffer to work on — a timing or profiler marker, a PTX-version
+    probe), for a member function of a struct or
     class (a policy's answer, reported with `unmarked-methods`), for an overload of a function
     the file implements for another type and for a function that a branch another build
     configuration compiles implements (`#if QMODE_2BIT == 1` … `#else` with the empty variant,
@@ -2417,6 +2419,10 @@ class StubBody(Rule):
                 path="tests/test_sig.py"),
         # CUDA bodies meant empty: a reason beside it, a name that says so, a policy struct's member,
         # an overload for a type that needs nothing.
+        # A kernel with no parameters has no buffer to work on: a timing, profiler-annotation or
+        # PTX-version probe (cuda-samples' `empty`, cub's `EmptyKernel(void)`).
+        Example("__global__ void empty() {}\n__global__ void EmptyKernel(void) { }\n"
+                "void launch() { empty<<<1, 1>>>(); EmptyKernel<<<1, 1>>>(); }\n", path="graphs.cu"),
         Example("static __global__ void tiny_delay_kern() {\n  // An empty kernel is enough to enforce ordering.\n}\n"
                 "__global__ void kdummy() {}\n__global__ void warmup_kernel() {}\n", path="order.cu"),
         Example("struct CodecFloat {\n  // float needs no per-kernel setup\n  inline __device__ void initKernel(float* s) {}\n"
@@ -2982,6 +2988,8 @@ class StubBody(Rule):
             return
         elif _CUDA_STAND_IN.search(label):
             return  # `kdummy`, `warmup_kernel`, `noop`: the name says the empty body is the point
+        elif "__global__" in spaces and _takes_no_parameters(node):
+            return  # `__global__ void empty() {}`: no buffer to work on — a timing, profiler-annotation or PTX-version probe
         elif _is_cuda_member(node) and not options.unmarked_methods:
             return  # a policy struct's member (`CodecFloat::initKernel`): its class's answer, as a Python method's
         elif name is not None and label in _cuda_implemented_names(ctx):
@@ -3005,6 +3013,18 @@ class StubBody(Rule):
 
 # CUDA names that say an empty body is the point: a dummy or no-op kernel, a warm-up launch — as
 # words of the name (`kuserbuffers_dummy`, `kdummy`, `warmup_kernel`; not `fill_empty_buckets`).
+def _takes_no_parameters(function: tree_sitter.Node) -> bool:
+    """The CUDA function's parameter list is `()` or `(void)`."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
+    if parameters is None:
+        return False
+    text = parameters.text.decode(errors="replace").strip("() \t\n")
+    return text in ("", "void")
+
+
 _CUDA_STAND_IN = re.compile(r"(?:^|_)k?(?:dummy|noop|nop|warmup|warm_up)(?:_|$)|(?:Dummy|Noop|NoOp|Warmup)(?![a-z])")
 
 
