@@ -538,6 +538,8 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
             found[name] = why
         elif module.path == "exercises.py" and _names_pytest_perf(program):
             found[name] = "loaded by its name (`exercises.py` at the root: pytest-perf's benchmarks)"
+        elif "load_ipython_extension" in module.summary.function_names and "load_ipython_extension" not in module.summary.method_names:
+            found[name] = "IPython extension (defines `load_ipython_extension`: `%load_ext` loads it by name)"
         elif module.path.startswith(gallery_roots):
             found[name] = "sphinx-gallery example (an `examples_dirs` directory of the Sphinx configuration, run to render it)"
         elif module.path.startswith(asv_roots):

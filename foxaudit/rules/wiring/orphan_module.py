@@ -65,7 +65,7 @@ class OrphanModule(AnalysisRule):
     shop.py`, `configs/COCO-Detection/x.py`: no import can name it, so it is run by path; its
     imports resolve beside it), the files tools load by their conventional names (`noxfile.py`,
     `conanfile.py`, `fabfile.py`, `dodo.py`, `pavement.py`, an invoke `tasks.py`,
-    `sitecustomize.py`; pytest-perf's root `exercises.py` where the project depends on it), an in-tree PEP 517 backend (`[build-system] backend-path`), and a
+    `sitecustomize.py`; pytest-perf's root `exercises.py` where the project depends on it), an IPython extension (a module-level `load_ipython_extension`), an in-tree PEP 517 backend (`[build-system] backend-path`), and a
     library module that warns of its own deprecation at import (an old import path kept for
     users), a `.py` file a project YAML file names by its path (mkdocs' `hooks:`, a CI step's
     `python tools/gen.py`; beside the YAML file, else from the root), and a module a tool setting

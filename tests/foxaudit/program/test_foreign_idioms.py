@@ -1090,6 +1090,16 @@ def test_pytest_perf_runs_the_roots_exercises_file(tmp_path: Path) -> None:
     assert _fx201(tmp_path / "c", {**files, "pyproject.toml": "[project]\nname = 'lib'\n"}) == ["exercises.py"]
 
 
+def test_an_ipython_extension_is_loaded_by_its_name(tmp_path: Path) -> None:
+    # MatX's docs_input/notebooks/scripts/run_matx.py: `load_ipython_extension(ipython)`, registered
+    # with `c.InteractiveShellApp.extensions = ['run_matx']` and used as `%%run_matx` in notebooks.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "notebooks/scripts/run_matx.py": "def load_ipython_extension(ipython):\n    ipython.register_magic_function(print)\n",
+        "notebooks/scripts/helper.py": "class Loader:\n    def load_ipython_extension(self, ipython):\n        return ipython\n",
+    }) == ["notebooks/scripts/helper.py"]  # fmt: skip
+
+
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
     # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
     # by its bare name.
