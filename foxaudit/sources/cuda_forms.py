@@ -357,6 +357,26 @@ def _balanced_end(view: bytes, opening: int, open_byte: int, close_byte: int) ->
     return None
 
 
+def _comma_assignment(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `(X = Xm, Y = Ym).run(exec);` (MatX's operator sets): the grammar cannot read a parenthesised
+    # comma expression whose first operand is an assignment; with that `=` written `|` (one byte)
+    # the shape parses. Only where the parentheses hold a top-level comma.
+    opening = match.start(1)
+    end = _balanced_end(view, opening, ord("("), ord(")"))
+    if end is None:
+        return
+    depth = 0
+    for index in range(opening + 1, end - 1):
+        byte = view[index]
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+        elif byte == ord(",") and depth == 0:
+            out[match.start(2)] = ord("|")
+            return
+
+
 def _blank_typename(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
     # Only in an expression (after `=`, `(`, `,`, `{`, `return`, `?`, `:`): in a declaration
     # (`typename X::type v;`) or a template parameter list the grammar reads `typename` fine.
@@ -446,6 +466,8 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     # `"v" NGP_VERSION`, `"%" PRId64`: a string literal glued to a macro that expands to one (a `-D`
     # definition, <cinttypes>'s format macros); written as a literal of the same length.
     (b'"', re.compile(rb'"[ \t]*(_*[A-Z][A-Z0-9_]*|PRI[diouxX]\w*)\b(?=[ \t]*(?:[;,)"]|<<))'), _macro_as_string_literal),
+    # `(X = Xm, Y = Ym).run(exec);`: a statement that opens with a parenthesised comma expression.
+    (b"=", re.compile(rb"(?:^|[;{}])[ \t\r\n]*(\()[ \t]*[A-Za-z_][\w.]*(?:\[[^\]\n]*\])*[ \t]*(=)(?!=)"), _comma_assignment),
     # `.get<std::vector<Opt<vec3>>>()`: three template closers in a row.
     (b">>>", re.compile(rb"\b[A-Za-z_]\w*(<)[A-Za-z_][\w:]*(>)>>"), _flatten_innermost_template),
     # `static_assert(cond, kMessage)`: the grammar reads only a string literal as the message.

@@ -43,6 +43,9 @@ FORMS = {
     # instant-ngp: a string literal glued to a string macro (a `-D` definition, `__FILE__`, `PRId64`).
     "string literal glued to a string macro": "#include <cstdio>\nvoid banner(int v) {\n"
                                               "  std::cout << \"tool v\" TOOL_VERSION;\n  printf(\"at \" __FILE__ \": %\" PRId64 \"\\n\", v);\n}\n",
+    # MatX: a statement that opens with a parenthesised comma expression of assignments.
+    "comma expression of assignments": "void f(T x, T y) {\n  (x = 1, y = 2).run();\n  (ta = T{1}, tb = T{2}).run(exec);\n"
+                                       "  (a[0] = 1, b = 2).run();\n}\n",
     # instant-ngp's testbed.cu: three template closers after a user type.
     "three template closers in a row": "template <typename T> struct Opt { T v; };\n"
                                        "void load(const Json& j) {\n  auto v = j.at(\"offset\").get<std::vector<Opt<vec3>>>();\n}\n",
@@ -109,6 +112,7 @@ def test_comments_and_strings_are_never_rewritten() -> None:
     "void f(int* p, int** q) { delete p; delete[] *q; }\nstruct S { S(const S&) = default; };\n",
     "extern \"C\" MY_API void exported();\nvoid g() { f(\"a\", B); h(\"%d\" , C); k(\"x\" MAKE(1)); }\n",  # linkage, arguments, a call
     "void f() { k<<<grid, Opt<vec3>>>>(x); auto s = \"A\"\n  B; }\n",  # a launch's configuration; a literal ends its line
+    "void f() { (x = 1).run(); if (a) (b = 2); g((c = 3), d); }\n",  # no top-level comma; an argument
     # A literal continued over a line (FlashMLA): the next literal's text is no macro after a quote.
     "static_assert(M == 64, \"SM100_MMA_TS size should be 64,\\\n  or 128.\");\nstatic_assert(a == b, \"SM100_MMA_TS A from TMEM\");\n",
 ])
