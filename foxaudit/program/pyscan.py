@@ -715,6 +715,7 @@ class _Scanner:
         # (callee, method, scope, bound to — or "(tested)" for a module-level call in a condition
         # or an assert) of every call, in the order scanned
         self.callees: list[tuple[str, str, str, str]] = []
+        self.tested_memo: dict[int, str] = {}  # node id → ``tested_at_module_level``'s answer for what it holds
         self.with_values: set[tuple[int, int]] = set()
         self.renamed: dict[str, str] = {}
         self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
@@ -1279,6 +1280,37 @@ class _Scanner:
             return self.dotted(function), "", None
         return "", "", None
 
+    def tested_at_module_level(self, node: tree_sitter.Node, scope: str) -> str:
+        """"(tested)" for a module-level call in the condition of an `if`, `elif` or `while`, or in
+        an `assert` (`if version.parse(np.__version__) >= …:`, a compatibility check): its value
+        decides what the module defines, no work is done for its own sake; "" otherwise. Each node
+        on the way up is remembered with its answer: a chain of 5,000 nested calls walks once."""
+        if scope:
+            return ""
+        memo = self.tested_memo
+        path: list[int] = []
+        child, result = node, ""
+        while True:
+            known = memo.get(child.id)
+            if known is not None:
+                result = known
+                break
+            path.append(child.id)
+            parent = child.parent
+            if parent is None or parent.type in _STATEMENT_BOUNDARIES:
+                break
+            if parent.type == "assert_statement":
+                result = "(tested)"
+                break
+            if parent.type in ("if_statement", "elif_clause", "while_statement"):
+                condition = parent.child_by_field_name("condition")
+                result = "(tested)" if condition is not None and condition.id == child.id else ""
+                break
+            child = parent
+        for node_id in path:
+            memo[node_id] = result
+        return result
+
     def call(self, node: tree_sitter.Node) -> None:
         function = node.child_by_field_id(self.f.function)
         if function is None:
@@ -1293,7 +1325,7 @@ class _Scanner:
             # made only for a call the index holds whole (a transfer, a `with` context, a
             # dynamic import).
             scope = self.scope_at(self.nesting.innermost(node))[0]
-            self.callees.append((func, method, scope, self.bound_to.get(where, "") or _tested_at_module_level(node, scope)))
+            self.callees.append((func, method, scope, self.bound_to.get(where, "") or self.tested_at_module_level(node, scope)))
             return
         arguments = node.child_by_field_id(self.f.arguments)
         text, arg = self.text, self.arg
@@ -1339,7 +1371,7 @@ class _Scanner:
         self.call_positions[where] = len(self.calls)
         self.calls.append(record)
         self.calls_by_range[where] = record
-        self.callees.append((func, method, scope, record[_BOUND_TO] or _tested_at_module_level(node, scope)))
+        self.callees.append((func, method, scope, record[_BOUND_TO] or self.tested_at_module_level(node, scope)))
         if self.body and subscript_base and method.endswith("_") and not method.startswith("_") and obj is not None:
             self.subscript_write(obj, method)
         if args and ("lazy" in func.rpartition(".")[2].lower() or func.rpartition(".")[2] == "include"):
@@ -1505,24 +1537,6 @@ class _Ranges:
     def contains(self, node: tree_sitter.Node) -> bool:
         index = bisect.bisect_right(self.starts, node.start_byte) - 1
         return index >= 0 and node.end_byte <= self.ends[index]
-
-
-def _tested_at_module_level(node: tree_sitter.Node, scope: str) -> str:
-    """"(tested)" for a module-level call in the condition of an `if`, `elif` or `while`, or in an
-    `assert` (`if version.parse(np.__version__) >= …:`, a compatibility check): its value decides
-    what the module defines, no work is done for its own sake. "" otherwise, or not at module level."""
-    if scope:
-        return ""
-    child, parent = node, node.parent
-    while parent is not None and parent.type not in _STATEMENT_BOUNDARIES:
-        kind = parent.type
-        if kind == "assert_statement":
-            return "(tested)"
-        if kind in ("if_statement", "elif_clause", "while_statement"):
-            condition = parent.child_by_field_name("condition")
-            return "(tested)" if condition is not None and condition.id == child.id else ""
-        child, parent = parent, parent.parent
-    return ""
 
 
 _STATEMENT_BOUNDARIES = frozenset({"module", "block", "expression_statement", "decorated_definition", "class_definition",
