@@ -102,7 +102,9 @@ class DynamicImport:
     modules: tuple[str, ...] = ()  # modules only this call may reach (filled by import_graph)
     # "import": a module name built at run time; "exec": a file's text run by a path chosen at run
     # time (``exec(open(path).read())``, ``runpy.run_path(path)``), which may be any module shaped
-    # like a config file (prefix '').
+    # like a config file (prefix ''); "directory": a module imported by a name and from a folder
+    # both chosen at run time (fairseq's ``--user-dir``: ``sys.path.insert(0, parent)`` then
+    # ``import_module(name)``), which may be any package of the tree that plugs into the project.
     kind: str = "import"
     # A bare name built from parts (`f"{kind}_{name}"`): the glob the last part of the name fits.
     pattern: str = ""
@@ -123,6 +125,8 @@ class DynamicImport:
     def what(self) -> str:
         if self.kind == "exec":
             return f"`{self.expression}` at {self.site.where} (a file run by a path chosen at run time)"
+        if self.kind == "directory":
+            return f"`{self.expression}` at {self.site.where} (a package imported from a folder chosen at run time)"
         return f"`{self.expression}` at {self.site.where} (a name built at run time)"
 
 
@@ -245,6 +249,16 @@ def import_graph(program: Program) -> ImportGraph:
                 and not program.out_of_scope(module.path)
             ):
                 dynamic_candidates[name] = executions[0]
+    # import_module(name) after sys.path.insert(0, folder), both from the command line: any package
+    # of the tree nothing reaches that imports the project's reached code may be the one it loads
+    # (fairseq's `--user-dir examples/linformer/linformer_src`, `examples/data2vec`). One note at the call.
+    loaders = _directory_loaders(program, production, tests)
+    if loaders:
+        dynamic_imports.extend(loaders)
+        for name, module in modules.items():
+            if module.is_package and name not in production and name not in tests and name not in dynamic_candidates \
+                    and not program.out_of_scope(module.path) and _plugs_into(name, edges, production):
+                dynamic_candidates[name] = loaders[0]
     # What only those modules import runs when one of them does: unresolved under the same call
     # (Megatron-LM's checkpoint plugins share a `utils` nothing else imports).
     # (A file run by path runs no package `__init__` of its own: from such a candidate only what
@@ -1515,6 +1529,36 @@ def _file_executions(program: Program, production: dict[str, str], tests: dict[s
         if _runs_a_file_by_a_variable_path(module, call, arg):
             found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="exec"))
     return sorted(found, key=lambda d: (d.site.path, d.site.span))
+
+
+def _directory_loaders(program: Program, production: dict[str, str], tests: dict[str, str]) -> list[DynamicImport]:
+    """Calls in reached functions that import a module by a name not written there after putting a
+    folder not written there on ``sys.path`` (``sys.path.insert(0, module_parent)``, then
+    ``importlib.import_module(module_name)``: a plugin folder the user names)."""
+    found: list[DynamicImport] = []
+    for module in program.modules.values():
+        summary = module.summary
+        if module.name not in production and module.name not in tests or "sys" not in summary.call_heads \
+                or ("import_module" not in summary.call_methods and "__import__" not in summary.call_heads):
+            continue
+        calls = summary.calls
+        extended = {call.scope for call in calls
+                    if call.func in ("sys.path.insert", "sys.path.append") and call.args
+                    and call.args[-1].kind not in ("str", "fstring", "concat")}
+        for call in calls:
+            if call.scope in extended and (call.method == "import_module" or call.func == "__import__") \
+                    and call.args and call.args[0].kind not in ("str", "fstring", "concat"):
+                found.append(DynamicImport(Site(module.path, call.span, call.scope), _call_text(call), "", kind="directory"))
+    return sorted(found, key=lambda d: (d.site.path, d.site.span))
+
+
+def _plugs_into(package: str, edges: dict[str, set[str]], production: dict[str, str]) -> bool:
+    """A module of ``package`` imports code the project's entry points reach (a plugin imports the
+    framework it registers with)."""
+    inside = package + "."
+    return any(target in production and target != package and not target.startswith(inside)
+               for name, targets in edges.items() if name == package or name.startswith(inside)
+               for target in targets)
 
 
 def _call_text(call: Call) -> str:

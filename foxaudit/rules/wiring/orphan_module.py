@@ -47,7 +47,10 @@ class OrphanModule(AnalysisRule):
     parameter (`import_module(f"{mod.__name__}.{file}")`), noted at each call that names the
     package (`import_submodule(backends)`).
 
-    Two more run-time mechanisms are read. A file's text run by a path that is not a literal
+    Three more run-time mechanisms are read. A plugin folder the user names (fairseq's
+    `--user-dir`: `sys.path.insert(0, parent)` then `import_module(name)` in one function, neither
+    written there) may hold any package nothing reaches that imports the project's reached code:
+    one note at that call lists them, and what they import. A file's text run by a path that is not a literal
     (`exec(open(path).read())`, `exec(compile(open(path).read(), path, "exec"))`,
     `exec(Path(path).read_text())`, `runpy.run_path(path)`, the path from the command line) may
     be any module shaped like a config file — it binds names at module level and defines no
@@ -238,7 +241,17 @@ class OrphanModule(AnalysisRule):
                 "nothing else imports them: import them by name, or list the ones meant to be loaded this way under"
                 " `entry-points`",
             )
-            if found.kind != "exec"
+            if found.kind == "import"
+            else diagnostic_at(
+                self.code,
+                found.site,
+                f"orphan-module analysis unresolved for {len(found.modules)} modules of packages a folder chosen at run"
+                f" time may hold (`{found.expression}` imports a name from a folder on `sys.path` vs a literal module"
+                f" name): {_listed(found.modules)}",
+                "nothing else imports them: if they are the plugins this call loads, classify them under `out-of-scope`"
+                " (\"loaded as a user directory\"); delete the ones no command line names",
+            )
+            if found.kind == "directory"
             else diagnostic_at(
                 self.code,
                 found.site,

@@ -1100,6 +1100,34 @@ def test_an_ipython_extension_is_loaded_by_its_name(tmp_path: Path) -> None:
     }) == ["notebooks/scripts/helper.py"]  # fmt: skip
 
 
+def test_a_loader_of_a_user_directory_notes_the_packages_it_may_load(tmp_path: Path) -> None:
+    # fairseq's `import_user_module`: `sys.path.insert(0, module_parent)` then
+    # `importlib.import_module(module_name)`, both from `--user-dir examples/lin/lin_src`: every
+    # package nothing reaches that imports the project's code may be the one loaded — one note at
+    # the call, not an orphan each. A package that imports nothing of the project stays an orphan,
+    # and without such a loader every one does.
+    files = {
+        "pyproject.toml": "[project]\nname = 'core'\n[project.scripts]\ntrain = 'core.train:main'\n",
+        "core/__init__.py": "", "core/models.py": "REGISTRY = {}\n",
+        "core/train.py": "from core import utils\n\n\ndef main():\n    utils.import_user_module('examples/lin/lin_src')\n",
+        "examples/lin/lin_src/__init__.py": "from . import model\n",
+        "examples/lin/lin_src/model.py": "from core.models import REGISTRY\n\nREGISTRY['lin'] = object\n",
+        "examples/other/__init__.py": "", "examples/other/tool.py": "X = 1\n",
+    }
+    loader = ("import importlib\nimport os\nimport sys\n\n\ndef import_user_module(path):\n"
+              "    module_parent, module_name = os.path.split(os.path.abspath(path))\n"
+              "    sys.path.insert(0, module_parent)\n    importlib.import_module(module_name)\n")
+    analysis = _analyze(tmp_path / "a", {**files, "core/utils.py": loader})
+    (note,) = [d for d in findings(analysis, "FX201") if "unresolved" in d.message]
+    assert note.path == "core/utils.py" and "folder chosen at run time" in note.message, note.message
+    assert "`examples.lin.lin_src`, `examples.lin.lin_src.model`" in note.message, note.message
+    assert sorted(d.path for d in findings(analysis, "FX201") if "orphan module" in d.message) == [
+        "examples/other/__init__.py", "examples/other/tool.py"]
+    plain = {**files, "core/utils.py": "def import_user_module(path):\n    return path\n"}
+    assert _fx201(tmp_path / "b", plain) == ["examples/lin/lin_src/__init__.py", "examples/lin/lin_src/model.py",
+                                            "examples/other/__init__.py", "examples/other/tool.py"]
+
+
 def test_an_absolute_path_sys_path_entry_reaches_the_folder(tmp_path: Path) -> None:
     # dm-haiku's docs/conf.py puts `os.path.abspath('ext')` on sys.path for an extension it names
     # by its bare name.
