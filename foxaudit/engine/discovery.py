@@ -3,8 +3,8 @@
 In a git work tree the list comes from ``git ls-files -co --exclude-standard`` (tracked plus
 untracked-but-not-ignored: exactly what git would let you commit). Elsewhere (an unpacked
 sdist, a fresh copy) the tree is walked honouring every ``.gitignore`` on the way down. Both
-then apply the ``include`` globs, the built-in exclusions (VCS and virtual-env directories) and
-the configured ``exclude`` globs. Files named explicitly on the command line (pre-commit passes
+then apply the ``include`` globs, the built-in exclusions (VCS and virtual-env directories, and
+folders that hold installed distributions: ``*.dist-info``) and the configured ``exclude`` globs. Files named explicitly on the command line (pre-commit passes
 the staged names) are checked as given, except that ``exclude`` still applies — a hook must not
 let an excluded file through.
 """
@@ -91,6 +91,8 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
         listed = _git_files(absolute)
         if listed is None:
             listed = _walk(absolute, root, exclude, GRAPH_INPUT_SUFFIXES if configs is not None else ())
+        else:
+            listed = _outside_install_targets(listed, absolute)
         for path in listed:
             accept(path, explicit=False)
     if configs is not None:
@@ -128,6 +130,27 @@ def _relative(absolute: str, root: Path) -> str:
         # Outside the project root: name it relative to the working directory if possible.
         relative = os.path.relpath(absolute)
         return Path(relative if not relative.startswith("..") else absolute).as_posix()
+
+
+_DIST_INFO = ".dist-info"
+
+
+def _outside_install_targets(paths: list[str], directory: str) -> list[str]:
+    """``paths`` (absolute, under ``directory``) less those in a folder below ``directory`` that
+    holds an installed distribution's metadata (``<name>-<version>.dist-info/``): the folder is an
+    install target (``pip install --target lib/``, setuptools' ``_vendor/``), third-party code
+    the project pins and does not edit, skipped like a virtual environment's ``site-packages``."""
+    prefix = directory.rstrip(os.sep) + os.sep
+    targets = set()
+    for path in paths:
+        parts = path[len(prefix):].split(os.sep) if path.startswith(prefix) else []
+        for depth, part in enumerate(parts[:-1]):
+            if part.endswith(_DIST_INFO) and depth > 0:
+                targets.add(prefix + os.sep.join(parts[:depth]) + os.sep)
+                break
+    if not targets:
+        return paths
+    return [path for path in paths if not any(path.startswith(target) for target in targets)]
 
 
 def _git_dir_above(directory: str) -> bool:
@@ -190,6 +213,9 @@ def _walk(directory: str, root: Path, exclude: GlobSet, also: tuple[str, ...] = 
             entries = sorted(os.scandir(current), key=lambda entry: entry.name)
         except OSError:
             entries = []
+        if current != directory and any(entry.name.endswith(_DIST_INFO) and entry.is_dir(follow_symlinks=False)
+                                         for entry in entries):
+            entries = []  # an install target (`_outside_install_targets`)
         for entry in entries:
             child = f"{relative}/{entry.name}" if relative else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)

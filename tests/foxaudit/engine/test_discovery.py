@@ -161,3 +161,24 @@ def test_the_vendoring_destination_is_excluded(project, destination, excluded):
     names = [item.relative for item in discover(settings)]
     assert ("src/pkg/_vendor/lark/__init__.py" not in names) is excluded
     assert "src/pkg/__init__.py" in names and "other/_vendor/kept.py" in names
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_a_folder_holding_installed_distributions_is_skipped(project, git):
+    """setuptools installs its dependencies into `setuptools/_vendor/` with `pip install --target`
+    (each beside its `<name>-<version>.dist-info/`), as App Engine's and Lambda's `lib/` do:
+    third-party code, not the project's (setuptools: 12 of its 40 orphan modules)."""
+    root = project({
+        "pkg/__init__.py": "", "pkg/core.py": "x = 1\n",
+        "pkg/_vendor/tomli/__init__.py": "# TODO: upstream's\n",
+        "pkg/_vendor/tomli-2.4.0.dist-info/METADATA": "Name: tomli\n",
+        "pkg/_vendor/zipp.py": "x = 1\n",
+        "pkg/dist_info.py": "x = 1\n",  # a module named like it is no install target
+        "tools/x.dist-info.py": "x = 1\n",
+    })
+    if git:
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    assert _names(root) == ["pkg/__init__.py", "pkg/core.py", "pkg/dist_info.py", "tools/x.dist-info.py"]
+    # Checked on purpose, the folder is checked: only folders found below the target are skipped.
+    assert [item.relative for item in discover(Settings(root=root), [str(root / "pkg/_vendor")])] == [
+        "pkg/_vendor/tomli/__init__.py", "pkg/_vendor/zipp.py"]
