@@ -339,21 +339,43 @@ def distribution_name(pyproject: Mapping[str, Any]) -> str:
     return ""
 
 
+def _pytest_setting(pyproject: Any, key: str) -> list[Any]:
+    """A list setting of pytest's in pyproject.toml (``[tool.pytest.ini_options]``, or pytest 9's
+    ``[tool.pytest]``): a string is split on whitespace as pytest's ini lines are; absent: []."""
+    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
+    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
+    if not isinstance(pytest_table, dict):
+        return []
+    options = pytest_table.get("ini_options")
+    listed = options.get(key) if isinstance(options, dict) else pytest_table.get(key)
+    if isinstance(listed, str):
+        listed = listed.split()
+    return listed if isinstance(listed, list) else []
+
+
+def pytest_norecursedirs(pyproject: Any) -> tuple[str, ...]:
+    """The directories pytest's ``norecursedirs`` keeps it from collecting, as globs of foxaudit's
+    dialect (``foxaudit.globs``): pytest matches a pattern without a ``/`` against each directory's
+    name (``build`` → ``build/``) and one with a ``/`` against the end of its path
+    (``testing/example_scripts`` → ``**/testing/example_scripts/``). Read from pyproject.toml only,
+    as ``pytest_testpaths``."""
+    globs = []
+    for pattern in _pytest_setting(pyproject, "norecursedirs"):
+        pattern = str(pattern).strip().removeprefix("./").rstrip("/")
+        if not pattern or pattern.startswith(("/", "..")):
+            continue
+        globs.append(f"**/{pattern}/" if "/" in pattern else f"{pattern}/")
+    return tuple(globs)
+
+
 def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
     """The directories pytest's ``testpaths`` names in pyproject.toml (``[tool.pytest.ini_options]``,
     or pytest 9's ``[tool.pytest]``), as path prefixes (``("testing/",)``): where the project tells
     pytest its tests are (pytest's own repository keeps them in ``testing/``); the distribution's
     own package folder is left out. Read from pyproject.toml only, which the whole-program cache
     key covers."""
-    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
-    pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
-    if not isinstance(pytest_table, dict):
-        return ()
-    options = pytest_table.get("ini_options")
-    listed = options.get("testpaths") if isinstance(options, dict) else pytest_table.get("testpaths")
-    if isinstance(listed, str):
-        listed = listed.split()
-    if not isinstance(listed, list):
+    listed = _pytest_setting(pyproject, "testpaths")
+    if not listed:
         return ()
     prefixes = (str(path).strip().strip("/").removeprefix("./") for path in listed)
     # The package itself (statsmodels' `testpaths = "statsmodels"`: tests live in its `tests/`

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import tree_sitter
 
-from foxaudit.config import pytest_testpaths
+from foxaudit.config import pytest_norecursedirs, pytest_testpaths
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
@@ -106,6 +106,13 @@ class StubBodyOptions(RuleOptions):
                           " fixtures), whose trivial body is the point. Unset, the folders pytest's `testpaths`"
                           " names in pyproject.toml join the default (celery's `t/unit/`)."},
     )
+    uncollected_test_files: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "Folders among the test modules that the test runner does not collect (gitignore-style"
+                          " globs): example suites the project's tests copy and run in a nested session (pytest's"
+                          " `testing/example_scripts/`), whose empty `test*` functions are data, not tests. Unset, the"
+                          " folders pytest's `norecursedirs` names in pyproject.toml."},
+    )
     cuda_qualifiers: tuple[str, ...] = field(
         default=("__global__", "__device__"),
         metadata={"help": "CUDA execution-space qualifiers whose functions must not have an empty body."},
@@ -121,15 +128,23 @@ class StubBodyOptions(RuleOptions):
 
     @classmethod
     def project_defaults(cls, pyproject: Any) -> dict[str, Any]:
-        """The folders pytest collects tests from (`testpaths`) hold test modules too."""
+        """The folders pytest collects tests from (`testpaths`) hold test modules too; those it is
+        told not to recurse into (`norecursedirs`) hold no tests."""
+        defaults: dict[str, Any] = {}
         testpaths = pytest_testpaths(pyproject)
-        return {"test_files": (*DEFAULT_TEST_FILES, *testpaths)} if testpaths else {}
+        if testpaths:
+            defaults["test_files"] = (*DEFAULT_TEST_FILES, *testpaths)
+        uncollected = pytest_norecursedirs(pyproject)
+        if uncollected:
+            defaults["uncollected_test_files"] = uncollected
+        return defaults
 
     def __post_init__(self) -> None:
         freeze(self, "exempt_decorators", string_tuple(CODE, "exempt-decorators", self.exempt_decorators))
         freeze(self, "protocol_bases", string_tuple(CODE, "protocol-bases", self.protocol_bases))
         freeze(self, "cuda_qualifiers", string_tuple(CODE, "cuda-qualifiers", self.cuda_qualifiers))
         freeze(self, "test_files", string_tuple(CODE, "test-files", self.test_files))
+        freeze(self, "uncollected_test_files", string_tuple(CODE, "uncollected-test-files", self.uncollected_test_files))
         if not isinstance(self.docstring_only, bool):
             raise option_error(CODE, "docstring-only", "expected a boolean", self.docstring_only, "true or false",
                                "write docstring-only = true or docstring-only = false")
@@ -2060,6 +2075,9 @@ class StubBody(Rule):
     - `cuda-qualifiers`: CUDA qualifiers whose functions need a body.
     - `test-files`: test modules, where only test functions (`test*`) are reported — an empty
       test is deferred work, while a fake's `return None` or a callback's `return 1` is a double.
+    - `uncollected-test-files`: folders among the test modules the runner does not collect
+      (default: pytest's `norecursedirs` in pyproject.toml): example suites the project's tests
+      run in a nested session, whose empty tests are data (pytest's `testing/example_scripts/`).
     - `unmarked-methods`: also report a method whose `pass`, `...`, docstring, `return None` or
       constant nothing marks as pending (default false: in a class such a body is usually the
       class's answer to its protocol — a hook, a null object, a default; `raise
@@ -2268,6 +2286,11 @@ class StubBody(Rule):
         # A checker's input in a test folder (pylint's `tests/functional/u/unexpected_keyword_arg.py`):
         # no runner collects the file (`test*.py`, `*_test.py`), so its `test_*` is data, not a test.
         Example("def test_no_return():\n    pass\n", path="tests/functional/unexpected_keyword_arg.py"),
+        # An example suite the runner does not collect (pytest's `norecursedirs = ["testing/example_scripts"]`,
+        # which sets `uncollected-test-files` unless the project sets it): pytest's own tests copy it
+        # into a nested session (`pytester.copy_example`) to watch collection; its empty test is data.
+        Example("def test_foo():\n    pass\n", path="testing/example_scripts/collect/pkg/test_foo.py",
+                options={"test-files": ["testing/"], "uncollected-test-files": ["**/testing/example_scripts/"]}),
         Example("def disasm(code):\n    raise NotImplementedError('disasm is no longer supported')\n\n\n"
                 "class Plugins:\n    @property\n    def selected(self):\n        return self._selected\n\n"
                 "    @selected.setter\n    def selected(self, value):\n"
@@ -2654,6 +2677,9 @@ class StubBody(Rule):
         Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
                 path="tests/test_reader.py", expect=1),
         Example("def helper(x):\n    return None\n", path="tests/test_reader.py", options={"test-files": []}, expect=1),
+        # A test folder the runner collects, beside one it does not: its empty test is a stub.
+        Example("def test_foo():\n    pass\n", path="testing/collect/test_foo.py",
+                options={"test-files": ["testing/"], "uncollected-test-files": ["**/testing/example_scripts/"]}, expect=1),
         Example("def test_apply():\n    pass\n\nclass Delegator:\n    def test_method(self):\n        pass\n"
                 "\ndef test_groupby():\n    def test_func(x):\n        pass\n    check(test_func)\n",
                 path="tests/test_apply.py", expect=1),
@@ -2811,6 +2837,9 @@ class StubBody(Rule):
         if (matches_any(ctx.path, options.test_files) or _SEMGREP_TEST in ctx.source.text) \
                 and not _is_test(node, label, owner, ctx.path):
             return  # a test double: a callback, a fake's method, a fixture (or a semgrep rule's test code)
+        if options.uncollected_test_files and matches_any(ctx.path, options.test_files) \
+                and matches_any(ctx.path, options.uncollected_test_files):
+            return  # a test of an example suite the runner never collects: the project's tests run it as data
         if owner is None and label in names.handed_to_decorators:
             return  # `@overload(f)`, `@implements(f)`: the declaration the decorated code implements
         if owner is not None and _rebound_on_instances(owner, label, names):

@@ -442,3 +442,20 @@ def test_files_whose_paths_are_no_module_names_are_parallel_to_nothing(project, 
     root = project({"pkg/__init__.py": "", "msgs/b/broken-callable/bad.py": "def func():\n    ...\n",
                     "msgs/b/bare-capture/bad.py": "def func():\n    return 1\n"})
     assert _stubs(check(_resolved(root), cache_dir=tmp_path / "c")) == [("msgs/b/broken-callable/bad.py", 1)]
+
+
+def test_an_example_suite_pytest_does_not_collect_holds_no_tests(project, tmp_path):
+    # pytest's own repository: `norecursedirs = ["testing/example_scripts", ...]` in pyproject.toml;
+    # its tests copy those suites into a nested session (17 empty `test_*` there were stubs). A
+    # basename pattern (`build`) is a folder of that name anywhere; the collected folder keeps its finding.
+    files = {"testing/example_scripts/collect/test_foo.py": "def test_foo():\n    pass\n",
+             "testing/build/test_gen.py": "def test_gen():\n    pass\n",
+             "testing/test_collect.py": "def test_empty():\n    pass\n"}
+    table = {"testpaths": ["testing"], "norecursedirs": ["testing/example_scripts", "build", ".*"]}
+    root = project({**files, "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = ['testing']\n"
+                    "norecursedirs = ['testing/example_scripts', 'build', '.*']\n"})
+    settings = Settings(root=root, select=("FX902",), pyproject={"tool": {"pytest": {"ini_options": table}}})
+    assert _stubs(check(resolve(settings), cache_dir=tmp_path / "a")) == [("testing/test_collect.py", 1)]
+    untold = Settings(root=root, select=("FX902",), pyproject={"tool": {"pytest": {"ini_options": {"testpaths": ["testing"]}}}})
+    assert _stubs(check(resolve(untold), cache_dir=tmp_path / "b")) == [
+        ("testing/build/test_gen.py", 1), ("testing/example_scripts/collect/test_foo.py", 1), ("testing/test_collect.py", 1)]
