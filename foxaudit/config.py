@@ -368,6 +368,36 @@ def pytest_norecursedirs(pyproject: Any) -> tuple[str, ...]:
     return tuple(globs)
 
 
+def ruff_ignored_in(pyproject: Any, code: str) -> tuple[str, ...]:
+    """The files where the project's ruff configuration in pyproject.toml turns ``code`` off, as
+    globs of foxaudit's dialect: ``("*",)`` for every file when ``[tool.ruff.lint] ignore`` (or the
+    older ``[tool.ruff] ignore``) holds a selector of it (``B027``, ``B02``, ``B``), else the keys
+    of ``per-file-ignores`` that do (``"./pkg/callbacks.py"`` → ``pkg/callbacks.py``; ruff matches
+    a key without a ``/`` against the file name, as foxaudit's dialect does). What the project told
+    its linter is meant, it need not hear again. Read from pyproject.toml only (not ``ruff.toml``),
+    which the cache keys cover."""
+    tool = pyproject.get("tool") if isinstance(pyproject, dict) else None
+    ruff = tool.get("ruff") if isinstance(tool, dict) else None
+    if not isinstance(ruff, dict):
+        return ()
+
+    def selects(selectors: Any) -> bool:
+        return isinstance(selectors, list) and any(
+            isinstance(selector, str) and selector and code.startswith(selector.strip()) for selector in selectors)
+
+    tables = [table for table in (ruff.get("lint"), ruff) if isinstance(table, dict)]
+    if any(selects(table.get("ignore")) for table in tables):
+        return ("*",)
+    globs = []
+    for table in tables:
+        per_file = table.get("per-file-ignores")
+        for key, selectors in (per_file.items() if isinstance(per_file, dict) else ()):
+            glob = str(key).strip().removeprefix("./")
+            if glob and not glob.startswith(("/", "..", "!")) and selects(selectors):
+                globs.append(glob)
+    return tuple(globs)
+
+
 def pytest_testpaths(pyproject: Any) -> tuple[str, ...]:
     """The directories pytest's ``testpaths`` names in pyproject.toml (``[tool.pytest.ini_options]``,
     or pytest 9's ``[tool.pytest]``), as path prefixes (``("testing/",)``): where the project tells

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import tree_sitter
 
-from foxaudit.config import pytest_norecursedirs, pytest_testpaths
+from foxaudit.config import pytest_norecursedirs, pytest_testpaths, ruff_ignored_in
 from foxaudit.rules._support.cuda import execution_spaces, function_name
 from foxaudit.rules._support.options import freeze, option_error, string_tuple
 from foxaudit.rules._support.paths import matches_any
@@ -113,6 +113,13 @@ class StubBodyOptions(RuleOptions):
                           " `testing/example_scripts/`), whose empty `test*` functions are data, not tests. Unset, the"
                           " folders pytest's `norecursedirs` names in pyproject.toml."},
     )
+    empty_abstract_methods_meant: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "Files (gitignore-style globs) whose abstract base classes' empty methods are hooks by"
+                          " design, not forgotten `@abstractmethod`s: reported there only as other methods are."
+                          " Unset, the files where pyproject.toml's `[tool.ruff.lint]` turns flake8-bugbear's"
+                          " B027 off (`ignore`, `per-file-ignores`)."},
+    )
     cuda_qualifiers: tuple[str, ...] = field(
         default=("__global__", "__device__"),
         metadata={"help": "CUDA execution-space qualifiers whose functions must not have an empty body."},
@@ -137,6 +144,9 @@ class StubBodyOptions(RuleOptions):
         uncollected = pytest_norecursedirs(pyproject)
         if uncollected:
             defaults["uncollected_test_files"] = uncollected
+        meant = ruff_ignored_in(pyproject, "B027")
+        if meant:
+            defaults["empty_abstract_methods_meant"] = meant
         return defaults
 
     def __post_init__(self) -> None:
@@ -145,6 +155,8 @@ class StubBodyOptions(RuleOptions):
         freeze(self, "cuda_qualifiers", string_tuple(CODE, "cuda-qualifiers", self.cuda_qualifiers))
         freeze(self, "test_files", string_tuple(CODE, "test-files", self.test_files))
         freeze(self, "uncollected_test_files", string_tuple(CODE, "uncollected-test-files", self.uncollected_test_files))
+        freeze(self, "empty_abstract_methods_meant",
+               string_tuple(CODE, "empty-abstract-methods-meant", self.empty_abstract_methods_meant))
         if not isinstance(self.docstring_only, bool):
             raise option_error(CODE, "docstring-only", "expected a boolean", self.docstring_only, "true or false",
                                "write docstring-only = true or docstring-only = false")
@@ -2078,6 +2090,9 @@ class StubBody(Rule):
     - `uncollected-test-files`: folders among the test modules the runner does not collect
       (default: pytest's `norecursedirs` in pyproject.toml): example suites the project's tests
       run in a nested session, whose empty tests are data (pytest's `testing/example_scripts/`).
+    - `empty-abstract-methods-meant`: files whose abstract base classes' empty methods are hooks
+      by design (default: where pyproject.toml's `[tool.ruff.lint]` ignores B027, as
+      stable-baselines3 does for its callbacks): judged there as any other method's.
     - `unmarked-methods`: also report a method whose `pass`, `...`, docstring, `return None` or
       constant nothing marks as pending (default false: in a class such a body is usually the
       class's answer to its protocol — a hook, a null object, a default; `raise
@@ -2286,6 +2301,11 @@ class StubBody(Rule):
         # A checker's input in a test folder (pylint's `tests/functional/u/unexpected_keyword_arg.py`):
         # no runner collects the file (`test*.py`, `*_test.py`), so its `test_*` is data, not a test.
         Example("def test_no_return():\n    pass\n", path="tests/functional/unexpected_keyword_arg.py"),
+        # Where the project turned flake8-bugbear's B027 off (stable-baselines3's `per-file-ignores`
+        # for callbacks.py, which sets `empty-abstract-methods-meant` unless the project sets it), an
+        # abstract class's empty methods are its hooks, judged as any class's methods.
+        Example("from abc import ABC\n\nclass BaseCallback(ABC):\n    def _on_step(self):\n        pass\n",
+                path="pkg/callbacks.py", options={"empty-abstract-methods-meant": ["pkg/callbacks.py"]}),
         # An example suite the runner does not collect (pytest's `norecursedirs = ["testing/example_scripts"]`,
         # which sets `uncollected-test-files` unless the project sets it): pytest's own tests copy it
         # into a nested session (`pytester.copy_example`) to watch collection; its empty test is data.
@@ -2677,6 +2697,9 @@ class StubBody(Rule):
         Example("class TestReader:\n    def test_roundtrip(self):\n        # not written yet\n        pass\n",
                 path="tests/test_reader.py", expect=1),
         Example("def helper(x):\n    return None\n", path="tests/test_reader.py", options={"test-files": []}, expect=1),
+        # B027 turned off for another file only: this abstract class's empty method is still one.
+        Example("from abc import ABC\n\nclass BaseCallback(ABC):\n    def _on_step(self):\n        pass\n",
+                path="pkg/callbacks.py", options={"empty-abstract-methods-meant": ["pkg/noise.py"]}, expect=1),
         # A test folder the runner collects, beside one it does not: its empty test is a stub.
         Example("def test_foo():\n    pass\n", path="testing/collect/test_foo.py",
                 options={"test-files": ["testing/"], "uncollected-test-files": ["**/testing/example_scripts/"]}, expect=1),
@@ -2911,7 +2934,9 @@ class StubBody(Rule):
             return None  # `writable()` answers False, or `get = _is_disabled`: a refusal the class declares
         if _is_empty(placeholder) and _section_says_no_op(node, owner):
             return None  # `# -- Topology hooks (no-op defaults) --` above the group, or the class docstring says so
-        abstract = _is_abstract_base(owner, names)
+        # Where the project turned B027 off, its abstract classes' empty methods are hooks: judged as any method's.
+        abstract = _is_abstract_base(owner, names) and not (
+            options.empty_abstract_methods_meant and matches_any(path, options.empty_abstract_methods_meant))
         if abstract and _is_empty(placeholder):
             # An empty method of an abstract base class is reported whatever its subclasses do, as
             # flake8-bugbear's B027 does: it is an `@abstractmethod` forgotten, or a hook to mark —

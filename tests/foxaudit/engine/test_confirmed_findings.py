@@ -3,6 +3,10 @@ with its subclasses in another module, a subclass's answer to a base implemented
 
 from __future__ import annotations
 
+import tomllib
+
+import pytest
+
 from foxaudit.config import Settings
 from foxaudit.engine.resolve import resolve
 from foxaudit.engine.run import check
@@ -459,3 +463,19 @@ def test_an_example_suite_pytest_does_not_collect_holds_no_tests(project, tmp_pa
     untold = Settings(root=root, select=("FX902",), pyproject={"tool": {"pytest": {"ini_options": {"testpaths": ["testing"]}}}})
     assert _stubs(check(resolve(untold), cache_dir=tmp_path / "b")) == [
         ("testing/build/test_gen.py", 1), ("testing/example_scripts/collect/test_foo.py", 1), ("testing/test_collect.py", 1)]
+
+
+@pytest.mark.parametrize("ruff, reported", [
+    ("[tool.ruff.lint.per-file-ignores]\n'./pkg/callbacks.py' = ['B027']\n", []),
+    ("[tool.ruff.lint]\nignore = ['B']\n", []),
+    ("[tool.ruff]\nignore = ['B02']\n", []),  # ruff's older table
+    ("[tool.ruff.lint]\nignore = ['BLE']\n", [("pkg/callbacks.py", 5)]),  # another plugin's prefix
+    ("[tool.ruff.lint.per-file-ignores]\n'pkg/noise.py' = ['B027']\n", [("pkg/callbacks.py", 5)]),
+])
+def test_an_abstract_class_s_empty_method_where_ruff_is_told_b027_is_meant(project, tmp_path, ruff, reported):
+    # stable-baselines3 turns B027 off for callbacks.py in its ruff settings: BaseCallback(ABC)'s
+    # empty `_on_step` hooks are its design (7 findings), as a `# noqa: B027` on each would say.
+    root = project({"pkg/__init__.py": "", "pkg/callbacks.py": "from abc import ABC\n\n\nclass BaseCallback(ABC):\n"
+                    "    def _on_step(self):\n        pass\n", "pyproject.toml": ruff})
+    settings = Settings(root=root, select=("FX902",), pyproject=tomllib.loads(ruff))
+    assert _stubs(check(resolve(settings), cache_dir=tmp_path / "a")) == reported
