@@ -34,7 +34,7 @@ TOP_LEVEL_KEYS = {
     "select": "codes or prefixes to enable (default: every stable rule)",
     "ignore": "codes or prefixes to disable (applied after select)",
     "include": "globs of files to check (default: *.py, *.pyi, *.cu, *.cuh)",
-    "exclude": "globs of files or directories to skip (added to the built-in VCS/venv list and to `[tool.vendoring] destination`)",
+    "exclude": "globs of files or directories to skip (added to the built-in VCS/venv list)",
     "per-file-ignores": "table: glob → codes or prefixes disabled for matching files",
     "rules": "table: rule code → that rule's options",
     "program": "table: whole-project settings (entry points, hot-path roots, ...)",
@@ -102,6 +102,12 @@ class Settings:
     pyproject: Mapping[str, Any] = field(default_factory=dict)
     # [tool.foxaudit.cuda] defines: (macro, value text or None to undefine), sorted by name.
     cuda_defines: tuple[tuple[str, str | None], ...] = ()
+    # Third-party code the project copies in (`[tool.vendoring] destination`): read for the import
+    # graph, never reported on (``foxaudit.engine.discovery.discover``'s ``unreported``).
+    third_party: tuple[str, ...] = ()
+    # `.pre-commit-config.yaml`'s top-level `exclude` (a regular expression pre-commit searches each
+    # repository-relative path with): what no hook sees, foxaudit's included, is not reported either.
+    pre_commit_exclude: re.Pattern[str] | None = None
 
     @property
     def label(self) -> str:
@@ -184,7 +190,6 @@ def load_settings(
     ignore = _selectors(table, "ignore", label, errors) if "ignore" in table else ()
     include = _globs(table, "include", label, errors) if "include" in table else DEFAULT_INCLUDE
     exclude = _globs(table, "exclude", label, errors) if "exclude" in table else ()
-    exclude = (*exclude, *_vendored(pyproject))
 
     per_file: list[tuple[str, tuple[str, ...]]] = []
     raw_pfi = table.get("per-file-ignores", {})
@@ -230,6 +235,8 @@ def load_settings(
         program=dict(program),
         pyproject=pyproject,
         cuda_defines=cuda_defines,
+        third_party=_vendored(pyproject),
+        pre_commit_exclude=pre_commit_exclude(root),
     )
 
 
@@ -641,11 +648,61 @@ def _cuda_defines(table: Any, label: str, errors: list[str]) -> tuple[tuple[str,
     return tuple(resolved)
 
 
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+_TOP_LEVEL_EXCLUDE = re.compile(r"^exclude:[ \t]*(.*)$")
+
+
+def pre_commit_exclude(root: Path) -> re.Pattern[str] | None:
+    """The top-level ``exclude`` of the project's ``.pre-commit-config.yaml``: the files pre-commit
+    hands to no hook (``exclude: ^(profiling/|tests/data/)``), so a foxaudit hook never reports
+    on them and ``foxaudit check`` agrees with the hook. None when there is no such file or key,
+    or its value is no regular expression pre-commit could use (pre-commit reports that itself).
+    The value is read as YAML writes a scalar: plain, quoted, or a ``|``/``>`` block (the verbose
+    ``(?x)`` form); pre-commit's own reader is not needed for one top-level key."""
+    try:
+        lines = (root / PRE_COMMIT_CONFIG).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for index, line in enumerate(lines):
+        match = _TOP_LEVEL_EXCLUDE.match(line)
+        if match is None:
+            continue
+        value = _yaml_scalar(match.group(1).strip(), lines[index + 1:])
+        try:
+            return re.compile(value) if value else None
+        except re.error:
+            return None
+    return None
+
+
+def _yaml_scalar(first: str, following: list[str]) -> str:
+    """A YAML scalar that starts with ``first`` (after ``key:``) and may continue on the
+    ``following`` lines (a block scalar's more-indented lines)."""
+    if first.startswith(("|", ">")):
+        block = []
+        for line in following:
+            if line.strip() and not line[:1].isspace():
+                break
+            block.append(line.strip())
+        return ("\n" if first.startswith("|") else " ").join(block).strip()
+    if first.startswith("'"):
+        end = first.find("'", 1)
+        while end != -1 and first[end + 1:end + 2] == "'":
+            end = first.find("'", end + 2)
+        return first[1:end].replace("''", "'") if end != -1 else ""
+    if first.startswith('"'):
+        end = first.find('"', 1)
+        while end != -1 and first[end - 1] == "\\":
+            end = first.find('"', end + 1)
+        return first[1:end].replace('\\"', '"').replace("\\\\", "\\") if end != -1 else ""
+    return first.split(" #", 1)[0].strip()
+
+
 def _vendored(pyproject: Mapping[str, Any] | None) -> tuple[str, ...]:
     """The folder ``[tool.vendoring] destination`` names (pip's and poetry-core's ``_vendor/``):
-    third-party code the project copies in and pins, which it does not edit — excluded like a
-    virtual environment. A value that is no relative path is ignored (it is the vendoring tool's
-    setting to check, not ours)."""
+    third-party code the project copies in and pins, which it does not edit — read for the import
+    graph, never reported on. A value that is no relative path is ignored (it is the vendoring
+    tool's setting to check, not ours)."""
     tool = pyproject.get("tool") if isinstance(pyproject, Mapping) else None
     vendoring = tool.get("vendoring") if isinstance(tool, Mapping) else None
     destination = vendoring.get("destination") if isinstance(vendoring, Mapping) else None

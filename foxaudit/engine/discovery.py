@@ -44,35 +44,60 @@ class DiscoveryError(Exception):
 
 @dataclass(frozen=True)
 class Discovered:
-    """One file to check: its absolute path and its repository-relative POSIX name."""
+    """One file to check: its absolute path and its repository-relative POSIX name; ``owned``
+    False for a file the import graph reads but no finding is reported in (``discover``'s
+    ``unreported``)."""
 
     absolute: str
     relative: str
+    owned: bool = True
 
 
-def discover(settings: Settings, paths: list[str] | None = None, *, configs: list[Discovered] | None = None) -> list[Discovered]:
+def discover(settings: Settings, paths: list[str] | None = None, *, configs: list[Discovered] | None = None,
+             unreported: list[Discovered] | None = None) -> list[Discovered]:
     """Files to check under ``settings.root`` (or the given paths), sorted by relative path.
 
     ``configs``: where to collect, in the same listing, the other files the import graph reads
     (YAML configuration files and Cython modules, ``foxaudit.program.configrefs``): not checked themselves, so ``include`` (which
     selects the files to check) does not apply to them; ``.gitignore``, the built-in exclusions
-    and ``exclude`` do."""
+    and ``exclude`` do.
+
+    ``unreported``: where to collect the source files the project holds but does not own or check
+    (third-party code copied in: the ``[tool.vendoring] destination``, a folder of installed
+    distributions; and what pre-commit's top-level ``exclude`` keeps from every hook): the import
+    graph reads them — vendored code that imports a project module reaches it — but no finding is
+    reported in them. Without the list they are left out. A file named explicitly is checked."""
     root = settings.root
     exclude = GlobSet((*BUILTIN_EXCLUDE, *settings.exclude))
+    third_party = GlobSet(settings.third_party) if settings.third_party else None
+    hook_exclude = settings.pre_commit_exclude
     included = _Include(settings.include)
     found: dict[str, Discovered] = {}
+    held: dict[str, Discovered] = {}
     config_found: dict[str, Discovered] = {}
+    install_targets: set[str] = set()
+
+    def owned(absolute: str, relative: str) -> bool:
+        if third_party is not None and third_party.matches(relative):
+            return False
+        if install_targets and any(absolute.startswith(target) for target in install_targets):
+            return False
+        return hook_exclude is None or hook_exclude.search(relative) is None
 
     def accept(absolute: str, explicit: bool) -> None:
         relative = _relative(absolute, root)
         name = relative.rsplit("/", 1)[-1]
         if language_of(name) is None:
-            if configs is not None and not explicit and name.endswith(GRAPH_INPUT_SUFFIXES) and not exclude.matches(relative):
+            if configs is not None and not explicit and name.endswith(GRAPH_INPUT_SUFFIXES) and not exclude.matches(relative) \
+                    and owned(absolute, relative):
                 config_found.setdefault(relative, Discovered(absolute, relative))
             return
         if not explicit and not included(relative, name):
             return
         if exclude.matches(relative):
+            return
+        if not explicit and not owned(absolute, relative):
+            held.setdefault(relative, Discovered(absolute, relative, owned=False))
             return
         found.setdefault(relative, Discovered(absolute, relative))
 
@@ -90,13 +115,15 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
             continue
         listed = _git_files(absolute)
         if listed is None:
-            listed = _walk(absolute, root, exclude, GRAPH_INPUT_SUFFIXES if configs is not None else ())
+            listed = _walk(absolute, root, exclude, GRAPH_INPUT_SUFFIXES if configs is not None else (), install_targets)
         else:
-            listed = _outside_install_targets(listed, absolute)
+            install_targets.update(_install_targets(listed, absolute))
         for path in listed:
             accept(path, explicit=False)
     if configs is not None:
         configs.extend(config_found[key] for key in sorted(config_found))
+    if unreported is not None:
+        unreported.extend(held[key] for key in sorted(held) if key not in found)
     return [found[key] for key in sorted(found)]
 
 
@@ -135,11 +162,11 @@ def _relative(absolute: str, root: Path) -> str:
 _DIST_INFO = ".dist-info"
 
 
-def _outside_install_targets(paths: list[str], directory: str) -> list[str]:
-    """``paths`` (absolute, under ``directory``) less those in a folder below ``directory`` that
-    holds an installed distribution's metadata (``<name>-<version>.dist-info/``): the folder is an
-    install target (``pip install --target lib/``, setuptools' ``_vendor/``), third-party code
-    the project pins and does not edit, skipped like a virtual environment's ``site-packages``."""
+def _install_targets(paths: list[str], directory: str) -> set[str]:
+    """The folders below ``directory`` (absolute, with a trailing separator) that hold an installed
+    distribution's metadata (``<name>-<version>.dist-info/``) among ``paths``: install targets
+    (``pip install --target lib/``, setuptools' ``_vendor/``), third-party code the project pins
+    and does not edit, like a virtual environment's ``site-packages``."""
     prefix = directory.rstrip(os.sep) + os.sep
     targets = set()
     for path in paths:
@@ -148,9 +175,7 @@ def _outside_install_targets(paths: list[str], directory: str) -> list[str]:
             if part.endswith(_DIST_INFO) and depth > 0:
                 targets.add(prefix + os.sep.join(parts[:depth]) + os.sep)
                 break
-    if not targets:
-        return paths
-    return [path for path in paths if not any(path.startswith(target) for target in targets)]
+    return targets
 
 
 def _git_dir_above(directory: str) -> bool:
@@ -193,9 +218,11 @@ def _git_files(directory: str) -> list[str] | None:
     return paths
 
 
-def _walk(directory: str, root: Path, exclude: GlobSet, also: tuple[str, ...] = ()) -> list[str]:
+def _walk(directory: str, root: Path, exclude: GlobSet, also: tuple[str, ...] = (),
+          install_targets: set[str] | None = None) -> list[str]:
     """Walk ``directory`` honouring .gitignore files (root's and every one on the way down);
-    source files, and files whose names end with one of ``also``."""
+    source files, and files whose names end with one of ``also``. The folders below it that hold
+    an installed distribution's ``*.dist-info/`` are added to ``install_targets`` (``_install_targets``)."""
     base = _relative(directory, root)
     base = "" if base == "." else base
     stack: list[GitIgnore] = []
@@ -213,9 +240,9 @@ def _walk(directory: str, root: Path, exclude: GlobSet, also: tuple[str, ...] = 
             entries = sorted(os.scandir(current), key=lambda entry: entry.name)
         except OSError:
             entries = []
-        if current != directory and any(entry.name.endswith(_DIST_INFO) and entry.is_dir(follow_symlinks=False)
-                                         for entry in entries):
-            entries = []  # an install target (`_outside_install_targets`)
+        if install_targets is not None and current != directory and any(
+                entry.name.endswith(_DIST_INFO) and entry.is_dir(follow_symlinks=False) for entry in entries):
+            install_targets.add(current.rstrip(os.sep) + os.sep)
         for entry in entries:
             child = f"{relative}/{entry.name}" if relative else entry.name
             is_dir = entry.is_dir(follow_symlinks=False)

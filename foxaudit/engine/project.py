@@ -66,6 +66,7 @@ def build_project(
         reads=reads,
         config_targets=config_targets,
         cython_imports=cython_imports,
+        unreported=frozenset(item.relative for item in files if not item.owned),
     )
 
 

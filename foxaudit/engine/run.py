@@ -76,14 +76,22 @@ def check(
     whole = project and bool(resolved.project_codes or resolved.confirming_codes)
     # The configuration files the import graph reads (YAML `_target_`), listed with the sources.
     configs: list[Discovered] | None = [] if whole else None
-    files = discover(resolved.settings, paths, configs=None if paths else configs)
+    # Vendored code and what pre-commit's `exclude` names: read by the graph, never reported.
+    unreported: list[Discovered] = []
+    files = discover(resolved.settings, paths, configs=None if paths else configs, unreported=unreported)
     store = open_cache(resolved.settings.root, cache_dir, use_cache)
     scope: list[Discovered] | None = None
     if whole:
-        scope = discover(resolved.settings, None, configs=configs) if paths else files
-    result = _check_once(resolved, files, jobs, store, scope, configs)
+        if paths:
+            unreported = []
+            scope = discover(resolved.settings, None, configs=configs, unreported=unreported)
+        else:
+            scope = files
+        if unreported:
+            scope = sorted([*scope, *unreported], key=lambda item: item.relative)
+    result = _check_once(resolved, files, jobs, store, scope, configs, {item.relative for item in unreported})
     if fix:
-        result = _fix_rounds(resolved, files, jobs, store, scope, result, configs)
+        result = _fix_rounds(resolved, files, jobs, store, scope, result, configs, {item.relative for item in unreported})
     if store is not None:
         # Keep the cache bounded (``Store.prune_if_due``): free for a run that wrote nothing.
         store.prune_if_due()
@@ -98,6 +106,7 @@ def _fix_rounds(
     scope: list[Discovered] | None,
     result: CheckResult,
     configs: list[Discovered] | None = None,
+    unreported: frozenset[str] | set[str] = frozenset(),
 ) -> CheckResult:
     """``--fix``: apply the offered edits and check again until nothing changes."""
     from foxaudit.engine.fix import fix_file
@@ -114,7 +123,7 @@ def _fix_rounds(
         if not fixed_round:
             break
         fixed_total += fixed_round
-        result = _check_once(resolved, files, jobs, store, scope, configs)
+        result = _check_once(resolved, files, jobs, store, scope, configs, unreported)
     result.fixed = fixed_total
     return result
 
@@ -126,7 +135,10 @@ def _check_once(
     store: cache_module.Cache | None,
     scope: list[Discovered] | None,
     configs: list[Discovered] | None = None,
+    unreported: frozenset[str] | set[str] = frozenset(),
 ) -> CheckResult:
+    """One check of ``files``; the whole-project pass reads ``scope`` (the project: ``files`` and
+    the ``unreported`` paths beside them when every file is checked) and reports in ``files``."""
     results: dict[str, Any] = {}
     keys: dict[str, str] = {}
     digests: dict[str, bytes] = {}
@@ -226,7 +238,7 @@ def _check_once(
         # `foxaudit check .` names every file: it is the whole project, and the findings placed on
         # the configuration (pyproject.toml, which is no source file) belong to it as they do to
         # a bare `foxaudit check`.
-        whole = scope is files or reported == {item.relative for item in scope}
+        whole = scope is files or reported | unreported == {item.relative for item in scope}
         from foxaudit.engine.project import read_config_targets, read_cython_imports
 
         found = _project_pass(
@@ -236,7 +248,8 @@ def _check_once(
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}
         diagnostics.extend(
-            d for d in found if (whole or d.path in reported) and not (d.code == "FX001" and d.path in unparsable)
+            d for d in found if (d.path in reported or (whole and d.path not in unreported))
+            and not (d.code == "FX001" and d.path in unparsable)
         )
     diagnostics.sort()
     return CheckResult(
@@ -526,6 +539,8 @@ def _project_pass(
     # So are the Cython modules' run-time imports (they reach Python modules; no source file's key covers them).
     cython_imports = cython_imports or {}
     digest.update(json.dumps(sorted(cython_imports.items())).encode())
+    # And which files are read but not reported (vendored, excluded from pre-commit's hooks).
+    digest.update(json.dumps([item.relative for item in files if not item.owned]).encode())
     # A generator reads its header from disk, past the content log: no reuse when they run.
     latest_name = _latest_name(digest, keys) if store is not None and not generators else None
     for relative in sorted(keys):

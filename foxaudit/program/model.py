@@ -635,10 +635,11 @@ class Program:
         return found
 
     def out_of_scope(self, path: str) -> bool:
-        """Paths under `out-of-scope` globs: classified in the audit, never reported."""
+        """Paths under `out-of-scope` globs, and files the project holds but does not own
+        (``Project.unreported``): classified in the audit, never reported."""
         from foxaudit.globs import first_path_match
 
-        return first_path_match(path, self.settings.out_of_scope) is not None
+        return path in self.project.unreported or first_path_match(path, self.settings.out_of_scope) is not None
 
     # -- names --------------------------------------------------------------------------------
     def bindings(self, module: Module) -> dict[str, str]:

@@ -87,6 +87,9 @@ class Project:
     # Cython modules (``.pyx``) → their run-time import statements (``configrefs.cython_import_text``),
     # read and keyed on by the engine in the same way; None: the import graph reads them from disk.
     cython_imports: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    # Files read for the import graph whose findings are not reported (vendored code, what
+    # pre-commit's `exclude` keeps from every hook): out of scope, as `out-of-scope` globs are.
+    unreported: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
 
     def summarising(self) -> contextlib.AbstractContextManager[None]:
         """Reading files to summarise them is not what the content log records."""

@@ -69,6 +69,8 @@ PATH_SCRIPT = "script (its path is no module name, so it is run by path)"
 # Statically undecidable (a kernel source or a module name built at run time): no finding, the
 # audit says why.
 UNRESOLVED = "Unresolved"
+# Why a file the project holds is out of scope without an `out-of-scope` glob (``Project.unreported``).
+_NOT_OWNED = "not the project's: vendored third-party code, or excluded from every pre-commit hook"
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,7 @@ def import_graph(program: Program) -> ImportGraph:
     for name, why in _django_entries(program).items():
         entries.setdefault(name, why)
     # Out-of-scope code (benchmarks, scripts run by hand) does not make anything it imports wired.
-    for name in [n for n in entries if first_path_match(modules[n].path, settings.out_of_scope)]:
+    for name in [n for n in entries if program.out_of_scope(modules[n].path)]:
         del entries[name]
     production = _reach(edges, [name for name, why in entries.items() if why not in TEST_ENTRIES])
     tests = _reach(edges, [name for name, why in entries.items() if why in TEST_ENTRIES])
@@ -236,7 +238,8 @@ def import_graph(program: Program) -> ImportGraph:
     dynamic_candidates: dict[str, DynamicImport] = {}
     for found in dynamic_imports:
         for name in modules:
-            if found.may_load(name) and name not in production and name not in tests:
+            if found.may_load(name) and name not in production and name not in tests \
+                    and not program.out_of_scope(modules[name].path):
                 dynamic_candidates.setdefault(name, found)
     # exec(open(path).read()) with the path from the command line: any module shaped like a config
     # file (assignments, no def or class) may be the one it runs. One note at the call, as above.
@@ -287,6 +290,8 @@ def import_graph(program: Program) -> ImportGraph:
         reason = first_path_match(module.path, settings.out_of_scope)
         if reason is not None:
             rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, settings.out_of_scope[reason], module.is_test))
+        elif module.path in program.project.unreported:
+            rows.append(ModuleRow(name, module.path, OUT_OF_SCOPE, _NOT_OWNED, module.is_test))
         elif name in entries:
             rows.append(ModuleRow(name, module.path, WIRED, f"entry: {entries[name]}", module.is_test))
         elif name in production:

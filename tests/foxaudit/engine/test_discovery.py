@@ -182,3 +182,55 @@ def test_a_folder_holding_installed_distributions_is_skipped(project, git):
     # Checked on purpose, the folder is checked: only folders found below the target are skipped.
     assert [item.relative for item in discover(Settings(root=root), [str(root / "pkg/_vendor")])] == [
         "pkg/_vendor/tomli/__init__.py", "pkg/_vendor/zipp.py"]
+
+
+_LIBRARY = "[project]\nname = 'pkg'\nversion = '1'\n\n[project.scripts]\npkg = 'pkg.cli:main'\n"
+
+
+@pytest.mark.parametrize("exclude", [
+    "exclude: ^(profiling/|tests/data/)\n",
+    "exclude: '^(profiling/|tests/data/)'  # black's\n",
+    'exclude: "^(profiling/|tests/data/)"\n',
+    "exclude: |\n    (?x)^(\n        profiling/\n        | tests/data/\n    )\n",
+])
+def test_what_pre_commit_keeps_from_every_hook_is_read_but_not_reported(project, run_cli, exclude):
+    """black's `.pre-commit-config.yaml` holds `exclude: ^(profiling/|tests/data/)`: no hook sees
+    those files, so a foxaudit hook never reports in them, and `foxaudit check` agrees (black: 30 →
+    14 findings — formatter inputs that do not parse, profiling scripts). The import graph still
+    reads them: a module only an excluded script imports is no orphan."""
+    project({
+        ".pre-commit-config.yaml": exclude + "repos: []\n",
+        "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
+        "pkg/fixtures.py": "DATA = 1\n",
+        "profiling/mix_big.py": "from pkg.fixtures import DATA  # TODO: bigger\nprint(DATA)\n",
+        "tests/data/cases/invalid.py": "def (:\n",
+        "tests/test_cli.py": "from pkg.cli import main\n\n\ndef test_main():\n    assert main() == 0  # TODO: more\n",
+    }, _LIBRARY)
+    result = run_cli("check", "--no-cache", "--select", "FX001,FX201,FX901")
+    assert [line.split(" ")[:2] for line in result.out.splitlines() if " FX" in line] == [["tests/test_cli.py:5:27:", "FX901"]]
+    assert "(4 files checked)" in result.out or "in 1 file (4 checked)" in result.out
+    # Named on the command line (or staged with pre-commit turned off), an excluded file is checked.
+    named = run_cli("check", "--no-cache", "--select", "FX001,FX901", "profiling/mix_big.py", "tests/data/cases/invalid.py")
+    assert sorted(line.split(" ")[1] for line in named.out.splitlines() if " FX" in line) == ["FX001", "FX901"]
+
+
+def test_a_pre_commit_exclude_that_is_no_regular_expression_excludes_nothing(project, run_cli):
+    project({".pre-commit-config.yaml": "exclude: '(unclosed'\n", "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
+             "profiling/run.py": "# TODO: profile\n"}, _LIBRARY)
+    result = run_cli("check", "--no-cache", "--select", "FX901")
+    assert [line.split(" ")[0] for line in result.out.splitlines() if " FX" in line] == ["profiling/run.py:1:3:"]
+
+
+def test_vendored_code_reaches_the_project_modules_it_imports(project, run_cli):
+    """pip's vendored `pkg_resources` imports `pip._internal.utils._jaraco_text`: with the
+    `[tool.vendoring] destination` left out of the graph that module read as an orphan. Vendored
+    modules nothing reaches are not reported, and no note counts them."""
+    project({
+        "src/pkg/__init__.py": "", "src/pkg/cli.py": "from pkg._vendor import resources\n\n\ndef main():\n    return resources\n",
+        "src/pkg/_text.py": "def yield_lines(text):\n    return text.splitlines()\n",
+        "src/pkg/_vendor/__init__.py": "import importlib\n\n\ndef load(name):\n    return importlib.import_module(f'pkg._vendor.{name}')\n",
+        "src/pkg/_vendor/resources.py": "from pkg._text import yield_lines  # TODO: upstream's\n",
+        "src/pkg/_vendor/unused.py": "X = 1\n",
+    }, _LIBRARY + "\n[tool.vendoring]\ndestination = 'src/pkg/_vendor/'\n")
+    result = run_cli("check", "--no-cache", "--select", "FX201,FX901")
+    assert "All checks passed (3 files checked)" in result.out, result.out
