@@ -7,15 +7,26 @@ tree-sitter tree is parsed on first use (a rule that only reads Python never par
 
 from __future__ import annotations
 
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from foxaudit.engine import run
 from foxaudit.engine.discovery import Discovered, discover
 from foxaudit.engine.resolve import Resolved
+from foxaudit.program import configrefs
 from foxaudit.program.configrefs import (
     CONFIG_SUFFIXES,
     CYTHON_SUFFIX,
+    DOCUMENTATION_SUFFIXES,
     NESTED_PROJECT_FILE,
     config_targets,
     NOTEBOOK_SUFFIX,
     cython_import_text,
+    documentation_includes,
     notebook_imports,
     nested_project_targets,
 )
@@ -70,27 +81,69 @@ def build_project(
     )
 
 
-def read_config_targets(configs: list[Discovered]) -> dict[str, tuple[tuple[int, str], ...]]:
+# What the graph-input readers make of a file is recorded against its stat stamp, so a warm run
+# opens none of a project's documentation pages (FastAPI: 1,692 of them, 12.5 MB, 0.22 s a run).
+_READERS_FINGERPRINT = hashlib.sha256(Path(configrefs.__file__).read_bytes()).hexdigest()[:16]
+
+
+def read_config_targets(configs: list[Discovered], store: Store | None = None) -> dict[str, tuple[tuple[int, str], ...]]:
     """Path → the names each configuration file gives the import graph, where it gives any
-    (unreadable: none): a YAML file's ``_target_`` names, a nested project's packages."""
+    (unreadable: none): a YAML file's ``_target_`` names, a nested project's packages, a
+    notebook's imports, the files a documentation page includes. With a ``store``, a file whose
+    stat stamp is the one recorded there is not read again (the record is data: checked, not trusted)."""
+    name = "configrefs-" + hashlib.sha256(
+        "\0".join([_READERS_FINGERPRINT, *(item.relative for item in configs)]).encode("utf-8", "surrogateescape")).hexdigest()
+    entry = store.get(name) if store is not None else None
+    recorded = entry.get("files") if isinstance(entry, dict) else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    kept: dict[str, list[Any]] = {}
     found: dict[str, tuple[tuple[int, str], ...]] = {}
+    started = time.time_ns()
     for item in configs:
-        if item.relative.endswith(CONFIG_SUFFIXES):
-            read = config_targets
-        elif item.relative.endswith("/" + NESTED_PROJECT_FILE):
-            read = nested_project_targets
-        elif item.relative.endswith(NOTEBOOK_SUFFIX):
-            read = notebook_imports
-        else:
+        read = _graph_input_reader(item.relative)
+        if read is None:
             continue
         try:
-            with open(item.absolute, "rb") as handle:
-                targets = read(handle.read())
+            status = os.stat(item.absolute)
+            stamp = [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino]
+            targets = _recorded_targets(recorded.get(item.relative), stamp)
+            if targets is None:
+                with open(item.absolute, "rb") as handle:
+                    targets = read(handle.read())
         except OSError:
             continue
+        if status.st_mtime_ns < started - run.RACY_NS and status.st_ctime_ns < started - run.RACY_NS:
+            kept[item.relative] = [*stamp, [list(target) for target in targets]]
         if targets:
             found[item.relative] = targets
+    if store is not None and kept != recorded:
+        store.put(name, {"files": kept})
     return found
+
+
+def _graph_input_reader(relative: str) -> Callable[[bytes], tuple[tuple[int, str], ...]] | None:
+    """The reader of a graph-input file of this name (None: a Cython module, read on its own)."""
+    if relative.endswith(CONFIG_SUFFIXES):
+        return config_targets
+    if relative.endswith("/" + NESTED_PROJECT_FILE):
+        return nested_project_targets
+    if relative.endswith(NOTEBOOK_SUFFIX):
+        return notebook_imports
+    if relative.endswith(DOCUMENTATION_SUFFIXES):
+        return documentation_includes
+    return None
+
+
+def _recorded_targets(memo: Any, stamp: list[int]) -> tuple[tuple[int, str], ...] | None:
+    """The targets recorded for a file with exactly this stat ``stamp`` (None: none usable)."""
+    if type(memo) is not list or len(memo) != 5 or memo[:4] != stamp or type(memo[4]) is not list:
+        return None
+    targets = []
+    for target in memo[4]:
+        if type(target) is not list or len(target) != 2 or type(target[0]) is not int or type(target[1]) is not str:
+            return None
+        targets.append((target[0], target[1]))
+    return tuple(targets)
 
 
 def read_cython_imports(listed: list[Discovered]) -> dict[str, str]:

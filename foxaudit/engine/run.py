@@ -243,7 +243,7 @@ def _check_once(
 
         found = _project_pass(
             resolved, scope, _scope_keys(resolved, scope, keys, contents, store), deferred, store, prepared, contents, pending,
-            read_config_targets(configs or []), read_cython_imports(configs or []),
+            read_config_targets(configs or [], store), read_cython_imports(configs or []),
         )
         # One FX001 per file: the per-file verdict (CPython's syntax error) says it best.
         unparsable = {d.path for d in diagnostics if d.code == "FX001"}

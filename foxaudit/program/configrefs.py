@@ -21,6 +21,12 @@ installs it (``nested_project_targets``); nothing of the outer project imports t
 A Jupyter notebook (``.ipynb``) imports what its code cells import (``notebook_imports``): its
 directory is the kernel's working directory, so a name resolves as a ``_target_``'s does.
 
+A documentation page (``.md``, ``.rst``) that includes a ``.py`` file shows it as an example
+(``documentation_includes``): Sphinx's and MyST's ``literalinclude``, pymdownx's snippets
+(``--8<-- "docs_src/x.py"``), FastAPI's ``{* ../../docs_src/x.py hl[2] *}``, an ``include``
+tag. The file is the documentation's: reached, not dead code. A mere mention in prose names no
+include.
+
 Standard library only: the engine reads the files with it to key the whole-program cache on
 what they name or import (an edited comment changes nothing), so an edit of either kind of file
 runs the whole-program rules again on a warm cache.
@@ -42,8 +48,10 @@ CYTHON_SUFFIX = ".pyx"
 NESTED_PROJECT_FILE = "pyproject.toml"
 # Jupyter notebooks: their code cells' imports reach project modules (``notebook_imports``).
 NOTEBOOK_SUFFIX = ".ipynb"
+# Documentation pages: the ``.py`` files they include are examples (``documentation_includes``).
+DOCUMENTATION_SUFFIXES = (".md", ".rst")
 # Every file the import graph reads beside the sources, listed by the engine's discovery.
-GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX, NESTED_PROJECT_FILE, NOTEBOOK_SUFFIX)
+GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX, NESTED_PROJECT_FILE, NOTEBOOK_SUFFIX, *DOCUMENTATION_SUFFIXES)
 
 # A run-time import statement of a Cython module (``cimport`` is compile time and does not match).
 CYTHON_IMPORT = re.compile(
@@ -119,6 +127,28 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
         line += data.count(b"\n", counted, start)
         counted = start
         found.append((line, name.decode("ascii")))
+    return tuple(found)
+
+
+# What includes a file in a documentation page, then the relative `.py` path: reST's and MyST's
+# `literalinclude` (`.. literalinclude:: ../x.py`, ```` ```{literalinclude} x.py ````), pymdownx's
+# snippets (`--8<-- "x.py"`, with `:3:10` line ranges), FastAPI's `{* x.py hl[2] *}`, a Jinja or
+# mkdocs-include `{% include "x.py" %}`.
+_DOC_INCLUDE = re.compile(
+    rb"""(?:literalinclude(?:::|\})[ \t]+|--8<--[ \t]*["']|\{\*[ \t]*|\{%-?[ \t]*include(?:-markdown)?[ \t]+["'])"""
+    rb"""((?:\.{1,2}/|[\w-]+/)*[\w.-]+\.py)(?=[\s"':*}]|$)""")
+
+
+def documentation_includes(data: bytes) -> tuple[tuple[int, str], ...]:
+    """(line, ``path:<relative path>``) of each ``.py`` file a documentation page includes."""
+    if b".py" not in data:
+        return ()
+    found = []
+    line, counted = 1, 0
+    for match in _DOC_INCLUDE.finditer(data):
+        line += data.count(b"\n", counted, match.start())
+        counted = match.start()
+        found.append((line, PATH_TARGET_PREFIX + match.group(1).decode("ascii", errors="replace")))
     return tuple(found)
 
 

@@ -50,6 +50,7 @@ from foxaudit.program.configrefs import (
     CYTHON_SUFFIX,
     NESTED_PROJECT_FILE,
     NOTEBOOK_SUFFIX,
+    DOCUMENTATION_SUFFIXES,
     PATH_TARGET_PREFIX,
     cython_import_text,
     shipped_names,
@@ -223,15 +224,27 @@ def import_graph(program: Program) -> ImportGraph:
     dynamic_imports = _dynamic_imports(program, production, tests)
     # Whatever the run-time part, `import_module(f"docs_src.body.{x}")` imports `docs_src` and
     # `docs_src.body` first: the literal head's packages are imported by the calling module.
+    # And a module that holds the rest of the name as a string literal imports that module: a
+    # fixture's `params=[pytest.param("tutorial001_py310"), …]` beside `import_module(
+    # f"docs_src.body.{request.param}")` (FastAPI's tests), a table of plugin names beside the call.
     heads = False
     for found in dynamic_imports:
         caller = _module_name_at(program, found.site.path)
+        if caller is None:
+            continue
         parts = found.prefix.rstrip(".").split(".") if found.prefix.strip(".") else []
         for cut in range(1, len(parts) + 1):
             ancestor = ".".join(parts[:cut])
-            if caller is not None and ancestor in modules and ancestor != caller and ancestor not in edges[caller]:
+            if ancestor in modules and ancestor != caller and ancestor not in edges[caller]:
                 edges[caller].add(ancestor)
                 heads = True
+        if found.kind == "import" and found.prefix.endswith("."):
+            for text in _strings_held(modules[caller]):
+                completed = found.prefix + text
+                if completed in modules and completed != caller and found.may_load(completed) \
+                        and completed not in edges[caller]:
+                    edges[caller].add(completed)
+                    heads = True
     if heads:
         production = _reach(edges, [name for name, why in entries.items() if why not in TEST_ENTRIES])
         tests = _reach(edges, [name for name, why in entries.items() if why in TEST_ENTRIES])
@@ -919,14 +932,18 @@ def _config_entries(program: Program, derived: bool) -> dict[str, str]:
         notebook = path.endswith(NOTEBOOK_SUFFIX)
         for line, dotted in targets:
             if dotted.startswith(PATH_TARGET_PREFIX):
-                # A file the configuration names by its path: beside the YAML file, else from the root.
+                # A file the configuration names by its path: beside the file, else from a folder
+                # above it, nearest first (mkdocs resolves an include from its docs folder:
+                # FastAPI's `docs/en/docs/tutorial/body.md` writes `../../docs_src/body/x.py`), else
+                # from the root.
                 written = dotted.removeprefix(PATH_TARGET_PREFIX)
-                for candidate in (posixpath.normpath(posixpath.join(*directories, written)) if directories else None,
-                                  posixpath.normpath(written)):
-                    named = _module_name_at(program, candidate) if candidate is not None else None
+                why = f"included by the documentation `{path}:{line}`" if path.endswith(DOCUMENTATION_SUFFIXES) \
+                    else f"named by its path in `{path}:{line}` (a tool runs or loads it)"
+                for depth in range(len(directories), -1, -1):
+                    candidate = posixpath.normpath(posixpath.join(*directories[:depth], written))
+                    named = _module_name_at(program, candidate) if not candidate.startswith("..") else None
                     if named is not None:
-                        found.setdefault(named, "test root" if is_test
-                                         else f"named by its path in `{path}:{line}` (a tool runs or loads it)")
+                        found.setdefault(named, "test root" if is_test else why)
                         break
                 continue
             name = _named_module(program, dotted, bases)
@@ -1000,6 +1017,19 @@ def _django_entries(program: Program) -> dict[str, str]:
                     if any(member == package or member.startswith(package + ".") for package in packages):
                         found.setdefault(member, f"a conventional module of the Django app `{app}`")
     return found
+
+
+def _strings_held(module: Module) -> set[str]:
+    """The identifier-shaped string literals a module passes to calls (positional or keyword, in
+    a list literal too: `params=[pytest.param("tutorial001_py310")]`) or binds as constants."""
+    summary = module.summary
+    held: set[str] = set()
+    for call in summary.calls:
+        for arg in (*call.args, *(value for _, value in call.kwargs)):
+            held.update(_string_literals_in(arg))
+    for value in summary.constants.values():
+        held.update(_string_literals_in(value))
+    return {text for text in held if text.isidentifier()}
 
 
 def _string_literals_in(value: Arg) -> list[str]:

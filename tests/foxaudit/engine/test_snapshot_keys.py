@@ -24,3 +24,33 @@ def test_per_file_ignores_change_the_codes_of_files_the_snapshot_trusts(project,
     assert _codes(root, cache) == both  # from the snapshot, nothing read
     assert _codes(root, cache, per_file_ignores=(("a.py", ("FX099",)),)) == [("b.py", "FX099")]
     assert _codes(root, cache) == both
+
+
+def test_graph_input_files_are_read_again_only_when_their_stamp_moves(tmp_path, monkeypatch):
+    """FastAPI keeps 1,692 documentation pages (12.5 MB): reading them on every warm run cost
+    0.22 s. What they include is recorded against each page's stat stamp, so a warm run opens
+    none; an edited page is read again, and a record that is no usable data is ignored."""
+    from foxaudit.engine import project as engine_project
+    from foxaudit.engine import run
+    from foxaudit.engine.discovery import Discovered
+    from foxaudit.store import Store
+
+    monkeypatch.setattr(run, "RACY_NS", -10**15)  # trust stamps at once
+    page = tmp_path / "docs" / "body.md"
+    page.parent.mkdir()
+    page.write_text("{* ../docs_src/a.py hl[2] *}\n")
+    read: list[bytes] = []
+    original = engine_project.documentation_includes
+    monkeypatch.setattr(engine_project, "documentation_includes", lambda data: read.append(data) or original(data))
+    listed = [Discovered(str(page), "docs/body.md")]
+    store = Store(tmp_path / "cache")
+    expected = {"docs/body.md": ((1, "path:../docs_src/a.py"),)}
+    assert engine_project.read_config_targets(listed, store) == expected and len(read) == 1
+    assert engine_project.read_config_targets(listed, store) == expected and len(read) == 1
+    page.write_text("{* ../docs_src/b.py *}\n\n")
+    assert engine_project.read_config_targets(listed, store) == {"docs/body.md": ((1, "path:../docs_src/b.py"),)}
+    assert len(read) == 2
+    stamp = [10, 1, 1, 7]
+    assert engine_project._recorded_targets([*stamp, [[1, "path:x.py"]]], stamp) == ((1, "path:x.py"),)
+    for memo in ([*stamp, [["1", "path:x.py"]]], [*stamp, "path:x.py"], [11, 1, 1, 7, []], {"x": 1}, None):
+        assert engine_project._recorded_targets(memo, stamp) is None
