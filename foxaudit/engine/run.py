@@ -74,6 +74,8 @@ def check(
     ``project=False`` skips the whole-project rules (the per-file pre-commit hook).
     """
     whole = project and bool(resolved.project_codes or resolved.confirming_codes)
+    if paths and all(os.path.abspath(path) == str(resolved.settings.root) for path in paths):
+        paths = None  # `foxaudit check .` at the root is the bare check: one listing, not two
     # The configuration files the import graph reads (YAML `_target_`), listed with the sources.
     configs: list[Discovered] | None = [] if whole else None
     # Vendored code and what pre-commit's `exclude` names: read by the graph, never reported.

@@ -234,3 +234,19 @@ def test_vendored_code_reaches_the_project_modules_it_imports(project, run_cli):
     }, _LIBRARY + "\n[tool.vendoring]\ndestination = 'src/pkg/_vendor/'\n")
     result = run_cli("check", "--no-cache", "--select", "FX201,FX901")
     assert "All checks passed (3 files checked)" in result.out, result.out
+
+
+def test_check_dot_at_the_root_lists_the_project_once(project, run_cli, monkeypatch):
+    """`foxaudit check .` listed the tree twice (the files, then the whole project's scope): 0.2 s
+    on a 1,138-file tree walked without git. It is the bare check, with the same findings."""
+    from foxaudit.engine import run
+
+    project({"pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0  # TODO: more\n"}, _LIBRARY)
+    calls = []
+    original = run.discover
+    monkeypatch.setattr(run, "discover", lambda *args, **kwargs: calls.append(args[1:]) or original(*args, **kwargs))
+    dot = run_cli("check", "--no-cache", ".")
+    assert len(calls) == 1
+    assert dot.out == run_cli("check", "--no-cache").out and "FX901" in dot.out
+    run_cli("check", "--no-cache", "pkg")
+    assert len(calls) == 4  # a folder below the root: its files, then the project's scope
