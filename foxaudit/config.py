@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import fnmatch
 import hashlib
 import json
 import os
@@ -108,6 +109,9 @@ class Settings:
     # `.pre-commit-config.yaml`'s top-level `exclude` (a regular expression pre-commit searches each
     # repository-relative path with): what no hook sees, foxaudit's included, is not reported either.
     pre_commit_exclude: re.Pattern[str] | None = None
+    # What the project's linters are told to skip (flake8's and ruff's `exclude`/`extend-exclude`),
+    # in their own dialect (``linter_excluded``): read, not reported, as the two above.
+    linter_exclude: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -237,6 +241,7 @@ def load_settings(
         cuda_defines=cuda_defines,
         third_party=_vendored(pyproject),
         pre_commit_exclude=pre_commit_exclude(root),
+        linter_exclude=linter_exclude(root, pyproject),
     )
 
 
@@ -646,6 +651,70 @@ def _cuda_defines(table: Any, label: str, errors: list[str]) -> tuple[tuple[str,
             errors.append(_wrong_type(label, f"[tool.foxaudit.cuda.defines] key {name!r}", value,
                                       "string, integer or boolean"))
     return tuple(resolved)
+
+
+# flake8 reads its settings from the first of these that has a [flake8] section.
+_FLAKE8_FILES = ("setup.cfg", "tox.ini", ".flake8")
+_RUFF_FILES = ("ruff.toml", ".ruff.toml")
+
+
+def linter_exclude(root: Path, pyproject: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """The paths the project tells its linters to skip: flake8's ``exclude`` and ``extend-exclude``
+    (``setup.cfg``, ``tox.ini`` or ``.flake8``), ruff's ``exclude`` and ``extend-exclude`` (at its
+    top level or under ``lint``, in pyproject.toml's ``[tool.ruff]`` or a ``ruff.toml``). jedi's
+    ``exclude = test/completion/*`` holds the deliberately broken code its completion tests read;
+    what no linter of the project looks at is no code foxaudit reports on either. The patterns keep
+    those tools' dialect (``linter_excluded``). Unreadable or malformed files give nothing."""
+    import configparser
+
+    patterns: list[str] = []
+    for name in _FLAKE8_FILES:
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read(root / name, encoding="utf-8")
+        except (configparser.Error, UnicodeDecodeError):
+            continue
+        if parser.has_section("flake8"):
+            for key in ("exclude", "extend-exclude", "extend_exclude"):
+                value = parser.get("flake8", key, fallback="")
+                patterns.extend(item.strip() for item in re.split(r"[,\n]", value) if item.strip())
+            break
+    tables: list[Any] = []
+    tool = pyproject.get("tool") if isinstance(pyproject, Mapping) else None
+    if isinstance(tool, Mapping) and isinstance(tool.get("ruff"), Mapping):
+        tables.append(tool["ruff"])
+    for name in _RUFF_FILES:
+        try:
+            tables.append(tomllib.loads((root / name).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        break
+    for table in tables:
+        for scope in (table, table.get("lint")):
+            for key in ("exclude", "extend-exclude"):
+                value = scope.get(key) if isinstance(scope, Mapping) else None
+                if isinstance(value, list):
+                    patterns.extend(item.strip() for item in value if isinstance(item, str) and item.strip())
+    return tuple(dict.fromkeys(patterns))
+
+
+def linter_excluded(relative: str, patterns: tuple[str, ...]) -> bool:
+    """Whether a linter given these ``exclude`` patterns skips the file at ``relative`` (a POSIX
+    path from the root), as flake8 and ruff read them: a pattern without a ``/`` matches the name
+    of the file or of any folder above it (``build``, ``*.egg``), one with a ``/`` the path from
+    the root where its config lives (``tests/`` is the root's ``tests``), ``*`` crossing folders
+    (``test/completion/*``)."""
+    parts = relative.split("/")
+    for written in patterns:
+        pattern = written.removeprefix("./").rstrip("/")
+        if not pattern or pattern.startswith(("/", "..")):
+            continue
+        if "/" in written:  # (`tests/` too: flake8 anchors any pattern with a `/` at its config's folder)
+            if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern + "/*"):
+                return True
+        elif any(fnmatch.fnmatchcase(part, pattern) for part in parts):
+            return True
+    return False
 
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from foxaudit.config import Settings
+from foxaudit.config import Settings, linter_excluded
 from foxaudit.engine.globs import GitIgnore, GlobSet, ignored, matches_name, plain_name
 from foxaudit.program.configrefs import GRAPH_INPUT_SUFFIXES
 from foxaudit.sources.base import language_of
@@ -64,7 +64,8 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
 
     ``unreported``: where to collect the source files the project holds but does not own or check
     (third-party code copied in: the ``[tool.vendoring] destination``, a folder of installed
-    distributions; and what pre-commit's top-level ``exclude`` keeps from every hook): the import
+    distributions; what pre-commit's top-level ``exclude`` keeps from every hook and the project's
+    flake8 and ruff ``exclude`` from linting): the import
     graph reads them — vendored code that imports a project module reaches it — but no finding is
     reported in them. Without the list they are left out. A file named explicitly is checked."""
     root = settings.root
@@ -81,6 +82,8 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
         if third_party is not None and third_party.matches(relative):
             return False
         if install_targets and any(absolute.startswith(target) for target in install_targets):
+            return False
+        if settings.linter_exclude and linter_excluded(relative, settings.linter_exclude):
             return False
         return hook_exclude is None or hook_exclude.search(relative) is None
 

@@ -250,3 +250,32 @@ def test_check_dot_at_the_root_lists_the_project_once(project, run_cli, monkeypa
     assert dot.out == run_cli("check", "--no-cache").out and "FX901" in dot.out
     run_cli("check", "--no-cache", "pkg")
     assert len(calls) == 4  # a folder below the root: its files, then the project's scope
+
+
+@pytest.mark.parametrize("config", [
+    {"setup.cfg": "[flake8]\nmax-line-length = 100\nexclude =\n  .tox/*\n  # deliberately broken inputs\n  test/completion/*\n"},
+    {"tox.ini": "[tox]\nenvlist = py\n\n[flake8]\nextend-exclude = test/completion,build\n"},
+    {".flake8": "[flake8]\nexclude = completion\n"},
+    {"ruff.toml": "[lint]\nexclude = ['test/completion/*.py']\n"},
+])
+def test_what_the_project_s_linters_skip_is_read_but_not_reported(project, run_cli, config):
+    """jedi's setup.cfg: `[flake8] exclude = … test/completion/*`, the deliberately broken code
+    its completion tests read (35 FX001 and 15 markers, jedi 127 → 77 findings)."""
+    project({**config, "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0  # TODO: more\n",
+             "test/completion/arrays.py": "#? int()\n[1, 2][\n# TODO: the cursor case\n"}, _LIBRARY)
+    result = run_cli("check", "--no-cache", "--select", "FX001,FX901")
+    assert [line.split(" ")[:2] for line in result.out.splitlines() if " FX" in line] == [["pkg/cli.py:2:17:", "FX901"]]
+
+
+def test_ruff_s_exclude_in_pyproject_and_a_pattern_s_dialect(project, run_cli):
+    from foxaudit.config import linter_excluded
+
+    project({"pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
+             "docs/examples/demo.py": "# TODO: finish the demo\n", "gen/out.py": "def (:\n"},
+            _LIBRARY + "\n[tool.ruff]\nextend-exclude = ['docs/examples', 'gen']\n")
+    assert "All checks passed" in run_cli("check", "--no-cache", "--select", "FX001,FX901").out
+    patterns = ("build", "*.egg", "test/completion/*", "./docs/", "tests/")
+    assert linter_excluded("src/build/x.py", patterns) and linter_excluded("a/b.egg/c.py", patterns)
+    assert linter_excluded("test/completion/deep/x.py", patterns) and linter_excluded("docs/conf.py", patterns)
+    assert not linter_excluded("src/builder.py", patterns) and not linter_excluded("x/test/completion/y.py", patterns)
+    assert linter_excluded("tests/python/test_x.py", patterns) and not linter_excluded("pkg/tests/test_x.py", patterns)
