@@ -24,8 +24,8 @@ directory is the kernel's working directory, so a name resolves as a ``_target_`
 A documentation page (``.md``, ``.rst``) that includes a ``.py`` file shows it as an example
 (``documentation_includes``): Sphinx's and MyST's ``literalinclude``, pymdownx's snippets
 (``--8<-- "docs_src/x.py"``), FastAPI's ``{* ../../docs_src/x.py hl[2] *}``, an ``include``
-tag. The file is the documentation's: reached, not dead code. A mere mention in prose names no
-include.
+tag, a fenced block's ``path="x.py"`` attribute (textual's). The file is the documentation's:
+reached, not dead code. A mere mention in prose names no include.
 
 Standard library only: the engine reads the files with it to key the whole-program cache on
 what they name or import (an edited comment changes nothing), so an edit of either kind of file
@@ -130,25 +130,31 @@ def config_targets(data: bytes) -> tuple[tuple[int, str], ...]:
     return tuple(found)
 
 
-# What includes a file in a documentation page, then the relative `.py` path: reST's and MyST's
-# `literalinclude` (`.. literalinclude:: ../x.py`, ```` ```{literalinclude} x.py ````), pymdownx's
-# snippets (`--8<-- "x.py"`, with `:3:10` line ranges), FastAPI's `{* x.py hl[2] *}`, a Jinja or
-# mkdocs-include `{% include "x.py" %}`.
+# What includes a file in a documentation page, then the `.py` path: reST's and MyST's
+# `literalinclude` (`.. literalinclude:: ../x.py`, ```` ```{literalinclude} x.py ````; a path that
+# starts with `/` is Sphinx's source folder's), pymdownx's snippets (`--8<-- "x.py"`, with `:3:10`
+# line ranges), FastAPI's `{* x.py hl[2] *}`, a Jinja or mkdocs-include `{% include "x.py" %}`.
 _DOC_INCLUDE = re.compile(
     rb"""(?:literalinclude(?:::|\})[ \t]+|--8<--[ \t]*["']|\{\*[ \t]*|\{%-?[ \t]*include(?:-markdown)?[ \t]+["'])"""
-    rb"""((?:\.{1,2}/|[\w-]+/)*[\w.-]+\.py)(?=[\s"':*}]|$)""")
+    rb"""/?((?:\.{1,2}/|[\w-]+/)*[\w.-]+\.py)(?=[\s"':*}]|$)""")
+# A fenced block that runs or shows a file named by an attribute of its opening line (textual's
+# ```` ```{.textual path="docs/examples/app/console.py"} ````).
+_DOC_FENCE = re.compile(
+    rb"""^[ \t]*(?:`{3,}|~{3,})[^\n]*?\b(?:path|file|src)=["']/?((?:\.{1,2}/|[\w-]+/)*[\w.-]+\.py)["']""", re.MULTILINE)
 
 
 def documentation_includes(data: bytes) -> tuple[tuple[int, str], ...]:
     """(line, ``path:<relative path>``) of each ``.py`` file a documentation page includes."""
     if b".py" not in data:
         return ()
+    matches = sorted((match.start(), match.group(1)) for pattern in (_DOC_INCLUDE, _DOC_FENCE)
+                     for match in pattern.finditer(data))
     found = []
     line, counted = 1, 0
-    for match in _DOC_INCLUDE.finditer(data):
-        line += data.count(b"\n", counted, match.start())
-        counted = match.start()
-        found.append((line, PATH_TARGET_PREFIX + match.group(1).decode("ascii", errors="replace")))
+    for start, path in matches:
+        line += data.count(b"\n", counted, start)
+        counted = start
+        found.append((line, PATH_TARGET_PREFIX + path.decode("ascii", errors="replace")))
     return tuple(found)
 
 

@@ -56,6 +56,9 @@ DEFAULT_EXEMPT_DECORATORS = (
     # runs before a subcommand, and `pass` there means there is nothing to prepare — the commands
     # registered under it do the work.
     "group",
+    # Typer's group callback (`@app.callback()`, `@users_app.callback()`): the same, and its
+    # docstring is the group's help text.
+    "callback",
 )
 # The decorators that make a module a pluggy hook-specification module: there every module-level
 # function is a specification, marked or not (`add_hookspecs(module)` also takes the unmarked ones
@@ -2157,6 +2160,7 @@ class StubBody(Rule):
         # A click group: the subcommands do the work.
         Example("import click\n\n\n@click.group()\ndef cli():\n    pass\n\n\n@cli.group(chain=True)\ndef db():\n"
                 "    \"\"\"Database commands.\"\"\"\n\n\n@db.command()\ndef migrate():\n    click.echo(\"migrated\")\n"),
+        Example("import typer\n\napp = typer.Typer()\n\n\n@app.callback()\ndef main():\n    \"\"\"Manage users.\"\"\"\n"),
         Example("def version():\n    return 3\n"),
         Example("def ratio(a, b):\n    return a / b\n"),
         Example("def load(path):\n    try:\n        return open(path).read()\n    except OSError:\n        pass\n"

@@ -1604,10 +1604,16 @@ def test_python_files_a_documentation_page_includes_are_its_examples(tmp_path: P
         "examples/__init__.py": "",
         "examples/rst_shown.py": "A = 1\n", "examples/myst_shown.py": "B = 1\n", "examples/snippet.py": "C = 1\n",
         "examples/mentioned.py": "D = 1\n",
+        # litestar: `.. literalinclude:: /examples/caching/cache.py` is the Sphinx source folder's;
+        # textual: a fence's `path=` attribute.
+        "docs/examples/caching/cache.py": "E = 1\n", "docs/examples/app/console.py": "F = 1\n",
+        "docs/usage/caching.rst": "Caching\n=======\n\n.. literalinclude:: /examples/caching/cache.py\n",
+        "docs/guide/devtools.md": '```{.textual title="console" path="docs/examples/app/console.py"}\n```\n',
+        "docs/examples/orphan.py": "G = 1\n",
         "doc/usage.rst": "Usage\n=====\n\n.. literalinclude:: ../examples/rst_shown.py\n   :lines: 1-3\n",
         "doc/guide.md": "```{literalinclude} ../examples/myst_shown.py\n```\n\n--8<-- \"examples/snippet.py:1:3\"\n\n"
                         "The old code lived in `examples/mentioned.py`.\n",
-    }) == ["examples/mentioned.py"]
+    }) == ["docs/examples/orphan.py", "examples/mentioned.py"]
 
 
 def test_a_dynamic_import_completed_by_a_string_the_caller_holds(tmp_path: Path) -> None:
