@@ -36,6 +36,7 @@ TOP_LEVEL_KEYS = {
     "ignore": "codes or prefixes to disable (applied after select)",
     "include": "globs of files to check (default: *.py, *.pyi, *.cu, *.cuh)",
     "exclude": "globs of files or directories to skip (added to the built-in VCS/venv list)",
+    "linter-excludes": "whether the files flake8's and ruff's exclude settings name are read but not reported (default true)",
     "per-file-ignores": "table: glob → codes or prefixes disabled for matching files",
     "rules": "table: rule code → that rule's options",
     "program": "table: whole-project settings (entry points, hot-path roots, ...)",
@@ -196,6 +197,10 @@ def load_settings(
     exclude = _globs(table, "exclude", label, errors) if "exclude" in table else ()
 
     per_file: list[tuple[str, tuple[str, ...]]] = []
+    linter_excludes = table.get("linter-excludes", True)
+    if not isinstance(linter_excludes, bool):
+        errors.append(_wrong_type(label, "[tool.foxaudit] key 'linter-excludes'", linter_excludes, "true or false"))
+        linter_excludes = True
     raw_pfi = table.get("per-file-ignores", {})
     if not isinstance(raw_pfi, dict):
         errors.append(_wrong_type(label, "[tool.foxaudit] key 'per-file-ignores'", raw_pfi, "table of glob → list of codes"))
@@ -241,7 +246,7 @@ def load_settings(
         cuda_defines=cuda_defines,
         third_party=_vendored(pyproject),
         pre_commit_exclude=pre_commit_exclude(root),
-        linter_exclude=linter_exclude(root, pyproject),
+        linter_exclude=linter_exclude(root, pyproject) if linter_excludes else (),
     )
 
 

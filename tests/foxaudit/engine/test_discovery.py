@@ -279,3 +279,16 @@ def test_ruff_s_exclude_in_pyproject_and_a_pattern_s_dialect(project, run_cli):
     assert linter_excluded("test/completion/deep/x.py", patterns) and linter_excluded("docs/conf.py", patterns)
     assert not linter_excluded("src/builder.py", patterns) and not linter_excluded("x/test/completion/y.py", patterns)
     assert linter_excluded("tests/python/test_x.py", patterns) and not linter_excluded("pkg/tests/test_x.py", patterns)
+
+
+def test_linter_excludes_can_be_reported_on_and_the_key_is_checked(project, run_cli):
+    files = {".flake8": "[flake8]\nexclude = tests/\n", "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
+             "tests/test_io.py": "def test_missing_textures():\n    pass\n"}
+    project(files, _LIBRARY)
+    assert "All checks passed" in run_cli("check", "--no-cache", "--select", "FX902").out
+    project(files, _LIBRARY + "\n[tool.foxaudit]\nlinter-excludes = false\n")
+    assert "tests/test_io.py:1:5: FX902" in run_cli("check", "--no-cache", "--select", "FX902").out
+    project(files, _LIBRARY + "\n[tool.foxaudit]\nlinter-excludes = 'no'\n")
+    result = run_cli("check", "--no-cache")
+    assert result.code == 2
+    assert "[tool.foxaudit] key 'linter-excludes': wrong type (got str 'no' vs true or false)" in result.err
