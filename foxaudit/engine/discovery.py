@@ -3,10 +3,11 @@
 In a git work tree the list comes from ``git ls-files -co --exclude-standard`` (tracked plus
 untracked-but-not-ignored: exactly what git would let you commit). Elsewhere (an unpacked
 sdist, a fresh copy) the tree is walked honouring every ``.gitignore`` on the way down. Both
-then apply the ``include`` globs, the built-in exclusions (VCS and virtual-env directories, and
-folders that hold installed distributions: ``*.dist-info``) and the configured ``exclude`` globs. Files named explicitly on the command line (pre-commit passes
+then apply the ``include`` globs, the built-in exclusions (VCS and virtual-env directories) and
+the configured ``exclude`` globs. Files named explicitly on the command line (pre-commit passes
 the staged names) are checked as given, except that ``exclude`` still applies — a hook must not
-let an excluded file through.
+let an excluded file through. Third-party code and what the project keeps from its hooks and
+linters are listed apart: read by the import graph, not reported (``discover``'s ``unreported``).
 """
 
 from __future__ import annotations
@@ -91,8 +92,9 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
         relative = _relative(absolute, root)
         name = relative.rsplit("/", 1)[-1]
         if language_of(name) is None:
-            if configs is not None and not explicit and name.endswith(GRAPH_INPUT_SUFFIXES) and not exclude.matches(relative) \
-                    and owned(absolute, relative):
+            # (What the graph reads of a page or a configuration counts wherever it is: an
+            # excluded documentation page still shows the examples it includes.)
+            if configs is not None and not explicit and name.endswith(GRAPH_INPUT_SUFFIXES) and not exclude.matches(relative):
                 config_found.setdefault(relative, Discovered(absolute, relative))
             return
         if not explicit and not included(relative, name):

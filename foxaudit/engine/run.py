@@ -78,7 +78,7 @@ def check(
         paths = None  # `foxaudit check .` at the root is the bare check: one listing, not two
     # The configuration files the import graph reads (YAML `_target_`), listed with the sources.
     configs: list[Discovered] | None = [] if whole else None
-    # Vendored code and what pre-commit's `exclude` names: read by the graph, never reported.
+    # Vendored code and what the project keeps from its hooks and linters: read by the graph, never reported.
     unreported: list[Discovered] = []
     files = discover(resolved.settings, paths, configs=None if paths else configs, unreported=unreported)
     store = open_cache(resolved.settings.root, cache_dir, use_cache)
@@ -541,7 +541,7 @@ def _project_pass(
     # So are the Cython modules' run-time imports (they reach Python modules; no source file's key covers them).
     cython_imports = cython_imports or {}
     digest.update(json.dumps(sorted(cython_imports.items())).encode())
-    # And which files are read but not reported (vendored, excluded from pre-commit's hooks).
+    # And which files are read but not reported (vendored, kept from the project's hooks and linters).
     digest.update(json.dumps([item.relative for item in files if not item.owned]).encode())
     # A generator reads its header from disk, past the content log: no reuse when they run.
     latest_name = _latest_name(digest, keys) if store is not None and not generators else None

@@ -292,3 +292,12 @@ def test_linter_excludes_can_be_reported_on_and_the_key_is_checked(project, run_
     result = run_cli("check", "--no-cache")
     assert result.code == 2
     assert "[tool.foxaudit] key 'linter-excludes': wrong type (got str 'no' vs true or false)" in result.err
+
+
+def test_an_excluded_documentation_page_still_shows_the_examples_it_includes(project, run_cli):
+    # requests' pre-commit `exclude: 'docs/|ext/'` keeps its pages from the hooks, not from being docs.
+    project({".pre-commit-config.yaml": "exclude: '^docs/'\n", "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
+             "docs/index.md": '--8<-- "examples/demo.py"\n', "examples/demo.py": "from pkg.cli import main\n\nRESULT = main\n",
+             "examples/dead.py": "X = 1\n"}, _LIBRARY)
+    result = run_cli("check", "--no-cache", "--select", "FX201")
+    assert [line.split(" ")[0] for line in result.out.splitlines() if " FX201 " in line] == ["examples/dead.py:1:1:"]
