@@ -23,12 +23,12 @@ from foxaudit.program.configrefs import (
     CYTHON_SUFFIX,
     DOCUMENTATION_SUFFIXES,
     NESTED_PROJECT_FILE,
-    config_targets,
     NOTEBOOK_SUFFIX,
+    config_targets,
     cython_import_text,
     documentation_includes,
-    notebook_imports,
     nested_project_targets,
+    notebook_imports,
 )
 from foxaudit.program.model import Prepared
 from foxaudit.program.project import ContentReads, Project, WatchedSource

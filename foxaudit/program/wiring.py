@@ -48,9 +48,9 @@ from foxaudit.globs import first_path_match, name_matches
 from foxaudit.program.configrefs import (
     CYTHON_IMPORT,
     CYTHON_SUFFIX,
+    DOCUMENTATION_SUFFIXES,
     NESTED_PROJECT_FILE,
     NOTEBOOK_SUFFIX,
-    DOCUMENTATION_SUFFIXES,
     PATH_TARGET_PREFIX,
     cython_import_text,
     shipped_names,
@@ -71,7 +71,7 @@ PATH_SCRIPT = "script (its path is no module name, so it is run by path)"
 # audit says why.
 UNRESOLVED = "Unresolved"
 # Why a file the project holds is out of scope without an `out-of-scope` glob (``Project.unreported``).
-_NOT_OWNED = "not the project's: vendored third-party code, or excluded from every pre-commit hook"
+_NOT_OWNED = "not the project's to report on: vendored third-party code, or kept from its hooks or linters"
 
 
 @dataclass(frozen=True)
