@@ -68,7 +68,8 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
     distributions; what pre-commit's top-level ``exclude`` keeps from every hook and the project's
     flake8 and ruff ``exclude`` from linting): the import
     graph reads them — vendored code that imports a project module reaches it — but no finding is
-    reported in them. Without the list they are left out. A file named explicitly is checked."""
+    reported in them, named on the command line or not (a hook passes staged files: it must
+    report what ``foxaudit check`` reports). Without the list they are left out."""
     root = settings.root
     exclude = GlobSet((*BUILTIN_EXCLUDE, *settings.exclude))
     third_party = GlobSet(settings.third_party) if settings.third_party else None
@@ -101,7 +102,7 @@ def discover(settings: Settings, paths: list[str] | None = None, *, configs: lis
             return
         if exclude.matches(relative):
             return
-        if not explicit and not owned(absolute, relative):
+        if not owned(absolute, relative):  # named on the command line too, as `exclude`: the hook agrees with CI
             held.setdefault(relative, Discovered(absolute, relative, owned=False))
             return
         found.setdefault(relative, Discovered(absolute, relative))
