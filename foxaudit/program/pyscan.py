@@ -121,10 +121,11 @@ def _fields() -> _Fields:
 class Arg:
     """An argument as far as static reading tells: its kind, text and literal value."""
 
-    kind: str  # str | fstring | int | float | name | attribute | call | list | large | concat | comprehension | other
+    kind: str  # str | fstring | int | float | name | attribute | call | list (list, tuple, set) | large | concat | comprehension | other
     text: str
     # str/int/float for literals; tuple of Args for a list/tuple literal and for the operands of
-    # a `+` chain (concat); (element, variable, iterable) for a one-clause comprehension.
+    # a `+` chain (concat); (element, variable, iterable) for a one-clause comprehension; the two
+    # branches of a conditional expression (kind other) when one of them is an fstring or concat.
     # A list or tuple of more than _MAX_ITEMS elements is kind "large" with its text alone: data
     # (a generated table), never a list of names, and expanding it made a 5 MB module's summary
     # 44 MB.
@@ -858,7 +859,7 @@ class _Scanner:
                     value = int(value[1], 16)
                 if isinstance(value, (int, float)):
                     return [inner.type if inner.type == "float" else "int", text, _tagged_number(-value), ""]
-        if kind in ("list", "tuple"):
+        if kind in ("list", "tuple", "set"):
             if node.named_child_count > _MAX_ITEMS:
                 return ["large", text, None, ""]
             items = ["t", *(["Arg", *self.arg(child)] for child in node.named_children if child.type != "comment")]
@@ -900,6 +901,14 @@ class _Scanner:
                     single = len(clauses) == 1 and left.type == "identifier"
                     variable = ["Arg", "name", self.text(left) if single else "", None, ""]
                     return ["comprehension", text, ["t", ["Arg", *self.arg(body)], variable, ["Arg", *self.arg(right)]], ""]
+        if kind == "conditional_expression" and len(node.named_children) == 3:
+            # `"_pytest." + name if name in builtin else name`: a module name built on one branch.
+            # Kind "other" as any expression; the built branches are kept as its value so the
+            # dynamic-import reading can take the one that names a package (none: value None).
+            branches = [self.arg(node.named_children[0]), self.arg(node.named_children[2])]
+            if any(branch[_KIND] in ("fstring", "concat") for branch in branches):
+                return ["other", text, ["t", *(["Arg", *branch] for branch in branches)], ""]
+            return ["other", text, None, ""]
         if kind == "parenthesized_expression" and len(node.named_children) == 1:
             inner = self.arg(node.named_children[0])
             return inner if inner[_KIND] in ("concat", "comprehension", "str", "fstring", "list") else ["other", text, None, ""]

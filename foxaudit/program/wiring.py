@@ -1480,6 +1480,8 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
         arg = call.args[0] if call.args else None
         if arg is not None and arg.kind == "name":
             arg = _built_name_bound_to(module, call, arg.text) or arg
+        elif arg is not None:
+            arg = _built_branch(arg) or arg
         prefix = None
         if arg is not None and arg.kind == "fstring":
             prefix = _fstring_head(arg.text)
@@ -1514,13 +1516,25 @@ def _dynamic_imports(program: Program, production: dict[str, str], tests: dict[s
 def _built_name_bound_to(module: Module, call: Call, name: str) -> Arg | None:
     """The f-string or ``+`` chain the name ``name`` was last bound to before ``call`` in the
     call's own scope (``module_name = f"app.plugins.{kind}"`` then ``import_module(module_name)``):
-    the import's name is built the same way as when it is written in the call. None when the last
-    binding is anything else (a parameter, a call, a branch: not followed)."""
+    the import's name is built the same way as when it is written in the call, or on one branch of
+    a conditional expression (``_built_branch``). None when the last binding is anything else (a
+    parameter, a call, a binding under an ``if``: not followed)."""
     position = (call.span.line, call.span.column)
     bound = [a for a in module.summary.assignments
              if a.target == name and a.scope == call.scope and (a.span.line, a.span.column) < position]
     last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)
-    return last.value if last is not None and last.value.kind in ("fstring", "concat") else None
+    return _built_branch(last.value) if last is not None else None
+
+
+def _built_branch(value: Arg) -> Arg | None:
+    """``value`` when it is an f-string or a ``+`` chain; of a conditional expression
+    (``"_pytest." + name if name in builtin_plugins else name``), its first branch that is one:
+    that branch is the import of a package's module, the other a name taken as given. Else None."""
+    if value.kind in ("fstring", "concat"):
+        return value
+    if value.kind == "other" and isinstance(value.value, tuple):
+        return next((branch for branch in value.value if branch.kind in ("fstring", "concat")), None)
+    return None
 
 
 # pytest's fixtures for a temporary folder: a test that takes one runs files it wrote there.

@@ -1636,3 +1636,23 @@ def test_a_dynamic_import_completed_by_a_string_the_caller_holds(tmp_path: Path)
     assert modules["docs_src.body.tutorial003"] == UNRESOLVED
     assert [d.message.split(" (")[0] for d in findings(analysis, "FX201")] == [
         "orphan-module analysis unresolved for 1 modules under `docs_src.body`"]
+
+
+def test_a_module_name_built_on_one_branch_of_a_conditional_is_a_dynamic_import(tmp_path: Path) -> None:
+    # pytest's `importspec = "_pytest." + modname if modname in builtin_plugins else modname`, then
+    # `importlib.import_module(importspec)`: the plugins its tuples and sets name are loaded (5
+    # orphans on pytest); a module no string names is left under the call's note, not reached (a
+    # private package: not the library's API).
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'pt'\nversion = '1'\n[project.scripts]\npt = '_pt.config:main'\n",
+        "_pt/__init__.py": "", "_pt/mark.py": "X = 1\n", "_pt/terminal.py": "X = 1\n", "_pt/pytester.py": "X = 1\n",
+        "_pt/unnamed.py": "X = 1\n",
+        "_pt/config.py": "import importlib\n\nessential = ('mark',)\ndefault = (*essential, 'terminal')\n"
+                        "builtin = {*default, 'pytester'}\n\n\ndef load(name):\n"
+                        "    spec = '_pt.' + name if name in builtin else name\n    return importlib.import_module(spec)\n\n\n"
+                        "def main():\n    for name in default:\n        load(name)\n",
+    })
+    modules = _modules(analysis)
+    assert modules["_pt.mark"] == modules["_pt.terminal"] == modules["_pt.pytester"] == WIRED
+    assert modules["_pt.unnamed"] == UNRESOLVED
+    assert findings(analysis, "FX201") and all("orphan module" not in d.message for d in findings(analysis, "FX201"))
