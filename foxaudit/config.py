@@ -325,25 +325,27 @@ SOURCE_ROOTS_KEY = "source-roots"
 
 def inferred_source_roots(root: Path, pyproject: Mapping[str, Any]) -> tuple[str, ...] | None:
     """``source-roots`` for a project that does not set them, where the default (``.``) would
-    misname its modules: ``(".", "src")`` for a src layout, else None (the default stands).
+    misname its modules: ``(".", "src")`` for a src layout, ``(".", "lib")`` for sqlalchemy's
+    ``where = ["lib"]``, else None (the default stands).
 
-    A src layout: ``src/`` is no package itself (no ``__init__.py``) and the packaging says the
-    code is importable from it — the distribution's package (``[project] name``, ``-`` → ``_``) is
-    ``src/<name>/`` or ``src/<name>.py``, or setuptools (``package-dir``, ``packages.find.where``,
+    A folder is a source root when it is no package itself (no ``__init__.py``) and the packaging
+    says the code is importable from it: setuptools (``package-dir``, ``packages.find.where``,
     setup.cfg's ``package_dir``, setup.py's ``package_dir``/``find_packages``), hatch, poetry or pdm
-    point at ``src``. Why: with ``.`` alone
-    ``src/click/core.py`` is module ``src.click.core``, which nothing imports, so every module of a
-    src-layout library was an orphan (FX201) and its imports resolved nowhere. A ``src`` directory
-    the code imports as ``src.x`` (no such packaging) keeps the default."""
+    name it (``_packaging_source_folders``); or, for ``src`` alone, the distribution's package
+    (``[project] name``, ``-`` → ``_``) is ``src/<name>/`` or ``src/<name>.py``. Why: with ``.``
+    alone ``src/click/core.py`` is module ``src.click.core``, which nothing imports, so every
+    module of a src-layout library was an orphan (FX201) and its imports resolved nowhere. A
+    ``src`` directory the code imports as ``src.x`` (no such packaging) keeps the default."""
+    folders = [folder for folder in _packaging_source_folders(root, pyproject)
+               if (root / folder).is_dir() and not (root / folder / "__init__.py").exists()]
     src = root / "src"
-    if not src.is_dir() or (src / "__init__.py").exists():
-        return None
     name = distribution_name(pyproject)
     # `src/<name>/` with or without an `__init__.py` (poetry's `src/poetry/` is a namespace
     # package it shares with poetry-core).
-    if name and ((src / name / "__init__.py").is_file() or (src / f"{name}.py").is_file() or _holds_python(src / name)):
-        return (".", "src")
-    return (".", "src") if _packaging_points_at_src(root, pyproject) else None
+    if "src" not in folders and src.is_dir() and not (src / "__init__.py").exists() and name and (
+            (src / name / "__init__.py").is_file() or (src / f"{name}.py").is_file() or _holds_python(src / name)):
+        folders.append("src")
+    return (".", *sorted(folders)) if folders else None
 
 
 def distribution_name(pyproject: Mapping[str, Any]) -> str:
@@ -440,8 +442,12 @@ def _holds_python(folder: Path) -> bool:
         return False
 
 
-def _packaging_points_at_src(root: Path, pyproject: Mapping[str, Any]) -> bool:
-    """Whether a build backend's configuration names ``src`` as where the packages are."""
+def _packaging_source_folders(root: Path, pyproject: Mapping[str, Any]) -> set[str]:
+    """The folders (relative, POSIX, not ``.``) a build backend's configuration names as where the
+    packages are: setuptools' ``package-dir`` (``{"" = "lib"}``; ``{pkg = "lib/pkg"}`` → ``lib``)
+    and ``packages.find.where``, hatch's wheel ``packages`` (``src/pkg`` → ``src``) and ``sources``,
+    poetry's ``packages`` ``from``, pdm's ``package-dir``; setup.cfg's ``package_dir = =lib`` and
+    setup.py's ``package_dir={"": "lib"}`` / ``find_packages("lib")``."""
 
     def table(*keys: str) -> Any:
         node: Any = pyproject
@@ -449,40 +455,45 @@ def _packaging_points_at_src(root: Path, pyproject: Mapping[str, Any]) -> bool:
             node = node.get(key) if isinstance(node, Mapping) else None
         return node
 
-    def names_src(value: Any) -> bool:
-        if isinstance(value, str):
-            return value.strip("./") == "src" or value.strip("./").startswith("src/")
-        if isinstance(value, Mapping):  # {"" = "src"} (setuptools), {"src" = ""} (hatch), {from = "src"} (poetry)
-            return any(names_src(item) for item in (*value.keys(), *value.values()))
-        if isinstance(value, list | tuple):
-            return any(names_src(item) for item in value)
-        return False
+    def folder(path: Any, drop: int = 0) -> str:
+        parts = [part for part in str(path).strip().split("/") if part not in ("", ".")] if isinstance(path, str) else []
+        return "/".join(parts[: len(parts) - drop]) if len(parts) > drop else ""
 
-    candidates = (
-        table("tool", "setuptools", "package-dir"), table("tool", "setuptools", "packages", "find", "where"),
-        table("tool", "hatch", "build", "targets", "wheel", "packages"), table("tool", "hatch", "build", "sources"),
-        table("tool", "poetry", "packages"), table("tool", "pdm", "build", "package-dir"),
-    )  # fmt: skip
-    if any(names_src(value) for value in candidates):
-        return True
-    for name, pattern in _SETUP_NAMES_SRC:
+    named: list[str] = []
+    package_dir = table("tool", "setuptools", "package-dir")
+    if isinstance(package_dir, Mapping):
+        named.extend(folder(value, len(key.split(".")) if key else 0) for key, value in package_dir.items())
+    where = table("tool", "setuptools", "packages", "find", "where")
+    named.extend(folder(item) for item in (where if isinstance(where, list) else [where]))
+    wheel_packages = table("tool", "hatch", "build", "targets", "wheel", "packages")
+    if isinstance(wheel_packages, list):
+        named.extend(folder(item, 1) for item in wheel_packages)
+    sources = table("tool", "hatch", "build", "sources")
+    if isinstance(sources, Mapping):
+        named.extend(folder(key) for key, value in sources.items() if value in ("", "."))
+    elif isinstance(sources, list):
+        named.extend(folder(item) for item in sources)
+    poetry_packages = table("tool", "poetry", "packages")
+    if isinstance(poetry_packages, list):
+        named.extend(folder(item.get("from")) for item in poetry_packages if isinstance(item, Mapping))
+    named.append(folder(table("tool", "pdm", "build", "package-dir")))
+    for name, pattern in _SETUP_SOURCE_FOLDER:
         try:
             text = (root / name).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if pattern.search(text):
-            return True
-    return False
+        named.extend(folder(match.group(match.lastgroup or 0)) for match in pattern.finditer(text))
+    return {name for name in named if name}
 
 
-# setuptools' configuration files and how each says the packages are under `src`: setup.cfg's
-# `package_dir = =src`; setup.py's `package_dir={"": "src"}` or `find_packages("src")` /
+# setuptools' configuration files and how each names the folder the packages are in: setup.cfg's
+# `package_dir = =lib`; setup.py's `package_dir={"": "src"}` or `find_packages("src")` /
 # `find_namespace_packages(where="src")` (accelerate's setup.py, with a pyproject.toml of tool
 # settings only).
-_SETUP_NAMES_SRC = (
-    ("setup.cfg", re.compile(r"^\s*package_dir\s*=\s*(?:\n\s*)?=\s*src\s*$", re.MULTILINE)),
-    ("setup.py", re.compile(r"""package_dir\s*=\s*\{\s*(?:""|'')\s*:\s*["']src/?["']"""
-                            r"""|find_(?:namespace_)?packages\(\s*(?:where\s*=\s*)?["']src/?["']""")),
+_SETUP_SOURCE_FOLDER = (
+    ("setup.cfg", re.compile(r"^\s*package_dir\s*=\s*(?:\n\s*)?=\s*(?P<folder>[\w.-]+(?:/[\w.-]+)*)/?\s*$", re.MULTILINE)),
+    ("setup.py", re.compile(r"""package_dir\s*=\s*\{\s*(?:""|'')\s*:\s*["'](?P<folder>[\w.-]+(?:/[\w.-]+)*?)/?["']"""
+                            r"""|find_(?:namespace_)?packages\(\s*(?:where\s*=\s*)?["'](?P<found>[\w.-]+(?:/[\w.-]+)*?)/?["']""")),
 )
 
 

@@ -501,6 +501,32 @@ def test_a_setup_py_that_points_at_src_names_modules_from_it(tmp_path: Path, set
     assert "lib.core" in status and not any(name.startswith("src.") for name in status)
 
 
+@pytest.mark.parametrize("folder, packaging", [
+    # sqlalchemy: `[tool.setuptools.packages.find] where = ["lib"]` (41 orphans: `lib.sqlalchemy.*`).
+    ("lib", {"pyproject.toml": "[project]\nname = 'other'\n[tool.setuptools.packages.find]\nwhere = ['lib']\n"}),
+    ("python", {"pyproject.toml": "[project]\nname = 'lib'\n[tool.setuptools]\npackage-dir = {lib = 'python/lib'}\n"}),
+    ("code/py", {"pyproject.toml": "[tool.poetry]\nname = 'other'\npackages = [{include = 'lib', from = 'code/py'}]\n"}),
+    ("lib", {"setup.cfg": "[options]\npackage_dir =\n    =lib\n"}),
+    ("lib", {"setup.py": "from setuptools import setup, find_packages\n\nsetup(packages=find_packages(where='lib'))\n"}),
+])  # fmt: skip
+def test_packaging_that_names_another_folder_names_modules_from_it(tmp_path: Path, folder: str,
+                                                                   packaging: dict[str, str]) -> None:
+    files = {path.replace("src/", f"{folder}/", 1): text for path, text in SRC_LIBRARY.items()}
+    analysis = _analyze(tmp_path, {**packaging, **files})
+    status = _modules(analysis)
+    assert {status[name] for name in ("lib", "lib.core", "lib._util")} == {WIRED}
+    assert [d.path for d in findings(analysis, "FX201")] == [f"{folder}/lib/_dead.py"]
+
+
+def test_a_folder_the_packaging_names_that_is_a_package_stays_one(tmp_path: Path) -> None:
+    # `where = ["lib"]` over a `lib/__init__.py`: `lib` is the package the code imports, no root.
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\n[tool.setuptools.packages.find]\nwhere = ['.']\ninclude = ['lib*']\n",
+        "lib/__init__.py": "from lib.core import run\n", "lib/core.py": "def run():\n    return 1\n",
+    })  # fmt: skip
+    assert "lib.core" in _modules(analysis) and not findings(analysis, "FX201")
+
+
 def test_a_src_the_code_imports_by_that_name_keeps_it(tmp_path: Path) -> None:
     # An ML repository's `src/` run from the root (`from src.models import net`), no packaging
     # that points at it: its modules are `src.*`, as its imports name them.
