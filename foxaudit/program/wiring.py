@@ -485,6 +485,14 @@ def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
     return any(func and not bound_or_tested for func, _, bound_or_tested in module_calls)
 
 
+def _uses_its_definitions(module: Module) -> bool:
+    """A call at module level, its result neither bound nor tested, of a function or class the
+    module itself defines (`Edge(n1, n2)`, `main()`): the module runs its own code when it is
+    run — a script's shape, not a helper's (whose import-time calls set up what it defines)."""
+    own = module.summary.function_names | {cls.qualname for cls in module.summary.classes if "." not in cls.qualname}
+    return any(func in own and not bound_or_tested for func, _, bound_or_tested in module.summary.module_calls)
+
+
 def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
     """PEP 723 inline metadata says a file is a script, and so does a command line in its text that
     runs it by its own name (`mitmproxy -s anatomy.py`); a `#!` line says so of a module outside
@@ -584,12 +592,14 @@ def _derived_entries(program: Program, imported_somewhere: set[str] | frozenset[
             # dev/data/fineweb.py: no __init__.py beside it, so it is run by path, not imported.
             found[name] = "script outside any package (runs a call at import)"
         elif (not module.is_package and parent in program.modules and name.split(".")[0] not in libraries
-              and name not in imported_somewhere and not module.summary.function_names and not module.summary.classes
-              and _runs_code_at_import(module_calls)):
+              and name not in imported_somewhere and _runs_code_at_import(module_calls)
+              and (not module.summary.function_names and not module.summary.classes or _uses_its_definitions(module))):
             # trl's scripts/generate_tiny_models/…/qwen3_for_causal_lm.py: work done at import, no
             # function or class, imported by nothing, in a regular package the distribution does not
             # ship: `python -m` runs it (a helper other modules import is no script; a file in a
-            # folder with no `__init__.py` is a config file or a script run by path).
+            # folder with no `__init__.py` is a config file or a script run by path). With functions
+            # or classes, the module-level work must call them (sqlalchemy's `examples/graphs/
+            # directed_graph.py`: `class Edge`, then `Edge(n1, n2)`, `session.commit()`).
             found[name] = "script in a package the distribution does not ship (runs its work at import: `python -m`)"
         elif any(method in _COMMAND_LINE or func in _COMMAND_LINE for func, method, _ in module_calls):
             found[name] = "script (parses its command line at import; run as `python -m` or by path)"

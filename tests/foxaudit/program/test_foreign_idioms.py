@@ -1395,6 +1395,20 @@ def test_a_module_that_works_at_import_in_an_unshipped_package_is_a_python_m_scr
     }) == ["scripts/tiny/helpers.py"]  # fmt: skip
 
 
+def test_a_module_that_calls_its_own_definitions_at_import_in_an_unshipped_package_is_a_script(tmp_path: Path) -> None:
+    # sqlalchemy's examples/graphs/directed_graph.py: `class Node`, `class Edge`, then `Edge(n1, n2)`
+    # and `session.commit()` at module level (23 orphans). A module whose import-time call only sets
+    # up what it defines (`_register()` bound, or a library's call) and defines things stays one.
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        "examples/__init__.py": "", "examples/graphs/__init__.py": "",
+        "examples/graphs/directed.py": "import lib\n\n\nclass Edge:\n    def __init__(self, a, b):\n        self.a = a\n"
+                                       "\n\nEdge(1, 2)\nprint(lib)\n",
+        "examples/graphs/registry.py": "import logging\n\nlogging.basicConfig()\n\n\ndef table():\n    return {}\n\n\n"
+                                       "TABLE = table()\n",
+    }) == ["examples/graphs/registry.py"]  # fmt: skip
+
+
 def test_a_helper_that_works_at_import_and_is_imported_is_no_script(tmp_path: Path) -> None:
     # Megatron-LM's tools/bert_embedding/external_libs.py imports libraries at import and is
     # imported by embed.py: not a `python -m` script, so the unused package stays reported.
