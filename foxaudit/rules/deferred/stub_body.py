@@ -93,10 +93,11 @@ class StubBodyOptions(RuleOptions):
         metadata={"help": "Decorators (last dotted name part) whose functions are declarations, not stubs."},
     )
     protocol_bases: tuple[str, ...] = field(
-        default=("typing.Protocol", "typing_extensions.Protocol"),
+        default=("typing.Protocol", "typing_extensions.Protocol", "zope.interface.Interface"),
         metadata={"help": "Base classes whose members are interface declarations: a qualified name is matched"
                           " after resolving the file's imports (`from typing import Protocol as P`); a name"
-                          " without a dot matches the last part of any base."},
+                          " without a dot matches the last part of any base. A class of the same file that"
+                          " derives from one (`class IReactorTCP(IReactorCore)`) is one too."},
     )
     docstring_only: bool = field(
         default=True,
@@ -1865,11 +1866,8 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, aliase
         holder = holder.parent
     # holder is now the block the definition sits in.
     owner = holder.parent if holder is not None else None
-    if owner is not None and owner.type == "class_definition":
-        bases = owner.child_by_field_name("superclasses")
-        for base in bases.named_children if bases is not None else ():
-            if _is_protocol(resolve(base.text.decode(), aliases), options.protocol_bases):
-                return True
+    if owner is not None and owner.type == "class_definition" and _declares_an_interface(owner, options, aliases):
+        return True
     while owner is not None:
         if owner.type == "if_statement" and holder is not None and holder.type == "block":
             condition = owner.child_by_field_name("condition")
@@ -1878,6 +1876,36 @@ def _is_declaration(function: tree_sitter.Node, options: StubBodyOptions, aliase
                     and _TYPE_CHECKING.match(condition.text.decode())):
                 return True
         holder, owner = owner, owner.parent
+    return False
+
+
+def _declares_an_interface(cls: tree_sitter.Node, options: StubBodyOptions, aliases: dict[str, str]) -> bool:
+    """A class with a ``protocol-bases`` base, directly or through classes of its own file
+    (twisted's `class IReactorTCP(IReactorCore)` over `class IReactorCore(Interface)`)."""
+    module = cls
+    while module.parent is not None:
+        module = module.parent
+    local = {}
+    for statement in module.named_children:
+        definition = statement.child_by_field_name("definition") if statement.type == "decorated_definition" else statement
+        if definition is not None and definition.type == "class_definition":
+            name = definition.child_by_field_name("name")
+            if name is not None:
+                local[name.text.decode()] = definition
+    seen: set[int] = set()
+    pending = [cls]
+    while pending:
+        current = pending.pop()
+        if current.id in seen:
+            continue
+        seen.add(current.id)
+        bases = current.child_by_field_name("superclasses")
+        for base in bases.named_children if bases is not None else ():
+            written = base.text.decode()
+            if _is_protocol(resolve(written, aliases), options.protocol_bases):
+                return True
+            if written in local:
+                pending.append(local[written])
     return False
 
 
@@ -2181,6 +2209,11 @@ class StubBody(Rule):
         Example("from typing import Protocol\n\nclass Reader(Protocol):\n    def read(self, n: int) -> bytes: ...\n"
                 "    def close(self) -> None:\n        pass\n"),
         Example("import typing\n\nclass Sink(typing.Protocol[T]):\n    async def put(self, item: T) -> None: ...\n"),
+        # zope.interface declarations (twisted): no `self`, a docstring for a body, also through an
+        # interface of the same file.
+        Example("from zope.interface import Interface\n\n\nclass IReactorCore(Interface):\n"
+                "    def callLater(delay, callable):\n        \"\"\"Call a function later.\"\"\"\n\n\n"
+                "class IReactorTCP(IReactorCore):\n    def listenTCP(port, factory):\n        \"\"\"Listen later.\"\"\"\n"),
         Example("def stub(x): ...\n", path="pkg/api.pyi"),
         Example("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    def cast(x): ...\n"),
         Example("class Flag:\n    def __bool__(self):\n        return True\n    def __len__(self):\n        return 0\n"),
@@ -2599,6 +2632,9 @@ class StubBody(Rule):
         # missing; an alias called here; a section that says the work is pending; a decorator
         # that wraps what it decorates rather than filing it in a table.
         Example("def add(a, b):\n    \"\"\"Add two numbers.\n\n    >>> add(1, 2)\n    3\n    \"\"\"\n", expect=1),
+        # A class of the file that derives from no interface declares nothing: its method is a stub.
+        Example("from zope.interface import Interface\n\n\nclass Base:\n    pass\n\n\nclass Reactor(Base):\n"
+                "    def callLater(self, delay, callable):\n        \"\"\"Call a function later.\"\"\"\n", expect=1),
         # A container ABC's subclass refusing a method the ABC does not have is a stub.
         Example("from collections.abc import Mapping\n\n\nclass Cache(Mapping):\n"
                 "    def refresh(self):\n        raise NotImplementedError\n\n"
