@@ -699,6 +699,29 @@ def _compared_by_identity(program: Program) -> frozenset[str]:
     return found
 
 
+def _extended_dispatchers(program: Program) -> frozenset[str]:
+    """Keys of the project's functions that a decorator extends by an attribute of the function
+    (`@create_db.for_db("sqlite")`, `@deserialize_space.register("Discrete")`): the function is
+    wrapped in a dispatch table of the project's own making (sqlalchemy's `@register.init`,
+    Minari's `@type_value_dispatch`), and its body is the fallback for the keys no one registered
+    — as `functools.singledispatch`'s is."""
+    memo = program.project.memo
+    found = memo.get(f"{CODE}:dispatchers")
+    if found is None:
+        keys = set()
+        for module in program.modules.values():
+            for decorator in module.summary.decorators:
+                head = decorator.split("(", 1)[0].strip()
+                base = head.rpartition(".")[0]
+                if not base or base.partition(".")[0] in ("self", "cls"):
+                    continue
+                kind, key = program.lookup(program.canonical(module, base))
+                if kind == "function":
+                    keys.add(key)
+        found = memo[f"{CODE}:dispatchers"] = frozenset(keys)
+    return found
+
+
 def _referenced_as_a_value(program: Program, module: Module, name: str) -> bool:
     """Another module puts the function, imported by name, in a module-level table (sphinx's
     `OPTION_SPEC = {"no-index": bool_option}`), or binds a module-level name to it (pre-commit's
@@ -3034,6 +3057,8 @@ class StubBody(Rule):
                 return False  # handed on from another module (a table's entry, an alias, an argument): a callback
             if _registered_by_another_module(program, module, key):
                 return False  # `@export(None, template="not_found.html")`: the decorator files it in its table
+            if key in _extended_dispatchers(program):
+                return False  # `@create_db.for_db("sqlite")` elsewhere: the fallback of a dispatch table
             return not _answered_in_parallel_module(program, module, method, answer)
         class_key = function_key(module.name, class_name) if module is not None else ""
         if class_key not in program.classes:

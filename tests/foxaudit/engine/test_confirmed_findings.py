@@ -479,3 +479,43 @@ def test_an_abstract_class_s_empty_method_where_ruff_is_told_b027_is_meant(proje
                     "    def _on_step(self):\n        pass\n", "pyproject.toml": ruff})
     settings = Settings(root=root, select=("FX902",), pyproject=tomllib.loads(ruff))
     assert _stubs(check(resolve(settings), cache_dir=tmp_path / "a")) == reported
+
+
+REGISTRY = """\
+class register:
+    def __init__(self):
+        self.fns = {}
+
+    @classmethod
+    def init(cls, fn):
+        return register().for_db("*")(fn)
+
+    def for_db(self, *names):
+        def decorate(fn):
+            for name in names:
+                self.fns[name] = fn
+            return self
+
+        return decorate
+
+
+@register.init
+def create_db(backend, ident):
+    raise NotImplementedError("no creation routine for %s" % backend)
+
+
+@register.init
+def drop_db(backend, ident):
+    raise NotImplementedError("no drop routine for %s" % backend)
+"""
+
+
+def test_the_fallback_of_a_dispatch_table_another_module_extends_is_no_stub(project, tmp_path):
+    # sqlalchemy's testing/provision.py: `@register.init` defaults that each dialect's module
+    # extends with `@create_db.for_db("sqlite")` (13 findings). `drop_db`, which no module
+    # extends, is a stub still.
+    root = project({"pkg/__init__.py": "", "pkg/provision.py": REGISTRY,
+                    "pkg/sqlite.py": "from pkg import provision\n\n\n@provision.create_db.for_db('sqlite')\n"
+                                     "def _create(backend, ident):\n    return ident\n"})
+    assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [
+        ("pkg/provision.py", 24)]
