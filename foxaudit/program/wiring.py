@@ -57,7 +57,7 @@ from foxaudit.program.configrefs import (
 )
 from foxaudit.program.cudascan import PASTED, CudaSummary, kernels_in_source_text, scan_cuda
 from foxaudit.program.model import CACHE_FORMAT, Module, Program, function_key, importable
-from foxaudit.program.pyscan import Arg, Call, ModuleSummary, Span
+from foxaudit.program.pyscan import Arg, Call, Function, ModuleSummary, Span
 from foxaudit.sources.base import SourceFile
 
 WIRED, PARTIAL, ORPHAN, GHOST, OUT_OF_SCOPE = "Wired", "Partial", "Orphan", "Ghost", "Out-of-scope"
@@ -245,6 +245,11 @@ def import_graph(program: Program) -> ImportGraph:
                         and completed not in edges[caller]:
                     edges[caller].add(completed)
                     heads = True
+    for walker, walked in _walks_under_a_parameter(program, set(production) | set(tests)).items():
+        added = walked - edges[walker] - {walker}
+        if added:
+            edges[walker].update(added)
+            heads = True
     if heads:
         production = _reach(edges, [name for name, why in entries.items() if why not in TEST_ENTRIES])
         tests = _reach(edges, [name for name, why in entries.items() if why in TEST_ENTRIES])
@@ -1310,15 +1315,11 @@ def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
     own_package = name if module.is_package else name.rpartition(".")[0]
     found: set[str] = set()
     for call in module.summary.calls:
-        path = call.args[0] if call.args else call.kwarg("path")  # `walk_packages(path=mdl.__path__)`
-        if call.method not in _PACKAGE_WALKS or path is None:
+        if call.method not in _PACKAGE_WALKS:
             continue
-        text = path.text.strip()
-        if path.kind == "name":
-            bound = [a for a in module.summary.assignments if a.target == text and a.scope == call.scope
-                     and (a.span.line, a.span.column) < (call.span.line, call.span.column)]
-            last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)
-            text = last.value.text.strip() if last is not None else text
+        text = _walked_path(module, call)
+        if text is None:
+            continue
         if text == "__path__" or _OWN_FOLDER.match(text):
             packages = [own_package]
         elif text.endswith(".__path__"):
@@ -1335,6 +1336,85 @@ def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
             depth = package.count(".") + 1
             found.update(candidate for candidate in known if candidate.startswith(package + ".")
                          and (call.method == "walk_packages" or candidate.count(".") == depth))
+    return found
+
+
+def _walked_path(module: Module, call: Call) -> str | None:
+    """The text of what a package walk walks (``walk_packages(path=…)``'s first argument), a name
+    bound in the call's scope read as what it was bound to, and a one-folder list of a package's
+    first folder read as the package's path (sktime's ``[package.__path__[0]]``, also through
+    ``package_path = package.__path__[0]``): ``mdl.__path__``, ``__path__``, ``[…(__file__)…]``."""
+    path = call.args[0] if call.args else call.kwarg("path")  # `walk_packages(path=mdl.__path__)`
+    if path is None:
+        return None
+    text = _bound_text(module, call, path.text.strip()) if path.kind == "name" else path.text.strip()
+    if text.startswith("[") and text.endswith("]") and "," not in text:
+        inner = text[1:-1].strip()
+        inner = _bound_text(module, call, inner) if inner.isidentifier() else inner
+        if inner.endswith(".__path__[0]"):
+            return inner.removesuffix("[0]")
+    return text
+
+
+def _bound_text(module: Module, call: Call, name: str) -> str:
+    """The text of what ``name`` was last bound to before ``call`` in its scope; ``name`` when not."""
+    bound = [a for a in module.summary.assignments if a.target == name and a.scope == call.scope
+             and (a.span.line, a.span.column) < (call.span.line, call.span.column)]
+    last = max(bound, key=lambda a: (a.span.line, a.span.column), default=None)
+    return last.value.text.strip() if last is not None else name
+
+
+def _walks_under_a_parameter(program: Program, reached: set[str]) -> dict[str, set[str]]:
+    """module → the project modules its package walks import, where the walked package is
+    imported by a name the walking function receives (sktime's ``def _all_classes(module_name):
+    package = importlib.import_module(module_name)`` … ``walk_packages(package.__path__, …)``):
+    the package each reached caller names by a literal (``_all_classes("sktime.datatypes")``),
+    every module below it (``iter_modules``: one level)."""
+    known = set(program.modules)
+    found: dict[str, set[str]] = {}
+    for module, call in program.iter_calls_named(_PACKAGE_WALKS):
+        if _IMPORTS_BY_NAME.isdisjoint(module.summary.call_methods) or not call.scope:
+            continue
+        text = _walked_path(module, call)
+        if text is None or not text.endswith(".__path__"):
+            continue
+        local = text.removesuffix(".__path__")
+        binding = [a for a in module.summary.assignments if a.target == local and a.scope == call.scope and a.call is not None
+                   and a.call.method in ("import_module", "__import__") and a.call.args]
+        function = program.function_at(module, call.scope)
+        if len(binding) != 1 or function is None or binding[0].call.args[0].text not in function.params:  # type: ignore[union-attr]
+            continue
+        parameter = binding[0].call.args[0].text  # type: ignore[union-attr]
+        for package in _strings_passed_for(program, module, function, parameter, reached):
+            if package not in known:
+                continue
+            depth = package.count(".") + 1
+            found.setdefault(module.name, set()).update(
+                candidate for candidate in known if candidate.startswith(package + ".")
+                and (call.method == "walk_packages" or candidate.count(".") == depth))
+    return found
+
+
+def _strings_passed_for(program: Program, module: Module, function: Function, parameter: str, reached: set[str],
+                        depth: int = 3) -> set[str]:
+    """The string literals reached callers pass for ``function``'s ``parameter``, positionally,
+    also through the callers' own parameters, ``depth`` calls up (sktime's ``_all_classes(name)``
+    hands its name on to ``_all_cond(name, cond)``, which walks it)."""
+    if parameter not in function.params:
+        return set()
+    position = [name for name in function.params if name not in ("self", "cls")].index(parameter)
+    key = function_key(module.name, function.qualname)
+    found: set[str] = set()
+    for caller, site in program.iter_calls_named({function.name}):
+        if caller.name not in reached or len(site.args) <= position or key not in program.resolve_call(caller, site).targets:
+            continue
+        argument = site.args[position]
+        if argument.kind == "str":
+            found.add(str(argument.value))
+        elif argument.kind == "name" and depth > 1 and site.scope:
+            outer = program.function_at(caller, site.scope)
+            if outer is not None and outer is not function:
+                found |= _strings_passed_for(program, caller, outer, argument.text, reached, depth - 1)
     return found
 
 

@@ -1457,6 +1457,35 @@ def test_plugins_imported_by_walking_their_package_are_reached(tmp_path: Path) -
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["lib/_level/below/far.py", "lib/_shown/only_named.py"]
 
 
+def test_a_walk_of_the_package_a_caller_names_reaches_its_modules(tmp_path: Path) -> None:
+    """sktime's `_all_classes("sktime.datatypes")`, which hands the name on to `_all_cond(name,
+    cond)`: `package = importlib.import_module(module_name)` then `walk_packages(path=
+    [package.__path__[0]], …)` over the package each caller names (19 orphans). A package no reached caller names stays unreached; a literal import walked through
+    `[package_path]` (`package_path = package.__path__[0]`) reaches its modules too."""
+    analysis = _analyze(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'lib'\nversion = '1'\n",
+        "lib/__init__.py": "from lib.examples import get_examples, get_more\n",
+        "lib/_retrieval.py": "import importlib\nimport inspect\nimport pkgutil\n\n\ndef all_classes(name):\n"
+                             "    return list(_all_cond(name, inspect.isclass))\n\n\ndef _all_cond(module_name, cond):\n"
+                             "    package = importlib.import_module(module_name)\n"
+                             "    for _, name, _ in pkgutil.walk_packages(path=[package.__path__[0]], prefix=module_name + '.'):\n"
+                             "        yield from inspect.getmembers(importlib.import_module(name), cond)\n\n\n"
+                             "def more():\n    package = importlib.import_module('lib._extra')\n"
+                             "    package_path = package.__path__[0]\n"
+                             "    for info in pkgutil.iter_modules([package_path]):\n"
+                             "        importlib.import_module('lib._extra.' + info.name)\n",
+        "lib/examples.py": "from lib._retrieval import all_classes, more\n\n\ndef get_examples():\n"
+                           "    return list(all_classes('lib._types'))\n\n\ndef get_more():\n    return more()\n",
+        "lib/_types/__init__.py": "", "lib/_types/_table.py": "class Table:\n    pass\n",
+        "lib/_types/deep/__init__.py": "", "lib/_types/deep/_panel.py": "class Panel:\n    pass\n",
+        "lib/_extra/__init__.py": "", "lib/_extra/_one.py": "X = 1\n",
+        "lib/_unnamed/__init__.py": "", "lib/_unnamed/_gone.py": "X = 1\n",
+    })  # fmt: skip
+    status = _modules(analysis)
+    assert status["lib._types._table"] == status["lib._types.deep._panel"] == status["lib._extra._one"] == WIRED
+    assert sorted(d.path for d in findings(analysis, "FX201")) == ["lib/_unnamed/__init__.py", "lib/_unnamed/_gone.py"]
+
+
 def test_a_module_that_is_only_a_note_is_no_orphan_but_an_empty_one_is(tmp_path: Path) -> None:
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
