@@ -1193,14 +1193,18 @@ _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|n
                            re.IGNORECASE)
 # ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
 # "later" and "yet" only where they defer work: "implement later", "will be added later", "not yet
-# implemented", "does not yet support", "isn't supported by X yet", "yet to implement" — not
-# "Blackwell and later architectures", "9.0 or later", "later used in …", "does nothing, yet it
-# helps" (a "yet" with no negation before it in its clause).
+# implemented", "does not yet support", "isn't supported by X yet", "no support yet", "yet to
+# implement" — not "Blackwell and later architectures", "9.0 or later", "later used in …", "does
+# nothing, yet it helps" (a "yet" with no negation before it in its clause), nor a state the
+# negated "yet" describes ("attributes are not yet initialized", "the not-yet-configured mappers").
+_WORK = (r"(?:implement\w*|support\w*|handl\w*|do|done|finish\w*|writ\w*|written|port\w*|wired|work\w*"
+         r"|complete\w*|add\w*|cover\w*|used)")
 _SAYS_DEFERRED = re.compile(
     r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|for now|(?:as|is|a|just) placeholder)\b"
     r"|\b(?:implement\w*|add\w*|do|done|handle\w*|support\w*|fix\w*|fill\w*|finish\w*|revisit\w*|address\w*"
     r"|writ\w*|come|coming)(?:\W+\w+){0,3}?\W+later\b"
-    r"|(?:\bnot\b|n't\b|\bnever\b|\bno\b)[^.;:!?\n]{0,60}?\byet\b|\byet\s+to\b",
+    rf"|(?:\bnot\b|n't\b|\bnever\b|\bno\b)[^.;:!?\n]{{0,40}}?\b{_WORK}\b[^.;:!?\n]{{0,30}}?\byet\b"
+    rf"|(?:\bnot\b|n't\b|\bnever\b)\W+(?:\w+\W+){{0,2}}?yet\W+(?:\w+\W+){{0,2}}?{_WORK}\b|\byet\s+to\b",
     re.IGNORECASE)
 # A docstring's doctest lines (`>>> …`, `... …`) are an example's code, not what the docstring says.
 _DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)[^\n]*$", re.MULTILINE)
@@ -2540,6 +2544,12 @@ class StubBody(Rule):
         # yet it helps"), and a doctest's comment.
         Example("def fp4_align(recipe):\n    \"\"\"FP4 GEMM requires Blackwell and later architectures.\"\"\"\n"
                 "    # pylint: disable=unused-argument\n    return 128\n\n\nALIGN = fp4_align(None)\n"),
+        # A negated "yet" that describes a state, not pending work (sqlalchemy's mapper events).
+        Example("class MapperEvents:\n    def instrument_class(self, mapper, class_):\n"
+                "        \"\"\"Receive a class when the mapper is first constructed.\n\n"
+                "        Most attributes of the mapper are not yet initialized.\n        \"\"\"\n\n"
+                "    def mapper_configured(self, mapper, class_):\n"
+                "        \"\"\"Called for each mapper in the list of not-yet-configured mappers.\"\"\"\n"),
         Example("class Module:\n    def setup(self):\n        \"\"\"Initialise lazily.\n\n        >>> class M(Module):\n"
                 "        ...   def setup(self):\n        ...     # attributes do not yet work here\n"
                 "        ...     self.conv = None\n        \"\"\"\n        pass\n"),
