@@ -1185,6 +1185,10 @@ _SAYS_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do)(?: 
                            r"|\b(?:should|must|will) never be called\b|\b(?:should|must) not be called\b"
                            r"|\bno longer (?:supported|available|used)\b|\bcan only be (?:set|called|used|read)\b"
                            r"|\b(?:does|do)(?: not|n't) provide\b|\bunable to\b", re.IGNORECASE)
+# A docstring over a bare `raise NotImplementedError` that says the operation is refused: only the
+# plain words (a docstring's "cannot" or "instead" describe what the finished function would do).
+_DOCSTRING_REFUSAL = re.compile(r"\bnot supported\b|\bunsupported\b|\b(?:does|do|is|are)(?: not|n't) (?:support|supported)\b"
+                                r"|\bnot allowed\b|\bno longer (?:supported|available)\b", re.IGNORECASE)
 # A comment that gives the reason for doing nothing (`pass  # we always guard on this via GlobalStateGuard()`).
 _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|not needed|elsewhere|instead|don't bother"
                            r"|on purpose|by design|intentional(?:ly)?|deliberate(?:ly)?|(?:is )?not used|unused|historical"
@@ -1287,9 +1291,21 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
         return True  # "Hook for subclasses", "Override this method to ...": a default meant to be replaced
     if any(_SAYS_DEFAULT.search(docstring) for docstring in docstrings) and _returns_a_value(body):
         return True  # "Default: True", "or None to use the default path": the constant is the documented default
+    if any(_DOCSTRING_REFUSAL.search(docstring) for docstring in docstrings) and _raises_not_implemented(body):
+        return True  # `"""Not supported, use sorted(mylist)"""` over a bare `raise NotImplementedError()`
     # The message may say so instead (arch's `raise NotImplementedError("Subclasses may optionally
     # implement")`): a refusal, or a hook's default.
     return bool(message) and bool(_SAYS_REFUSAL.search(message) or _SAYS_HOOK.search(message))
+
+
+def _raises_not_implemented(body: tree_sitter.Node) -> bool:
+    """The block's last statement raises ``NotImplementedError`` (bare or called)."""
+    statements = [child for child in body.named_children if child.type != "comment"]
+    if not statements or statements[-1].type != "raise_statement" or not statements[-1].named_child_count:
+        return False
+    raised = statements[-1].named_children[0]
+    name = raised.child_by_field_name("function") if raised.type == "call" else raised
+    return name is not None and name.text in (b"NotImplementedError", b"builtins.NotImplementedError")
 
 
 def _carries_doctests(function: tree_sitter.Node, label: str) -> bool:
@@ -2236,6 +2252,10 @@ class StubBody(Rule):
         Example("from typing import Protocol\n\nclass Reader(Protocol):\n    def read(self, n: int) -> bytes: ...\n"
                 "    def close(self) -> None:\n        pass\n"),
         Example("import typing\n\nclass Sink(typing.Protocol[T]):\n    async def put(self, item: T) -> None: ...\n"),
+        # A refusal its docstring states over a bare raise (sqlalchemy's association proxy list).
+        Example("from collections.abc import MutableSequence\n\n\nclass ProxyList(MutableSequence):\n"
+                "    def sort(self):\n        \"\"\"Not supported, use sorted(mylist).\"\"\"\n"
+                "        raise NotImplementedError()\n"),
         # zope.interface declarations (twisted): no `self`, a docstring for a body, also through an
         # interface of the same file.
         Example("from zope.interface import Interface\n\n\nclass IReactorCore(Interface):\n"
@@ -2665,6 +2685,9 @@ class StubBody(Rule):
         # missing; an alias called here; a section that says the work is pending; a decorator
         # that wraps what it decorates rather than filing it in a table.
         Example("def add(a, b):\n    \"\"\"Add two numbers.\n\n    >>> add(1, 2)\n    3\n    \"\"\"\n", expect=1),
+        # A docstring that describes the finished function ("cannot be read") over a bare raise: a stub.
+        Example("def load(path):\n    \"\"\"Load the model; raise ValueError if the file cannot be read.\"\"\"\n"
+                "    raise NotImplementedError\n", expect=1),
         # A class of the file that derives from no interface declares nothing: its method is a stub.
         Example("from zope.interface import Interface\n\n\nclass Base:\n    pass\n\n\nclass Reactor(Base):\n"
                 "    def callLater(self, delay, callable):\n        \"\"\"Call a function later.\"\"\"\n", expect=1),
