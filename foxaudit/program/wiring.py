@@ -2420,9 +2420,10 @@ def _load_candidates(program, module, call, loaders, loader_launches, resolved_t
     method = call.method
     if method == "get_function" and call.receiver:
         name = call.kwarg("name") or (call.args[0] if call.args else None)
-        if name is None or program.resolve_call(module, call).kind == "project":
-            # `tx.get_function()` (torch's dynamo), or a project class's own get_function:
-            # not CuPy's RawModule.get_function(name), which always takes the kernel's name.
+        if name is None or len(call.args) > 1 or program.resolve_call(module, call).kind == "project":
+            # `tx.get_function()` (torch's dynamo), numba's `context.get_function(fnty, sig)`, or a
+            # project class's own get_function: not CuPy's RawModule.get_function(name) nor
+            # PyCUDA's SourceModule.get_function(name), which take the kernel's name alone.
             return
         yield _LoadCandidate(module, call, name, "get_function", False)
         return
