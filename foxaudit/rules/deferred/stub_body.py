@@ -722,6 +722,28 @@ def _extended_dispatchers(program: Program) -> frozenset[str]:
     return found
 
 
+def _fetched_by_name(program: Program) -> frozenset[str]:
+    """Project modules whose attributes some module fetches by a computed name into a variable
+    (numba's `key = getattr(libdevice, func[5:])` over a table of names, then `lower(key, …)`):
+    the module's functions are looked up as values — the keys of a registry, typing stubs the
+    compiler replaces — not called for what their bodies do."""
+    memo = program.project.memo
+    found = memo.get(f"{CODE}:fetched")
+    if found is None:
+        names = set()
+        for module, call in program.iter_calls_named({"getattr"}):
+            if call.func != "getattr" or len(call.args) < 2 or call.args[1].kind == "str" or not call.bound_to:
+                continue  # (`getattr(handlers, name)(event)` calls what it fetches: its body is the behaviour)
+            target = call.args[0]
+            if target.kind not in ("name", "attribute") or target.dotted.partition(".")[0] in ("self", "cls"):
+                continue
+            canonical = program.canonical(module, target.dotted)
+            if canonical in program.modules and canonical != module.name:
+                names.add(canonical)
+        found = memo[f"{CODE}:fetched"] = frozenset(names)
+    return found
+
+
 def _referenced_as_a_value(program: Program, module: Module, name: str) -> bool:
     """Another module puts the function, imported by name, in a module-level table (sphinx's
     `OPTION_SPEC = {"no-index": bool_option}`), or binds a module-level name to it (pre-commit's
@@ -3090,6 +3112,8 @@ class StubBody(Rule):
                 return False  # handed on from another module (a table's entry, an alias, an argument): a callback
             if _registered_by_another_module(program, module, key):
                 return False  # `@export(None, template="not_found.html")`: the decorator files it in its table
+            if module.name in _fetched_by_name(program):
+                return False  # `getattr(libdevice, name)` elsewhere: the module's functions are a table's values
             if key in _extended_dispatchers(program):
                 return False  # `@create_db.for_db("sqlite")` elsewhere: the fallback of a dispatch table
             return not _answered_in_parallel_module(program, module, method, answer)

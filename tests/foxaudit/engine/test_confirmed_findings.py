@@ -519,3 +519,20 @@ def test_the_fallback_of_a_dispatch_table_another_module_extends_is_no_stub(proj
                                      "def _create(backend, ident):\n    return ident\n"})
     assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [
         ("pkg/provision.py", 24)]
+
+
+def test_functions_of_a_module_fetched_by_a_computed_name_are_table_values(project, tmp_path):
+    # numba's cuda/libdevice.py: 306 docstring-only typing stubs that libdevicedecl.py fetches with
+    # `pyfunc = getattr(libdevice, func[5:])` and registers as keys. A module whose functions are
+    # fetched and called at once (`getattr(handlers, name)(event)`) keeps its findings.
+    root = project({
+        "pkg/__init__.py": "from pkg import decl, dispatch\n",
+        "pkg/libdevice.py": "def cos(x):\n    \"\"\"See __nv_cos.\"\"\"\n\n\ndef sin(x):\n    \"\"\"See __nv_sin.\"\"\"\n",
+        "pkg/decl.py": "from pkg import libdevice\n\nREGISTRY = {}\n\nfor name in ('cos', 'sin'):\n"
+                       "    pyfunc = getattr(libdevice, name)\n    REGISTRY[pyfunc] = name\n",
+        "pkg/handlers.py": "def on_open(event):\n    \"\"\"Handle an open.\"\"\"\n",
+        "pkg/dispatch.py": "from pkg import handlers\n\n\ndef fire(kind, event):\n"
+                           "    return getattr(handlers, 'on_' + kind)(event)\n",
+    })
+    assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [
+        ("pkg/handlers.py", 1)]
