@@ -861,9 +861,28 @@ def _answered_in_parallel_module(program: Program, module: Module, name: str, an
             if (entry := program.functions.get(function_key(other.name, name))) is not None and not entry[1].class_name
         ]
     together = _tabled_with(program, module)
-    return any((_parallel(module, other) or other.name in together)
-               and (not function.placeholder or _another_answer(function.answer, answer))
-               for other, function in found if other is not module)
+    if any((_parallel(module, other) or other.name in together)
+           and (not function.placeholder or _another_answer(function.answer, answer))
+           for other, function in found if other is not module):
+        return True
+    return len(_backends_implementing(module, [other for other, function in found if not function.placeholder])) >= 2
+
+
+def _backends_implementing(module: Module, implementing: list[Module]) -> set[str]:
+    """The sub-packages of ``module``'s package whose modules implement the function: dgl's
+    `backend/backend.py` declares the interface (`def tensor(data, dtype=None): pass`) that
+    `backend/pytorch/tensor.py`, `backend/mxnet/tensor.py`, … implement, one backend each."""
+    if module.is_package:
+        return set()
+    package = module.name.rpartition(".")[0]
+    depth = package.count(".") + 1 if package else 0
+    backends = set()
+    for other in implementing:
+        parts = other.name.split(".")
+        if other is not module and package and other.name.startswith(package + ".") and (
+                len(parts) > depth + 1 or (other.is_package and len(parts) == depth + 1)):
+            backends.add(parts[depth])
+    return backends
 
 
 # An identifier in a table entry's text (its strings blanked first: `cast("_Format", flit)` names `flit`).

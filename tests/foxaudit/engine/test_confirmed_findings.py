@@ -536,3 +536,20 @@ def test_functions_of_a_module_fetched_by_a_computed_name_are_table_values(proje
     })
     assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [
         ("pkg/handlers.py", 1)]
+
+
+def test_an_interface_module_that_backend_packages_implement_declares_it(project, tmp_path):
+    # dgl's backend/backend.py: `def tensor(data, dtype=None): pass` and a hundred more, that
+    # backend/pytorch/tensor.py, backend/mxnet/tensor.py and backend/tensorflow/tensor.py implement
+    # (102 findings). A function one backend alone implements stays reported.
+    declared = "def cpu():\n    \"\"\"Return the CPU context.\"\"\"\n    pass\n\n\ndef tensor(data):\n    pass\n"
+    root = project({
+        "lib/__init__.py": "from lib import backend\n",
+        "lib/backend/__init__.py": "from . import backend\nfrom .pytorch import tensor as _t\nfrom .numpy import tensor as _n\n",
+        "lib/backend/backend.py": declared,
+        "lib/backend/pytorch/__init__.py": "", "lib/backend/numpy/__init__.py": "",
+        "lib/backend/pytorch/tensor.py": "def cpu():\n    return 'cpu'\n\n\ndef tensor(data):\n    return list(data)\n",
+        "lib/backend/numpy/tensor.py": "def cpu():\n    return 'cpu'\n",
+    })
+    assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [
+        ("lib/backend/backend.py", 6)]
