@@ -32,6 +32,10 @@ nvcc accepts                          the grammar is given
 ``auto const &a(q.first);``           ``auto const &a=q.first ;`` (a reference or pointer initialised
                                       in parentheses from a member, read as a function declarator)
 ``try { … } THRUST_CATCH;``           ``    { … }             `` (a macro that expands to the handler)
+``[=] XGBOOST_DEVICE(int i) {``       ``[=]               (int i) {`` (a lambda's execution-space macro)
+``ctx.task(d)->*[&](auto s) {``       ``ctx.task(d) * [&](auto s) {`` (CUDASTF's member-pointer operator
+                                      applied to a lambda: a product of the same two operands)
+``__device__ friend bool f(…)``       ``friend __device__ bool f(…)`` (qualifiers before ``friend``)
 ``CUTLASS_GLOBAL void k(…)``          ``__global__     void k(…)`` (an execution-space macro: CUTLASS's,
                                       CuTe's, or one the file defines as ``__global__``/``__device__``)
 ====================================  ===========================================================
@@ -165,6 +169,13 @@ def _replace_group(group: int, replacement: bytes) -> Callable[[re.Match[bytes],
             out[start:end] = replacement
 
     return rewrite
+
+
+def _friend_first(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
+    # `__host__ __device__ friend` → `friend __host__ __device__` (the qualifiers' last blank moved).
+    start, end = match.span(0)
+    qualifiers = view[match.start(1) : match.end(1)]
+    out[start:end] = b"friend " + qualifiers[:-1]
 
 
 def _replace_braces_by_zero(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
@@ -439,6 +450,18 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"delete", re.compile(rb"delete\s*;"), _blank_deleted_definition),
     (b"]", re.compile(rb"\]\s*((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*(?:\(|\{|mutable\b))"),
      _blank_group(1)),
+    # `[=] XGBOOST_DEVICE(int i) {`: a lambda's execution space as a macro of a header the file does
+    # not define (an upper-case name that says DEVICE or HOST, right after a capture list).
+    (b"]", re.compile(rb"\[\s*(?:[=&]|\*?this|&?\w+)?(?:\s*,\s*(?:[=&]|\*?this|&?\w+))*\s*\]\s*"
+                      rb"(_*[A-Z][A-Z0-9_]*(?:DEVICE|HOST)[A-Z0-9_]*)(?=\s*(?:\(|\{|mutable\b))"), _blank_group(1)),
+    # `ctx.task(lX.read())->*[&](cudaStream_t s) { … };` (CUDASTF): a member-pointer operator whose
+    # right operand is a lambda, which the grammar reads only as a member name; a product keeps the
+    # call and the lambda as its two operands.
+    (b"->*", re.compile(rb"(->\*)(?=\s*\[)"), _replace_group(1, b" * ")),
+    # `__host__ __device__ __forceinline__ friend bool operator==(…)`: the grammar reads `friend`
+    # first; the words are swapped on their line, the same length.
+    (b"friend", re.compile(rb"((?:(?:__host__|__device__|__forceinline__|__inline__|inline|constexpr)[ \t]+)+)friend\b"),
+     _friend_first),
     (b"new", re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
      _blank_qualifiers_and_stars),
     (b"asm", re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),

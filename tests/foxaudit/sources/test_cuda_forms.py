@@ -68,6 +68,17 @@ FORMS = {
     "execution-space macros": "#define KERNEL_FUNCTION static __global__\nKERNEL_FUNCTION void k(int* x) { x[0] = 1; }\n"
                               "CUTLASS_GLOBAL __launch_bounds__(32, 1) void g(int* x) { atomicAdd(x, 1); }\n"
                               "CUTLASS_DEVICE int h() { return 1; }\n",
+    # xgboost: a lambda's execution space from a header the file does not read.
+    "lambda execution-space macro": "void run(float* out, int n) {\n  apply(n, [=] XGBOOST_DEVICE(int i) { out[i] = 1.0f; });\n"
+                                    "  apply(n, [&, out] MY_HOST_DEVICE (int i) mutable { out[i] = 0.0f; });\n}\n",
+    # cccl's CUDASTF: `->*` applied to a lambda (245 files).
+    "member-pointer operator applied to a lambda": "int main() {\n  context ctx;\n"
+                                                   "  ctx.task(lX.read(), lY.rw())->*[&](cudaStream_t s, auto dX, auto dY) {\n"
+                                                   "    axpy<<<16, 128, 0, s>>>(alpha, dX, dY);\n  };\n}\n",
+    # cccl: execution-space qualifiers written before `friend` (53 files).
+    "qualifiers before friend": "struct half_t {\n  unsigned short v;\n"
+                                "  __host__ __device__ __forceinline__ friend bool operator==(const half_t& a, const half_t& b)\n"
+                                "  {\n    return a.v == b.v;\n  }\n};\n",
     "try block with a macro handler": "#define THRUST_CATCH catch (std::exception const &e) { throw; }\n"
                                       "int g(int* k, int n) {\n  int m;\n  try {\n    m = n + k[0];\n    if (m) { m++; }\n  }\n"
                                       "  THRUST_CATCH;\n  try { m = 1; } CUDA_CATCH(m)\n  return m;\n}\n",
