@@ -1592,6 +1592,22 @@ def test_a_python_file_a_yaml_file_names_by_its_path_is_loaded_by_path(tmp_path:
     }) == ["tools/fetched.py", "tools/filtered.py"]
 
 
+def test_pretty_printers_a_debugger_start_up_file_loads_are_scripts(tmp_path: Path) -> None:
+    """cccl's `.gdbinit` (`source lib/gdb/__init__.py`) and `.lldbinit` (`command script import
+    lib/lldb/__init__.py`): the debugger runs each by path, and what it imports beside itself (32
+    orphans); a printer no start-up file names stays an orphan."""
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "",
+        ".gdbinit": "set print pretty on\nsource share/gdb/printers.py\n",
+        "share/gdb/printers.py": "import sys\nimport os\n\nsys.path.insert(0, os.path.dirname(__file__))\n"
+                                 "import span  # noqa: E402\n\nspan.register()\n",
+        "share/gdb/span.py": "def register():\n    return 1\n",
+        "tools/.lldbinit": "command script import ../share/lldb/printers.py\n",
+        "share/lldb/printers.py": "def __lldb_init_module(debugger, internal_dict):\n    return debugger\n",
+        "share/gdb/unused.py": "X = 1\n",
+    }) == ["share/gdb/unused.py"]
+
+
 def test_sys_path_entries_above_the_module_and_through_an_alias_of_join(tmp_path: Path) -> None:
     """IPython's docs: `sys.path.insert(0, os.path.abspath("../sphinxext"))` in `docs/source/conf.py`
     (Sphinx then imports the extension it lists), `pjoin = os.path.join` then
