@@ -354,6 +354,7 @@ def _imports_of(program: Program, name: str, module: Module, known: set[str], de
     extra_roots = _sys_path_additions(name, module) if derived else ()
     imported.update(target for target in _loaded_by_path(name, module, known) if target != name)
     imported.update(target for target in _walked_packages(name, module, known) if target != name)
+    imported.update(target for target in _globbed_all(name, module, known) if target != name)
     if derived and _imports_a_name_it_holds(module):
         imported.update(target for target in _module_names_held(module, known) if target != name)
     if derived and _documentation_configuration(program, name, module):
@@ -1337,6 +1338,32 @@ def _walked_packages(name: str, module: Module, known: set[str]) -> set[str]:
             found.update(candidate for candidate in known if candidate.startswith(package + ".")
                          and (call.method == "walk_packages" or candidate.count(".") == depth))
     return found
+
+
+def _globbed_all(name: str, module: Module, known: set[str]) -> set[str]:
+    """The modules of a package whose ``__init__`` lists its own folder's files as ``__all__``
+    (torch_geometric's graphgym `contrib/act/__init__.py`: ``modules = glob.glob(join(dirname(
+    __file__), "*.py"))`` then ``__all__ = [basename(f)[:-3] for f in modules …]``), or names
+    some of them in a literal ``__all__``: a star import of the package — what such an
+    ``__init__`` is written for — imports each module ``__all__`` names. (Read from the module's
+    constants, an index field: no body is decoded.)"""
+    if not module.is_package:
+        return set()
+    constants = module.summary.constants
+    value = constants.get("__all__")
+    if value is None:
+        return set()
+    if value.kind == "list" and isinstance(value.value, tuple):
+        # `__all__ = ["core", "_helpers"]`: a star import of the package imports the submodules it names.
+        return {f"{name}.{item.value}" for item in value.value
+                if item.kind == "str" and f"{name}.{item.value}" in known}
+    globbed = [target for target, bound in constants.items() if bound.kind == "call"
+               and bound.dotted.rpartition(".")[2] in ("glob", "iglob") and "__file__" in bound.text]
+    if not (("glob" in value.text and "__file__" in value.text)
+            or any(re.search(rf"\b{re.escape(target)}\b", value.text) for target in globbed)):
+        return set()
+    depth = name.count(".") + 1
+    return {candidate for candidate in known if candidate.startswith(name + ".") and candidate.count(".") == depth}
 
 
 def _walked_path(module: Module, call: Call) -> str | None:

@@ -1492,6 +1492,24 @@ def test_a_walk_of_the_package_a_caller_names_reaches_its_modules(tmp_path: Path
     assert sorted(d.path for d in findings(analysis, "FX201")) == ["lib/_unnamed/__init__.py", "lib/_unnamed/_gone.py"]
 
 
+def test_an_all_listed_from_the_package_folder_imports_its_modules(tmp_path: Path) -> None:
+    """torch_geometric's graphgym `contrib/act/__init__.py`: `modules = glob.glob(join(dirname(
+    __file__), "*.py"))`, `__all__ = [basename(f)[:-3] for f in modules …]`, star-imported by
+    `contrib/__init__.py` (12 orphans). One level only; a written-out `__all__` imports the
+    submodules it names, not the others."""
+    glob_all = ("import glob\nfrom os.path import basename, dirname, join\n\n"
+                "modules = glob.glob(join(dirname(__file__), '*.py'))\n"
+                "__all__ = [basename(f)[:-3] for f in modules if not f.endswith('__init__.py')]\n")
+    assert _fx201(tmp_path, {
+        "lib/__init__.py": "from lib import contrib\n",
+        "lib/contrib/__init__.py": "from .act import *  # noqa\nfrom .plain import *  # noqa\n",
+        "lib/contrib/act/__init__.py": glob_all, "lib/contrib/act/_swish.py": "X = 1\n",
+        "lib/contrib/act/_deep/__init__.py": "", "lib/contrib/act/_deep/_far.py": "X = 1\n",
+        "lib/contrib/plain/__init__.py": "__all__ = ['_kept']\n", "lib/contrib/plain/_kept.py": "X = 1\n",
+        "lib/contrib/plain/_dropped.py": "X = 1\n",
+    }) == ["lib/contrib/act/_deep/_far.py", "lib/contrib/plain/_dropped.py"]
+
+
 def test_a_module_that_is_only_a_note_is_no_orphan_but_an_empty_one_is(tmp_path: Path) -> None:
     assert _fx201(tmp_path, {
         "lib/__init__.py": "",
