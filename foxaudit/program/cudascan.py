@@ -120,6 +120,16 @@ class CudaSummary:
     includes: list[str] = field(default_factory=list)
     # `#include <ATen/native/cuda/SortUtils.cuh>`: found through the include path, not beside the file.
     angle_includes: list[str] = field(default_factory=list)
+    # A compile test: FileCheck (or lit) directives in its comments (`// CHECK:`, `; SMXX-LABEL:`,
+    # `// RUN:`) check what nvcc makes of it; its kernels are the test's subjects, never launched.
+    compile_test: bool = False
+
+
+# A FileCheck directive (`CHECK:`, `CHECK-NEXT:`, a custom prefix's `SMXX-LABEL:`) or lit's `RUN:`
+# line, at the start of a comment line.
+_FILECHECK_DIRECTIVE = re.compile(
+    r"^[ \t]*(?://+|;+|\*|#)?[ \t]*(?:RUN|CHECK(?:-[A-Z]+)?|[A-Z][A-Z0-9_]*-(?:LABEL|NEXT|SAME|DAG|NOT|EMPTY)):",
+    re.MULTILINE)
 
 
 def scan_cuda(source: SourceFile) -> CudaSummary:
@@ -128,6 +138,7 @@ def scan_cuda(source: SourceFile) -> CudaSummary:
     summary.generated = "@generated" in head or ("generated" in head and "do not edit" in head)
     summary.includes = re.findall(r'^\s*#\s*include\s*"([^"]+)"', source.text, re.MULTILINE)
     summary.angle_includes = re.findall(r'^\s*#\s*include\s*<([^>]+)>', source.text, re.MULTILINE)
+    summary.compile_test = _FILECHECK_DIRECTIVE.search(source.text) is not None
     captures = {
         # Document order, nested nodes that start together innermost first (stable across runs).
         name: sorted(nodes, key=lambda node: (node.start_byte, node.end_byte))

@@ -2123,6 +2123,9 @@ def kernel_linkage(program: Program) -> KernelLinkage:
             possible = KernelLoad(name, other.expression, other.site, other.how, [other.site], other.why_unresolved)
             possible.possibly = f"by the name built at run time at {other.site.where} (`{other.expression}`)"
             rows.append(KernelRow(name, PARTIAL, first.site, [possible], f"never loaded by name; loaded and launched, if at all, {possible.possibly}"))
+        elif not found and _compile_test(program, first.site.path):
+            rows.append(KernelRow(name, OUT_OF_SCOPE, first.site, found,
+                                  "the subject of a compile test (FileCheck directives check what nvcc makes of it)"))
         elif not found:
             rows.append(KernelRow(name, ORPHAN, first.site, found, "defined, never loaded or launched"))
         elif all(load.how.startswith(_CPP) for load in found):
@@ -2313,6 +2316,13 @@ def _folders_in(program: Program, directory: str) -> list[str]:
 
 
 _HOST_SUFFIXES = (".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hxx", ".inl", ".impl", ".ipp")
+def _compile_test(program: Program, path: str) -> bool:
+    """The CUDA file is a compile test (``CudaSummary.compile_test``: cccl's `atomic_codegen/*.cu`,
+    compiled with `nvcc -ptx` and piped to FileCheck)."""
+    summary = program.cuda.get(path)
+    return summary is not None and summary.compile_test
+
+
 _HOST_FILE_LIMIT = 2_000_000  # bytes: a generated or vendored blob is not host code to read
 
 

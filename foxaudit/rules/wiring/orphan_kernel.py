@@ -45,7 +45,9 @@ class OrphanKernel(AnalysisRule):
     (`get_function(f"k_{dtype}")` in the same file) is not reported: FX205 says so there. The
     kernels of a header that no file of the project includes (`#include "…"` or `<…>`), such as an
     installed library's `include/` tree, are launched where it is included, outside what foxaudit
-    reads: one "unresolved" note per header names them instead of an orphan per kernel.
+    reads: one "unresolved" note per header names them instead of an orphan per kernel. The
+    kernels of a compile test — a file whose comments hold FileCheck or lit directives (`// CHECK:`,
+    `; SMXX-LABEL:`, `// RUN:`), built to check the code nvcc makes — are its subjects, not orphans.
 
     ## Why is this bad
     Invariant 2. A kernel that is never loaded is never run: its parity test proves nothing about
@@ -95,6 +97,17 @@ class OrphanKernel(AnalysisRule):
             },
             note="JIT: host code far from the header writes source that includes it and takes the kernel's address, "
             "compiled at run time and launched by handle.",
+        ),
+        ProjectExample(
+            {
+                **kernel_project({"ops/scale.py": scale_module()}),
+                "test/codegen/cas.cu": (
+                    "__global__ void cas_relaxed(int* data, int* out, int n) { atomicCAS(data, *out, n); }\n\n"
+                    "// CHECK-LABEL: .visible .entry {{.*}}cas_relaxed\n// CHECK: atom.global.cas.b32\n"
+                ),
+            },
+            note="A compile test: nvcc's PTX is piped to FileCheck, which its directives drive; the kernel is the "
+            "test's subject, never launched.",
         ),
     ]
     INVALID: ClassVar[list[ProjectExample]] = [
