@@ -453,7 +453,9 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     # `[=] XGBOOST_DEVICE(int i) {`: a lambda's execution space as a macro of a header the file does
     # not define (an upper-case name that says DEVICE or HOST, right after a capture list).
     (b"]", re.compile(rb"\[\s*(?:[=&]|\*?this|&?\w+)?(?:\s*,\s*(?:[=&]|\*?this|&?\w+))*\s*\]\s*"
-                      rb"(_*[A-Z][A-Z0-9_]*(?:DEVICE|HOST)[A-Z0-9_]*)(?=\s*(?:\(|\{|mutable\b))"), _blank_group(1)),
+                      rb"((?:__host__\s+|__device__\s+)*_*[A-Z][A-Z0-9_]*(?:DEVICE|HOST)[A-Z0-9_]*"
+                      rb"(?:\s+(?:__host__|__device__|_*[A-Z][A-Z0-9_]*(?:DEVICE|HOST)[A-Z0-9_]*))*)(?=\s*(?:\(|\{|mutable\b))"),
+     _blank_group(1)),
     # `ctx.task(lX.read())->*[&](cudaStream_t s) { … };` (CUDASTF): a member-pointer operator whose
     # right operand is a lambda, which the grammar reads only as a member name; a product keeps the
     # call and the lambda as its two operands.

@@ -70,7 +70,8 @@ FORMS = {
                               "CUTLASS_DEVICE int h() { return 1; }\n",
     # xgboost: a lambda's execution space from a header the file does not read.
     "lambda execution-space macro": "void run(float* out, int n) {\n  apply(n, [=] XGBOOST_DEVICE(int i) { out[i] = 1.0f; });\n"
-                                    "  apply(n, [&, out] MY_HOST_DEVICE (int i) mutable { out[i] = 0.0f; });\n}\n",
+                                    "  apply(n, [&, out] MY_HOST_DEVICE (int i) mutable { out[i] = 0.0f; });\n"
+                                    "  apply(n, [=] _CCCL_DEVICE __host__(int i) { out[i] = 2.0f; });\n}\n",
     # cccl's CUDASTF: `->*` applied to a lambda (245 files).
     "member-pointer operator applied to a lambda": "int main() {\n  context ctx;\n"
                                                    "  ctx.task(lX.read(), lY.rw())->*[&](cudaStream_t s, auto dX, auto dY) {\n"
