@@ -71,7 +71,8 @@ PATH_SCRIPT = "script (its path is no module name, so it is run by path)"
 # audit says why.
 UNRESOLVED = "Unresolved"
 # Why a file the project holds is out of scope without an `out-of-scope` glob (``Project.unreported``).
-_NOT_OWNED = "not the project's to report on: vendored third-party code, or kept from its hooks or linters"
+_NOT_OWNED = ("not the project's to report on: vendored third-party code, a template to copy, or kept from its hooks"
+              " or linters")
 
 
 @dataclass(frozen=True)

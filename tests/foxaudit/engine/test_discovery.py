@@ -215,6 +215,27 @@ def test_what_pre_commit_keeps_from_every_hook_is_read_but_not_reported(project,
     assert named.code == 0 and " FX" not in named.out
 
 
+def test_a_template_to_copy_is_read_but_not_reported(project, run_cli):
+    """sktime's `extension_templates/*.py` say "This is to be used as a "fill-in" coding template"
+    and "make a copy of the template": their `todo`s are the instructions of whoever copies them
+    (457 findings). A file in such a folder that says no such thing, and a file elsewhere that
+    does, are reported as before."""
+    template = ('"""Extension template for forecasters.\n\nHow to use this implementation template:\n'
+                '- make a copy of the template in a suitable location\n"""\n\n# todo: write the docstring\n\n\n'
+                'def _fit(self, y):\n    # todo: implement the fitting logic\n    pass\n')
+    project({
+        "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
+        "extension_templates/forecasting.py": template,
+        "extension_templates/helper.py": "# TODO: share this helper\n",
+        "pkg/copied.py": template,
+    }, _LIBRARY)
+    result = run_cli("check", "--no-cache", "--select", "FX901,FX902")
+    assert sorted({line.split(":")[0] for line in result.out.splitlines() if " FX" in line}) == [
+        "extension_templates/helper.py", "pkg/copied.py"]
+    named = run_cli("check", "--no-cache", "--select", "FX901,FX902", "extension_templates/forecasting.py")
+    assert named.code == 0 and " FX" not in named.out
+
+
 def test_a_pre_commit_exclude_that_is_no_regular_expression_excludes_nothing(project, run_cli):
     project({".pre-commit-config.yaml": "exclude: '(unclosed'\n", "pkg/__init__.py": "", "pkg/cli.py": "def main():\n    return 0\n",
              "profiling/run.py": "# TODO: profile\n"}, _LIBRARY)
