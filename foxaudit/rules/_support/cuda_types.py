@@ -48,17 +48,6 @@ def _declared_name(declarator: tree_sitter.Node) -> tree_sitter.Node | None:
     return node if node is not None and node.type in ("identifier", "field_identifier") else None
 
 
-def declared_type(name: str, scope: tree_sitter.Node | None) -> str | None:
-    """The type text of the nearest declaration of ``name`` in ``scope`` (a function, then the
-    file); None when this file does not declare it."""
-    found = _nearest_declaration(name, scope)
-    if found is None:
-        return None
-    declaration, _ = found
-    type_node = declaration.child_by_field_name("type")
-    return declaration.text.decode() if type_node is None else type_node.text.decode()
-
-
 def _nearest_declaration(name: str, scope: tree_sitter.Node | None) -> tuple[tree_sitter.Node, tree_sitter.Node] | None:
     """(declaration, its declarator that names ``name``), looked for in ``scope`` then the file."""
     root = scope
@@ -194,10 +183,11 @@ def _callee_name(call: tree_sitter.Node) -> str | None:
 _BUILTIN_INDICES = frozenset({"threadIdx", "blockIdx", "blockDim", "gridDim"})
 
 
-def kind_of_expression(expression: tree_sitter.Node, scope: tree_sitter.Node | None) -> Kind:
-    """float / integer / unknown for an argument: a literal, a cast, a declared variable, a
-    built-in index, a call of a function the file declares, or arithmetic on those. For a
-    pointer, the kind of what it points to."""
+def kind_of_expression(expression: tree_sitter.Node, scope: tree_sitter.Node | None, depth: int = 0) -> Kind:
+    """float / integer / unknown for an argument: a literal, a cast, a declared variable (an
+    ``auto`` one by its initialiser: ``auto p = reinterpret_cast<uint64_t*>(d)``), a built-in
+    index, a call of a function the file declares, or arithmetic on those. For a pointer, the
+    kind of what it points to."""
     node = expression
     while node.type == "parenthesized_expression" and node.named_children:
         node = node.named_children[0]
@@ -245,5 +235,19 @@ def kind_of_expression(expression: tree_sitter.Node, scope: tree_sitter.Node | N
     identifier = base_identifier(node)
     if identifier is None:
         return "unknown"
-    declared = declared_type(identifier.text.decode(), scope)
-    return kind_of_type(declared) if declared is not None else "unknown"
+    found = _nearest_declaration(identifier.text.decode(), scope)
+    if found is None:
+        return "unknown"
+    declaration, declarator = found
+    type_node = declaration.child_by_field_name("type")
+    declared = declaration.text.decode() if type_node is None else type_node.text.decode()
+    kind = kind_of_type(declared)
+    if kind == "unknown" and _AUTO.fullmatch(declared) and declarator.type == "init_declarator" and depth < 4:
+        value = declarator.child_by_field_name("value")
+        if value is not None:
+            return kind_of_expression(value, scope, depth + 1)
+    return kind
+
+
+# A declaration whose type comes from its initialiser: `auto`, `const auto`, `auto const`.
+_AUTO = re.compile(r"\s*(?:const\s+)?auto(?:\s+const)?\s*")

@@ -196,7 +196,8 @@ class AtomicInKernel(Rule):
     the file's `using`/`typedef` aliases: `atomic_ref<register_type>` with `using register_type =
     int;`), the
     pointer's or value's declared type in the file (through subscripts and pointer arithmetic:
-    `p[i] + threadIdx.x` on an `int**` is an `int*`), the declared return type of a function the
+    `p[i] + threadIdx.x` on an `int**` is an `int*`; an `auto` variable's initialiser; a cast's
+    type through the file's aliases), the declared return type of a function the
     file declares, CUDA's built-in indices (`threadIdx.x`), a cast or a literal (`1.0f`); when
     none is known the atomic is assumed to accumulate floating point.
 
@@ -290,6 +291,12 @@ class AtomicInKernel(Rule):
                 "  ref.fetch_add(1); ref += 2; ++ref;\n}\n", path="ref.cu", options={"allow-order-independent": True}),
         Example('__device__ void bump(unsigned* p) { asm volatile("red.global.add.u32 [%0], 1;" :: "l"(p)); }\n',
                 path="ptx.cu", options={"allow-order-independent": True}),
+        # The element type through an `auto` pointer a cast initialised, or a function's own alias (xgboost).
+        Example("__device__ void add(long long* d, long long g) {\n  auto p = reinterpret_cast<uint64_t*>(d);\n"
+                "  atomicAdd(p, *reinterpret_cast<uint64_t const*>(&g));\n}\n"
+                "__device__ long long mx(long long* a, long long v) {\n  using Type = unsigned long long int;\n"
+                "  return atomicMax(reinterpret_cast<Type*>(a), static_cast<Type>(v));\n}\n",
+                path="hist.cu", options={"allow-order-independent": True}),
         # Not atomics: a plain vector's members, a load, PTX that only loads, a compare-and-swap
         # that stores what it compares with (an atomic load: memory never changes).
         Example("__global__ void wait(unsigned* flags, int i) {\n  while (atomicCAS(flags + i, 0u, 0u) != 0u) {}\n"
@@ -438,17 +445,17 @@ class AtomicInKernel(Rule):
         if name in _atomic_names(options.functions):
             if _function_op(name) == "cas" and _is_atomic_load(arguments):
                 return
-            self._report_op(ctx, node, callee, f"`{name}`", _function_op(name), _pointee_kind(arguments, scope))
+            self._report_op(ctx, node, callee, f"`{name}`", _function_op(name), _pointee_kind(arguments, scope, ctx))
             return
         alias = _state(ctx)["aliases"].get(name)
         if alias is not None and alias in _atomic_names(options.functions):
             self._report_op(ctx, node, callee, f"`{name}` (alias of `{alias}`)", _function_op(alias),
-                            _pointee_kind(arguments, scope))
+                            _pointee_kind(arguments, scope, ctx))
             return
         nv = _NV_ATOMIC.match(name)
         if nv is not None:
             op = _NV_OPS.get(nv.group(1), nv.group(1))
-            self._report_op(ctx, node, callee, f"`{name}`", op, _pointee_kind(arguments, scope))
+            self._report_op(ctx, node, callee, f"`{name}`", op, _pointee_kind(arguments, scope, ctx))
             return
         if name in _REDUCE_UPDATE:
             operator = _CG_OPS.search(ctx.source.node_text(node))
@@ -662,14 +669,25 @@ def _device_lambda(lambda_node: tree_sitter.Node, data: bytes) -> bool:
     return b"__device__" in data[captures.end_byte : body.start_byte]
 
 
-def _pointee_kind(arguments: list[tree_sitter.Node], scope: tree_sitter.Node | None) -> Kind:
-    """float / integer from the pointer argument's declared type, else from the value argument."""
+def _pointee_kind(arguments: list[tree_sitter.Node], scope: tree_sitter.Node | None, ctx: FileContext) -> Kind:
+    """float / integer from the pointer argument's declared type, else from the value argument;
+    else from a type alias of the file a cast in either names (xgboost's `using Type = unsigned
+    long long int;` then `atomicMax(reinterpret_cast<Type*>(address), static_cast<Type>(val))`)."""
     if not arguments:
         return "unknown"
     kind = kind_of_expression(arguments[0], scope)
     if kind == "unknown" and len(arguments) > 1:
         kind = kind_of_expression(arguments[1], scope)
+    for argument in arguments[:2] if kind == "unknown" else ():
+        for cast in _CAST_TYPE.finditer(ctx.source.node_text(argument)):
+            kind = kind_of_type(_resolved_type(cast.group(1).rstrip("*& \t").removeprefix("const "), ctx))
+            if kind != "unknown":
+                return kind
     return kind
+
+
+# The type a C++ cast names: `reinterpret_cast<Type*>(p)`, `static_cast<const T>(v)`.
+_CAST_TYPE = re.compile(r"\b(?:reinterpret|static|const)_cast\s*<\s*([^<>]+?)\s*>")
 
 
 def _atomic_element(expression: tree_sitter.Node, ctx: FileContext) -> str | None:
