@@ -35,7 +35,8 @@ nvcc accepts                          the grammar is given
 ``[=] XGBOOST_DEVICE(int i) {``       ``[=]               (int i) {`` (a lambda's execution-space macro)
 ``ctx.task(d)->*[&](auto s) {``       ``ctx.task(d) * [&](auto s) {`` (CUDASTF's member-pointer operator
                                       applied to a lambda: a product of the same two operands)
-``__device__ friend bool f(…)``       ``friend __device__ bool f(…)`` (qualifiers before ``friend``)
+``__device__ friend bool f(…)``       ``friend __device__ bool f(…)`` (qualifiers, attributes and execution-space
+                                      macros before ``friend``: ``[[nodiscard]] _CCCL_HOST_DEVICE_API friend``)
 ``CUTLASS_GLOBAL void k(…)``          ``__global__     void k(…)`` (an execution-space macro: CUTLASS's,
                                       CuTe's, or one the file defines as ``__global__``/``__device__``)
 ====================================  ===========================================================
@@ -172,10 +173,19 @@ def _replace_group(group: int, replacement: bytes) -> Callable[[re.Match[bytes],
 
 
 def _friend_first(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
-    # `__host__ __device__ friend` → `friend __host__ __device__` (the qualifiers' last blank moved).
-    start, end = match.span(0)
-    qualifiers = view[match.start(1) : match.end(1)]
-    out[start:end] = b"friend " + qualifiers[:-1]
+    # `[[nodiscard]] __host__ __device__ friend` → `friend [[nodiscard]] __host__ __device__` (the
+    # words' last blank moved); an upper-case macro among them (`_CCCL_HOST_DEVICE_API`, defined
+    # in a header not read) is written as the execution space its name says, padded, or blanked.
+    start = match.start(1)
+    end = match.end(0)
+    qualifiers = bytearray(view[start : match.end(1)])
+    for word in re.finditer(rb"(?<![\w\[])_*[A-Z][A-Z0-9_]{2,}\b", bytes(qualifiers)):
+        name = word.group(0)
+        keyword = (b"__host__ __device__" if b"HOST" in name and b"DEVICE" in name else b"__device__" if b"DEVICE" in name
+                   else b"__host__" if b"HOST" in name else b"")
+        keyword = keyword if len(keyword) <= len(name) else b""
+        qualifiers[word.start() : word.end()] = keyword + b" " * (len(name) - len(keyword))
+    out[start:end] = b"friend " + bytes(qualifiers[:-1])
 
 
 def _replace_braces_by_zero(match: re.Match[bytes], out: bytearray, view: bytes) -> None:
@@ -462,8 +472,8 @@ _NORMALISATIONS: tuple[tuple[bytes, re.Pattern[bytes], Callable[[re.Match[bytes]
     (b"->*", re.compile(rb"(->\*)(?=\s*\[)"), _replace_group(1, b" * ")),
     # `__host__ __device__ __forceinline__ friend bool operator==(…)`: the grammar reads `friend`
     # first; the words are swapped on their line, the same length.
-    (b"friend", re.compile(rb"((?:(?:__host__|__device__|__forceinline__|__inline__|inline|constexpr)[ \t]+)+)friend\b"),
-     _friend_first),
+    (b"friend", re.compile(rb"(?:^|(?<=[;{}]))[ \t]*((?:(?:\[\[[^\[\]\n]*\]\]|__host__|__device__|__forceinline__|__inline__"
+                           rb"|inline|constexpr|_*[A-Z][A-Z0-9_]{2,})[ \t]+)+)friend\b", re.MULTILINE), _friend_first),
     (b"new", re.compile(rb"\bnew\s+((?:(?:const|volatile|unsigned|signed|struct)\s+)*[\w:]+(?:\s*<[^<>;\n]*>)?\s*[*\s]*\*\s*)(?=\[)"),
      _blank_qualifiers_and_stars),
     (b"asm", re.compile(rb"\b(?:asm|__asm__|__asm)\s*(?:volatile\s*|__volatile__\s*)?\("), _blank_asm_operands),

@@ -79,7 +79,10 @@ FORMS = {
     # cccl: execution-space qualifiers written before `friend` (53 files).
     "qualifiers before friend": "struct half_t {\n  unsigned short v;\n"
                                 "  __host__ __device__ __forceinline__ friend bool operator==(const half_t& a, const half_t& b)\n"
-                                "  {\n    return a.v == b.v;\n  }\n};\n",
+                                "  {\n    return a.v == b.v;\n  }\n"
+                                "  [[nodiscard]] _CCCL_HOST_DEVICE_API friend constexpr bool\n"
+                                "  operator!=(const half_t& a, const half_t& b) noexcept { return a.v != b.v; }\n"
+                                "  [[nodiscard]] friend half_t twice(half_t a);\n};\n",
     "try block with a macro handler": "#define THRUST_CATCH catch (std::exception const &e) { throw; }\n"
                                       "int g(int* k, int n) {\n  int m;\n  try {\n    m = n + k[0];\n    if (m) { m++; }\n  }\n"
                                       "  THRUST_CATCH;\n  try { m = 1; } CUDA_CATCH(m)\n  return m;\n}\n",
