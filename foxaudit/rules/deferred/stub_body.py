@@ -2166,7 +2166,7 @@ class StubBody(Rule):
     (`half(float v) : data_(v) {}`) is where a constructor does its work. As in Python, an empty
     body is deliberate when a comment in it or right above it gives the reason ("an empty kernel
     is enough to enforce ordering", "doesn't need implementing") and none says the work is pending,
-    when the name says so (`kdummy`, `noop`, `warmup_kernel`), for a kernel that takes no parameters
+    when the name says so (`kdummy`, `noop`, `warmup_kernel`, `empty_kernel`), for a kernel that takes no parameters
     (`__global__ void empty() {}`: no buffer to work on — a timing or profiler marker, a PTX-version
     probe), for a member function of a struct or
     class (a policy's answer, reported with `unmarked-methods`), for an overload of a function
@@ -2593,6 +2593,7 @@ class StubBody(Rule):
                 "void launch() { empty<<<1, 1>>>(); EmptyKernel<<<1, 1>>>(); }\n", path="graphs.cu"),
         Example("static __global__ void tiny_delay_kern() {\n  // An empty kernel is enough to enforce ordering.\n}\n"
                 "__global__ void kdummy() {}\n__global__ void warmup_kernel() {}\n", path="order.cu"),
+        Example("__global__ void empty_kernel(int i) {}\n", path="launch_config.cu"),
         Example("struct CodecFloat {\n  // float needs no per-kernel setup\n  inline __device__ void initKernel(float* s) {}\n"
                 "  __device__ void encodePartial(float* d, float v) const {}\n};\n", path="codec.cuh"),
         Example("template <typename T>\n__device__ void acc(float l, T g, float* grad) { *grad += g * l; }\n"
@@ -2789,6 +2790,7 @@ class StubBody(Rule):
                 expect=1),
         Example("if TYPE_CHECKING:\n    pass\nelse:\n    def cast(x):\n        pass\n", expect=1),
         Example("__global__ void reset_state(float* ps, int n) {}\n", path="reset.cu", expect=1),
+        Example("__global__ void fill_empty_buckets(float* b, int n) {}\n", path="buckets.cu", expect=1),
         Example("template <typename T>\n__device__ void accumulate(T* out, T v) {\n  // later\n}\n",
                 path="acc.cuh", expect=1),
         Example('extern "C" __global__ void k(float* x) { return; }\n', path="k.cu", expect=1),
@@ -3207,7 +3209,8 @@ class StubBody(Rule):
 
 
 # CUDA names that say an empty body is the point: a dummy or no-op kernel, a warm-up launch — as
-# words of the name (`kuserbuffers_dummy`, `kdummy`, `warmup_kernel`; not `fill_empty_buckets`).
+# words of the name (`kuserbuffers_dummy`, `kdummy`, `warmup_kernel`), or the whole name an empty
+# kernel (`empty_kernel`, `EmptyKernel`; not `fill_empty_buckets`).
 def _takes_no_parameters(function: tree_sitter.Node) -> bool:
     """The CUDA function's parameter list is `()` or `(void)`."""
     declarator = function.child_by_field_name("declarator")
@@ -3220,7 +3223,8 @@ def _takes_no_parameters(function: tree_sitter.Node) -> bool:
     return text in ("", "void")
 
 
-_CUDA_STAND_IN = re.compile(r"(?:^|_)k?(?:dummy|noop|nop|warmup|warm_up)(?:_|$)|(?:Dummy|Noop|NoOp|Warmup)(?![a-z])")
+_CUDA_STAND_IN = re.compile(r"(?:^|_)k?(?:dummy|noop|nop|warmup|warm_up)(?:_|$)|(?:Dummy|Noop|NoOp|Warmup)(?![a-z])"
+                            r"|^k?(?:empty|Empty)(?:_?[kK]ernel)?$")
 
 
 # A comment above an empty function that says it needs nothing: "needs no …", "doesn't need …".
