@@ -411,6 +411,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "transfer_calls": tuple[Call, ...],
     "module_calls": frozenset[tuple[str, str, bool]],
     "identities": frozenset[str],
+    "fetched": frozenset[str],
     "file_literals": frozenset[str],
     "function_names": frozenset[str],
     "method_names": frozenset[str],

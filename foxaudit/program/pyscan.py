@@ -534,6 +534,9 @@ class ModuleSummary:
         # (`callee == _get_trial_arg.__name__`): values the code tells apart by identity or by
         # name — sentinels, and marker functions an interpreter or rewriter intercepts.
         self.identities: frozenset[str] = frozenset()
+        # Dotted names of what the module fetches attributes of by a computed name into a variable
+        # (`pyfunc = getattr(libdevice, func[5:])`): a module whose functions are a table's values.
+        self.fetched: frozenset[str] = frozenset()
         # Quoted relative paths of Python files the module's text writes (`"eval.py"`,
         # `"examples/x.py"`): files a test reads or runs as data (``wiring``'s test data).
         self.file_literals: frozenset[str] = frozenset()
@@ -720,6 +723,7 @@ class _Scanner:
         self.with_values: set[tuple[int, int]] = set()
         self.renamed: dict[str, str] = {}
         self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
+        self.fetched: set[str] = set()  # ``ModuleSummary.fetched``'s names (``fetched_by_name``)
 
     # -- helpers ------------------------------------------------------------------------
     # ``text`` and ``span`` are called for most nodes the scan reads: an ASCII file's are
@@ -1089,6 +1093,7 @@ class _Scanner:
                 identities.add(self.dotted(named))
         identities.discard("")
         summary.identities = frozenset(identities)
+        summary.fetched = frozenset(self.fetched)
         for node in captures.get("augassign", ()) if self.body else ():
             left = node.child_by_field_id(self.f.left)
             operator = node.child_by_field_id(self.f.operator)
@@ -1320,12 +1325,24 @@ class _Scanner:
             memo[node_id] = result
         return result
 
+    def fetched_by_name(self, node: tree_sitter.Node) -> None:
+        """``x = getattr(module, name)`` with a name that is no literal: the module's dotted name is
+        kept (``ModuleSummary.fetched``)."""
+        arguments = node.child_by_field_id(self.f.arguments)
+        items = [child for child in arguments.named_children if child.type != "comment"] if arguments is not None else []
+        if len(items) >= 2 and items[0].type in ("identifier", "attribute") and self.arg(items[1])[_KIND] != "str":
+            dotted = self.dotted(items[0])
+            if dotted and dotted.partition(".")[0] not in ("self", "cls"):
+                self.fetched.add(dotted)
+
     def call(self, node: tree_sitter.Node) -> None:
         function = node.child_by_field_id(self.f.function)
         if function is None:
             return
         func, method, obj = self.callee(function)
         where = (node.start_byte, node.end_byte)
+        if func == "getattr" and where in self.bound_to:
+            self.fetched_by_name(node)
         if not self.body and not (
             method in TRANSFER_METHODS or func in self.index_funcs or where in self.with_values
             or ("." not in func and self.renamed.get(func) in TRANSFER_METHODS)

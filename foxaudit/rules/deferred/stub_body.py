@@ -726,20 +726,17 @@ def _fetched_by_name(program: Program) -> frozenset[str]:
     """Project modules whose attributes some module fetches by a computed name into a variable
     (numba's `key = getattr(libdevice, func[5:])` over a table of names, then `lower(key, …)`):
     the module's functions are looked up as values — the keys of a registry, typing stubs the
-    compiler replaces — not called for what their bodies do."""
+    compiler replaces — not called for what their bodies do. (Read from each summary's index,
+    ``ModuleSummary.fetched``: no body is decoded.)"""
     memo = program.project.memo
     found = memo.get(f"{CODE}:fetched")
     if found is None:
         names = set()
-        for module, call in program.iter_calls_named({"getattr"}):
-            if call.func != "getattr" or len(call.args) < 2 or call.args[1].kind == "str" or not call.bound_to:
-                continue  # (`getattr(handlers, name)(event)` calls what it fetches: its body is the behaviour)
-            target = call.args[0]
-            if target.kind not in ("name", "attribute") or target.dotted.partition(".")[0] in ("self", "cls"):
-                continue
-            canonical = program.canonical(module, target.dotted)
-            if canonical in program.modules and canonical != module.name:
-                names.add(canonical)
+        for module in program.modules.values():
+            for dotted in module.summary.fetched:
+                canonical = program.canonical(module, dotted)
+                if canonical in program.modules and canonical != module.name:
+                    names.add(canonical)
         found = memo[f"{CODE}:fetched"] = frozenset(names)
     return found
 

@@ -553,3 +553,16 @@ def test_an_interface_module_that_backend_packages_implement_declares_it(project
     })
     assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [
         ("lib/backend/backend.py", 6)]
+
+
+def test_a_module_fetched_by_an_fstring_name_is_fetched_by_a_computed_name(project, tmp_path):
+    # `op = getattr(ops, f"op_{kind}")` computes the name as `getattr(ops, name)` does; a literal
+    # name (`getattr(other, "op_add")`) fetches one known function, which keeps its finding.
+    root = project({
+        "pkg/__init__.py": "from pkg import table\n",
+        "pkg/ops.py": "def op_add(a, b):\n    \"\"\"Add.\"\"\"\n",
+        "pkg/other.py": "def op_sub(a, b):\n    \"\"\"Subtract.\"\"\"\n",
+        "pkg/table.py": "from pkg import ops, other\n\n\ndef lookup(kind):\n    op = getattr(ops, f'op_{kind}')\n"
+                        "    fixed = getattr(other, 'op_sub')\n    return op, fixed\n",
+    })
+    assert _stubs(check(resolve(Settings(root=root, select=("FX902",))), cache_dir=tmp_path / "a")) == [("pkg/other.py", 1)]
