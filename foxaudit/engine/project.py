@@ -20,8 +20,8 @@ from foxaudit.engine.resolve import Resolved
 from foxaudit.program import configrefs
 from foxaudit.program.configrefs import (
     CONFIG_SUFFIXES,
+    COMMAND_FILES,
     CYTHON_SUFFIX,
-    DEBUGGER_INIT_FILES,
     DOCUMENTATION_SUFFIXES,
     NESTED_PROJECT_FILE,
     NOTEBOOK_SUFFIX,
@@ -124,8 +124,8 @@ def read_config_targets(configs: list[Discovered], store: Store | None = None) -
 
 def _graph_input_reader(relative: str) -> Callable[[bytes], tuple[tuple[int, str], ...]] | None:
     """The reader of a graph-input file of this name (None: a Cython module, read on its own)."""
-    if relative.endswith(CONFIG_SUFFIXES) or relative.endswith(DEBUGGER_INIT_FILES):
-        return config_targets  # (a debugger's start-up file names its scripts by path, as YAML does)
+    if relative.endswith(CONFIG_SUFFIXES) or relative.endswith(COMMAND_FILES):
+        return config_targets  # (a file of command lines names the scripts it runs by path, as YAML does)
     if relative.endswith("/" + NESTED_PROJECT_FILE):
         return nested_project_targets
     if relative.endswith(NOTEBOOK_SUFFIX):

@@ -21,8 +21,9 @@ installs it (``nested_project_targets``); nothing of the outer project imports t
 A Jupyter notebook (``.ipynb``) imports what its code cells import (``notebook_imports``): its
 directory is the kernel's working directory, so a name resolves as a ``_target_``'s does.
 
-A debugger's start-up file (``.gdbinit``, ``.lldbinit``) loads the pretty-printer scripts its
-``source x.py`` / ``command script import x.py`` lines name (read by ``config_targets``).
+A file of command lines (``COMMAND_FILES``: a debugger's start-up file, a shell script, a makefile,
+``tox.ini``) runs the ``.py`` files it names by path (read by ``config_targets``): a ``.gdbinit``'s
+``source x.py``, a CI script's ``python checks/check_wheel.py``.
 
 A documentation page (``.md``, ``.rst``) that includes a ``.py`` file shows it as an example
 (``documentation_includes``): Sphinx's and MyST's ``literalinclude``, pymdownx's snippets
@@ -53,12 +54,14 @@ NESTED_PROJECT_FILE = "pyproject.toml"
 NOTEBOOK_SUFFIX = ".ipynb"
 # Documentation pages: the ``.py`` files they include are examples (``documentation_includes``).
 DOCUMENTATION_SUFFIXES = (".md", ".rst")
-# Debuggers' start-up files: `.gdbinit`'s `source x.py` and `.lldbinit`'s `command script import
-# x.py` load pretty-printer scripts by their paths (read as a YAML file's paths are).
-DEBUGGER_INIT_FILES = (".gdbinit", ".lldbinit")
+# Files whose command lines run Python files by their paths, read as a YAML file's paths are:
+# debuggers' start-up files (`.gdbinit`'s `source x.py`, `.lldbinit`'s `command script import
+# x.py`), shell scripts (a CI script's `python checks/check_wheel.py`), makefiles and tox's
+# `commands = python tools/gen.py`.
+COMMAND_FILES = (".gdbinit", ".lldbinit", ".sh", "Makefile", "tox.ini")
 # Every file the import graph reads beside the sources, listed by the engine's discovery.
 GRAPH_INPUT_SUFFIXES = (*CONFIG_SUFFIXES, CYTHON_SUFFIX, NESTED_PROJECT_FILE, NOTEBOOK_SUFFIX, *DOCUMENTATION_SUFFIXES,
-                        *DEBUGGER_INIT_FILES)
+                        *COMMAND_FILES)
 
 # A run-time import statement of a Cython module (``cimport`` is compile time and does not match).
 CYTHON_IMPORT = re.compile(

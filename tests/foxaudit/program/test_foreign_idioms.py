@@ -1610,7 +1610,7 @@ def test_a_python_file_a_yaml_file_names_by_its_path_is_loaded_by_path(tmp_path:
     }) == ["tools/fetched.py", "tools/filtered.py"]
 
 
-def test_pretty_printers_a_debugger_start_up_file_loads_are_scripts(tmp_path: Path) -> None:
+def test_scripts_a_file_of_command_lines_runs_by_path_are_entries(tmp_path: Path) -> None:
     """cccl's `.gdbinit` (`source lib/gdb/__init__.py`) and `.lldbinit` (`command script import
     lib/lldb/__init__.py`): the debugger runs each by path, and what it imports beside itself (32
     orphans); a printer no start-up file names stays an orphan."""
@@ -1623,6 +1623,10 @@ def test_pretty_printers_a_debugger_start_up_file_loads_are_scripts(tmp_path: Pa
         "tools/.lldbinit": "command script import ../share/lldb/printers.py\n",
         "share/lldb/printers.py": "def __lldb_init_module(debugger, internal_dict):\n    return debugger\n",
         "share/gdb/unused.py": "X = 1\n",
+        # Pillow's CI script (`pytest checks/check_wheel.py`), a makefile's and tox's command lines.
+        ".ci/test.sh": "#!/bin/sh\nset -e\npytest checks/check_wheel.py\n", "checks/check_wheel.py": "def test_wheel():\n    assert 1\n",
+        "Makefile": "docs:\n\tpython tools/gen_docs.py --out build\n", "tools/gen_docs.py": "X = 1\n",
+        "tox.ini": "[testenv:bench]\ncommands = python bench/run.py {posargs}\n", "bench/run.py": "X = 1\n",
     }) == ["share/gdb/unused.py"]
 
 
