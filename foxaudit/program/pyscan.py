@@ -537,6 +537,9 @@ class ModuleSummary:
         # Dotted names of what the module fetches attributes of by a computed name into a variable
         # (`pyfunc = getattr(libdevice, func[5:])`): a module whose functions are a table's values.
         self.fetched: frozenset[str] = frozenset()
+        # The callees of the module-level calls that are statements of their own (`Edge(n1, n2)`,
+        # `main()`), not part of an expression (`app = App(middleware=[Timeout(5)])`).
+        self.statement_calls: frozenset[str] = frozenset()
         # Quoted relative paths of Python files the module's text writes (`"eval.py"`,
         # `"examples/x.py"`): files a test reads or runs as data (``wiring``'s test data).
         self.file_literals: frozenset[str] = frozenset()
@@ -724,6 +727,7 @@ class _Scanner:
         self.renamed: dict[str, str] = {}
         self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
         self.fetched: set[str] = set()  # ``ModuleSummary.fetched``'s names (``fetched_by_name``)
+        self.statement_calls: set[str] = set()  # ``ModuleSummary.statement_calls``'s callees
 
     # -- helpers ------------------------------------------------------------------------
     # ``text`` and ``span`` are called for most nodes the scan reads: an ASCII file's are
@@ -1094,6 +1098,7 @@ class _Scanner:
         identities.discard("")
         summary.identities = frozenset(identities)
         summary.fetched = frozenset(self.fetched)
+        summary.statement_calls = frozenset(self.statement_calls)
         for node in captures.get("augassign", ()) if self.body else ():
             left = node.child_by_field_id(self.f.left)
             operator = node.child_by_field_id(self.f.operator)
@@ -1343,6 +1348,9 @@ class _Scanner:
         where = (node.start_byte, node.end_byte)
         if func == "getattr" and where in self.bound_to:
             self.fetched_by_name(node)
+        parent = node.parent
+        if func and parent is not None and parent.type == "expression_statement" and not self.scope_of(node)[0]:
+            self.statement_calls.add(func)
         if not self.body and not (
             method in TRANSFER_METHODS or func in self.index_funcs or where in self.with_values
             or ("." not in func and self.renamed.get(func) in TRANSFER_METHODS)

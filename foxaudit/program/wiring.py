@@ -493,11 +493,17 @@ def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
 
 
 def _uses_its_definitions(module: Module) -> bool:
-    """A call at module level, its result neither bound nor tested, of a function or class the
-    module itself defines (`Edge(n1, n2)`, `main()`): the module runs its own code when it is
-    run — a script's shape, not a helper's (whose import-time calls set up what it defines)."""
-    own = module.summary.function_names | {cls.qualname for cls in module.summary.classes if "." not in cls.qualname}
-    return any(func in own and not bound_or_tested for func, _, bound_or_tested in module.summary.module_calls)
+    """A call at module level, a statement of its own (``ModuleSummary.statement_calls``), of a
+    function or class the module itself defines (`Edge(n1, n2)`, `main()`): the module runs its
+    own code when it is run — a script's shape, not a helper's (whose import-time calls set up
+    what it defines), nor an example's that builds an app (`app = App(middleware=[Timeout(5)])`)."""
+    summary = module.summary
+    own = summary.function_names | {cls.qualname for cls in summary.classes if "." not in cls.qualname}
+    # (A decorator the module defines and applies, fairseq's `@fixed_pooling_monotonic_attention(
+    # WaitKAttention)` over a class, is a plugin module's registration, not a script's work.)
+    decorating = {text.split("(", 1)[0].strip() for text in summary.decorators}
+    decorating.update(text.split("(", 1)[0].strip() for cls in summary.classes for text in cls.decorators)
+    return any(func in own and func not in decorating for func in summary.statement_calls)
 
 
 def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:
