@@ -537,8 +537,9 @@ class ModuleSummary:
         # Dotted names of what the module fetches attributes of by a computed name into a variable
         # (`pyfunc = getattr(libdevice, func[5:])`): a module whose functions are a table's values.
         self.fetched: frozenset[str] = frozenset()
-        # The callees of the module-level calls that are statements of their own (`Edge(n1, n2)`,
-        # `main()`), not part of an expression (`app = App(middleware=[Timeout(5)])`).
+        # The callees of the module-level calls made in an expression statement (`Edge(n1, n2)`,
+        # `asyncio.run(main())`, `session.add(Company(...))`), not in an assignment (`app =
+        # App(middleware=[Timeout(5)])`), a condition or a decorator.
         self.statement_calls: frozenset[str] = frozenset()
         # Quoted relative paths of Python files the module's text writes (`"eval.py"`,
         # `"examples/x.py"`): files a test reads or runs as data (``wiring``'s test data).
@@ -728,6 +729,7 @@ class _Scanner:
         self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
         self.fetched: set[str] = set()  # ``ModuleSummary.fetched``'s names (``fetched_by_name``)
         self.statement_calls: set[str] = set()  # ``ModuleSummary.statement_calls``'s callees
+        self.statement_memo: dict[int, bool] = {}  # node id → ``in_expression_statement``'s answer
 
     # -- helpers ------------------------------------------------------------------------
     # ``text`` and ``span`` are called for most nodes the scan reads: an ASCII file's are
@@ -1330,6 +1332,29 @@ class _Scanner:
             memo[node_id] = result
         return result
 
+    def in_expression_statement(self, node: tree_sitter.Node) -> bool:
+        """The node is part of an expression statement (`Edge(n1, n2)`, `asyncio.run(main())`,
+        `session.add(Company(...))`), not of an assignment, a condition or a definition. Each node
+        on the way up is remembered with its answer, as in ``tested_at_module_level``."""
+        memo = self.statement_memo
+        path: list[int] = []
+        child, result = node, False
+        while True:
+            known = memo.get(child.id)
+            if known is not None:
+                result = known
+                break
+            path.append(child.id)
+            parent = child.parent
+            if parent is None or parent.type in _STATEMENT_BOUNDARIES or parent.type in _BINDINGS:
+                # (tree-sitter wraps an assignment in an expression statement: `x = f()` binds.)
+                result = parent is not None and parent.type == "expression_statement"
+                break
+            child = parent
+        for node_id in path:
+            memo[node_id] = result
+        return result
+
     def fetched_by_name(self, node: tree_sitter.Node) -> None:
         """``x = getattr(module, name)`` with a name that is no literal: the module's dotted name is
         kept (``ModuleSummary.fetched``)."""
@@ -1348,8 +1373,7 @@ class _Scanner:
         where = (node.start_byte, node.end_byte)
         if func == "getattr" and where in self.bound_to:
             self.fetched_by_name(node)
-        parent = node.parent
-        if func and parent is not None and parent.type == "expression_statement" and not self.scope_of(node)[0]:
+        if func and self.in_expression_statement(node) and not self.scope_of(node)[0]:
             self.statement_calls.add(func)
         if not self.body and not (
             method in TRANSFER_METHODS or func in self.index_funcs or where in self.with_values
@@ -1573,6 +1597,8 @@ class _Ranges:
         return index >= 0 and node.end_byte <= self.ends[index]
 
 
+# What binds a value to a name: a call under one computes the value, it is not run for its own sake.
+_BINDINGS = frozenset({"assignment", "augmented_assignment", "named_expression"})
 _STATEMENT_BOUNDARIES = frozenset({"module", "block", "expression_statement", "decorated_definition", "class_definition",
                                    "function_definition", "return_statement"})
 

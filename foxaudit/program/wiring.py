@@ -493,10 +493,11 @@ def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
 
 
 def _uses_its_definitions(module: Module) -> bool:
-    """A call at module level, a statement of its own (``ModuleSummary.statement_calls``), of a
-    function or class the module itself defines (`Edge(n1, n2)`, `main()`): the module runs its
-    own code when it is run — a script's shape, not a helper's (whose import-time calls set up
-    what it defines), nor an example's that builds an app (`app = App(middleware=[Timeout(5)])`)."""
+    """A call at module level, in an expression statement (``ModuleSummary.statement_calls``), of
+    a function or class the module itself defines (`Edge(n1, n2)`, `asyncio.run(main())`): the
+    module runs its own code when it is run — a script's shape, not a helper's (whose import-time
+    calls set up what it defines), nor an example's that builds an app (`app =
+    App(middleware=[Timeout(5)])`)."""
     summary = module.summary
     own = summary.function_names | {cls.qualname for cls in summary.classes if "." not in cls.qualname}
     # (A decorator the module defines and applies, fairseq's `@fixed_pooling_monotonic_attention(
