@@ -1235,18 +1235,19 @@ _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|n
                            re.IGNORECASE)
 # ("placeholder" only as a role, "as a placeholder": FX graphs have placeholder nodes.)
 # "later" and "yet" only where they defer work: "implement later", "will be added later", "not yet
-# implemented", "does not yet support", "isn't supported by X yet", "no support yet", "yet to
-# implement" — not "Blackwell and later architectures", "9.0 or later", "later used in …", "does
-# nothing, yet it helps" (a "yet" with no negation before it in its clause), nor a state the
-# negated "yet" describes ("attributes are not yet initialized", "the not-yet-configured mappers").
-_WORK = (r"(?:implement\w*|support\w*|handl\w*|do|done|finish\w*|writ\w*|written|port\w*|wired|work\w*"
-         r"|complete\w*|add\w*|cover\w*|used)")
+# implemented", "does not yet support", "isn't supported by X yet", "haven't bothered to raise
+# errors yet", "yet to implement" — not "Blackwell and later architectures", "9.0 or later",
+# "later used in …", "does nothing, yet it helps" (a "yet" with no negation before it in its
+# clause), nor a state the negated "yet" describes ("attributes are not yet initialized", "is not
+# loaded yet", "the not-yet-configured mappers").
+_STATE = (r"(?:initiali[sz]ed|configured|loaded|known|created|started|connected|visible|bound|set up"
+          r"|computed|determined|populated|assigned|resolved|flushed|committed|finali[sz]ed|attached|opened|mapped)")
 _SAYS_DEFERRED = re.compile(
     r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|for now|(?:as|is|a|just) placeholder)\b"
     r"|\b(?:implement\w*|add\w*|do|done|handle\w*|support\w*|fix\w*|fill\w*|finish\w*|revisit\w*|address\w*"
     r"|writ\w*|come|coming)(?:\W+\w+){0,3}?\W+later\b"
-    rf"|(?:\bnot\b|n't\b|\bnever\b|\bno\b)[^.;:!?\n]{{0,40}}?\b{_WORK}\b[^.;:!?\n]{{0,30}}?\byet\b"
-    rf"|(?:\bnot\b|n't\b|\bnever\b)\W+(?:\w+\W+){{0,2}}?yet\W+(?:\w+\W+){{0,2}}?{_WORK}\b|\byet\s+to\b",
+    rf"|(?:\bnot\b|n't\b|\bnever\b|\bno\b)(?!-yet-)(?![ \t]+yet[ \t]+(?:been[ \t]+)?{_STATE}\b)"
+    rf"(?![ \t]+(?:been[ \t]+|be[ \t]+)?{_STATE}[ \t]+yet\b)[^.;:!?\n]{{0,60}}?\byet\b(?!-)|\byet\s+to\b",
     re.IGNORECASE)
 # A docstring's doctest lines (`>>> …`, `... …`) are an example's code, not what the docstring says.
 _DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)[^\n]*$", re.MULTILINE)
@@ -2788,6 +2789,9 @@ class StubBody(Rule):
         Example("if TYPE_CHECKING:\n    pass\nelse:\n    def cast(x):\n        pass\n", expect=1),
         Example("__global__ void reset_state(float* ps, int n) {}\n", path="reset.cu", expect=1),
         Example("__global__ void fill_empty_buckets(float* b, int n) {}\n", path="buckets.cu", expect=1),
+        # A negated "yet" beside work still pending (xarray's test double), not a state described.
+        Example("def check_encoding(encoding):\n    # we haven't bothered to raise errors yet for unexpected encodings\n"
+                "    pass\n", expect=1),
         Example("template <typename T>\n__device__ void accumulate(T* out, T v) {\n  // later\n}\n",
                 path="acc.cuh", expect=1),
         Example('extern "C" __global__ void k(float* x) { return; }\n', path="k.cu", expect=1),
