@@ -412,7 +412,7 @@ _INDEX_TYPES: dict[str, Any] = {
     "module_calls": frozenset[tuple[str, str, bool]],
     "identities": frozenset[str],
     "fetched": frozenset[str],
-    "statement_calls": frozenset[str],
+    "statement_calls": frozenset[tuple[str, int]],
     "file_literals": frozenset[str],
     "function_names": frozenset[str],
     "method_names": frozenset[str],

@@ -537,10 +537,10 @@ class ModuleSummary:
         # Dotted names of what the module fetches attributes of by a computed name into a variable
         # (`pyfunc = getattr(libdevice, func[5:])`): a module whose functions are a table's values.
         self.fetched: frozenset[str] = frozenset()
-        # The callees of the module-level calls made in an expression statement (`Edge(n1, n2)`,
+        # (callee, line) of the module-level calls made in an expression statement (`Edge(n1, n2)`,
         # `asyncio.run(main())`, `session.add(Company(...))`), not in an assignment (`app =
         # App(middleware=[Timeout(5)])`), a condition or a decorator.
-        self.statement_calls: frozenset[str] = frozenset()
+        self.statement_calls: frozenset[tuple[str, int]] = frozenset()
         # Quoted relative paths of Python files the module's text writes (`"eval.py"`,
         # `"examples/x.py"`): files a test reads or runs as data (``wiring``'s test data).
         self.file_literals: frozenset[str] = frozenset()
@@ -728,7 +728,7 @@ class _Scanner:
         self.renamed: dict[str, str] = {}
         self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
         self.fetched: set[str] = set()  # ``ModuleSummary.fetched``'s names (``fetched_by_name``)
-        self.statement_calls: set[str] = set()  # ``ModuleSummary.statement_calls``'s callees
+        self.statement_calls: set[tuple[str, int]] = set()  # ``ModuleSummary.statement_calls``
         self.statement_memo: dict[int, bool] = {}  # node id → ``in_expression_statement``'s answer
 
     # -- helpers ------------------------------------------------------------------------
@@ -1374,7 +1374,7 @@ class _Scanner:
         if func == "getattr" and where in self.bound_to:
             self.fetched_by_name(node)
         if func and self.in_expression_statement(node) and not self.scope_of(node)[0]:
-            self.statement_calls.add(func)
+            self.statement_calls.add((func, node.start_point[0] + 1))
         if not self.body and not (
             method in TRANSFER_METHODS or func in self.index_funcs or where in self.with_values
             or ("." not in func and self.renamed.get(func) in TRANSFER_METHODS)

@@ -493,18 +493,23 @@ def _runs_code_at_import(module_calls: Iterable[tuple[str, str, bool]]) -> bool:
 
 
 def _uses_its_definitions(module: Module) -> bool:
-    """A call at module level, in an expression statement (``ModuleSummary.statement_calls``), of
-    a function or class the module itself defines (`Edge(n1, n2)`, `asyncio.run(main())`): the
-    module runs its own code when it is run — a script's shape, not a helper's (whose import-time
-    calls set up what it defines), nor an example's that builds an app (`app =
-    App(middleware=[Timeout(5)])`)."""
+    """The module runs its own code when it is run — a script's shape: a module-level call in an
+    expression statement (``ModuleSummary.statement_calls``) after its last top-level function or
+    class (`session.commit()`, `asyncio.run(main())`: work that uses what was defined), and a
+    module-level call of a function or class it defines (`Edge(n1, n2)`, `c = Company(...)`).
+    Not a helper's (whose import-time calls set up what it defines, above it), nor an example's
+    that builds an app in an assignment (`app = App(middleware=[Timeout(5)])`), nor a plugin's
+    registration by a decorator it defines (fairseq's `@fixed_pooling_monotonic_attention(…)`)."""
     summary = module.summary
-    own = summary.function_names | {cls.qualname for cls in summary.classes if "." not in cls.qualname}
-    # (A decorator the module defines and applies, fairseq's `@fixed_pooling_monotonic_attention(
-    # WaitKAttention)` over a class, is a plugin module's registration, not a script's work.)
+    top = [cls for cls in summary.classes if "." not in cls.qualname]
+    functions = [function for function in summary.functions if not function.class_name and "." not in function.qualname]
+    last = max([cls.span.line for cls in top] + [function.span.line for function in functions], default=0)
+    if not any(line > last for _, line in summary.statement_calls):
+        return False
+    own = summary.function_names | {cls.qualname for cls in top}
     decorating = {text.split("(", 1)[0].strip() for text in summary.decorators}
     decorating.update(text.split("(", 1)[0].strip() for cls in summary.classes for text in cls.decorators)
-    return any(func in own and func not in decorating for func in summary.statement_calls)
+    return any(func in own and func not in decorating for func, _, _ in summary.module_calls)
 
 
 def _run_by_path(name: str, module: Module, modules: dict[str, Module]) -> bool:

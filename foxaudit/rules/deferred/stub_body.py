@@ -1238,17 +1238,20 @@ _GIVES_REASON = re.compile(r"\b(?:because|since|handled|already|always|no need|n
 # implemented", "does not yet support", "isn't supported by X yet", "haven't bothered to raise
 # errors yet", "yet to implement" — not "Blackwell and later architectures", "9.0 or later",
 # "later used in …", "does nothing, yet it helps" (a "yet" with no negation before it in its
-# clause), nor a state the negated "yet" describes ("attributes are not yet initialized", "is not
-# loaded yet", "the not-yet-configured mappers").
-_STATE = (r"(?:initiali[sz]ed|configured|loaded|known|created|started|connected|visible|bound|set up"
-          r"|computed|determined|populated|assigned|resolved|flushed|committed|finali[sz]ed|attached|opened|mapped)")
-_SAYS_DEFERRED = re.compile(
-    r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|for now|(?:as|is|a|just) placeholder)\b"
-    r"|\b(?:implement\w*|add\w*|do|done|handle\w*|support\w*|fix\w*|fill\w*|finish\w*|revisit\w*|address\w*"
-    r"|writ\w*|come|coming)(?:\W+\w+){0,3}?\W+later\b"
-    rf"|(?:\bnot\b|n't\b|\bnever\b|\bno\b)(?!-yet-)(?![ \t]+yet[ \t]+(?:been[ \t]+)?{_STATE}\b)"
-    rf"(?![ \t]+(?:been[ \t]+|be[ \t]+)?{_STATE}[ \t]+yet\b)[^.;:!?\n]{{0,60}}?\byet\b(?!-)|\byet\s+to\b",
-    re.IGNORECASE)
+# clause), nor the adjective "not-yet-configured". A docstring describes what the code does, and
+# there a negated "yet" defers work only beside a word of work ("not yet implemented", "no support
+# yet"): "attributes are not yet initialized", "loading has not occurred yet" describe a state
+# (``_DOCSTRING_DEFERRED``); a comment is the author's note, and any negated "yet" there is pending.
+_DEFERRED_WORDS = (r"\b(?:TODO|FIXME|XXX|TBD|HACK|NYI|atm|for now|(?:as|is|a|just) placeholder)\b"
+                   r"|\b(?:implement\w*|add\w*|do|done|handle\w*|support\w*|fix\w*|fill\w*|finish\w*|revisit\w*"
+                   r"|address\w*|writ\w*|come|coming)(?:\W+\w+){0,3}?\W+later\b|\byet\s+to\b")
+_NEGATION = r"(?:\bnot\b|n't\b|\bnever\b|\bno\b)(?!-yet-)"
+_WORK = (r"(?:implement\w*|support\w*|handl\w*|do|done|finish\w*|writ\w*|written|port\w*|wired|work\w*"
+         r"|complete\w*|add\w*|cover\w*|used)")
+_SAYS_DEFERRED = re.compile(rf"{_DEFERRED_WORDS}|{_NEGATION}[^.;:!?\n]{{0,60}}?\byet\b(?!-)", re.IGNORECASE)
+_DOCSTRING_DEFERRED = re.compile(
+    rf"{_DEFERRED_WORDS}|{_NEGATION}[^.;:!?\n]{{0,40}}?\b{_WORK}\b[^.;:!?\n]{{0,30}}?\byet\b"
+    rf"|{_NEGATION}\W+(?:\w+\W+){{0,2}}?yet\W+(?:\w+\W+){{0,2}}?{_WORK}\b", re.IGNORECASE)
 # A docstring's doctest lines (`>>> …`, `... …`) are an example's code, not what the docstring says.
 _DOCTEST_LINE = re.compile(r"^[ \t]*(?:>>>|\.\.\.)[^\n]*$", re.MULTILINE)
 def _modules_in(text: str, bindings: dict[str, str], program: Program) -> set[str]:
@@ -1322,7 +1325,8 @@ def _states_it_does_nothing(function: tree_sitter.Node) -> bool:
     above = _comments_above(function)
     message = _not_implemented_message(body)
     said = " ".join(comments + docstrings + above)
-    if _SAYS_DEFERRED.search(said) or _SAYS_DEFERRED.search(message):
+    if _SAYS_DEFERRED.search(" ".join(comments + above)) or _SAYS_DEFERRED.search(message) \
+            or any(_DOCSTRING_DEFERRED.search(docstring) for docstring in docstrings):
         return False
     if _SAYS_NO_OP.search(said) or any(_GIVES_REASON.search(comment) for comment in comments + above):
         return True
@@ -1404,12 +1408,13 @@ def _marked_pending(function: tree_sitter.Node) -> bool:
     docstrings = [child.text.decode(errors="replace") for child in body.named_children
                   if child.type == "expression_statement" and child.named_child_count == 1
                   and child.named_children[0].type in ("string", "concatenated_string")] if body is not None else []
-    texts = [*_comments(function), *_comments_above(function), *(_DOCTEST_LINE.sub("", text) for text in docstrings),
-             _not_implemented_message(body) if body is not None else ""]
+    texts = [(_SAYS_DEFERRED, text) for text in (*_comments(function), *_comments_above(function),
+                                                 _not_implemented_message(body) if body is not None else "")]
+    texts.extend((_DOCSTRING_DEFERRED, _DOCTEST_LINE.sub("", text)) for text in docstrings)
     # (A `TODO` about the documentation — "explain", "provide an example" — or about the type
     # annotations — "not type correctly", "mypy" — is no pending work in the body.)
-    if any(_SAYS_DEFERRED.search(text) and not _ABOUT_DOCS.search(text) and not _ABOUT_TYPES.search(text)
-           for text in texts):
+    if any(pattern.search(text) and not _ABOUT_DOCS.search(text) and not _ABOUT_TYPES.search(text)
+           for pattern, text in texts):
         return True
     return bool(_NAME_DEFERRED.search(" ".join(_words(python_function_name(function)))))
 

@@ -1414,6 +1414,10 @@ def test_a_module_that_calls_its_own_definitions_at_import_in_an_unshipped_packa
                                        "TABLE = table()\n",
         # fairseq's plugin modules apply a decorator they define: a registration, not a script's work.
         "examples/graphs/plugin.py": "def pooled(base):\n    return lambda cls: cls\n\n\n@pooled(object)\nclass Fixed:\n    pass\n",
+        # sqlalchemy's examples/inheritance/joined.py: its classes built in a `with` block whose
+        # statements do the work.
+        "examples/graphs/joined.py": "import lib\n\n\nclass Company:\n    pass\n\n\nwith lib.Session() as session:\n"
+                                     "    c = Company()\n    session.add(c)\n    session.commit()\n",
         # litestar's docs example builds an app from its own class, inside an expression.
         "examples/graphs/app.py": "import lib\n\n\nclass Timeout:\n    pass\n\n\napp = lib.App(middleware=[Timeout()])\n",
     }) == ["examples/graphs/app.py", "examples/graphs/plugin.py", "examples/graphs/registry.py"]  # fmt: skip
