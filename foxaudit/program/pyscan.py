@@ -1373,7 +1373,9 @@ class _Scanner:
         where = (node.start_byte, node.end_byte)
         if func == "getattr" and where in self.bound_to:
             self.fetched_by_name(node)
-        if func and self.in_expression_statement(node) and not self.scope_of(node)[0]:
+        enclosing = self.nesting.innermost(node)
+        scope = self.scope_at(enclosing)[0]
+        if func and not scope and self.in_expression_statement(node):
             self.statement_calls.add((func, node.start_point[0] + 1))
         if not self.body and not (
             method in TRANSFER_METHODS or func in self.index_funcs or where in self.with_values
@@ -1382,7 +1384,6 @@ class _Scanner:
             # An index alone: what the index says of every call (``finish``); the record is
             # made only for a call the index holds whole (a transfer, a `with` context, a
             # dynamic import).
-            scope = self.scope_at(self.nesting.innermost(node))[0]
             self.callees.append((func, method, scope, self.bound_to.get(where, "") or self.tested_at_module_level(node, scope)))
             return
         arguments = node.child_by_field_id(self.f.arguments)
@@ -1418,8 +1419,6 @@ class _Scanner:
                 base = obj.child_by_field_id(self.f.value)
                 subscript_base = text(base) if base is not None else ""
                 subscript_index = ", ".join(text(c) for c in obj.children_by_field_id(self.f.subscript))
-        enclosing = self.nesting.innermost(node)
-        scope = self.scope_at(enclosing)[0]
         # Call's fields in declaration order: the codec's array of a Call (see ``_KIND``).
         record = [
             func, method, receiver, receiver_kind, receiver_call, args, kwargs, self.span(node), scope,
