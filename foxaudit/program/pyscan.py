@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import tree_sitter
 
@@ -723,13 +723,13 @@ class _Scanner:
         # (callee, method, scope, bound to — or "(tested)" for a module-level call in a condition
         # or an assert) of every call, in the order scanned
         self.callees: list[tuple[str, str, str, str]] = []
-        self.tested_memo: dict[int, str] = {}  # node id → ``tested_at_module_level``'s answer for what it holds
+        self.tested_memo: dict[int, Any] = {}  # node id → ``tested_at_module_level``'s answer for what it holds
         self.with_values: set[tuple[int, int]] = set()
         self.renamed: dict[str, str] = {}
         self.index_funcs = TRANSFER_BUILTINS | _DYNAMIC_IMPORTS
         self.fetched: set[str] = set()  # ``ModuleSummary.fetched``'s names (``fetched_by_name``)
         self.statement_calls: set[tuple[str, int]] = set()  # ``ModuleSummary.statement_calls``
-        self.statement_memo: dict[int, bool] = {}  # node id → ``in_expression_statement``'s answer
+        self.statement_memo: dict[int, Any] = {}  # node id → ``in_expression_statement``'s answer
 
     # -- helpers ------------------------------------------------------------------------
     # ``text`` and ``span`` are called for most nodes the scan reads: an ASCII file's are
@@ -1304,41 +1304,42 @@ class _Scanner:
     def tested_at_module_level(self, node: tree_sitter.Node, scope: str) -> str:
         """"(tested)" for a module-level call in the condition of an `if`, `elif` or `while`, or in
         an `assert` (`if version.parse(np.__version__) >= …:`, a compatibility check): its value
-        decides what the module defines, no work is done for its own sake; "" otherwise. Each node
-        on the way up is remembered with its answer: a chain of 5,000 nested calls walks once."""
+        decides what the module defines, no work is done for its own sake; "" otherwise."""
         if scope:
             return ""
-        memo = self.tested_memo
-        path: list[int] = []
-        child, result = node, ""
-        while True:
-            known = memo.get(child.id)
-            if known is not None:
-                result = known
-                break
-            path.append(child.id)
-            parent = child.parent
+
+        def verdict(child: tree_sitter.Node, parent: tree_sitter.Node | None) -> str | None:
             if parent is None or parent.type in _STATEMENT_BOUNDARIES:
-                break
+                return ""
             if parent.type == "assert_statement":
-                result = "(tested)"
-                break
+                return "(tested)"
             if parent.type in ("if_statement", "elif_clause", "while_statement"):
                 condition = parent.child_by_field_name("condition")
-                result = "(tested)" if condition is not None and condition.id == child.id else ""
-                break
-            child = parent
-        for node_id in path:
-            memo[node_id] = result
-        return result
+                return "(tested)" if condition is not None and condition.id == child.id else ""
+            return None
+
+        return self.climb(node, self.tested_memo, verdict)
 
     def in_expression_statement(self, node: tree_sitter.Node) -> bool:
         """The node is part of an expression statement (`Edge(n1, n2)`, `asyncio.run(main())`,
-        `session.add(Company(...))`), not of an assignment, a condition or a definition. Each node
-        on the way up is remembered with its answer, as in ``tested_at_module_level``."""
-        memo = self.statement_memo
+        `session.add(Company(...))`), not of an assignment, a condition or a definition."""
+
+        def verdict(child: tree_sitter.Node, parent: tree_sitter.Node | None) -> bool | None:
+            if parent is None or parent.type in _STATEMENT_BOUNDARIES or parent.type in _BINDINGS:
+                # (tree-sitter wraps an assignment in an expression statement: `x = f()` binds.)
+                return parent is not None and parent.type == "expression_statement"
+            return None
+
+        return self.climb(node, self.statement_memo, verdict)
+
+    @staticmethod
+    def climb(node: tree_sitter.Node, memo: dict[int, Any],
+              verdict: Callable[[tree_sitter.Node, tree_sitter.Node | None], Any]) -> Any:
+        """Walk up from ``node`` until ``verdict(child, parent)`` answers (not None); each node on
+        the way is remembered with the answer in ``memo``, so a chain of 5,000 nested calls walks
+        once."""
         path: list[int] = []
-        child, result = node, False
+        child = node
         while True:
             known = memo.get(child.id)
             if known is not None:
@@ -1346,11 +1347,10 @@ class _Scanner:
                 break
             path.append(child.id)
             parent = child.parent
-            if parent is None or parent.type in _STATEMENT_BOUNDARIES or parent.type in _BINDINGS:
-                # (tree-sitter wraps an assignment in an expression statement: `x = f()` binds.)
-                result = parent is not None and parent.type == "expression_statement"
+            result = verdict(child, parent)
+            if result is not None:
                 break
-            child = parent
+            child = parent  # type: ignore[assignment]  # (verdict answers at the root)
         for node_id in path:
             memo[node_id] = result
         return result

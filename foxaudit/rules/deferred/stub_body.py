@@ -684,19 +684,7 @@ def _compared_by_identity(program: Program) -> frozenset[str]:
     """Keys of the project's functions that some module compares by identity (`fn is
     markers.graph_break`): marker functions, whose body is not what a call does — an interpreter
     or tracer recognises the function and acts in its place."""
-    memo = program.project.memo
-    found = memo.get(f"{CODE}:identities")
-    if found is None:
-        keys = set()
-        for module in program.modules.values():
-            for dotted in module.summary.identities:
-                if dotted.partition(".")[0] in ("self", "cls"):
-                    continue
-                kind, key = program.lookup(program.canonical(module, dotted))
-                if kind == "function":
-                    keys.add(key)
-        found = memo[f"{CODE}:identities"] = frozenset(keys)
-    return found
+    return _functions_named_by(program, "identities", lambda module: module.summary.identities)
 
 
 def _extended_dispatchers(program: Program) -> frozenset[str]:
@@ -705,20 +693,25 @@ def _extended_dispatchers(program: Program) -> frozenset[str]:
     wrapped in a dispatch table of the project's own making (sqlalchemy's `@register.init`,
     Minari's `@type_value_dispatch`), and its body is the fallback for the keys no one registered
     — as `functools.singledispatch`'s is."""
+    return _functions_named_by(program, "dispatchers", lambda module: (
+        decorator.split("(", 1)[0].strip().rpartition(".")[0] for decorator in module.summary.decorators))
+
+
+def _functions_named_by(program: Program, kind: str, names: Callable[[Module], Iterable[str]]) -> frozenset[str]:
+    """Keys of the project's functions that the dotted names ``names(module)`` give, in any
+    module, name through that module's imports (not through `self`/`cls`); once per program."""
     memo = program.project.memo
-    found = memo.get(f"{CODE}:dispatchers")
+    found = memo.get(f"{CODE}:{kind}")
     if found is None:
         keys = set()
         for module in program.modules.values():
-            for decorator in module.summary.decorators:
-                head = decorator.split("(", 1)[0].strip()
-                base = head.rpartition(".")[0]
-                if not base or base.partition(".")[0] in ("self", "cls"):
+            for dotted in names(module):
+                if not dotted or dotted.partition(".")[0] in ("self", "cls"):
                     continue
-                kind, key = program.lookup(program.canonical(module, base))
-                if kind == "function":
+                resolved, key = program.lookup(program.canonical(module, dotted))
+                if resolved == "function":
                     keys.add(key)
-        found = memo[f"{CODE}:dispatchers"] = frozenset(keys)
+        found = memo[f"{CODE}:{kind}"] = frozenset(keys)
     return found
 
 
